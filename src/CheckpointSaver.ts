@@ -1,0 +1,188 @@
+/**
+ * baton's LangGraph checkpointer: one implementation of the saver logic
+ * (serialization with LangGraph's serde, write ordering, tuples, listing,
+ * fencing) over any {@link CheckpointRows} storage — memory, SQLite, Postgres.
+ *
+ * @since 0.1.0
+ */
+import type { RunnableConfig } from "@langchain/core/runnables"
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  compareWritesSortKeys,
+  copyCheckpoint,
+  getCheckpointId,
+  type PendingWrite,
+  type SerializerProtocol,
+  WRITES_IDX_MAP,
+  writesSortKey
+} from "@langchain/langgraph-checkpoint"
+import { LeaseLostError } from "./Errors.ts"
+import type { CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointStore.ts"
+import { type Fence, type FenceCheck, fenceKey, tenantKey } from "./Fence.ts"
+import { defaultTenant } from "./Ids.ts"
+
+const tenantOf = (config: RunnableConfig): string => {
+  const t = config.configurable?.[tenantKey]
+  return typeof t === "string" && t.length > 0 ? t : defaultTenant
+}
+
+const requireString = (config: RunnableConfig, field: string, operation: string): string => {
+  const v = config.configurable?.[field]
+  if (typeof v !== "string" || v.length === 0) {
+    throw new Error(`${operation}: config.configurable.${field} must be a non-empty string (got ${v === undefined ? "nothing" : typeof v}).`)
+  }
+  return v
+}
+
+export class BatonCheckpointSaver extends BaseCheckpointSaver {
+  readonly rows: CheckpointRows
+
+  constructor(rows: CheckpointRows, serde?: SerializerProtocol) {
+    super(serde)
+    this.rows = rows
+  }
+
+  /**
+   * Before a write: refuse if the pass's fence says so; for a fenced store
+   * return what the store checks in its transaction; for an unfenced one
+   * renew first.
+   */
+  private async fenceFor(config: RunnableConfig): Promise<{ fence: Fence; check: FenceCheck | undefined } | undefined> {
+    const fence = config.configurable?.[fenceKey] as Fence | undefined
+    if (fence === undefined) return undefined
+    const refused = fence.refusal()
+    if (refused !== undefined) throw refused
+    if (this.rows.fenced) return { fence, check: { lease: fence.lease, ttlMillis: fence.ttlMillis, now: fence.now() } }
+    await fence.renewBeforeWrite()
+    return { fence, check: undefined }
+  }
+
+  private async fenced(guard: { fence: Fence; check: FenceCheck | undefined } | undefined, write: (check: FenceCheck | undefined) => Promise<void>) {
+    try {
+      await write(guard?.check)
+    } catch (e) {
+      if (guard !== undefined && e instanceof LeaseLostError) guard.fence.lost(e)
+      throw e
+    }
+    if (guard?.check !== undefined) guard.fence.confirmed(guard.check.now, guard.check.now + guard.check.ttlMillis)
+  }
+
+  private async tuple(row: CheckpointRow, config?: RunnableConfig): Promise<CheckpointTuple> {
+    const [checkpoint, metadata, writes] = await Promise.all([
+      this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>,
+      this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>,
+      this.rows.getWrites(row.tenantId, row.threadId, row.checkpointNs, row.checkpointId)
+    ])
+    const sorted = writes
+      .map((w) => ({ w, key: writesSortKey(w.taskPath, w.taskId, w.idx) }))
+      .sort((a, b) => compareWritesSortKeys(a.key, b.key))
+    const pendingWrites: Array<CheckpointPendingWrite> = await Promise.all(
+      sorted.map(async ({ w }) => [w.taskId, w.channel, await this.serde.loadsTyped(w.type, w.value)] as CheckpointPendingWrite)
+    )
+    const configurable = { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.checkpointId }
+    const result: CheckpointTuple = {
+      config: config ?? { configurable },
+      checkpoint,
+      metadata,
+      pendingWrites
+    }
+    if (row.parentCheckpointId !== null) {
+      result.parentConfig = {
+        configurable: { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.parentCheckpointId }
+      }
+    }
+    return result
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id
+    if (typeof threadId !== "string" || threadId.length === 0) return undefined
+    const ns: string = config.configurable?.checkpoint_ns ?? ""
+    const id = getCheckpointId(config)
+    const row = await this.rows.getCheckpoint(tenantOf(config), threadId, ns, id || undefined)
+    if (row === undefined) return undefined
+    return this.tuple(row, id ? config : undefined)
+  }
+
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    const { before, limit, filter } = options ?? {}
+    const filterEntries = filter === undefined ? [] : Object.entries(filter)
+    const rows = await this.rows.listCheckpoints(tenantOf(config), {
+      threadId: config.configurable?.thread_id,
+      checkpointNs: config.configurable?.checkpoint_ns,
+      checkpointId: config.configurable?.checkpoint_id,
+      before: before?.configurable?.checkpoint_id,
+      // With a metadata filter the limit applies after filtering.
+      limit: filterEntries.length === 0 ? limit : undefined
+    })
+    let remaining = limit ?? Infinity
+    for (const row of rows) {
+      if (remaining <= 0) return
+      if (filterEntries.length > 0) {
+        const metadata = (await this.serde.loadsTyped(row.metadataType, row.metadata)) as Record<string, unknown>
+        if (!filterEntries.every(([k, v]) => metadata?.[k] === v)) continue
+      }
+      remaining -= 1
+      yield await this.tuple(row)
+    }
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, _newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const threadId = requireString(config, "thread_id", "put")
+    const checkpointNs: string = config.configurable?.checkpoint_ns ?? ""
+    const prepared = copyCheckpoint(checkpoint)
+    const [[type, bytes], [metadataType, metadataBytes]] = await Promise.all([
+      this.serde.dumpsTyped(prepared),
+      this.serde.dumpsTyped(metadata)
+    ])
+    const parent = config.configurable?.checkpoint_id
+    const row: CheckpointRow = {
+      tenantId: tenantOf(config),
+      threadId,
+      checkpointNs,
+      checkpointId: checkpoint.id,
+      parentCheckpointId: typeof parent === "string" && parent.length > 0 ? parent : null,
+      type,
+      checkpoint: bytes,
+      metadataType,
+      metadata: metadataBytes
+    }
+    const guard = await this.fenceFor(config)
+    await this.fenced(guard, (check) => this.rows.putCheckpoint(row, check))
+    return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } }
+  }
+
+  async putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string): Promise<void> {
+    const threadId = requireString(config, "thread_id", "putWrites")
+    const checkpointId = requireString(config, "checkpoint_id", "putWrites")
+    const checkpointNs: string = config.configurable?.checkpoint_ns ?? ""
+    const tenantId = tenantOf(config)
+    const rows: Array<WriteRow> = await Promise.all(writes.map(async ([channel, value], idx) => {
+      const [type, bytes] = await this.serde.dumpsTyped(value)
+      return {
+        tenantId,
+        threadId,
+        checkpointNs,
+        checkpointId,
+        taskId,
+        idx: WRITES_IDX_MAP[channel] ?? idx,
+        channel,
+        type,
+        value: bytes,
+        taskPath: taskPath ?? ""
+      }
+    }))
+    const guard = await this.fenceFor(config)
+    await this.fenced(guard, (check) => this.rows.putWrites(rows, check))
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    await this.rows.deleteThread(defaultTenant, threadId)
+  }
+}

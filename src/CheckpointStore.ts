@@ -1,0 +1,133 @@
+/**
+ * LangGraph checkpoints and pending writes, tagged with the tenant.
+ *
+ * @since 0.1.0
+ */
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { Context, Effect } from "effect"
+import { BatonCheckpointSaver } from "./CheckpointSaver.ts"
+import { type InvalidInputError, StoreError } from "./Errors.ts"
+import type { FenceCheck } from "./Fence.ts"
+import type { TenantId, ThreadId } from "./Ids.ts"
+import * as V from "./internal/validate.ts"
+
+export type Failure = StoreError | InvalidInputError
+
+/** One stored checkpoint: both blobs as LangGraph's serde wrote them. */
+export interface CheckpointRow {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly checkpointNs: string
+  readonly checkpointId: string
+  readonly parentCheckpointId: string | null
+  readonly type: string
+  readonly checkpoint: Uint8Array
+  readonly metadataType: string
+  readonly metadata: Uint8Array
+}
+
+/** One pending write of a task, linked to a checkpoint (no foreign key: it may arrive first). */
+export interface WriteRow {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly checkpointNs: string
+  readonly checkpointId: string
+  readonly taskId: string
+  /** Position in the task's writes; negative for LangGraph's special channels (error, interrupt, resume…). */
+  readonly idx: number
+  readonly channel: string
+  readonly type: string
+  readonly value: Uint8Array
+  readonly taskPath: string
+}
+
+export interface ListQuery {
+  readonly threadId?: ThreadId | undefined
+  readonly checkpointNs?: string | undefined
+  readonly checkpointId?: string | undefined
+  /** Only checkpoints whose id sorts before this one. */
+  readonly before?: string | undefined
+  readonly limit?: number | undefined
+}
+
+/**
+ * The storage a {@link BatonCheckpointSaver} runs on — what a backend
+ * implements. Promise-based because LangGraph calls it from its own promises.
+ * - `putCheckpoint` upserts by (tenant, thread, ns, id);
+ * - `putWrites` inserts each row by (tenant, thread, ns, id, taskId, idx):
+ *   a row with `idx >= 0` that exists is kept, one with `idx < 0` replaced;
+ * - with a `fence` (only when `fenced` is true) both check in the same
+ *   transaction that the lease row is still (holder, epoch) and live at
+ *   `fence.now`, push its `expiresAt` to `now + ttl`, and write; otherwise
+ *   they reject with `LeaseLostError` and write nothing;
+ * - `getCheckpoint` without an id answers the newest (greatest id);
+ * - `listCheckpoints` answers newest first;
+ * - `getWrites` answers in any order (the saver sorts them).
+ */
+export interface CheckpointRows {
+  readonly fenced: boolean
+  readonly putCheckpoint: (row: CheckpointRow, fence: FenceCheck | undefined) => Promise<void>
+  readonly putWrites: (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined) => Promise<void>
+  readonly getCheckpoint: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    checkpointId: string | undefined
+  ) => Promise<CheckpointRow | undefined>
+  readonly getWrites: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    checkpointId: string
+  ) => Promise<ReadonlyArray<WriteRow>>
+  readonly listCheckpoints: (tenantId: TenantId, query: ListQuery) => Promise<ReadonlyArray<CheckpointRow>>
+  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Promise<void>
+  readonly ping: () => Promise<void>
+}
+
+/**
+ * Semantics: `saver` is the LangGraph checkpointer every pass compiles with.
+ * When `fenced` is true its `put`/`putWrites` honour the pass's `Fence` in the
+ * store's own transaction; when false (a user's own saver) the runtime renews
+ * the lease right before each write instead.
+ */
+export interface CheckpointStoreShape {
+  readonly saver: BaseCheckpointSaver
+  readonly fenced: boolean
+  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<void, Failure>
+  readonly ping: Effect.Effect<void, StoreError>
+}
+
+const storeError = (operation: string) => (cause: unknown) =>
+  new StoreError({ store: "CheckpointStore", operation, reason: cause instanceof Error ? cause.message : String(cause), cause })
+
+export class CheckpointStore extends Context.Service<CheckpointStore, CheckpointStoreShape>()("baton/CheckpointStore") {
+  /** A store over baton's own saver on the given rows (fenced when the rows are). */
+  static fromRows(rows: CheckpointRows): CheckpointStoreShape {
+    return {
+      saver: new BatonCheckpointSaver(rows),
+      fenced: rows.fenced,
+      deleteThread: (tenantId, threadId) =>
+        V.checked([
+          V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
+          V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
+        ], Effect.tryPromise({ try: () => rows.deleteThread(tenantId, threadId), catch: storeError("deleteThread") })),
+      ping: Effect.tryPromise({ try: () => rows.ping(), catch: storeError("ping") })
+    }
+  }
+
+  /** A store over any `BaseCheckpointSaver` (unfenced: writes follow a renewal). Its `deleteThread` ignores the tenant. */
+  static fromSaver(saver: BaseCheckpointSaver): CheckpointStoreShape {
+    const op = <A>(operation: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: storeError(operation) })
+    return {
+      saver,
+      fenced: false,
+      deleteThread: (tenantId, threadId) =>
+        V.checked([
+          V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
+          V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
+        ], op("deleteThread", () => saver.deleteThread(threadId))),
+      ping: op("ping", () => saver.getTuple({ configurable: { thread_id: "@baton/ping" } })).pipe(Effect.asVoid)
+    }
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Child executions that any instance may run.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, type Option } from "effect"
+import type { InvalidInputError, StoreError } from "./Errors.ts"
+import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
+import * as V from "./internal/validate.ts"
+
+export type Failure = StoreError | InvalidInputError
+
+export type ChildStatus = "Queued" | "Running" | "Answered" | "Paused" | "Failed"
+export type ChildOutcome = "Answered" | "Paused" | "Failed"
+const outcomes: ReadonlyArray<ChildOutcome> = ["Answered", "Paused", "Failed"]
+
+export interface QueuedChild {
+  readonly tenantId: TenantId
+  readonly executionId: ExecutionId
+  readonly rootExecutionId: ExecutionId
+  readonly parentExecutionId: ExecutionId
+  /** The thread the child runs on (its own). */
+  readonly threadId: ThreadId
+  /** Depth in its tree (root = 1): deeper children are claimed first. */
+  readonly depth: number
+  readonly workflowName: string
+  /** The child's input, JSON. */
+  readonly input: unknown
+  readonly status: ChildStatus
+  readonly claimedBy: InstanceId | null
+  readonly queuedAt: number
+  /** Until when the claimer's hold is good; another instance may claim the row after it. */
+  readonly claimExpiresAt: number | null
+  /** The outcome's value, JSON; null until completed. */
+  readonly result: unknown
+}
+
+/**
+ * Semantics every implementation keeps:
+ * - `saveIfAbsent` queues a child once per (tenantId, executionId);
+ * - `claim` atomically takes one row — Queued, or Running with its claim
+ *   expired at `now` (a crashed worker's) — the deepest first, then the
+ *   longest waiting (queuedAt, then executionId), marks it Running for
+ *   `instanceId` until `now + ttl` and returns it: of N racing claimers each
+ *   row goes to exactly one;
+ * - `renewClaim` extends a live claim of the same instance;
+ * - `complete` records the outcome only for the instance holding the claim.
+ */
+export interface ChildQueueStoreShape {
+  readonly saveIfAbsent: (child: QueuedChild) => Effect.Effect<boolean, Failure>
+  readonly claim: (instanceId: InstanceId, ttlMillis: number, now: number) => Effect.Effect<Option.Option<QueuedChild>, Failure>
+  readonly renewClaim: (
+    tenantId: TenantId,
+    executionId: ExecutionId,
+    instanceId: InstanceId,
+    ttlMillis: number,
+    now: number
+  ) => Effect.Effect<boolean, Failure>
+  readonly complete: (input: {
+    readonly tenantId: TenantId
+    readonly executionId: ExecutionId
+    readonly instanceId: InstanceId
+    readonly outcome: ChildOutcome
+    readonly result: unknown
+  }) => Effect.Effect<boolean, Failure>
+  readonly get: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<Option.Option<QueuedChild>, Failure>
+  readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
+  readonly ping: Effect.Effect<void, StoreError>
+}
+
+export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueueStoreShape>()("baton/ChildQueueStore") {
+  /** Wraps a backend with the contract's argument checks. */
+  static make(impl: ChildQueueStoreShape): ChildQueueStoreShape {
+    return {
+      saveIfAbsent: (c) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.saveIfAbsent", "tenantId", c.tenantId),
+          V.nonEmpty("ChildQueueStore.saveIfAbsent", "executionId", c.executionId),
+          V.nonEmpty("ChildQueueStore.saveIfAbsent", "rootExecutionId", c.rootExecutionId),
+          V.nonEmpty("ChildQueueStore.saveIfAbsent", "parentExecutionId", c.parentExecutionId),
+          V.nonEmpty("ChildQueueStore.saveIfAbsent", "threadId", c.threadId),
+          V.nonEmpty("ChildQueueStore.saveIfAbsent", "workflowName", c.workflowName),
+          V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "depth", c.depth, 2),
+          V.oneOf("ChildQueueStore.saveIfAbsent", "status", c.status, ["Queued"]),
+          V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
+          V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
+        ], impl.saveIfAbsent(c)),
+      claim: (instanceId, ttl, now) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.claim", "instanceId", instanceId),
+          V.positiveMillis("ChildQueueStore.claim", "ttlMillis", ttl),
+          V.time("ChildQueueStore.claim", "now", now)
+        ], impl.claim(instanceId, ttl, now)),
+      renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.renewClaim", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.renewClaim", "executionId", executionId),
+          V.nonEmpty("ChildQueueStore.renewClaim", "instanceId", instanceId),
+          V.positiveMillis("ChildQueueStore.renewClaim", "ttlMillis", ttl),
+          V.time("ChildQueueStore.renewClaim", "now", now)
+        ], impl.renewClaim(tenantId, executionId, instanceId, ttl, now)),
+      complete: (input) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.complete", "tenantId", input.tenantId),
+          V.nonEmpty("ChildQueueStore.complete", "executionId", input.executionId),
+          V.nonEmpty("ChildQueueStore.complete", "instanceId", input.instanceId),
+          V.oneOf("ChildQueueStore.complete", "outcome", input.outcome, outcomes),
+          V.json("ChildQueueStore.complete", "result", input.result)
+        ], impl.complete(input)),
+      get: (tenantId, executionId) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.get", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.get", "executionId", executionId)
+        ], impl.get(tenantId, executionId)),
+      deleteRoot: (tenantId, root) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.deleteRoot", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.deleteRoot", "rootExecutionId", root)
+        ], impl.deleteRoot(tenantId, root)),
+      ping: impl.ping
+    }
+  }
+}

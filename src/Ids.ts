@@ -1,0 +1,37 @@
+/**
+ * Identifiers, and the service that makes new ones.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+
+/** A tenant: every row is keyed by it. `"default"` when the caller names none. */
+export type TenantId = string
+/** A conversation thread: the LangGraph `thread_id` of its root executions. */
+export type ThreadId = string
+/** One execution (a root, or a child of one). */
+export type ExecutionId = string
+/** One running instance of the application (a process, a pod). */
+export type InstanceId = string
+/** One pause (one LangGraph interrupt waiting for a decision). */
+export type PauseId = string
+
+/** The tenant used when a caller names none. */
+export const defaultTenant: TenantId = "default"
+
+/** Makes new unique ids; swapped in tests for a deterministic sequence. */
+export class IdGenerator extends Context.Service<IdGenerator, {
+  /** A new id, unique across instances, starting with `prefix`. */
+  readonly make: (prefix: string) => Effect.Effect<string>
+}>()("baton/IdGenerator") {
+  /** Random UUIDs (`prefix_` + uuid v4). */
+  static readonly layer = Layer.succeed(IdGenerator, {
+    make: (prefix) => Effect.sync(() => `${prefix}_${crypto.randomUUID()}`)
+  })
+
+  /** `prefix_1`, `prefix_2`, … per generator: reproducible ids for tests and simulations. */
+  static readonly layerSequential = Layer.sync(IdGenerator, () => {
+    let next = 0
+    return { make: (prefix) => Effect.sync(() => `${prefix}_${String(++next).padStart(6, "0")}`) }
+  })
+}

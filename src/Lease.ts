@@ -1,0 +1,20 @@
+/**
+ * The lease of one execution tree.
+ *
+ * @since 0.1.0
+ */
+import type { ExecutionId, InstanceId, TenantId } from "./Ids.ts"
+
+/**
+ * The right of one instance to move one execution tree, until `expiresAt`.
+ * `epoch` grows by one every time the lease passes to a new holder, so a write
+ * made under an older epoch can be refused (fencing).
+ */
+export interface Lease {
+  readonly tenantId: TenantId
+  readonly rootExecutionId: ExecutionId
+  readonly holder: InstanceId
+  readonly epoch: number
+  /** Epoch milliseconds, from the acquirer's Clock. */
+  readonly expiresAt: number
+}

@@ -1,0 +1,65 @@
+/**
+ * Spend counters per scope and UTC day.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect } from "effect"
+import type { InvalidInputError, StoreError } from "./Errors.ts"
+import type { TenantId } from "./Ids.ts"
+import * as V from "./internal/validate.ts"
+
+export type Failure = StoreError | InvalidInputError
+
+export type LedgerScope = "execution" | "tenant" | "application"
+const scopes: ReadonlyArray<LedgerScope> = ["execution", "tenant", "application"]
+
+/** One counter: (tenantId, scope, scopeId, day). `day` is a UTC date, `YYYY-MM-DD`. */
+export interface LedgerKey {
+  readonly tenantId: TenantId
+  readonly scope: LedgerScope
+  readonly scopeId: string
+  readonly day: string
+}
+
+export type LedgerResult =
+  | { readonly _tag: "Added"; readonly total: number }
+  | { readonly _tag: "WouldExceed"; readonly total: number; readonly limit: number }
+
+/**
+ * Semantics: `add` is atomic across instances: it adds `amount` only if the
+ * new total stays ≤ `limit` (when given), and answers the new total, or
+ * `WouldExceed` with the unchanged total. Concurrent adds never pass the limit.
+ */
+export interface LedgerStoreShape {
+  readonly add: (key: LedgerKey, amount: number, limit?: number | undefined) => Effect.Effect<LedgerResult, Failure>
+  readonly get: (key: LedgerKey) => Effect.Effect<number, Failure>
+  readonly ping: Effect.Effect<void, StoreError>
+}
+
+const checkKey = (op: string, key: LedgerKey) => [
+  V.nonEmpty(op, "tenantId", key.tenantId),
+  V.oneOf(op, "scope", key.scope, scopes),
+  V.nonEmpty(op, "scopeId", key.scopeId),
+  V.day(op, "day", key.day)
+]
+
+export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>()("baton/LedgerStore") {
+  /** Wraps a backend with the contract's argument checks. */
+  static make(impl: LedgerStoreShape): LedgerStoreShape {
+    return {
+      add: (key, amount, limit) =>
+        V.checked([
+          ...checkKey("LedgerStore.add", key),
+          V.nonNegative("LedgerStore.add", "amount", amount),
+          limit === undefined ? Effect.void : V.atLeast("LedgerStore.add", "limit", limit, 1)
+        ], impl.add(key, amount, limit)),
+      get: (key) => V.checked(checkKey("LedgerStore.get", key), impl.get(key)),
+      ping: impl.ping
+    }
+  }
+
+  /** The UTC day of an epoch-milliseconds time, as ledger keys use it. */
+  static dayOf(millis: number): string {
+    return new Date(millis).toISOString().slice(0, 10)
+  }
+}

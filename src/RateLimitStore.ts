@@ -1,0 +1,102 @@
+/**
+ * Shared rate-limit state: concurrency slots, counting windows and pauses,
+ * seen alike by every instance. Keys are application-wide (a model provider,
+ * say), not per tenant.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, type Option } from "effect"
+import type { InvalidInputError, StoreError } from "./Errors.ts"
+import type { InstanceId } from "./Ids.ts"
+import * as V from "./internal/validate.ts"
+
+export type Failure = StoreError | InvalidInputError
+
+/** One held concurrency slot. `epoch` grows each time the slot is handed out, so a stale holder's renew fails. */
+export interface SlotLease {
+  readonly key: string
+  readonly slot: number
+  readonly holder: InstanceId
+  readonly epoch: number
+  readonly expiresAt: number
+}
+
+/**
+ * Semantics every implementation keeps:
+ * - `acquireSlot` hands out one of `max` slots of `key` — one that is free or
+ *   expired at `now` — or `None`; concurrent callers never hold more than `max`;
+ * - `renewSlot` is true only while the slot is live and still (holder, epoch);
+ * - `addToWindow` counts in fixed windows `[k·window, (k+1)·window)` of `now`:
+ *   it adds `amount` unless the total would pass `limit` (then `None`, nothing
+ *   added) and answers the new total;
+ * - `pauseUntil` keeps the later of the stored and the given time.
+ */
+export interface RateLimitStoreShape {
+  readonly acquireSlot: (
+    key: string,
+    max: number,
+    holder: InstanceId,
+    ttlMillis: number,
+    now: number
+  ) => Effect.Effect<Option.Option<SlotLease>, Failure>
+  readonly renewSlot: (slot: SlotLease, ttlMillis: number, now: number) => Effect.Effect<boolean, Failure>
+  readonly releaseSlot: (slot: SlotLease) => Effect.Effect<boolean, Failure>
+  readonly addToWindow: (
+    key: string,
+    amount: number,
+    windowMillis: number,
+    now: number,
+    limit?: number | undefined
+  ) => Effect.Effect<Option.Option<number>, Failure>
+  readonly clearWindow: (key: string) => Effect.Effect<void, Failure>
+  /** Returns the pause in force after the call (the later of both). */
+  readonly pauseUntil: (key: string, until: number) => Effect.Effect<number, Failure>
+  readonly pausedUntil: (key: string) => Effect.Effect<Option.Option<number>, Failure>
+  readonly ping: Effect.Effect<void, StoreError>
+}
+
+const checkSlot = (op: string, s: SlotLease) => [
+  V.nonEmpty(op, "slot.key", s?.key),
+  V.wholeAtLeast(op, "slot.slot", s?.slot, 0),
+  V.nonEmpty(op, "slot.holder", s?.holder),
+  V.wholeAtLeast(op, "slot.epoch", s?.epoch, 1)
+]
+
+export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitStoreShape>()("baton/RateLimitStore") {
+  /** Wraps a backend with the contract's argument checks. */
+  static make(impl: RateLimitStoreShape): RateLimitStoreShape {
+    return {
+      acquireSlot: (key, max, holder, ttl, now) =>
+        V.checked([
+          V.nonEmpty("RateLimitStore.acquireSlot", "key", key),
+          V.wholeAtLeast("RateLimitStore.acquireSlot", "max", max, 1),
+          V.nonEmpty("RateLimitStore.acquireSlot", "holder", holder),
+          V.positiveMillis("RateLimitStore.acquireSlot", "ttlMillis", ttl),
+          V.time("RateLimitStore.acquireSlot", "now", now)
+        ], impl.acquireSlot(key, max, holder, ttl, now)),
+      renewSlot: (slot, ttl, now) =>
+        V.checked([
+          ...checkSlot("RateLimitStore.renewSlot", slot),
+          V.positiveMillis("RateLimitStore.renewSlot", "ttlMillis", ttl),
+          V.time("RateLimitStore.renewSlot", "now", now)
+        ], impl.renewSlot(slot, ttl, now)),
+      releaseSlot: (slot) => V.checked(checkSlot("RateLimitStore.releaseSlot", slot), impl.releaseSlot(slot)),
+      addToWindow: (key, amount, window, now, limit) =>
+        V.checked([
+          V.nonEmpty("RateLimitStore.addToWindow", "key", key),
+          V.nonNegative("RateLimitStore.addToWindow", "amount", amount),
+          V.positiveMillis("RateLimitStore.addToWindow", "windowMillis", window),
+          V.time("RateLimitStore.addToWindow", "now", now),
+          limit === undefined ? Effect.void : V.atLeast("RateLimitStore.addToWindow", "limit", limit, 1)
+        ], impl.addToWindow(key, amount, window, now, limit)),
+      clearWindow: (key) => V.checked([V.nonEmpty("RateLimitStore.clearWindow", "key", key)], impl.clearWindow(key)),
+      pauseUntil: (key, until) =>
+        V.checked([
+          V.nonEmpty("RateLimitStore.pauseUntil", "key", key),
+          V.time("RateLimitStore.pauseUntil", "until", until)
+        ], impl.pauseUntil(key, until)),
+      pausedUntil: (key) => V.checked([V.nonEmpty("RateLimitStore.pausedUntil", "key", key)], impl.pausedUntil(key)),
+      ping: impl.ping
+    }
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Keys scoped to one execution tree, visible to the whole tree on any instance.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, type Option } from "effect"
+import { type InvalidInputError, ReservedKeyError, type StoreError } from "./Errors.ts"
+import type { ExecutionId, TenantId } from "./Ids.ts"
+import * as V from "./internal/validate.ts"
+
+export type Failure = StoreError | InvalidInputError
+
+/** Keys under this prefix belong to the runtime (cancel requests, undo progress). */
+export const reservedPrefix = "@baton/"
+
+export interface TreeEntry {
+  readonly key: string
+  readonly value: unknown
+}
+
+/**
+ * What a backend implements. Semantics:
+ * - keyed by (tenantId, rootExecutionId, key); values are JSON;
+ * - `saveIfAbsent` writes only when the key is absent: of N concurrent
+ *   callers across instances exactly one gets `true`;
+ * - `list` returns the keys starting with `prefix`, in key order;
+ * - `deleteRoot` removes every key of the tree and returns how many.
+ */
+export interface TreeStoreBackend {
+  readonly saveIfAbsent: (tenantId: TenantId, rootExecutionId: ExecutionId, key: string, value: unknown) => Effect.Effect<boolean, Failure>
+  readonly get: (tenantId: TenantId, rootExecutionId: ExecutionId, key: string) => Effect.Effect<Option.Option<unknown>, Failure>
+  readonly list: (tenantId: TenantId, rootExecutionId: ExecutionId, prefix: string) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>
+  readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
+  readonly ping: Effect.Effect<void, StoreError>
+}
+
+/** The service: the backend plus the reserved-key rule. */
+export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent"> {
+  /** For user code: a key under `@baton/` fails with `ReservedKeyError`. */
+  readonly saveIfAbsent: (
+    tenantId: TenantId,
+    rootExecutionId: ExecutionId,
+    key: string,
+    value: unknown
+  ) => Effect.Effect<boolean, Failure | ReservedKeyError>
+  /** For the runtime only: writes `@baton/<name>`. */
+  readonly saveReservedIfAbsent: (
+    tenantId: TenantId,
+    rootExecutionId: ExecutionId,
+    name: string,
+    value: unknown
+  ) => Effect.Effect<boolean, Failure>
+}
+
+export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("baton/TreeStore") {
+  /** Adds argument checks and the reserved-key rule to a backend. */
+  static make(impl: TreeStoreBackend): TreeStoreShape {
+    const scope = (op: string, tenantId: string, root: string) => [
+      V.nonEmpty(op, "tenantId", tenantId),
+      V.nonEmpty(op, "rootExecutionId", root)
+    ]
+    return {
+      saveIfAbsent: (tenantId, root, key, value) =>
+        V.checked([
+          ...scope("TreeStore.saveIfAbsent", tenantId, root),
+          V.nonEmpty("TreeStore.saveIfAbsent", "key", key),
+          V.json("TreeStore.saveIfAbsent", "value", value)
+        ], key.startsWith(reservedPrefix)
+          ? Effect.fail<Failure | ReservedKeyError>(new ReservedKeyError({ key }))
+          : impl.saveIfAbsent(tenantId, root, key, value)),
+      saveReservedIfAbsent: (tenantId, root, name, value) =>
+        V.checked([
+          ...scope("TreeStore.saveReservedIfAbsent", tenantId, root),
+          V.nonEmpty("TreeStore.saveReservedIfAbsent", "name", name),
+          V.json("TreeStore.saveReservedIfAbsent", "value", value)
+        ], impl.saveIfAbsent(tenantId, root, reservedPrefix + name, value)),
+      get: (tenantId, root, key) =>
+        V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], impl.get(tenantId, root, key)),
+      list: (tenantId, root, prefix) =>
+        V.checked([
+          ...scope("TreeStore.list", tenantId, root),
+          typeof prefix === "string" ? Effect.void : V.nonEmpty("TreeStore.list", "prefix", prefix)
+        ], impl.list(tenantId, root, prefix)),
+      deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), impl.deleteRoot(tenantId, root)),
+      ping: impl.ping
+    }
+  }
+}

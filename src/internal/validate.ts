@@ -1,0 +1,63 @@
+/**
+ * Argument checks shared by every store contract's `make`, so that every
+ * backend — ours or a user's — rejects the same bad input the same way,
+ * before anything is written.
+ */
+import { Effect } from "effect"
+import { InvalidInputError } from "../Errors.ts"
+
+type Check = Effect.Effect<void, InvalidInputError>
+
+const fail = (operation: string, field: string, reason: string): Check =>
+  Effect.fail(new InvalidInputError({ operation, field, reason }))
+
+export const nonEmpty = (operation: string, field: string, value: unknown): Check =>
+  typeof value === "string" && value.length > 0 ? Effect.void : fail(operation, field, "must be a non-empty string")
+
+export const positiveMillis = (operation: string, field: string, value: unknown): Check =>
+  typeof value === "number" && Number.isFinite(value) && value > 0
+    ? Effect.void
+    : fail(operation, field, "must be a finite number of milliseconds greater than 0")
+
+export const time = (operation: string, field: string, value: unknown): Check =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0
+    ? Effect.void
+    : fail(operation, field, "must be a finite epoch-milliseconds time (from the Clock) ≥ 0")
+
+export const wholeAtLeast = (operation: string, field: string, value: unknown, min: number): Check =>
+  typeof value === "number" && Number.isInteger(value) && value >= min
+    ? Effect.void
+    : fail(operation, field, `must be a whole number ≥ ${min}`)
+
+export const nonNegative = (operation: string, field: string, value: unknown): Check =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0
+    ? Effect.void
+    : fail(operation, field, "must be a finite number ≥ 0")
+
+export const oneOf = <A extends string>(operation: string, field: string, value: unknown, allowed: ReadonlyArray<A>): Check =>
+  allowed.includes(value as A) ? Effect.void : fail(operation, field, `must be one of ${allowed.join(", ")}`)
+
+/** The value must survive a JSON round trip (what every durable store keeps). */
+export const json = (operation: string, field: string, value: unknown): Check =>
+  Effect.suspend(() => {
+    try {
+      return JSON.stringify(value) === undefined ? fail(operation, field, "must be a JSON value (got undefined or a function)") : Effect.void
+    } catch (e) {
+      return fail(operation, field, `must be a JSON value (${e instanceof Error ? e.message : String(e)})`)
+    }
+  })
+
+/** Runs every check in order, then `effect`. */
+export const checked = <A, E, R>(checks: ReadonlyArray<Check>, effect: Effect.Effect<A, E, R>) =>
+  Effect.andThen(Effect.all(checks, { discard: true }), effect)
+
+export const atLeast = (operation: string, field: string, value: unknown, min: number): Check =>
+  typeof value === "number" && Number.isFinite(value) && value >= min
+    ? Effect.void
+    : fail(operation, field, `must be a finite number ≥ ${min}`)
+
+/** A UTC calendar day, `YYYY-MM-DD`. */
+export const day = (operation: string, field: string, value: unknown): Check =>
+  typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value))
+    ? Effect.void
+    : fail(operation, field, "must be a UTC day written YYYY-MM-DD")
