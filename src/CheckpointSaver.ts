@@ -17,13 +17,15 @@ import {
   compareWritesSortKeys,
   copyCheckpoint,
   getCheckpointId,
+  maxChannelVersion,
   type PendingWrite,
   type SerializerProtocol,
+  TASKS,
   WRITES_IDX_MAP,
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
 import { LeaseLostError } from "./Errors.ts"
-import type { CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointStore.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointStore.ts"
 import { type Fence, type FenceCheck, fenceKey, tenantKey } from "./Fence.ts"
 import { defaultTenant } from "./Ids.ts"
 
@@ -73,9 +75,37 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     if (guard?.check !== undefined) guard.fence.confirmed(guard.check.now, guard.check.now + guard.check.ttlMillis)
   }
 
+  /** The checkpoint with its channel values assembled from blobs (and, for v < 4, pending sends migrated). */
+  private async loadCheckpoint(row: CheckpointRow): Promise<Checkpoint> {
+    const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint
+    const versions = Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => ({ channel, version: String(version) }))
+    const blobs = versions.length === 0 ? [] : await this.rows.getBlobs(row.tenantId, row.threadId, row.checkpointNs, versions)
+    const values: Record<string, unknown> = { ...checkpoint.channel_values }
+    await Promise.all(blobs.map(async (b) => {
+      if (b.type !== "empty" && String(checkpoint.channel_versions[b.channel]) === b.version) {
+        values[b.channel] = await this.serde.loadsTyped(b.type, b.value)
+      }
+    }))
+    const loaded: Checkpoint = { ...checkpoint, channel_values: values }
+    if (checkpoint.v < 4 && row.parentCheckpointId !== null) {
+      const parentWrites = await this.rows.getWrites(row.tenantId, row.threadId, row.checkpointNs, row.parentCheckpointId)
+      const sends = parentWrites.filter((w) => w.channel === TASKS).sort((a, b) => compareWritesSortKeys(
+        writesSortKey(a.taskPath, a.taskId, a.idx),
+        writesSortKey(b.taskPath, b.taskId, b.idx)
+      ))
+      values[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type, w.value)))
+      const known = Object.values(loaded.channel_versions)
+      loaded.channel_versions = {
+        ...loaded.channel_versions,
+        [TASKS]: known.length > 0 ? maxChannelVersion(...known) : this.getNextVersion(undefined)
+      }
+    }
+    return loaded
+  }
+
   private async tuple(row: CheckpointRow, config?: RunnableConfig): Promise<CheckpointTuple> {
     const [checkpoint, metadata, writes] = await Promise.all([
-      this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>,
+      this.loadCheckpoint(row),
       this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>,
       this.rows.getWrites(row.tenantId, row.threadId, row.checkpointNs, row.checkpointId)
     ])
@@ -133,17 +163,24 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, _newVersions: ChannelVersions): Promise<RunnableConfig> {
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const threadId = requireString(config, "thread_id", "put")
     const checkpointNs: string = config.configurable?.checkpoint_ns ?? ""
-    const prepared = copyCheckpoint(checkpoint)
-    const [[type, bytes], [metadataType, metadataBytes]] = await Promise.all([
-      this.serde.dumpsTyped(prepared),
-      this.serde.dumpsTyped(metadata)
+    const tenantId = tenantOf(config)
+    const { channel_values, ...rest } = copyCheckpoint(checkpoint)
+    const [[type, bytes], [metadataType, metadataBytes], blobs] = await Promise.all([
+      this.serde.dumpsTyped({ ...rest, channel_values: {} }),
+      this.serde.dumpsTyped(metadata),
+      Promise.all(Object.entries(newVersions ?? {}).map(async ([channel, version]): Promise<BlobRow> => {
+        const [blobType, value] = channel in channel_values
+          ? await this.serde.dumpsTyped(channel_values[channel])
+          : ["empty", new Uint8Array()] as const
+        return { tenantId, threadId, checkpointNs, channel, version: String(version), type: blobType, value }
+      }))
     ])
     const parent = config.configurable?.checkpoint_id
     const row: CheckpointRow = {
-      tenantId: tenantOf(config),
+      tenantId,
       threadId,
       checkpointNs,
       checkpointId: checkpoint.id,
@@ -154,7 +191,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       metadata: metadataBytes
     }
     const guard = await this.fenceFor(config)
-    await this.fenced(guard, (check) => this.rows.putCheckpoint(row, check))
+    await this.fenced(guard, (check) => this.rows.putCheckpoint(row, blobs, check))
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } }
   }
 

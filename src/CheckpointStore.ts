@@ -26,6 +26,22 @@ export interface CheckpointRow {
   readonly metadata: Uint8Array
 }
 
+/**
+ * One channel's value at one version. A checkpoint row keeps no channel
+ * values; `put` stores a blob only for the channels that changed (its
+ * `newVersions`), and a read assembles the values from the versions the
+ * checkpoint names. `type` "empty" marks a channel with no value.
+ */
+export interface BlobRow {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly checkpointNs: string
+  readonly channel: string
+  readonly version: string
+  readonly type: string
+  readonly value: Uint8Array
+}
+
 /** One pending write of a task, linked to a checkpoint (no foreign key: it may arrive first). */
 export interface WriteRow {
   readonly tenantId: TenantId
@@ -53,7 +69,9 @@ export interface ListQuery {
 /**
  * The storage a {@link BatonCheckpointSaver} runs on — what a backend
  * implements. Promise-based because LangGraph calls it from its own promises.
- * - `putCheckpoint` upserts by (tenant, thread, ns, id);
+ * - `putCheckpoint` upserts the checkpoint by (tenant, thread, ns, id) and
+ *   inserts its blobs by (tenant, thread, ns, channel, version), keeping a
+ *   blob that exists (a version's value never changes), in one transaction;
  * - `putWrites` inserts each row by (tenant, thread, ns, id, taskId, idx):
  *   a row with `idx >= 0` that exists is kept, one with `idx < 0` replaced;
  * - with a `fence` (only when `fenced` is true) both check in the same
@@ -62,11 +80,13 @@ export interface ListQuery {
  *   they reject with `LeaseLostError` and write nothing;
  * - `getCheckpoint` without an id answers the newest (greatest id);
  * - `listCheckpoints` answers newest first;
- * - `getWrites` answers in any order (the saver sorts them).
+ * - `getWrites` answers in any order (the saver sorts them);
+ * - `getBlobs` answers the stored blobs among the (channel, version) pairs
+ *   asked for, in any order (a pair not stored is left out).
  */
 export interface CheckpointRows {
   readonly fenced: boolean
-  readonly putCheckpoint: (row: CheckpointRow, fence: FenceCheck | undefined) => Promise<void>
+  readonly putCheckpoint: (row: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined) => Promise<void>
   readonly putWrites: (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined) => Promise<void>
   readonly getCheckpoint: (
     tenantId: TenantId,
@@ -80,6 +100,12 @@ export interface CheckpointRows {
     checkpointNs: string,
     checkpointId: string
   ) => Promise<ReadonlyArray<WriteRow>>
+  readonly getBlobs: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    versions: ReadonlyArray<{ readonly channel: string; readonly version: string }>
+  ) => Promise<ReadonlyArray<BlobRow>>
   readonly listCheckpoints: (tenantId: TenantId, query: ListQuery) => Promise<ReadonlyArray<CheckpointRow>>
   readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Promise<void>
   readonly ping: () => Promise<void>

@@ -1,0 +1,93 @@
+/**
+ * In-memory `CheckpointStore`: baton's saver over rows kept in `MemoryState`.
+ * Fenced: the lease check and the write happen in one synchronous step
+ * against the same lease rows `MemoryLeaseStore` keeps.
+ *
+ * @since 0.1.0
+ */
+import { Layer } from "effect"
+import { type CheckpointRow, type CheckpointRows, CheckpointStore, type WriteRow } from "../../src/CheckpointStore.ts"
+import type { FenceCheck } from "../../src/Fence.ts"
+import { checkFence } from "./MemoryLeaseStore.ts"
+import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
+
+const byIdDesc = (a: CheckpointRow, b: CheckpointRow) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0)
+
+/** The rows, for building a saver by hand (e.g. `new BatonCheckpointSaver(makeRows(state))`). */
+export const makeRows = (rows: MemoryRows): CheckpointRows => {
+  const fence = (check: FenceCheck | undefined) => {
+    if (check !== undefined) checkFence(rows, check)
+  }
+  return {
+    fenced: true,
+    putCheckpoint: async (row, blobs, check) => {
+      fence(check)
+      for (const b of blobs) {
+        const blobKey = key(b.tenantId, b.threadId, b.checkpointNs, b.channel, b.version)
+        if (!rows.blobs.has(blobKey)) rows.blobs.set(blobKey, b)
+      }
+      const nsKey = key(row.tenantId, row.threadId, row.checkpointNs)
+      let checkpoints = rows.checkpoints.get(nsKey)
+      if (checkpoints === undefined) rows.checkpoints.set(nsKey, checkpoints = new Map())
+      checkpoints.set(row.checkpointId, row)
+    },
+    putWrites: async (writes, check) => {
+      fence(check)
+      for (const w of writes) {
+        const cpKey = key(w.tenantId, w.threadId, w.checkpointNs, w.checkpointId)
+        let stored = rows.writes.get(cpKey)
+        if (stored === undefined) rows.writes.set(cpKey, stored = new Map())
+        const writeKey = key(w.taskId, String(w.idx))
+        if (w.idx >= 0 && stored.has(writeKey)) continue
+        stored.set(writeKey, w)
+      }
+    },
+    getCheckpoint: async (tenantId, threadId, ns, checkpointId) => {
+      const checkpoints = rows.checkpoints.get(key(tenantId, threadId, ns))
+      if (checkpoints === undefined) return undefined
+      if (checkpointId !== undefined) return checkpoints.get(checkpointId)
+      let newest: CheckpointRow | undefined
+      for (const row of checkpoints.values()) if (newest === undefined || row.checkpointId > newest.checkpointId) newest = row
+      return newest
+    },
+    getWrites: async (tenantId, threadId, ns, checkpointId): Promise<ReadonlyArray<WriteRow>> => [
+      ...(rows.writes.get(key(tenantId, threadId, ns, checkpointId))?.values() ?? [])
+    ],
+    getBlobs: async (tenantId, threadId, ns, versions) =>
+      versions.flatMap(({ channel, version }) => {
+        const blob = rows.blobs.get(key(tenantId, threadId, ns, channel, version))
+        return blob === undefined ? [] : [blob]
+      }),
+    listCheckpoints: async (tenantId, q) => {
+      const out: Array<CheckpointRow> = []
+      for (const checkpoints of rows.checkpoints.values()) {
+        for (const row of checkpoints.values()) {
+          if (
+            row.tenantId === tenantId &&
+            (q.threadId === undefined || row.threadId === q.threadId) &&
+            (q.checkpointNs === undefined || row.checkpointNs === q.checkpointNs) &&
+            (q.checkpointId === undefined || row.checkpointId === q.checkpointId) &&
+            (q.before === undefined || row.checkpointId < q.before)
+          ) out.push(row)
+        }
+      }
+      out.sort(byIdDesc)
+      return q.limit === undefined ? out : out.slice(0, q.limit)
+    },
+    deleteThread: async (tenantId, threadId) => {
+      const ofThread = (k: string) => {
+        const [t, th] = JSON.parse(k) as Array<string>
+        return t === tenantId && th === threadId
+      }
+      for (const k of rows.checkpoints.keys()) if (ofThread(k)) rows.checkpoints.delete(k)
+      for (const k of rows.writes.keys()) if (ofThread(k)) rows.writes.delete(k)
+      for (const k of rows.blobs.keys()) if (ofThread(k)) rows.blobs.delete(k)
+    },
+    ping: async () => {}
+  }
+}
+
+export const make = MemoryState.useSync((rows) => CheckpointStore.fromRows(makeRows(rows)))
+
+/** Requires `MemoryState` (its fenced writes check the leases kept there); `MemoryStores.layer` provides it. */
+export const layer = Layer.effect(CheckpointStore, make)

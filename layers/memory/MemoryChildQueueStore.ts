@@ -1,0 +1,83 @@
+/**
+ * In-memory `ChildQueueStore`.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { ChildQueueStore, type QueuedChild } from "../../src/ChildQueueStore.ts"
+import { type ChildRow, key, MemoryState } from "./MemoryState.ts"
+
+const toChild = (row: ChildRow): QueuedChild => ({
+  ...row,
+  input: JSON.parse(row.input),
+  result: row.result === null ? null : JSON.parse(row.result)
+})
+
+/** Claim order: deepest first, then longest waiting, then id. */
+const claimOrder = (a: ChildRow, b: ChildRow) =>
+  b.depth - a.depth || a.queuedAt - b.queuedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)
+
+export const make = MemoryState.useSync((rows) =>
+  ChildQueueStore.make({
+    saveIfAbsent: (child) =>
+      Effect.sync(() => {
+        const k = key(child.tenantId, child.executionId)
+        if (rows.children.has(k)) return false
+        rows.children.set(k, {
+          ...child,
+          input: JSON.stringify(child.input ?? null),
+          result: null,
+          claimedBy: null,
+          claimExpiresAt: null
+        })
+        return true
+      }),
+    claim: (instanceId, ttl, now) =>
+      Effect.sync(() => {
+        let best: ChildRow | undefined
+        for (const row of rows.children.values()) {
+          const claimable = row.status === "Queued" || (row.status === "Running" && (row.claimExpiresAt ?? 0) <= now)
+          if (claimable && (best === undefined || claimOrder(row, best) < 0)) best = row
+        }
+        if (best === undefined) return Option.none()
+        best.status = "Running"
+        best.claimedBy = instanceId
+        best.claimExpiresAt = now + ttl
+        return Option.some(toChild(best))
+      }),
+    renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
+      Effect.sync(() => {
+        const row = rows.children.get(key(tenantId, executionId))
+        if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId || (row.claimExpiresAt ?? 0) <= now) {
+          return false
+        }
+        row.claimExpiresAt = now + ttl
+        return true
+      }),
+    complete: ({ executionId, instanceId, outcome, result, tenantId }) =>
+      Effect.sync(() => {
+        const row = rows.children.get(key(tenantId, executionId))
+        if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
+        row.status = outcome
+        row.result = JSON.stringify(result ?? null)
+        row.claimExpiresAt = null
+        return true
+      }),
+    get: (tenantId, executionId) =>
+      Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(key(tenantId, executionId))), toChild)),
+    deleteRoot: (tenantId, root) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [k, row] of rows.children) {
+          if (row.tenantId === tenantId && row.rootExecutionId === root) {
+            rows.children.delete(k)
+            n++
+          }
+        }
+        return n
+      }),
+    ping: Effect.void
+  }))
+
+/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+export const layer = Layer.effect(ChildQueueStore, make)

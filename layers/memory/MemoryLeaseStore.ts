@@ -1,0 +1,78 @@
+/**
+ * In-memory `LeaseStore`. Atomic because each operation runs synchronously.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { LeaseLostError } from "../../src/Errors.ts"
+import type { FenceCheck } from "../../src/Fence.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { key, type MemoryRows, MemoryState, toLease } from "./MemoryState.ts"
+
+/**
+ * The fenced-write check, shared with the in-memory checkpoint store: the
+ * lease must still be (holder, epoch) and live at `now`; it is pushed to
+ * `now + ttl`. Throws `LeaseLostError` otherwise. Synchronous, so the write
+ * that follows in the same tick is atomic with it.
+ */
+export const checkFence = (rows: MemoryRows, fence: FenceCheck): void => {
+  const { lease } = fence
+  const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+  const reason = row === undefined || row.holder === null
+    ? "the lease was released"
+    : row.holder !== lease.holder || row.epoch !== lease.epoch
+    ? `instance ${row.holder} holds it now with epoch ${row.epoch}`
+    : row.expiresAt <= fence.now
+    ? "the lease expired"
+    : undefined
+  if (reason !== undefined) {
+    throw new LeaseLostError({ ...lease, reason: `fenced write refused: ${reason}` })
+  }
+  row!.expiresAt = fence.now + fence.ttlMillis
+}
+
+export const make = MemoryState.useSync((rows) =>
+  LeaseStore.make({
+    acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
+      Effect.sync(() => {
+        const k = key(tenantId, rootExecutionId)
+        const row = rows.leases.get(k)
+        if (row === undefined) {
+          const fresh = { tenantId, rootExecutionId, holder, epoch: 1, expiresAt: now + ttl }
+          rows.leases.set(k, fresh)
+          return Option.some(toLease(fresh))
+        }
+        const live = row.holder !== null && row.expiresAt > now
+        if (live && row.holder !== holder) return Option.none()
+        if (!live) {
+          row.epoch += 1
+          row.holder = holder
+        }
+        row.expiresAt = now + ttl
+        return Option.some(toLease(row))
+      }),
+    renew: (lease, ttl, now) =>
+      Effect.sync(() => {
+        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch || row.expiresAt <= now) return false
+        row.expiresAt = now + ttl
+        return true
+      }),
+    release: (lease) =>
+      Effect.sync(() => {
+        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch) return false
+        row.holder = null
+        row.expiresAt = 0
+        return true
+      }),
+    get: (tenantId, rootExecutionId) =>
+      Effect.sync(() => {
+        const row = rows.leases.get(key(tenantId, rootExecutionId))
+        return row === undefined || row.holder === null ? Option.none() : Option.some(toLease(row))
+      }),
+    ping: Effect.void
+  }))
+
+/** Requires `MemoryState` (shared rows); `MemoryStores.layer` provides it. */
+export const layer = Layer.effect(LeaseStore, make)

@@ -1,0 +1,26 @@
+/**
+ * In-memory `LedgerStore`.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { type LedgerKey, LedgerStore } from "../../src/LedgerStore.ts"
+import { key, MemoryState } from "./MemoryState.ts"
+
+const ledgerKey = (k: LedgerKey) => key(k.tenantId, k.scope, k.scopeId, k.day)
+
+export const make = MemoryState.useSync((rows) =>
+  LedgerStore.make({
+    add: (k, amount, limit) =>
+      Effect.sync(() => {
+        const total = rows.ledger.get(ledgerKey(k)) ?? 0
+        if (limit !== undefined && total + amount > limit) return { _tag: "WouldExceed", total, limit } as const
+        rows.ledger.set(ledgerKey(k), total + amount)
+        return { _tag: "Added", total: total + amount } as const
+      }),
+    get: (k) => Effect.sync(() => rows.ledger.get(ledgerKey(k)) ?? 0),
+    ping: Effect.void
+  }))
+
+/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+export const layer = Layer.effect(LedgerStore, make)

@@ -1,0 +1,82 @@
+/**
+ * In-memory `PauseStore`.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { NotPausedError, UnknownPauseError } from "../../src/Errors.ts"
+import type { Pause } from "../../src/Pause.ts"
+import { PauseStore } from "../../src/PauseStore.ts"
+import { key, MemoryState, type PauseRow } from "./MemoryState.ts"
+
+const toPause = (row: PauseRow): Pause => ({
+  ...row,
+  payload: JSON.parse(row.payload),
+  decision: row.decision === null ? null : JSON.parse(row.decision)
+})
+
+export const make = MemoryState.useSync((rows) =>
+  PauseStore.make({
+    save: (pause) =>
+      Effect.sync(() => {
+        const k = key(pause.tenantId, pause.pauseId)
+        if (rows.pauses.has(k)) return false
+        rows.pauses.set(k, {
+          ...pause,
+          payload: JSON.stringify(pause.payload ?? null),
+          decision: null,
+          resolvedAt: null,
+          resolvedBy: null
+        })
+        return true
+      }),
+    get: (tenantId, pauseId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.pauses.get(key(tenantId, pauseId))), toPause)),
+    resolve: ({ decision, now, pauseId, resolvedBy, tenantId }) =>
+      Effect.suspend((): Effect.Effect<Pause, NotPausedError | UnknownPauseError> => {
+        const row = rows.pauses.get(key(tenantId, pauseId))
+        if (row === undefined) return Effect.fail(new UnknownPauseError({ tenantId, pauseId }))
+        if (row.status !== "Pending") return Effect.fail(new NotPausedError({ tenantId, pauseId, status: row.status }))
+        row.status = "Resolved"
+        row.decision = JSON.stringify(decision ?? null)
+        row.resolvedAt = now
+        row.resolvedBy = resolvedBy
+        return Effect.succeed(toPause(row))
+      }),
+    take: (tenantId, pauseId) =>
+      Effect.sync(() => {
+        const row = rows.pauses.get(key(tenantId, pauseId))
+        if (row === undefined || row.status !== "Resolved") return false
+        row.status = "Taken"
+        return true
+      }),
+    withdraw: (tenantId, pauseId, now) =>
+      Effect.sync(() => {
+        const row = rows.pauses.get(key(tenantId, pauseId))
+        if (row === undefined || (row.status !== "Pending" && row.status !== "Resolved")) return false
+        row.status = "Cancelled"
+        row.resolvedAt = now
+        return true
+      }),
+    listByRoot: (tenantId, rootExecutionId, statuses) =>
+      Effect.sync(() =>
+        [...rows.pauses.values()]
+          .filter((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId && statuses.includes(p.status))
+          .sort((a, b) => a.createdAt - b.createdAt || (a.pauseId < b.pauseId ? -1 : 1))
+          .map(toPause)
+      ),
+    deleteSettledBefore: (cutoff) =>
+      Effect.sync(() => {
+        let deleted = 0
+        for (const [k, p] of rows.pauses) {
+          if ((p.status === "Taken" || p.status === "Cancelled") && p.resolvedAt !== null && p.resolvedAt < cutoff) {
+            rows.pauses.delete(k)
+            deleted++
+          }
+        }
+        return deleted
+      }),
+    ping: Effect.void
+  }))
+
+/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+export const layer = Layer.effect(PauseStore, make)

@@ -1,0 +1,87 @@
+/**
+ * The rows of every in-memory store. Built once and shared: every instance
+ * given the same built context sees the same rows, the way instances share a
+ * database. Values are kept as JSON text, as a durable store keeps them, so
+ * no caller can mutate a stored value through a reference.
+ *
+ * @since 0.1.0
+ */
+import { Context, Layer } from "effect"
+import type { BlobRow, CheckpointRow, WriteRow } from "../../src/CheckpointStore.ts"
+import type { ExecutionRecord, PauseAnswer, ThreadRecord } from "../../src/ExecutionRecord.ts"
+import type { QueuedChild } from "../../src/ChildQueueStore.ts"
+import type { Lease } from "../../src/Lease.ts"
+import type { Pause } from "../../src/Pause.ts"
+
+/** A lease row: `holder` null once released (the epoch stays). */
+export interface LeaseRow {
+  readonly tenantId: string
+  readonly rootExecutionId: string
+  holder: string | null
+  epoch: number
+  expiresAt: number
+}
+
+export interface SlotRow {
+  holder: string | null
+  epoch: number
+  expiresAt: number
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] }
+
+/** A pause row: payload and decision as JSON text. */
+export type PauseRow = Mutable<Omit<Pause, "payload" | "decision">> & { payload: string; decision: string | null }
+/** A queue row: input and result as JSON text. */
+export type ChildRow = Mutable<Omit<QueuedChild, "input" | "result">> & { input: string; result: string | null }
+
+export interface MemoryRows {
+  readonly leases: Map<string, LeaseRow>
+  readonly threads: Map<string, ThreadRecord>
+  readonly records: Map<string, ExecutionRecord>
+  readonly answers: Map<string, PauseAnswer>
+  readonly pauses: Map<string, PauseRow>
+  readonly tree: Map<string, Map<string, string>>
+  readonly ledger: Map<string, number>
+  readonly slots: Map<string, Array<SlotRow>>
+  readonly windows: Map<string, { readonly start: number; total: number }>
+  readonly pausedUntil: Map<string, number>
+  readonly children: Map<string, ChildRow>
+  readonly checkpoints: Map<string, Map<string, CheckpointRow>>
+  readonly writes: Map<string, Map<string, WriteRow>>
+  readonly blobs: Map<string, BlobRow>
+}
+
+/** A fresh, empty set of rows. */
+export const emptyRows = (): MemoryRows => ({
+  leases: new Map(),
+  threads: new Map(),
+  records: new Map(),
+  answers: new Map(),
+  pauses: new Map(),
+  tree: new Map(),
+  ledger: new Map(),
+  slots: new Map(),
+  windows: new Map(),
+  pausedUntil: new Map(),
+  children: new Map(),
+  checkpoints: new Map(),
+  writes: new Map(),
+  blobs: new Map()
+})
+
+export class MemoryState extends Context.Service<MemoryState, MemoryRows>()("baton/memory/MemoryState") {
+  /** A fresh, empty set of rows. */
+  static readonly layer = Layer.sync(MemoryState, emptyRows)
+}
+
+/** A composite map key (a JSON array: unambiguous for any parts). */
+export const key = (...parts: ReadonlyArray<string>): string => JSON.stringify(parts)
+
+export const toLease = (row: LeaseRow): Lease => ({
+  tenantId: row.tenantId,
+  rootExecutionId: row.rootExecutionId,
+  holder: row.holder!,
+  epoch: row.epoch,
+  expiresAt: row.expiresAt
+})

@@ -1,0 +1,44 @@
+/**
+ * In-memory `TreeStore`.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { TreeStore } from "../../src/TreeStore.ts"
+import { key, MemoryState } from "./MemoryState.ts"
+
+export const make = MemoryState.useSync((rows) =>
+  TreeStore.make({
+    saveIfAbsent: (tenantId, root, k, value) =>
+      Effect.sync(() => {
+        const treeKey = key(tenantId, root)
+        let entries = rows.tree.get(treeKey)
+        if (entries === undefined) rows.tree.set(treeKey, entries = new Map())
+        if (entries.has(k)) return false
+        entries.set(k, JSON.stringify(value))
+        return true
+      }),
+    get: (tenantId, root, k) =>
+      Effect.sync(() => {
+        const value = rows.tree.get(key(tenantId, root))?.get(k)
+        return value === undefined ? Option.none() : Option.some(JSON.parse(value) as unknown)
+      }),
+    list: (tenantId, root, prefix) =>
+      Effect.sync(() =>
+        [...(rows.tree.get(key(tenantId, root)) ?? new Map<string, string>())]
+          .filter(([k]) => k.startsWith(prefix))
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([k, v]) => ({ key: k, value: JSON.parse(v) as unknown }))
+      ),
+    deleteRoot: (tenantId, root) =>
+      Effect.sync(() => {
+        const treeKey = key(tenantId, root)
+        const n = rows.tree.get(treeKey)?.size ?? 0
+        rows.tree.delete(treeKey)
+        return n
+      }),
+    ping: Effect.void
+  }))
+
+/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+export const layer = Layer.effect(TreeStore, make)

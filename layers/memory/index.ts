@@ -1,0 +1,15 @@
+/**
+ * In-memory store Layers: every contract, for tests and single-process use.
+ *
+ * @since 0.1.0
+ */
+export * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
+export * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
+export * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
+export * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
+export * as MemoryPauseStore from "./MemoryPauseStore.ts"
+export * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
+export * as MemoryRecordStore from "./MemoryRecordStore.ts"
+export { MemoryState } from "./MemoryState.ts"
+export * as MemoryStores from "./MemoryStores.ts"
+export * as MemoryTreeStore from "./MemoryTreeStore.ts"
