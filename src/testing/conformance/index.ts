@@ -1,0 +1,8 @@
+/**
+ * The conformance suites: one per store contract. A store author runs them
+ * in a vitest file against their Layer (see {@link SuiteOptions}).
+ *
+ * @since 0.1.0
+ */
+export { leaseStoreSuite } from "./LeaseStoreSuite.ts"
+export type { Instances, SuiteOptions } from "./Suite.ts"

@@ -1,0 +1,6 @@
+/**
+ * `baton/testing`: what tests of baton — and of a custom store — use.
+ *
+ * @since 0.1.0
+ */
+export * from "./conformance/index.ts"
