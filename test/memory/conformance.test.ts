@@ -1,19 +1,25 @@
 /**
- * Every conformance suite against the in-memory Layers: two instances over
- * one `MemoryState`, as two app instances over one database.
+ * Every conformance suite against the in-memory Layers: once as two instances
+ * over one `MemoryState` (two app instances over one database), once as a
+ * single instance of the bundle.
  */
 import { Layer } from "effect"
-import { IdGenerator } from "../../src/Ids.ts"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
-import { leaseStoreSuite } from "../../src/testing/index.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import { leaseStoreSuite, pauseStoreSuite, recordStoreSuite } from "../../src/testing/index.ts"
 
-// One state for both instances (built once: the same Layer value in one memo
-// map); each instance gets its own store services over it.
+// One state for both instances: the same Layer value, built once in the
+// suite's memo map. Each instance gets its own store services over it.
 const state = Layer.merge(MemoryState.layer, IdGenerator.layer)
 const instance = () => Layer.fresh(MemoryStores.layerWithoutState).pipe(Layer.provideMerge(state))
 
-const layer = instance()
-const second = instance()
+const setups = [
+  { name: "memory, two instances", layer: instance(), second: instance() },
+  { name: "memory, one instance", layer: MemoryStores.layer }
+]
 
-leaseStoreSuite({ name: "memory, two instances", layer, second })
-leaseStoreSuite({ name: "memory, one instance", layer: MemoryStores.layer })
+for (const setup of setups) {
+  leaseStoreSuite(setup)
+  recordStoreSuite(setup)
+  pauseStoreSuite(setup)
+}

@@ -80,7 +80,10 @@ export const racersOf = (options: { readonly racers?: number | undefined }): num
 export const makeIds = () => {
   const run = Array.from({ length: 8 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 36)]).join("")
   let next = 0
-  return (prefix: string): string => `${prefix}${run}${String(++next).padStart(5, "0")}`
+  const make = (prefix: string): string => `${prefix}${run}${String(++next).padStart(5, "0")}`
+  /** Whether `id` was made by this generator with `prefix`. */
+  const isOurs = (prefix: string, id: string): boolean => id.startsWith(prefix + run)
+  return Object.assign(make, { isOurs })
 }
 
 /** The test's clock, epoch milliseconds — what the runtime passes as `now`. */

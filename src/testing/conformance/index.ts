@@ -6,3 +6,5 @@
  */
 export { leaseStoreSuite } from "./LeaseStoreSuite.ts"
 export type { Instances, SuiteOptions } from "./Suite.ts"
+export { recordStoreSuite } from "./RecordStoreSuite.ts"
+export { pauseStoreSuite } from "./PauseStoreSuite.ts"
