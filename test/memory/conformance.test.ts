@@ -6,7 +6,14 @@
 import { Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { IdGenerator } from "../../src/Ids.ts"
-import { leaseStoreSuite, pauseStoreSuite, recordStoreSuite } from "../../src/testing/index.ts"
+import {
+  leaseStoreSuite,
+  ledgerStoreSuite,
+  pauseStoreSuite,
+  rateLimitStoreSuite,
+  recordStoreSuite,
+  treeStoreSuite
+} from "../../src/testing/index.ts"
 
 // One state for both instances: the same Layer value, built once in the
 // suite's memo map. Each instance gets its own store services over it.
@@ -22,4 +29,7 @@ for (const setup of setups) {
   leaseStoreSuite(setup)
   recordStoreSuite(setup)
   pauseStoreSuite(setup)
+  treeStoreSuite(setup)
+  ledgerStoreSuite(setup)
+  rateLimitStoreSuite(setup)
 }
