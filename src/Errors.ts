@@ -112,3 +112,36 @@ export class ExecutionCancelledError extends Schema.TaggedError<ExecutionCancell
     return `Execution ${this.executionId} (tenant ${this.tenantId}) was cancelled.`
   }
 }
+
+/** A step of the execution failed; the execution is recorded Failed. */
+export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedError>()("ExecutionFailedError", {
+  tenantId: Schema.String,
+  executionId: Schema.String,
+  error: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {
+  override get message() {
+    return `Execution ${this.executionId} (tenant ${this.tenantId}) failed: ${this.error}`
+  }
+}
+
+/** The thread already has an execution running or paused; resume or cancel it before starting another. */
+export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("ThreadBusyError", {
+  tenantId: Schema.String,
+  threadId: Schema.String,
+  executionId: Schema.String,
+  status: Schema.String
+}) {
+  override get message() {
+    return `Thread ${this.threadId} (tenant ${this.tenantId}) has execution ${this.executionId} ${this.status}. Resume or cancel it before starting another on this thread.`
+  }
+}
+
+/** No workflow of this name is registered with the instance. */
+export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowError>()("UnknownWorkflowError", {
+  workflowName: Schema.String
+}) {
+  override get message() {
+    return `No workflow named "${this.workflowName}" is registered with this instance. Add it to the workflows given to Baton.layer.`
+  }
+}

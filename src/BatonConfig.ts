@@ -1,0 +1,69 @@
+/**
+ * The runtime's configuration, checked when the `Baton` Layer is built.
+ *
+ * @since 0.1.0
+ */
+import { Duration, Effect } from "effect"
+import { BatonConfigError } from "./Errors.ts"
+import type { InstanceId } from "./Ids.ts"
+import type { AnyWorkflow } from "./Workflow.ts"
+
+export interface BatonOptions {
+  /** The workflows this instance can run, resume and recover (by name). */
+  readonly workflows: ReadonlyArray<AnyWorkflow>
+  /** This instance's id; generated when absent. */
+  readonly instanceId?: InstanceId | undefined
+  /** Lease length of a tree this instance moves. Default 30 seconds. */
+  readonly lease?: Duration.Input | undefined
+  /** How often the holder renews. Default a third of the lease. */
+  readonly renewEvery?: Duration.Input | undefined
+  /** How often a call waiting for a held lease looks again (a release in this process wakes it at once). Default 1 second. */
+  readonly waitPoll?: Duration.Input | undefined
+}
+
+/** The checked configuration, in milliseconds. */
+export interface BatonConfig {
+  readonly workflows: ReadonlyMap<string, AnyWorkflow>
+  readonly instanceId: InstanceId | undefined
+  readonly leaseMillis: number
+  readonly renewMillis: number
+  readonly waitPollMillis: number
+}
+
+const millis = (field: string, input: Duration.Input | undefined, fallback: number) =>
+  Effect.suspend(() => {
+    if (input === undefined) return Effect.succeed(fallback)
+    const d = Duration.fromInput(input)
+    if (d._tag === "None") {
+      return Effect.fail(new BatonConfigError({ field, reason: `is not a duration (got ${JSON.stringify(input)})` }))
+    }
+    const ms = Duration.toMillis(d.value)
+    return Number.isFinite(ms) && ms > 0
+      ? Effect.succeed(ms)
+      : Effect.fail(new BatonConfigError({ field, reason: `must be a finite duration greater than 0 (got ${JSON.stringify(input)})` }))
+  })
+
+/** Checks options; a bad value fails with `BatonConfigError` naming the field. */
+export const make = Effect.fnUntraced(function*(options: BatonOptions) {
+  if (options === undefined || !Array.isArray(options.workflows)) {
+    return yield* new BatonConfigError({ field: "workflows", reason: "must be an array of workflows made with Workflow.make" })
+  }
+  const workflows = new Map<string, AnyWorkflow>()
+  for (const w of options.workflows) {
+    if (workflows.has(w.name)) {
+      return yield* new BatonConfigError({ field: "workflows", reason: `names workflow "${w.name}" twice; names must be unique` })
+    }
+    workflows.set(w.name, w)
+    for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
+  }
+  if (options.instanceId !== undefined && (typeof options.instanceId !== "string" || options.instanceId.length === 0)) {
+    return yield* new BatonConfigError({ field: "instanceId", reason: "must be a non-empty string when given" })
+  }
+  const leaseMillis = yield* millis("lease", options.lease, 30_000)
+  const renewMillis = yield* millis("renewEvery", options.renewEvery, leaseMillis / 3)
+  if (renewMillis >= leaseMillis) {
+    return yield* new BatonConfigError({ field: "renewEvery", reason: `must be shorter than the lease (${leaseMillis} ms), or the lease expires between renewals` })
+  }
+  const waitPollMillis = yield* millis("waitPoll", options.waitPoll, 1_000)
+  return { workflows, instanceId: options.instanceId, leaseMillis, renewMillis, waitPollMillis } satisfies BatonConfig
+})

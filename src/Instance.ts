@@ -1,0 +1,53 @@
+/**
+ * One running instance: its id, its configuration, the passes it is moving
+ * and the services its Effect steps run with.
+ *
+ * @since 0.1.0
+ */
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
+import { Context } from "effect"
+import type { BatonConfig } from "./BatonConfig.ts"
+import type { InstanceId } from "./Ids.ts"
+import type { AnyWorkflow } from "./Workflow.ts"
+
+/** What `graph.compile` returns, as far as baton uses it. */
+export interface CompiledGraph {
+  invoke(input: unknown, config: unknown): Promise<unknown>
+  getState(config: unknown): Promise<{
+    readonly values: unknown
+    readonly next: ReadonlyArray<string>
+    readonly tasks: ReadonlyArray<{ readonly interrupts?: ReadonlyArray<{ readonly id?: string; readonly value?: unknown }> }>
+  }>
+}
+
+/** A pass this instance is moving (or waiting to move). */
+export interface ActivePass {
+  readonly tenantId: string
+  readonly rootExecutionId: string
+  readonly holder: string
+  /** "waiting": for the lease; "running": Effect code of the runtime; "invoking": inside LangGraph's invoke. */
+  phase: "waiting" | "running" | "invoking"
+  /** Step bodies started and not yet settled (they may outlive an aborted invoke). */
+  readonly bodies: Set<Promise<unknown>>
+  /** Bodies now waiting on the Clock. */
+  parkedBodies: number
+  readonly signal: () => AbortSignal | undefined
+  readonly abort: (error: unknown) => void
+}
+
+export interface InstanceShape {
+  readonly instanceId: InstanceId
+  readonly config: BatonConfig
+  readonly saver: BaseCheckpointSaver
+  readonly passes: Set<ActivePass>
+  /** Grows on every step start/end and pass phase change: lets a test harness see that nothing moves. */
+  readonly activity: { count: number }
+  /** A holder id unique to one pass: `instanceId#n`. */
+  readonly nextHolder: () => string
+  /** The workflow's graph compiled with this instance's checkpointer (once per workflow). */
+  readonly compiled: (workflow: AnyWorkflow) => CompiledGraph
+  /** The services Effect steps run with (everything given to the Baton Layer). */
+  readonly services: Context.Context<any>
+}
+
+export class Instance extends Context.Service<Instance, InstanceShape>()("baton/Instance") {}

@@ -1,0 +1,153 @@
+/**
+ * The lease holder: one per execution tree a pass of this instance moves.
+ *
+ * Acquires the tree's lease, renews it in a background fiber every
+ * `renewMillis`, fences locally by `confirmedUntil` (the clock read before the
+ * last acquire/renew the store confirmed, plus the lease length) and releases
+ * it when its scope closes. Losing the lease — a renewal answered false, a
+ * fenced write refused, or `confirmedUntil` reached with nothing confirmed —
+ * aborts the pass at once: the holder's `signal` aborts with a
+ * `LeaseLostError` and `lost` completes.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Deferred, Duration, Effect, Exit, Option, Scope } from "effect"
+import { LeaseLostError, type InvalidInputError, type StoreError } from "./Errors.ts"
+import type { Fence } from "./Fence.ts"
+import type { Lease } from "./Lease.ts"
+import { LeaseStore } from "./LeaseStore.ts"
+import { LeaseWakeups } from "./LeaseWakeups.ts"
+
+export interface LeaseHolder {
+  /** The lease as last acquired. */
+  readonly lease: Lease
+  /** Aborted with the `LeaseLostError` when the lease is lost. */
+  readonly signal: AbortSignal
+  /** Fails with the `LeaseLostError` when the lease is lost. */
+  readonly lost: Deferred.Deferred<never, LeaseLostError>
+  /** What the checkpoint saver checks and feeds: travels in `configurable`. */
+  readonly fence: Fence
+  /** Until when the holder may act without a new confirmation. */
+  readonly confirmedUntil: () => number
+  /** Stops the holder as if the lease were lost (used by cancel and close): aborts with `error`. */
+  readonly abort: (error: unknown) => void
+}
+
+export interface HolderOptions {
+  readonly tenantId: string
+  readonly rootExecutionId: string
+  readonly holder: string
+  readonly leaseMillis: number
+  readonly renewMillis: number
+  /** Runs after every renewal the store confirmed (e.g. to read a cancel request). */
+  readonly onConfirmed?: Effect.Effect<void> | undefined
+  /** Awaited before the lease is released (step bodies that outlived the pass). */
+  readonly beforeRelease?: Effect.Effect<void> | undefined
+}
+
+/**
+ * Tries to take the tree's lease. `None` when another holder keeps it alive.
+ * With `Some`, the renewal and deadline fibers live in the current scope and
+ * the lease is released when it closes (unless it was lost).
+ */
+export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effect.fn.Return<
+  Option.Option<LeaseHolder>,
+  StoreError | InvalidInputError,
+  LeaseStore | Scope.Scope
+> {
+  const store = yield* LeaseStore
+  const clock = yield* Clock.Clock
+  const wakeups = yield* LeaseWakeups
+  const { holder, leaseMillis, renewMillis, rootExecutionId, tenantId } = options
+  const readAt = clock.currentTimeMillisUnsafe()
+  const acquired = yield* store.acquire(tenantId, rootExecutionId, holder, leaseMillis, readAt)
+  if (Option.isNone(acquired)) return Option.none()
+  const lease = acquired.value
+  let confirmedUntil = readAt + leaseMillis
+  let lostError: LeaseLostError | undefined
+  const controller = new AbortController()
+  const lost = yield* Deferred.make<never, LeaseLostError>()
+  const scope = yield* Effect.scope
+
+  const markLost = (reason: string): LeaseLostError => {
+    if (lostError !== undefined) return lostError
+    lostError = new LeaseLostError({ tenantId, rootExecutionId, holder, epoch: lease.epoch, reason })
+    controller.abort(lostError)
+    Deferred.doneUnsafe(lost, Exit.fail(lostError))
+    return lostError
+  }
+  const confirm = (at: number) => {
+    confirmedUntil = Math.max(confirmedUntil, at + leaseMillis)
+  }
+  const deadlineReason = () => `no renewal was confirmed by the store before ${new Date(confirmedUntil).toISOString()}`
+
+  const renewOnce = Effect.gen(function*() {
+    if (lostError !== undefined) return yield* Effect.fail(lostError)
+    const at = clock.currentTimeMillisUnsafe()
+    const ok = yield* store.renew(lease, leaseMillis, at)
+    if (!ok) return yield* Effect.fail(markLost("a renewal was refused: the lease expired or another instance holds it"))
+    confirm(at)
+    if (options.onConfirmed !== undefined) yield* options.onConfirmed
+  })
+
+  // Renewal fiber: a store error is retried at the next renewal; writes go on until confirmedUntil.
+  yield* renewOnce.pipe(
+    Effect.catchTag("StoreError", (e) => Effect.logWarning("lease renewal failed; retrying at the next renewal", e.message)),
+    Effect.delay(Duration.millis(renewMillis)),
+    Effect.forever,
+    Effect.catchTag("LeaseLostError", () => Effect.void),
+    Effect.catchTag("InvalidInputError", Effect.die),
+    Effect.forkIn(scope)
+  )
+
+  // Deadline fiber: stops the holder at confirmedUntil exactly when nothing newer was confirmed.
+  yield* Effect.suspend(() => {
+    const now = clock.currentTimeMillisUnsafe()
+    if (lostError !== undefined) return Effect.succeed(true)
+    if (now >= confirmedUntil) {
+      markLost(deadlineReason())
+      return Effect.succeed(true)
+    }
+    return Effect.as(Effect.sleep(Duration.millis(confirmedUntil - now)), false)
+  }).pipe(Effect.repeat({ until: (done) => done }), Effect.forkIn(scope))
+
+  yield* Scope.addFinalizer(
+    scope,
+    Effect.gen(function*() {
+      if (options.beforeRelease !== undefined) yield* options.beforeRelease
+      if (lostError !== undefined) return
+      markLost("the pass ended and released the lease")
+      yield* store.release(lease).pipe(
+        Effect.tap((released) => released ? Effect.sync(() => wakeups.released(tenantId, rootExecutionId)) : Effect.void),
+        Effect.catch((e) => Effect.logWarning("lease release failed; the lease will expire", e.message))
+      )
+    })
+  )
+
+  const fence: Fence = {
+    lease,
+    ttlMillis: leaseMillis,
+    now: () => clock.currentTimeMillisUnsafe(),
+    refusal: () => {
+      if (lostError !== undefined) return lostError
+      return clock.currentTimeMillisUnsafe() >= confirmedUntil ? markLost(deadlineReason()) : undefined
+    },
+    confirmed: (at) => confirm(at),
+    lost: (e) => {
+      markLost(e.reason)
+    },
+    renewBeforeWrite: () =>
+      Effect.runPromise(renewOnce.pipe(Effect.catchTag("InvalidInputError", Effect.die)))
+  }
+
+  return Option.some<LeaseHolder>({
+    lease,
+    signal: controller.signal,
+    lost,
+    fence,
+    confirmedUntil: () => confirmedUntil,
+    abort: (error) => {
+      if (lostError === undefined && !controller.signal.aborted) controller.abort(error)
+    }
+  })
+})

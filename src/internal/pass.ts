@@ -1,0 +1,29 @@
+/**
+ * The pass handle: what a running pass puts in LangGraph's
+ * `config.configurable` so that its nodes can reach it.
+ */
+import type { LangGraphRunnableConfig } from "@langchain/langgraph"
+import type { Effect } from "effect"
+
+export const passKey = "__baton_pass"
+
+export interface PassHandle {
+  readonly tenantId: string
+  readonly threadId: string
+  readonly executionId: string
+  readonly rootExecutionId: string
+  readonly instanceId: string
+  readonly signal: AbortSignal
+  /** Runs a step body, tracked until it settles (even after the pass was aborted). */
+  readonly runBody: <A>(node: string, body: () => Promise<A>) => Promise<A>
+  /** Runs an Effect step body with the instance's services; interrupted when the pass's signal aborts. */
+  readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>) => Promise<A>
+}
+
+export const passOf = (config: LangGraphRunnableConfig): PassHandle => {
+  const pass = config?.configurable?.[passKey] as PassHandle | undefined
+  if (pass === undefined) {
+    throw new Error("This node is not running under baton: run its workflow with Baton.execute / resume.")
+  }
+  return pass
+}
