@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { IdGenerator } from "../../src/Ids.ts"
 import {
+  childQueueStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
@@ -32,4 +33,5 @@ for (const setup of setups) {
   treeStoreSuite(setup)
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
+  childQueueStoreSuite(setup)
 }
