@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { IdGenerator } from "../../src/Ids.ts"
 import {
+  checkpointStoreSuite,
   childQueueStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
@@ -34,4 +35,5 @@ for (const setup of setups) {
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
+  checkpointStoreSuite(setup)
 }

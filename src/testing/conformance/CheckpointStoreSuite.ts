@@ -1,0 +1,376 @@
+/**
+ * Conformance suite for {@link CheckpointStore}.
+ *
+ * @since 0.1.0
+ */
+import { assert, layer } from "@effect/vitest"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import type { Checkpoint, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint"
+import { Clock, Context, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
+import { CheckpointStore, type CheckpointStoreShape } from "../../CheckpointStore.ts"
+import { LeaseLostError } from "../../Errors.ts"
+import { type Fence, fenceKey, tenantKey } from "../../Fence.ts"
+import type { Lease } from "../../Lease.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../LeaseStore.ts"
+import { expectFailure, expectInvalid, instancesKey, instancesLayer, makeIds, now, some, type SuiteOptions } from "./Suite.ts"
+
+const leaseTtl = 30_000
+/** Different from the lease's own length, so a fenced write's push is visible. */
+const fenceTtl = 45_000
+
+export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStore | LeaseStore> {
+  /**
+   * Whether the store keeps checkpoints per tenant (`configurable[tenantKey]`).
+   * Default true. A store made with `CheckpointStore.fromSaver` over a saver
+   * that knows no tenants sets false: the tenant-isolation tests are then not
+   * registered (such a store needs thread ids unique across tenants).
+   */
+  readonly tenants?: boolean | undefined
+}
+
+interface Both {
+  readonly checkpoints: CheckpointStoreShape
+  readonly leases: LeaseStoreShape
+}
+
+/** What a test's fence saw. */
+interface FenceLog {
+  readonly confirmed: Array<readonly [number, number]>
+  readonly lost: Array<LeaseLostError>
+  renewals: number
+}
+
+/**
+ * Registers the CheckpointStore conformance tests (call it at the top level
+ * of a vitest file). The Layer must provide the `LeaseStore` too — the one
+ * whose leases the store's fenced writes check.
+ */
+export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void => {
+  const Stores = instancesKey<Both>("CheckpointStore")
+  const ids = makeIds()
+  const tenants = options.tenants ?? true
+
+  const checkpoint = (values: Record<string, unknown>, versions: Record<string, number>): Checkpoint => ({
+    v: 4,
+    id: ids("checkpoint"),
+    ts: "2026-03-01T00:00:00.000Z",
+    channel_values: values,
+    channel_versions: versions,
+    versions_seen: { node: { ...versions } }
+  })
+  const metadata = (step: number, extra: Record<string, unknown> = {}): CheckpointMetadata =>
+    ({ source: "loop", step, parents: {}, ...extra }) as CheckpointMetadata
+
+  const config = (threadId: string, more: Record<string, unknown> = {}): RunnableConfig => ({
+    configurable: { thread_id: threadId, checkpoint_ns: "", ...more }
+  })
+
+  const promise = <A>(f: () => Promise<A>) => Effect.promise(f)
+  const collect = (saver: CheckpointStoreShape["saver"], cfg: RunnableConfig, opts?: Parameters<CheckpointStoreShape["saver"]["list"]>[1]) =>
+    promise(async () => {
+      const out: Array<CheckpointTuple> = []
+      for await (const t of saver.list(cfg, opts)) out.push(t)
+      return out
+    })
+  const rejection = (f: () => Promise<unknown>, what: string) => expectFailure(Effect.tryPromise({ try: f, catch: (e) => e }), what)
+
+  /** A fence over `lease`, reading the test's clock, that records what the saver tells it. */
+  const makeFence = Effect.fnUntraced(function*(
+    lease: Lease,
+    behaviour: { readonly refusal?: LeaseLostError; readonly renew?: () => Promise<void> } = {}
+  ) {
+    const clock = yield* Clock.Clock
+    const log: FenceLog = { confirmed: [], lost: [], renewals: 0 }
+    const fence: Fence = {
+      lease,
+      ttlMillis: fenceTtl,
+      now: () => clock.currentTimeMillisUnsafe(),
+      refusal: () => behaviour.refusal,
+      confirmed: (readAt, expiresAt) => void log.confirmed.push([readAt, expiresAt]),
+      lost: (error) => void log.lost.push(error),
+      renewBeforeWrite: async () => {
+        log.renewals++
+        await behaviour.renew?.()
+      }
+    }
+    return { fence, log }
+  })
+
+  /** A thread with one checkpoint (and a lease on a tree of a fresh tenant). */
+  const setup = Effect.fnUntraced(function*(stores: Both) {
+    const tenantId = ids("tenant")
+    const threadId = ids("thread")
+    const root = ids("root")
+    const base = checkpoint({ messages: ["hello"], count: 1 }, { messages: 1, count: 1 })
+    yield* promise(() =>
+      stores.checkpoints.saver.put(config(threadId, { [tenantKey]: tenantId }), base, metadata(0), { messages: 1, count: 1 })
+    )
+    const lease = some(yield* stores.leases.acquire(tenantId, root, ids("holder"), leaseTtl, yield* now), "acquire the tree's lease")
+    const latest = (saver = stores.checkpoints.saver) =>
+      promise(() => saver.getTuple(config(threadId, { [tenantKey]: tenantId })))
+    return { tenantId, threadId, root, base, lease, latest }
+  })
+
+  layer(
+    instancesLayer(Stores, options, (ctx): Both => ({ checkpoints: Context.get(ctx, CheckpointStore), leases: Context.get(ctx, LeaseStore) })),
+    { timeout: options.timeout }
+  )(`CheckpointStore conformance (${options.name})`, (it) => {
+    it.effect("ping succeeds on every instance", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        yield* stores.first.checkpoints.ping
+        yield* stores.second.checkpoints.ping
+      }))
+
+    it.effect("the saver round-trips put, putWrites, getTuple and list (seen from the other instance)", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const write = first.checkpoints.saver
+        const read = second.checkpoints.saver
+
+        assert.isUndefined(yield* promise(() => read.getTuple(cfg())), "no checkpoint yet")
+        const cp1 = checkpoint({ messages: ["hello"], count: 1 }, { messages: 1, count: 1 })
+        const saved1 = yield* promise(() => write.put(cfg(), cp1, metadata(0), { messages: 1, count: 1 }))
+        assert.deepStrictEqual(saved1.configurable, { thread_id: threadId, checkpoint_ns: "", checkpoint_id: cp1.id })
+
+        const t1 = yield* promise(() => read.getTuple(cfg()))
+        assert.isDefined(t1)
+        assert.strictEqual(t1!.checkpoint.id, cp1.id)
+        assert.deepStrictEqual(t1!.checkpoint.channel_values, cp1.channel_values)
+        assert.deepStrictEqual(t1!.checkpoint.channel_versions, cp1.channel_versions)
+        assert.deepStrictEqual(t1!.metadata, metadata(0))
+        assert.deepStrictEqual(t1!.pendingWrites, [])
+        assert.isUndefined(t1!.parentConfig)
+
+        yield* promise(() => write.putWrites(cfg({ checkpoint_id: cp1.id }), [["messages", "from task"], ["count", 2]], "task1"))
+        const t1w = yield* promise(() => read.getTuple(cfg({ checkpoint_id: cp1.id })))
+        assert.deepStrictEqual(t1w!.pendingWrites, [["task1", "messages", "from task"], ["task1", "count", 2]])
+
+        const cp2 = checkpoint({ messages: ["hello"], count: 2 }, { messages: 1, count: 2 })
+        yield* promise(() => write.put(cfg({ checkpoint_id: cp1.id }), cp2, metadata(1, { note: "second" }), { count: 2 }))
+        const t2 = yield* promise(() => read.getTuple(cfg()))
+        assert.strictEqual(t2!.checkpoint.id, cp2.id, "getTuple without an id answers the newest")
+        assert.deepStrictEqual(t2!.checkpoint.channel_values, { messages: ["hello"], count: 2 }, "unchanged channels carry over")
+        assert.deepStrictEqual(t2!.metadata, metadata(1, { note: "second" }))
+        assert.strictEqual(t2!.parentConfig?.configurable?.checkpoint_id, cp1.id)
+        assert.deepStrictEqual(t2!.pendingWrites, [])
+        const t1again = yield* promise(() => read.getTuple(cfg({ checkpoint_id: cp1.id })))
+        assert.strictEqual(t1again!.checkpoint.id, cp1.id, "an older checkpoint by id")
+        assert.deepStrictEqual(t1again!.checkpoint.channel_values, { messages: ["hello"], count: 1 })
+
+        const listed = yield* collect(read, cfg())
+        assert.deepStrictEqual(listed.map((t) => t.checkpoint.id), [cp2.id, cp1.id], "list: newest first")
+        assert.deepStrictEqual((yield* collect(read, cfg(), { limit: 1 })).map((t) => t.checkpoint.id), [cp2.id])
+        assert.deepStrictEqual(
+          (yield* collect(read, cfg(), { before: { configurable: { checkpoint_id: cp2.id } } })).map((t) => t.checkpoint.id),
+          [cp1.id]
+        )
+        assert.deepStrictEqual((yield* collect(read, cfg(), { filter: { note: "second" } })).map((t) => t.checkpoint.id), [cp2.id])
+
+        // another namespace of the same thread is another line of checkpoints
+        const sub = checkpoint({ inner: true }, { inner: 1 })
+        yield* promise(() => write.put(cfg({ checkpoint_ns: "child:1" }), sub, metadata(0), { inner: 1 }))
+        assert.strictEqual((yield* promise(() => read.getTuple(cfg())))!.checkpoint.id, cp2.id)
+        assert.strictEqual((yield* promise(() => read.getTuple(cfg({ checkpoint_ns: "child:1" }))))!.checkpoint.id, sub.id)
+
+        yield* second.checkpoints.deleteThread(tenantId, threadId)
+        assert.isUndefined(yield* promise(() => read.getTuple(cfg())), "deleteThread removes the thread's checkpoints")
+        assert.deepStrictEqual(yield* collect(read, cfg()), [])
+      }))
+
+    if (tenants) {
+      it.effect("checkpoints are isolated by tenant: the same thread id under two tenants is two threads", () =>
+        Effect.gen(function*() {
+          const { first, second } = yield* Stores
+          const threadId = ids("thread")
+          const [a, b, c] = [ids("tenant"), ids("tenant"), ids("tenant")]
+          const ofTenant = (tenantId: string, more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+          const cpA = checkpoint({ owner: "a" }, { owner: 1 })
+          const cpB = checkpoint({ owner: "b" }, { owner: 1 })
+          yield* promise(() => first.checkpoints.saver.put(ofTenant(a), cpA, metadata(0), { owner: 1 }))
+          yield* promise(() => second.checkpoints.saver.put(ofTenant(b), cpB, metadata(0), { owner: 1 }))
+          yield* promise(() => first.checkpoints.saver.putWrites(ofTenant(a, { checkpoint_id: cpA.id }), [["owner", "a-write"]], "t"))
+          const read = second.checkpoints.saver
+          const tA = yield* promise(() => read.getTuple(ofTenant(a)))
+          const tB = yield* promise(() => read.getTuple(ofTenant(b)))
+          assert.strictEqual(tA!.checkpoint.id, cpA.id)
+          assert.deepStrictEqual(tA!.checkpoint.channel_values, { owner: "a" })
+          assert.deepStrictEqual(tA!.pendingWrites, [["t", "owner", "a-write"]])
+          assert.strictEqual(tB!.checkpoint.id, cpB.id)
+          assert.deepStrictEqual(tB!.checkpoint.channel_values, { owner: "b" })
+          assert.deepStrictEqual(tB!.pendingWrites, [], "tenant a's writes are not b's")
+          assert.isUndefined(yield* promise(() => read.getTuple(ofTenant(c))), "a third tenant sees nothing")
+          assert.isUndefined(yield* promise(() => read.getTuple(ofTenant(b, { checkpoint_id: cpA.id }))), "not even by id")
+          assert.isUndefined(yield* promise(() => read.getTuple(config(threadId))), "nor the default tenant")
+          assert.deepStrictEqual((yield* collect(read, ofTenant(b))).map((t) => t.checkpoint.id), [cpB.id])
+          assert.deepStrictEqual(yield* collect(read, ofTenant(c)), [])
+          yield* first.checkpoints.deleteThread(b, threadId)
+          assert.isUndefined(yield* promise(() => read.getTuple(ofTenant(b))))
+          assert.strictEqual((yield* promise(() => read.getTuple(ofTenant(a))))!.checkpoint.id, cpA.id, "deleteThread of b keeps a's")
+        }))
+    }
+
+    it.effect("a write under a current lease succeeds; a fenced store pushes the lease, an unfenced saver renews first", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { first, second } = stores
+        const s = yield* setup(first)
+        yield* TestClock.adjust(10_000)
+        const t = yield* now
+        const seenAtRenewal: Array<string | undefined> = []
+        const { fence, log } = yield* makeFence(s.lease, {
+          renew: async () => {
+            const latest = await second.checkpoints.saver.getTuple(config(s.threadId, { [tenantKey]: s.tenantId }))
+            seenAtRenewal.push(latest?.checkpoint.id)
+          }
+        })
+        const fenced = (more: Record<string, unknown> = {}) => config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, ...more })
+        const next = checkpoint({ messages: ["hello", "again"], count: 1 }, { messages: 2, count: 1 })
+        yield* promise(() => first.checkpoints.saver.put(fenced({ checkpoint_id: s.base.id }), next, metadata(1), { messages: 2 }))
+        yield* promise(() => first.checkpoints.saver.putWrites(fenced({ checkpoint_id: next.id }), [["count", 5]], "task"))
+        const latest = yield* s.latest(second.checkpoints.saver)
+        assert.strictEqual(latest!.checkpoint.id, next.id, "the write is stored")
+        assert.deepStrictEqual(latest!.pendingWrites, [["task", "count", 5]])
+        assert.deepStrictEqual(log.lost, [])
+        const stored = some(yield* second.leases.get(s.tenantId, s.root), "the lease")
+        if (first.checkpoints.fenced) {
+          assert.strictEqual(stored.expiresAt, t + fenceTtl, "the fenced write pushed the lease to now + fence ttl")
+          assert.strictEqual(stored.epoch, s.lease.epoch)
+          assert.deepStrictEqual(log.confirmed, [[t, t + fenceTtl], [t, t + fenceTtl]], "each write confirmed the lease")
+          assert.strictEqual(log.renewals, 0, "a fenced store needs no separate renewal")
+        } else {
+          assert.strictEqual(log.renewals, 2, "one renewal before each write")
+          assert.deepStrictEqual(seenAtRenewal, [s.base.id, next.id], "each renewal ran before its write")
+        }
+      }))
+
+    it.effect("a write under a stale epoch (another holder took the lease) writes nothing and fails with LeaseLostError", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const s = yield* setup(first)
+        yield* TestClock.adjust(leaseTtl)
+        const taken = some(yield* second.leases.acquire(s.tenantId, s.root, ids("holder"), leaseTtl, yield* now), "takeover")
+        assert.strictEqual(taken.epoch, s.lease.epoch + 1)
+        // the runtime's renewal would answer false now: an unfenced saver's renewBeforeWrite rejects
+        const lostByRenewal = new LeaseLostError({ ...s.lease, reason: "renewal answered false" })
+        const { fence, log } = yield* makeFence(s.lease, {
+          renew: () => Promise.reject(lostByRenewal)
+        })
+        const stale = (more: Record<string, unknown>) => config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, ...more })
+        const next = checkpoint({ messages: ["overwritten"], count: 9 }, { messages: 2, count: 2 })
+        const e1 = yield* rejection(
+          () => first.checkpoints.saver.put(stale({ checkpoint_id: s.base.id }), next, metadata(1), { messages: 2, count: 2 }),
+          "put under a stale epoch"
+        )
+        const e2 = yield* rejection(
+          () => second.checkpoints.saver.putWrites(stale({ checkpoint_id: s.base.id }), [["count", 99]], "task"),
+          "putWrites under a stale epoch"
+        )
+        for (const e of [e1, e2]) assert.instanceOf(e, LeaseLostError)
+        const latest = yield* s.latest()
+        assert.strictEqual(latest!.checkpoint.id, s.base.id, "the stale put wrote nothing")
+        assert.deepStrictEqual(latest!.checkpoint.channel_values, s.base.channel_values)
+        assert.deepStrictEqual(latest!.pendingWrites, [], "the stale putWrites wrote nothing")
+        assert.deepStrictEqual(some(yield* first.leases.get(s.tenantId, s.root), "lease"), taken, "the new holder's lease is untouched")
+        if (first.checkpoints.fenced) {
+          assert.strictEqual(log.lost.length, 2, "fence.lost is told of each refused write")
+          for (const e of log.lost) {
+            assert.instanceOf(e, LeaseLostError)
+            assert.strictEqual(e.epoch, s.lease.epoch)
+          }
+          assert.deepStrictEqual(log.confirmed, [])
+          assert.strictEqual(log.renewals, 0)
+        } else {
+          assert.strictEqual(log.renewals, 2, "each write asked for a renewal first")
+          assert.strictEqual(e1, lostByRenewal)
+        }
+      }))
+
+    it.effect("a fenced write under a lease that expired or was released writes nothing", () =>
+      Effect.gen(function*() {
+        const { first } = yield* Stores
+        const s = yield* setup(first)
+        const { fence, log } = yield* makeFence(s.lease, {
+          renew: () => Promise.reject(new LeaseLostError({ ...s.lease, reason: "renewal answered false" }))
+        })
+        const cfg = config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, checkpoint_id: s.base.id })
+        // expired at exactly expiresAt, nobody took it over
+        yield* TestClock.adjust(leaseTtl)
+        const e1 = yield* rejection(
+          () => first.checkpoints.saver.put(cfg, checkpoint({ late: true }, { late: 1 }), metadata(1), { late: 1 }),
+          "put under an expired lease"
+        )
+        assert.instanceOf(e1, LeaseLostError)
+        assert.strictEqual((yield* s.latest())!.checkpoint.id, s.base.id)
+        // released
+        const again = some(yield* first.leases.acquire(s.tenantId, s.root, s.lease.holder, leaseTtl, yield* now), "re-acquire")
+        assert.isTrue(yield* first.leases.release(again))
+        const released = yield* makeFence(again, {
+          renew: () => Promise.reject(new LeaseLostError({ ...again, reason: "released" }))
+        })
+        const e2 = yield* rejection(
+          () =>
+            first.checkpoints.saver.putWrites(
+              config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: released.fence, checkpoint_id: s.base.id }),
+              [["late", 1]],
+              "task"
+            ),
+          "putWrites under a released lease"
+        )
+        assert.instanceOf(e2, LeaseLostError)
+        assert.deepStrictEqual((yield* s.latest())!.pendingWrites, [])
+        if (first.checkpoints.fenced) {
+          assert.strictEqual(log.lost.length + released.log.lost.length, 2)
+          assert.isTrue(Option.isNone(yield* first.leases.get(s.tenantId, s.root)), "a refused write does not revive a released lease")
+        } else {
+          assert.strictEqual(log.renewals + released.log.renewals, 2)
+        }
+      }))
+
+    it.effect("a write the fence refuses locally reaches no store and writes nothing", () =>
+      Effect.gen(function*() {
+        const { first } = yield* Stores
+        const s = yield* setup(first)
+        const refusal = new LeaseLostError({ ...s.lease, reason: "confirmed time ran out" })
+        const { fence, log } = yield* makeFence(s.lease, { refusal })
+        const cfg = config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, checkpoint_id: s.base.id })
+        const before = some(yield* first.leases.get(s.tenantId, s.root), "lease")
+        yield* TestClock.adjust(1_000)
+        assert.strictEqual(
+          yield* rejection(() => first.checkpoints.saver.put(cfg, checkpoint({ x: 1 }, { x: 1 }), metadata(1), { x: 1 }), "refused put"),
+          refusal
+        )
+        assert.strictEqual(yield* rejection(() => first.checkpoints.saver.putWrites(cfg, [["x", 1]], "task"), "refused putWrites"), refusal)
+        const latest = yield* s.latest()
+        assert.strictEqual(latest!.checkpoint.id, s.base.id)
+        assert.deepStrictEqual(latest!.pendingWrites, [])
+        assert.deepStrictEqual(some(yield* first.leases.get(s.tenantId, s.root), "lease"), before, "the lease was not pushed")
+        assert.strictEqual(log.renewals, 0)
+        assert.deepStrictEqual(log.confirmed, [])
+      }))
+
+    it.effect("bad input: deleteThread fails with InvalidInputError naming the argument; a put without a thread id writes nothing", () =>
+      Effect.gen(function*() {
+        const { first } = yield* Stores
+        const s = yield* setup(first)
+        yield* expectInvalid(first.checkpoints.deleteThread("", s.threadId), "tenantId", "deleteThread, empty tenant")
+        yield* expectInvalid(first.checkpoints.deleteThread(s.tenantId, ""), "threadId", "deleteThread, empty thread")
+        assert.strictEqual((yield* s.latest())!.checkpoint.id, s.base.id, "no bad deleteThread deleted anything")
+        yield* rejection(
+          () => first.checkpoints.saver.put({ configurable: { [tenantKey]: s.tenantId } }, checkpoint({}, {}), metadata(0), {}),
+          "put without thread_id"
+        )
+        yield* rejection(
+          () => first.checkpoints.saver.putWrites({ configurable: { thread_id: s.threadId, [tenantKey]: s.tenantId } }, [["x", 1]], "t"),
+          "putWrites without checkpoint_id"
+        )
+        const latest = yield* s.latest()
+        assert.strictEqual(latest!.checkpoint.id, s.base.id)
+        assert.deepStrictEqual(latest!.pendingWrites, [])
+      }))
+  })
+}
