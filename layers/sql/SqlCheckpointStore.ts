@@ -1,0 +1,292 @@
+/**
+ * `CheckpointStore` over any `SqlClient`: the {@link CheckpointRows} that
+ * baton's own LangGraph saver (`src/CheckpointSaver.ts`) runs on. Fenced.
+ *
+ * A fenced write checks, in the write's own transaction, that the lease row
+ * (tenant, root) is still (holder, epoch) and live at the writer's `now`,
+ * pushes its `expires_at` to `now + ttl` (the write is a renewal), and writes;
+ * otherwise it rejects with `LeaseLostError` and writes nothing.
+ * - SQLite: `BEGIN IMMEDIATE`, the lease `UPDATE … RETURNING`, the inserts, `COMMIT`;
+ * - Postgres: one statement — a data-modifying CTE updates the lease and the
+ *   inserts read from it, so they write only if the lease row matched.
+ *
+ * A checkpoint row keeps no channel values: each channel version is a blob
+ * row written once (`put` stores the changed channels only). Checkpoint,
+ * channel and write values are BLOB (SQLite) / BYTEA (Postgres), exactly the
+ * bytes LangGraph's serde produced.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import type { Fragment } from "effect/sql/Statement"
+import { type BlobRow, CheckpointStore, type CheckpointRow, type CheckpointRows, type CheckpointStoreShape, type ListQuery, type WriteRow } from "../../src/CheckpointStore.ts"
+import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/Errors.ts"
+import type { FenceCheck } from "../../src/Fence.ts"
+import { bytes, num, run, textOrNull } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "CheckpointStore"
+
+/** Rows per multi-row INSERT (SQLite allows 32 766 bound values; Postgres 65 535). */
+const chunk = 500
+
+const toCheckpoint = (tenantId: string, threadId: string, checkpointNs: string, row: any): CheckpointRow => ({
+  tenantId,
+  threadId,
+  checkpointNs,
+  checkpointId: row.checkpoint_id,
+  parentCheckpointId: textOrNull(row.parent_checkpoint_id),
+  type: row.type,
+  checkpoint: bytes(row.checkpoint),
+  metadataType: row.metadata_type,
+  metadata: bytes(row.metadata)
+})
+
+/** The storage over the client (no migration: use {@link layer} or run `SqlMigrations.migrate` first). */
+export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointRows, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const context = yield* Effect.context<SqlClient.SqlClient>()
+    const runPromise = Effect.runPromiseWith(context)
+    const checkpoints = sql(t.checkpoints)
+    const writes = sql(t.checkpointWrites)
+    const leases = sql(t.leases)
+    const blobs_ = sql(t.checkpointBlobs)
+    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+
+    const checkpointColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata")
+    const checkpointValues = (r: CheckpointRow) =>
+      sql`${r.tenantId}, ${r.threadId}, ${r.checkpointNs}, ${r.checkpointId}, ${r.parentCheckpointId}, ${r.type}, ${r.checkpoint}, ${r.metadataType}, ${r.metadata}`
+    const checkpointUpsert = sql.literal(`ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+      parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type, checkpoint = excluded.checkpoint,
+      metadata_type = excluded.metadata_type, metadata = excluded.metadata`)
+
+    const writeColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path")
+    const writeTuple = (w: WriteRow) =>
+      sql`(${w.tenantId}, ${w.threadId}, ${w.checkpointNs}, ${w.checkpointId}, ${w.taskId}, ${w.idx}, ${w.channel}, ${w.type}, ${w.value}, ${w.taskPath})`
+    // A write with idx ≥ 0 that exists is kept; one with idx < 0 (LangGraph's special channels) is replaced.
+    const writeUpsert = sql.literal(`ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+      channel = excluded.channel, type = excluded.type, value = excluded.value, task_path = excluded.task_path
+      WHERE excluded.idx < 0`)
+
+    const renewLease = (f: FenceCheck) =>
+      sql`UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis}
+          WHERE tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}
+            AND holder = ${f.lease.holder} AND epoch = ${f.lease.epoch} AND expires_at > ${f.now}
+          RETURNING epoch`
+
+    /** Why a fenced write was refused, read after the fact (only on the failure path). */
+    const leaseLost = (f: FenceCheck) =>
+      Effect.flatMap(
+        sql`SELECT holder, epoch, expires_at FROM ${leases}
+            WHERE tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}`,
+        (rows): Effect.Effect<never, LeaseLostError> => {
+          const row = rows[0]
+          const reason = row === undefined
+            ? "no lease exists for this tree"
+            : row.holder === null
+            ? `the lease was released (epoch ${num(row.epoch)})`
+            : row.holder !== f.lease.holder || num(row.epoch) !== f.lease.epoch
+            ? `the lease passed to ${row.holder} (epoch ${num(row.epoch)})`
+            : `the lease expired at ${num(row.expires_at)}, before this write at ${f.now}`
+          return Effect.fail(
+            new LeaseLostError({
+              tenantId: f.lease.tenantId,
+              rootExecutionId: f.lease.rootExecutionId,
+              holder: f.lease.holder,
+              epoch: f.lease.epoch,
+              reason: `a fenced checkpoint write was refused: ${reason}`
+            })
+          )
+        }
+      )
+
+    /** Renew the lease (when fenced) and write, in one transaction (BEGIN IMMEDIATE on SQLite). */
+    const inTransaction = (f: FenceCheck | undefined, write: Effect.Effect<void, SqlError>) =>
+      sql.withTransaction(
+        f === undefined ? write : Effect.flatMap(renewLease(f), (rows) => rows.length === 0 ? leaseLost(f) : write)
+      )
+
+    const blobColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, channel, version, type, value")
+    const blobTuple = (b: BlobRow) =>
+      sql`(${b.tenantId}, ${b.threadId}, ${b.checkpointNs}, ${b.channel}, ${b.version}, ${b.type}, ${b.value})`
+    // A version's value never changes: a blob that exists is kept.
+    const blobUpsert = sql.literal("ON CONFLICT (tenant_id, thread_id, checkpoint_ns, channel, version) DO NOTHING")
+
+    const insertCheckpoint = (r: CheckpointRow) =>
+      sql`INSERT INTO ${checkpoints} (${checkpointColumns}) VALUES (${checkpointValues(r)}) ${checkpointUpsert}`
+    const insertBlobs = (blobs: ReadonlyArray<BlobRow>) =>
+      Effect.forEach(
+        chunks(blobs),
+        (part) => sql`INSERT INTO ${blobs_} (${blobColumns}) VALUES ${sql.csv(part.map(blobTuple))} ${blobUpsert}`,
+        { discard: true }
+      )
+
+    const putCheckpoint = (
+      r: CheckpointRow,
+      blobs: ReadonlyArray<BlobRow>,
+      fence: FenceCheck | undefined
+    ): Effect.Effect<void, SqlError | LeaseLostError> => {
+      if (fence === undefined && blobs.length === 0) return Effect.asVoid(insertCheckpoint(r))
+      if (isPg && blobs.length <= chunk) {
+        // One statement: lease check (when fenced), blobs and checkpoint, each insert reading from the lease CTE.
+        const from = fence === undefined ? sql.literal("") : sql.literal(" WHERE EXISTS (SELECT 1 FROM lease)")
+        const ctes: Array<Fragment> = []
+        if (fence !== undefined) ctes.push(sql`lease AS (${renewLease(fence)})`)
+        if (blobs.length > 0) {
+          ctes.push(sql`blobs AS (
+            INSERT INTO ${blobs_} (${blobColumns})
+            SELECT v.* FROM (VALUES ${sql.csv(blobs.map(blobTuple))}) AS v (${blobColumns})${from}
+            ${blobUpsert}
+            RETURNING 1)`)
+        }
+        return Effect.flatMap(
+          sql`WITH ${sql.csv(ctes)}
+              INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
+              ${checkpointUpsert}
+              RETURNING 1 AS ok`,
+          (rows) => rows.length === 0 && fence !== undefined ? leaseLost(fence) : Effect.void
+        )
+      }
+      return inTransaction(fence, Effect.andThen(insertBlobs(blobs), Effect.asVoid(insertCheckpoint(r))))
+    }
+
+    const insertWrites = (rows: ReadonlyArray<WriteRow>) =>
+      Effect.forEach(
+        chunks(rows),
+        (part) => sql`INSERT INTO ${writes} (${writeColumns}) VALUES ${sql.csv(part.map(writeTuple))} ${writeUpsert}`,
+        { discard: true }
+      )
+
+    const putWrites = (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined): Effect.Effect<void, SqlError | LeaseLostError> => {
+      if (fence === undefined) return rows.length === 0 ? Effect.void : insertWrites(rows)
+      if (isPg && rows.length <= chunk) {
+        const insert: Fragment = rows.length === 0
+          ? sql.literal("")
+          : sql`, ins AS (
+              INSERT INTO ${writes} (${writeColumns})
+              SELECT v.* FROM (VALUES ${sql.csv(rows.map(writeTuple))}) AS v (${writeColumns})
+              WHERE EXISTS (SELECT 1 FROM lease)
+              ${writeUpsert}
+              RETURNING 1)`
+        return Effect.flatMap(
+          sql`WITH lease AS (${renewLease(fence)})${insert} SELECT COUNT(*) AS n FROM lease`,
+          (result) => num(result[0]?.n) === 0 ? leaseLost(fence) : Effect.void
+        )
+      }
+      return inTransaction(fence, rows.length === 0 ? Effect.void : insertWrites(rows))
+    }
+
+    const getBlobs = (
+      tenantId: string,
+      threadId: string,
+      checkpointNs: string,
+      versions: ReadonlyArray<{ readonly channel: string; readonly version: string }>
+    ) =>
+      Effect.map(
+        Effect.forEach(chunks(versions), (part) =>
+          sql`SELECT channel, version, type, value FROM ${blobs_}
+              WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
+                AND (channel, version) IN (VALUES ${sql.csv(part.map((v) => sql`(${v.channel}, ${v.version})`))})`),
+        (parts) =>
+          parts.flat().map((b: any): BlobRow => ({
+            tenantId,
+            threadId,
+            checkpointNs,
+            channel: b.channel,
+            version: String(b.version),
+            type: b.type,
+            value: bytes(b.value)
+          }))
+      )
+
+    const getCheckpoint = (tenantId: string, threadId: string, checkpointNs: string, checkpointId: string | undefined) =>
+      Effect.map(
+        checkpointId === undefined
+          ? sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
+                WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
+                ORDER BY checkpoint_id DESC LIMIT 1`
+          : sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
+                WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
+                  AND checkpoint_id = ${checkpointId}`,
+        (rows) => rows.length === 0 ? undefined : toCheckpoint(tenantId, threadId, checkpointNs, rows[0])
+      )
+
+    const getWrites = (tenantId: string, threadId: string, checkpointNs: string, checkpointId: string) =>
+      Effect.map(
+        sql`SELECT task_id, idx, channel, type, value, task_path FROM ${writes}
+            WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
+              AND checkpoint_id = ${checkpointId}`,
+        (rows) =>
+          rows.map((w: any): WriteRow => ({
+            tenantId,
+            threadId,
+            checkpointNs,
+            checkpointId,
+            taskId: w.task_id,
+            idx: num(w.idx),
+            channel: w.channel,
+            type: w.type,
+            value: bytes(w.value),
+            taskPath: w.task_path ?? ""
+          }))
+      )
+
+    const listCheckpoints = (tenantId: string, q: ListQuery) => {
+      const where: Array<Fragment> = [sql`tenant_id = ${tenantId}`]
+      if (q.threadId !== undefined) where.push(sql`thread_id = ${q.threadId}`)
+      if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${q.checkpointNs}`)
+      if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${q.checkpointId}`)
+      if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
+      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${Math.max(0, Math.floor(q.limit))}` : sql.literal("")
+      return Effect.map(
+        sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
+            FROM ${checkpoints} WHERE ${sql.and(where)}
+            ORDER BY checkpoint_id DESC${limit}`,
+        (rows) => rows.map((row: any) => toCheckpoint(row.tenant_id, row.thread_id, row.checkpoint_ns, row))
+      )
+    }
+
+    const deleteThread = (tenantId: string, threadId: string) =>
+      sql.withTransaction(Effect.all([
+        sql`DELETE FROM ${checkpoints} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
+        sql`DELETE FROM ${writes} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
+        sql`DELETE FROM ${blobs_} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
+      ], { discard: true }))
+
+    const call = <A>(operation: string, effect: Effect.Effect<A, SqlError | LeaseLostError, SqlClient.SqlClient>) =>
+      runPromise(run(store, operation, () => effect))
+
+    const rows: CheckpointRows = {
+      fenced: true,
+      putCheckpoint: (row, blobs, fence) => call("putCheckpoint", putCheckpoint(row, blobs, fence)),
+      putWrites: (rows, fence) => call("putWrites", putWrites(rows, fence)),
+      getCheckpoint: (tenantId, threadId, ns, id) => call("getCheckpoint", getCheckpoint(tenantId, threadId, ns, id)),
+      getWrites: (tenantId, threadId, ns, id) => call("getWrites", getWrites(tenantId, threadId, ns, id)),
+      getBlobs: (tenantId, threadId, ns, versions) =>
+        versions.length === 0 ? Promise.resolve([]) : call("getBlobs", getBlobs(tenantId, threadId, ns, versions)),
+      listCheckpoints: (tenantId, query) => call("listCheckpoints", listCheckpoints(tenantId, query)),
+      deleteThread: (tenantId, threadId) => call("deleteThread", deleteThread(tenantId, threadId)),
+      ping: () => call("ping", Effect.asVoid(sql`SELECT 1`))
+    }
+    return rows
+  })
+
+const chunks = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => {
+  if (items.length <= chunk) return [items]
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += chunk) out.push(items.slice(i, i + chunk))
+  return out
+}
+
+/** The service over the client: baton's saver on {@link makeRows} (no migration). */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.map(makeRows(options), CheckpointStore.fromRows)
+
+/** `CheckpointStore` on the `SqlClient` in context; migrates the schema first. */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.effect(CheckpointStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))

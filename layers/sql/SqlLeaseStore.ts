@@ -1,0 +1,78 @@
+/**
+ * `LeaseStore` over any `SqlClient` (SQLite, Postgres): one row per tree.
+ *
+ * A released lease keeps its row (holder NULL) so the epoch never goes back.
+ * `acquire` is one `INSERT … ON CONFLICT … DO UPDATE … WHERE … RETURNING`:
+ * atomic on both databases without a transaction.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
+import type { Lease } from "../../src/Lease.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../src/LeaseStore.ts"
+import { num, run } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "LeaseStore"
+
+/** The backend over the client (no migration; use {@link layer} or run `SqlMigrations.migrate` first). */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LeaseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const leases = sql(t.leases)
+
+    const toLease = (tenantId: string, rootExecutionId: string, row: any): Lease => ({
+      tenantId,
+      rootExecutionId,
+      holder: row.holder,
+      epoch: num(row.epoch),
+      expiresAt: num(row.expires_at)
+    })
+
+    const impl: LeaseStoreShape = {
+      acquire: (tenantId, root, holder, ttl, now) =>
+        run(store, "acquire", () => Effect.map(
+          sql`INSERT INTO ${leases} AS cur (tenant_id, root_execution_id, holder, epoch, expires_at)
+              VALUES (${tenantId}, ${root}, ${holder}, 1, ${now + ttl})
+              ON CONFLICT (tenant_id, root_execution_id) DO UPDATE SET
+                epoch = CASE WHEN cur.holder = excluded.holder AND cur.expires_at > ${now} THEN cur.epoch ELSE cur.epoch + 1 END,
+                holder = excluded.holder,
+                expires_at = excluded.expires_at
+              WHERE cur.holder IS NULL OR cur.expires_at <= ${now} OR cur.holder = excluded.holder
+              RETURNING holder, epoch, expires_at`,
+          (rows) => rows.length === 0 ? Option.none() : Option.some(toLease(tenantId, root, rows[0]))
+        )),
+      renew: (lease, ttl, now) =>
+        run(store, "renew", () => Effect.map(
+          sql`UPDATE ${leases} SET expires_at = ${now + ttl}
+              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
+                AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}
+              RETURNING epoch`,
+          (rows) => rows.length > 0
+        )),
+      release: (lease) =>
+        run(store, "release", () => Effect.map(
+          sql`UPDATE ${leases} SET holder = NULL
+              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
+                AND holder = ${lease.holder} AND epoch = ${lease.epoch}
+              RETURNING epoch`,
+          (rows) => rows.length > 0
+        )),
+      get: (tenantId, root) =>
+        run(store, "get", () => Effect.map(
+          sql`SELECT holder, epoch, expires_at FROM ${leases}
+              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND holder IS NOT NULL`,
+          (rows) => rows.length === 0 ? Option.none() : Option.some(toLease(tenantId, root, rows[0]))
+        )),
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+    }
+    return LeaseStore.make(impl)
+  })
+
+/** `LeaseStore` on the `SqlClient` in context; migrates the schema first. */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))

@@ -1,0 +1,61 @@
+/**
+ * `LedgerStore` over any `SqlClient`: one row per (tenant, scope, scope id, day).
+ *
+ * `add` with a limit is one upsert whose update only happens when the new
+ * total stays within the limit, so concurrent adds never pass it; the total
+ * reported with `WouldExceed` is read in the same transaction.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
+import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/LedgerStore.ts"
+import { num, run } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "LedgerStore"
+
+/** The service over the client (argument checks included; no migration). */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LedgerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const ledger = sql(t.ledger)
+
+    const total = (key: LedgerKey) =>
+      Effect.map(
+        sql`SELECT total FROM ${ledger}
+            WHERE tenant_id = ${key.tenantId} AND scope = ${key.scope} AND scope_id = ${key.scopeId} AND day = ${key.day}`,
+        (rows) => rows.length === 0 ? 0 : num(rows[0].total)
+      )
+
+    const impl: LedgerStoreShape = {
+      add: (key, amount, limit) =>
+        run(store, "add", () => sql.withTransaction(Effect.gen(function*() {
+          if (limit !== undefined && amount > limit) {
+            return { _tag: "WouldExceed", total: yield* total(key), limit } satisfies LedgerResult
+          }
+          const rows = limit === undefined
+            ? yield* sql`INSERT INTO ${ledger} AS cur (tenant_id, scope, scope_id, day, total)
+                VALUES (${key.tenantId}, ${key.scope}, ${key.scopeId}, ${key.day}, ${amount})
+                ON CONFLICT (tenant_id, scope, scope_id, day) DO UPDATE SET total = cur.total + excluded.total
+                RETURNING total`
+            : yield* sql`INSERT INTO ${ledger} AS cur (tenant_id, scope, scope_id, day, total)
+                VALUES (${key.tenantId}, ${key.scope}, ${key.scopeId}, ${key.day}, ${amount})
+                ON CONFLICT (tenant_id, scope, scope_id, day) DO UPDATE SET total = cur.total + excluded.total
+                WHERE cur.total + excluded.total <= ${limit}
+                RETURNING total`
+          if (rows.length > 0) return { _tag: "Added", total: num(rows[0].total) } satisfies LedgerResult
+          return { _tag: "WouldExceed", total: yield* total(key), limit: limit! } satisfies LedgerResult
+        }))),
+      get: (key) => run(store, "get", () => total(key)),
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+    }
+    return LedgerStore.make(impl)
+  })
+
+/** `LedgerStore` on the `SqlClient` in context; migrates the schema first. */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))

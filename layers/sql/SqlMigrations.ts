@@ -1,0 +1,260 @@
+/**
+ * baton's versioned SQL schema, written once for SQLite and Postgres.
+ *
+ * Migrations run through effect's `Migrator` on first use of a database: the
+ * applied ids are kept in `<prefix>migrations`, only the missing ones run, all
+ * in one transaction. Two processes opening a new database at once are safe:
+ * on SQLite the transaction is `BEGIN IMMEDIATE` (the second waits, then finds
+ * nothing to do); on Postgres the Migrator locks its table. An older database
+ * is upgraded in place by the migrations it lacks. Every tenant column
+ * defaults to `"default"`, so a row written without a tenant lands there.
+ *
+ * The migration table's `created_at` bookkeeping comes from the database clock;
+ * no store reads it.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { Migrator, SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { type BatonConfigError, StoreError } from "../../src/Errors.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+/** Column types per dialect. */
+interface Types {
+  /** Text that is part of a key or an ordering: byte order on both (Postgres `COLLATE "C"`). */
+  readonly key: string
+  readonly text: string
+  /** Epoch milliseconds. */
+  readonly time: string
+  readonly int: string
+  readonly real: string
+  readonly blob: string
+}
+
+const typesOf = (sql: SqlClient.SqlClient): Types =>
+  sql.onDialectOrElse({
+    pg: (): Types => ({ key: `TEXT COLLATE "C"`, text: "TEXT", time: "BIGINT", int: "INTEGER", real: "DOUBLE PRECISION", blob: "BYTEA" }),
+    orElse: (): Types => ({ key: "TEXT", text: "TEXT", time: "INTEGER", int: "INTEGER", real: "REAL", blob: "BLOB" })
+  })
+
+const statements = (build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>, t: SqlTables.SqlTables) =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    for (const statement of build(t, typesOf(sql))) {
+      yield* sql.unsafe(statement).raw
+    }
+  })
+
+const tenant = (y: Types) => `tenant_id ${y.key} NOT NULL DEFAULT 'default'`
+
+/** 1: every table. */
+const initial = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.threads}" (
+    ${tenant(y)},
+    thread_id ${y.key} NOT NULL,
+    owner_id ${y.text},
+    created_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id)
+  )`,
+  `CREATE TABLE "${t.records}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    thread_id ${y.key} NOT NULL,
+    root_execution_id ${y.key} NOT NULL,
+    parent_execution_id ${y.key},
+    depth ${y.int} NOT NULL,
+    workflow_name ${y.text} NOT NULL,
+    workflow_version ${y.text} NOT NULL,
+    config_hash ${y.text} NOT NULL,
+    status ${y.key} NOT NULL,
+    error ${y.text},
+    created_at ${y.time} NOT NULL,
+    updated_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE TABLE "${t.pauseAnswers}" (
+    ${tenant(y)},
+    pause_id ${y.key} NOT NULL,
+    execution_id ${y.key} NOT NULL,
+    answered_by ${y.text} NOT NULL,
+    answered_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, pause_id)
+  )`,
+  `CREATE TABLE "${t.leases}" (
+    ${tenant(y)},
+    root_execution_id ${y.key} NOT NULL,
+    holder ${y.key},
+    epoch ${y.int} NOT NULL,
+    expires_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, root_execution_id)
+  )`,
+  `CREATE TABLE "${t.pauses}" (
+    ${tenant(y)},
+    pause_id ${y.key} NOT NULL,
+    thread_id ${y.key} NOT NULL,
+    root_execution_id ${y.key} NOT NULL,
+    execution_id ${y.key} NOT NULL,
+    interrupt_id ${y.text} NOT NULL,
+    payload ${y.text} NOT NULL,
+    status ${y.key} NOT NULL,
+    decision ${y.text},
+    created_at ${y.time} NOT NULL,
+    resolved_at ${y.time},
+    resolved_by ${y.text},
+    PRIMARY KEY (tenant_id, pause_id)
+  )`,
+  `CREATE TABLE "${t.tree}" (
+    ${tenant(y)},
+    root_execution_id ${y.key} NOT NULL,
+    tree_key ${y.key} NOT NULL,
+    value ${y.text} NOT NULL,
+    PRIMARY KEY (tenant_id, root_execution_id, tree_key)
+  )`,
+  `CREATE TABLE "${t.ledger}" (
+    ${tenant(y)},
+    scope ${y.key} NOT NULL,
+    scope_id ${y.key} NOT NULL,
+    day ${y.key} NOT NULL,
+    total ${y.real} NOT NULL,
+    PRIMARY KEY (tenant_id, scope, scope_id, day)
+  )`,
+  `CREATE TABLE "${t.rateSlots}" (
+    slot_key ${y.key} NOT NULL,
+    slot ${y.int} NOT NULL,
+    holder ${y.key},
+    epoch ${y.int} NOT NULL,
+    expires_at ${y.time} NOT NULL,
+    PRIMARY KEY (slot_key, slot)
+  )`,
+  `CREATE TABLE "${t.rateWindows}" (
+    window_key ${y.key} NOT NULL PRIMARY KEY,
+    window_start ${y.time} NOT NULL,
+    total ${y.real} NOT NULL
+  )`,
+  `CREATE TABLE "${t.ratePauses}" (
+    pause_key ${y.key} NOT NULL PRIMARY KEY,
+    paused_until ${y.time} NOT NULL
+  )`,
+  `CREATE TABLE "${t.childQueue}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    root_execution_id ${y.key} NOT NULL,
+    parent_execution_id ${y.key} NOT NULL,
+    thread_id ${y.key} NOT NULL,
+    depth ${y.int} NOT NULL,
+    workflow_name ${y.text} NOT NULL,
+    input ${y.text} NOT NULL,
+    status ${y.key} NOT NULL,
+    claimed_by ${y.key},
+    queued_at ${y.time} NOT NULL,
+    claim_expires_at ${y.time},
+    result ${y.text},
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE TABLE "${t.checkpoints}" (
+    ${tenant(y)},
+    thread_id ${y.key} NOT NULL,
+    checkpoint_ns ${y.key} NOT NULL,
+    checkpoint_id ${y.key} NOT NULL,
+    parent_checkpoint_id ${y.key},
+    type ${y.text} NOT NULL,
+    checkpoint ${y.blob} NOT NULL,
+    metadata_type ${y.text} NOT NULL,
+    metadata ${y.blob} NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id)
+  )`,
+  `CREATE TABLE "${t.checkpointWrites}" (
+    ${tenant(y)},
+    thread_id ${y.key} NOT NULL,
+    checkpoint_ns ${y.key} NOT NULL,
+    checkpoint_id ${y.key} NOT NULL,
+    task_id ${y.key} NOT NULL,
+    idx ${y.int} NOT NULL,
+    channel ${y.text} NOT NULL,
+    type ${y.text} NOT NULL,
+    value ${y.blob} NOT NULL,
+    task_path ${y.text} NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
+  )`,
+  `CREATE TABLE "${t.checkpointBlobs}" (
+    ${tenant(y)},
+    thread_id ${y.key} NOT NULL,
+    checkpoint_ns ${y.key} NOT NULL,
+    channel ${y.key} NOT NULL,
+    version ${y.key} NOT NULL,
+    type ${y.text} NOT NULL,
+    value ${y.blob} NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, checkpoint_ns, channel, version)
+  )`
+]
+
+/** 2: the indexes the recovery sweep, the retention delete, the queue claim and the per-tree reads use. */
+const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
+  `CREATE INDEX "${t.records}_status_idx" ON "${t.records}" (status, tenant_id, execution_id)`,
+  `CREATE INDEX "${t.records}_thread_idx" ON "${t.records}" (tenant_id, thread_id, created_at)`,
+  `CREATE INDEX "${t.pauses}_settled_idx" ON "${t.pauses}" (status, resolved_at)`,
+  `CREATE INDEX "${t.pauses}_root_idx" ON "${t.pauses}" (tenant_id, root_execution_id, created_at)`,
+  `CREATE INDEX "${t.pauseAnswers}_execution_idx" ON "${t.pauseAnswers}" (tenant_id, execution_id)`,
+  `CREATE INDEX "${t.childQueue}_claim_idx" ON "${t.childQueue}" (status, depth DESC, queued_at, execution_id)`,
+  `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
+]
+
+/** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
+export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
+  [1, "initial", initial],
+  [2, "indexes", indexes]
+]
+
+/** The schema version this code writes. */
+export const latestVersion = migrations[migrations.length - 1][0]
+
+/** effect's Migrator loader for the tables (only ids ≤ `upTo`, when given). */
+export const loader = (tables: SqlTables.SqlTables, upTo?: number): Migrator.Loader =>
+  Effect.succeed(
+    migrations
+      .filter(([id]) => upTo === undefined || id <= upTo)
+      .map(([id, name, build]): Migrator.ResolvedMigration => [id, name, Effect.succeed(statements(build, tables))])
+  )
+
+const run = Migrator.make({})
+
+export interface MigrateOptions extends SqlTables.SqlStoreOptions {
+  /** Stop at this schema version (for tests of upgrades and for tools); default: the latest. */
+  readonly upTo?: number | undefined
+}
+
+/**
+ * Brings the database to the latest schema (or `upTo`); answers the migrations
+ * it applied (none when already current). Safe to call on every start.
+ */
+export const migrate = (options: MigrateOptions = {}): Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  StoreError | BatonConfigError,
+  SqlClient.SqlClient
+> =>
+  Effect.flatMap(SqlTables.make(options), (tables) =>
+    run({ loader: loader(tables, options.upTo), table: tables.migrations }).pipe(
+      Effect.mapError((e: Migrator.MigrationError | SqlError) =>
+        new StoreError({
+          store: "SqlMigrations",
+          operation: "migrate",
+          reason: e._tag === "MigrationError" ? `${e.kind}: ${e.message}` : `${e.reason._tag}: ${e.message}`,
+          cause: e
+        })
+      )
+    ))
+
+/** The schema version of the database: the newest applied migration id, 0 when none. */
+export const currentVersion = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<number, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const tables = yield* SqlTables.make(options)
+    const sql = yield* SqlClient.SqlClient
+    const exists = yield* sql.onDialectOrElse({
+      pg: () => sql`SELECT 1 AS found WHERE to_regclass(${`"${tables.migrations}"`}) IS NOT NULL`,
+      orElse: () => sql`SELECT 1 AS found FROM sqlite_master WHERE type = 'table' AND name = ${tables.migrations}`
+    })
+    if (exists.length === 0) return 0
+    const rows = yield* sql<{ v: unknown }>`SELECT MAX(migration_id) AS v FROM ${sql(tables.migrations)}`
+    return rows[0]?.v == null ? 0 : Number(rows[0].v)
+  }).pipe(Effect.mapError((e) => e._tag === "SqlError" ? new StoreError({ store: "SqlMigrations", operation: "currentVersion", reason: e.message, cause: e }) : e))

@@ -1,0 +1,109 @@
+/**
+ * `PauseStore` over any `SqlClient`. Payloads and decisions are JSON text.
+ *
+ * Every status move is one conditional `UPDATE … WHERE status = … RETURNING`,
+ * so of two instances answering the same pause exactly one moves it.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { type BatonConfigError, NotPausedError, type StoreError, UnknownPauseError } from "../../src/Errors.ts"
+import type { Pause, PauseStatus } from "../../src/Pause.ts"
+import { PauseStore, type PauseStoreShape } from "../../src/PauseStore.ts"
+import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "PauseStore"
+
+const toPause = (row: any): Pause => ({
+  tenantId: row.tenant_id,
+  threadId: row.thread_id,
+  pauseId: row.pause_id,
+  rootExecutionId: row.root_execution_id,
+  executionId: row.execution_id,
+  interruptId: row.interrupt_id,
+  payload: fromJson(row.payload),
+  status: row.status as PauseStatus,
+  decision: fromJson(row.decision),
+  createdAt: num(row.created_at),
+  resolvedAt: numOrNull(row.resolved_at),
+  resolvedBy: textOrNull(row.resolved_by)
+})
+
+/** The service over the client (argument checks included; no migration). */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const pauses = sql(t.pauses)
+
+    const get = (tenantId: string, pauseId: string) =>
+      Effect.map(
+        sql`SELECT * FROM ${pauses} WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId}`,
+        (rows) => rows.length === 0 ? Option.none<Pause>() : Option.some(toPause(rows[0]))
+      )
+
+    const impl: PauseStoreShape = {
+      save: (p) =>
+        run(store, "save", () => Effect.map(
+          sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id, interrupt_id,
+                payload, status, decision, created_at, resolved_at, resolved_by)
+              VALUES (${p.tenantId}, ${p.pauseId}, ${p.threadId}, ${p.rootExecutionId}, ${p.executionId}, ${p.interruptId},
+                ${toJson(p.payload)}, 'Pending', NULL, ${p.createdAt}, NULL, NULL)
+              ON CONFLICT (tenant_id, pause_id) DO NOTHING
+              RETURNING pause_id`,
+          (rows) => rows.length > 0
+        )),
+      get: (tenantId, pauseId) => run(store, "get", () => get(tenantId, pauseId)),
+      resolve: (input) =>
+        run(store, "resolve", () => Effect.gen(function*() {
+          const rows = yield* sql`UPDATE ${pauses}
+            SET status = 'Resolved', decision = ${toJson(input.decision)}, resolved_at = ${input.now}, resolved_by = ${input.resolvedBy}
+            WHERE tenant_id = ${input.tenantId} AND pause_id = ${input.pauseId} AND status = 'Pending'
+            RETURNING *`
+          if (rows.length > 0) return toPause(rows[0])
+          const existing = yield* get(input.tenantId, input.pauseId)
+          if (Option.isNone(existing)) {
+            return yield* new UnknownPauseError({ tenantId: input.tenantId, pauseId: input.pauseId })
+          }
+          return yield* new NotPausedError({ tenantId: input.tenantId, pauseId: input.pauseId, status: existing.value.status })
+        })),
+      take: (tenantId, pauseId) =>
+        run(store, "take", () => Effect.map(
+          sql`UPDATE ${pauses} SET status = 'Taken'
+              WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId} AND status = 'Resolved'
+              RETURNING pause_id`,
+          (rows) => rows.length > 0
+        )),
+      withdraw: (tenantId, pauseId, now) =>
+        run(store, "withdraw", () => Effect.map(
+          sql`UPDATE ${pauses} SET status = 'Cancelled', resolved_at = COALESCE(resolved_at, ${now})
+              WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId} AND status IN ('Pending', 'Resolved')
+              RETURNING pause_id`,
+          (rows) => rows.length > 0
+        )),
+      listByRoot: (tenantId, root, statuses) =>
+        statuses.length === 0
+          ? Effect.succeed([])
+          : run(store, "listByRoot", () => Effect.map(
+            sql`SELECT * FROM ${pauses}
+                WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND status IN ${sql.in(statuses)}
+                ORDER BY created_at, pause_id`,
+            (rows) => rows.map(toPause)
+          )),
+      deleteSettledBefore: (cutoff) =>
+        run(store, "deleteSettledBefore", () => Effect.map(
+          sql`DELETE FROM ${pauses} WHERE status IN ('Taken', 'Cancelled') AND resolved_at < ${cutoff}
+              RETURNING pause_id`,
+          (rows) => rows.length
+        )),
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+    }
+    return PauseStore.make(impl)
+  })
+
+/** `PauseStore` on the `SqlClient` in context; migrates the schema first. */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))

@@ -1,0 +1,57 @@
+/**
+ * Every store contract over one `SqlClient`, with the schema migrated once.
+ *
+ * @since 0.1.0
+ */
+import { Context, Effect, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
+import { CheckpointStore } from "../../src/CheckpointStore.ts"
+import { ChildQueueStore } from "../../src/ChildQueueStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
+import type { IdGenerator } from "../../src/Ids.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { LedgerStore } from "../../src/LedgerStore.ts"
+import { PauseStore } from "../../src/PauseStore.ts"
+import { RateLimitStore } from "../../src/RateLimitStore.ts"
+import { RecordStore } from "../../src/RecordStore.ts"
+import { TreeStore } from "../../src/TreeStore.ts"
+import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
+import * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
+import * as SqlLeaseStore from "./SqlLeaseStore.ts"
+import * as SqlLedgerStore from "./SqlLedgerStore.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlPauseStore from "./SqlPauseStore.ts"
+import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
+import * as SqlRecordStore from "./SqlRecordStore.ts"
+import type { SqlStoreOptions } from "./SqlTables.ts"
+import * as SqlTreeStore from "./SqlTreeStore.ts"
+
+/** The eight store services. */
+export type Stores =
+  | LeaseStore
+  | RecordStore
+  | PauseStore
+  | TreeStore
+  | CheckpointStore
+  | LedgerStore
+  | RateLimitStore
+  | ChildQueueStore
+
+/**
+ * The eight stores on the `SqlClient` in context (one connection or pool for
+ * all of them); migrates the schema once, at build. `RecordStore` needs an
+ * `IdGenerator`.
+ */
+export const layer = (options: SqlStoreOptions = {}): Layer.Layer<Stores, StoreError | BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
+  Layer.effectContext(Effect.gen(function*() {
+    yield* SqlMigrations.migrate(options)
+    return Context.make(LeaseStore, yield* SqlLeaseStore.make(options)).pipe(
+      Context.add(RecordStore, yield* SqlRecordStore.make(options)),
+      Context.add(PauseStore, yield* SqlPauseStore.make(options)),
+      Context.add(TreeStore, yield* SqlTreeStore.make(options)),
+      Context.add(CheckpointStore, yield* SqlCheckpointStore.make(options)),
+      Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
+      Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
+      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options))
+    )
+  }))

@@ -1,0 +1,70 @@
+/**
+ * The names of baton's tables in one SQL database, under a table prefix.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { BatonConfigError } from "../../src/Errors.ts"
+
+/** Options every SQL store Layer takes. */
+export interface SqlStoreOptions {
+  /**
+   * Prepended to every table name (default `"baton_"`), so baton's tables can
+   * live beside an application's own, or two baton deployments in one database.
+   * Empty, or letters, digits and `_` starting with a letter or `_`.
+   */
+  readonly tablePrefix?: string | undefined
+}
+
+export const defaultTablePrefix = "baton_"
+
+/** Every table baton keeps, by role. */
+export interface SqlTables {
+  readonly prefix: string
+  readonly migrations: string
+  readonly threads: string
+  readonly records: string
+  readonly pauseAnswers: string
+  readonly leases: string
+  readonly pauses: string
+  readonly tree: string
+  readonly ledger: string
+  readonly rateSlots: string
+  readonly rateWindows: string
+  readonly ratePauses: string
+  readonly childQueue: string
+  readonly checkpoints: string
+  readonly checkpointWrites: string
+  readonly checkpointBlobs: string
+}
+
+const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
+
+/** The tables under `options.tablePrefix`; a prefix that is not a plain identifier is a `BatonConfigError`. */
+export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, BatonConfigError> => {
+  const prefix = options.tablePrefix ?? defaultTablePrefix
+  if (typeof prefix !== "string" || !validPrefix.test(prefix)) {
+    return Effect.fail(new BatonConfigError({
+      field: "tablePrefix",
+      reason: `is ${JSON.stringify(prefix)}: it must be empty or up to 41 letters, digits or "_", starting with a letter or "_"`
+    }))
+  }
+  return Effect.succeed({
+    prefix,
+    migrations: `${prefix}migrations`,
+    threads: `${prefix}threads`,
+    records: `${prefix}records`,
+    pauseAnswers: `${prefix}pause_answers`,
+    leases: `${prefix}leases`,
+    pauses: `${prefix}pauses`,
+    tree: `${prefix}tree_keys`,
+    ledger: `${prefix}ledger`,
+    rateSlots: `${prefix}rate_slots`,
+    rateWindows: `${prefix}rate_windows`,
+    ratePauses: `${prefix}rate_pauses`,
+    childQueue: `${prefix}child_queue`,
+    checkpoints: `${prefix}checkpoints`,
+    checkpointWrites: `${prefix}checkpoint_writes`,
+    checkpointBlobs: `${prefix}checkpoint_blobs`
+  })
+}

@@ -1,0 +1,73 @@
+/**
+ * `TreeStore` over any `SqlClient`: keys of one execution tree, values as JSON text.
+ *
+ * `saveIfAbsent` is one `INSERT … ON CONFLICT DO NOTHING RETURNING`: of two
+ * instances writing the same key, exactly one gets a row back.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/TreeStore.ts"
+import { fromJson, run, toJson } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "TreeStore"
+
+/** The backend over the client, without migration or the reserved-key rule. */
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const tree = sql(t.tree)
+
+    const backend: TreeStoreBackend = {
+      saveIfAbsent: (tenantId, root, key, value) =>
+        run(store, "saveIfAbsent", () => Effect.map(
+          sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
+              VALUES (${tenantId}, ${root}, ${key}, ${toJson(value)})
+              ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING
+              RETURNING tree_key`,
+          (rows) => rows.length > 0
+        )),
+      get: (tenantId, root, key) =>
+        run(store, "get", () => Effect.map(
+          sql`SELECT value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
+          (rows) => rows.length === 0 ? Option.none() : Option.some(fromJson(rows[0].value))
+        )),
+      // Keys sort in byte order on both databases (Postgres columns are COLLATE "C"),
+      // so the keys with a prefix are the run starting at the prefix itself.
+      list: (tenantId, root, prefix) =>
+        run(store, "list", () => Effect.map(
+          sql`SELECT tree_key, value FROM ${tree}
+              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key >= ${prefix}
+              ORDER BY tree_key`,
+          (rows) => {
+            const out: Array<{ key: string; value: unknown }> = []
+            for (const row of rows) {
+              const key = String(row.tree_key)
+              if (!key.startsWith(prefix)) break
+              out.push({ key, value: fromJson(row.value) })
+            }
+            return out
+          }
+        )),
+      deleteRoot: (tenantId, root) =>
+        run(store, "deleteRoot", () => Effect.map(
+          sql`DELETE FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} RETURNING tree_key`,
+          (rows) => rows.length
+        )),
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+    }
+    return backend
+  })
+
+/** The service over the client (argument checks and reserved keys included; no migration). */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.map(makeBackend(options), TreeStore.make)
+
+/** `TreeStore` on the `SqlClient` in context; migrates the schema first. */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))

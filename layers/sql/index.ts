@@ -1,0 +1,18 @@
+/**
+ * Every store contract written once over effect's `SqlClient`, for SQLite and
+ * Postgres alike (dialect branches only where they differ). The client Layer
+ * comes from `layers/sqlite` or `layers/pg`.
+ *
+ * @since 0.1.0
+ */
+export * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
+export * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
+export * as SqlLeaseStore from "./SqlLeaseStore.ts"
+export * as SqlLedgerStore from "./SqlLedgerStore.ts"
+export * as SqlMigrations from "./SqlMigrations.ts"
+export * as SqlPauseStore from "./SqlPauseStore.ts"
+export * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
+export * as SqlRecordStore from "./SqlRecordStore.ts"
+export * as SqlStores from "./SqlStores.ts"
+export * as SqlTables from "./SqlTables.ts"
+export * as SqlTreeStore from "./SqlTreeStore.ts"

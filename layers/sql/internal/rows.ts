@@ -1,0 +1,38 @@
+/**
+ * Shared by the SQL stores: SqlError → StoreError, and reading column values
+ * the same way whatever the driver returns (SQLite numbers, Postgres bigints).
+ */
+import { Effect } from "effect"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
+import { StoreError } from "../../../src/Errors.ts"
+
+/** Maps the driver's `SqlError` to the contract's `StoreError` for `store.operation`. */
+export const storeError = (store: string, operation: string) => (error: SqlError): StoreError =>
+  new StoreError({ store, operation, reason: `${error.reason._tag}: ${error.message}`, cause: error })
+
+/**
+ * A store operation, built only when run (a contract's `make` builds the
+ * backend's effect before its argument checks pass), with `SqlError` turned
+ * into `StoreError`.
+ */
+export const run = <A, E, R>(store: string, operation: string, effect: () => Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError> | StoreError, R> =>
+  Effect.mapError(Effect.suspend(effect), (e) => isSqlError(e) ? storeError(store, operation)(e) : e as Exclude<E, SqlError>)
+
+/** A numeric column (SQLite gives numbers, Postgres BIGINT gives bigints). */
+export const num = (value: unknown): number => typeof value === "number" ? value : Number(value)
+
+/** A nullable numeric column. */
+export const numOrNull = (value: unknown): number | null => value === null || value === undefined ? null : num(value)
+
+/** A nullable text column. */
+export const textOrNull = (value: unknown): string | null => value === null || value === undefined ? null : String(value)
+
+/** A JSON text column; SQL NULL reads as null. */
+export const fromJson = (value: unknown): unknown => value === null || value === undefined ? null : JSON.parse(String(value))
+
+/** A JSON value to store as text (`undefined` stores as JSON null). */
+export const toJson = (value: unknown): string => JSON.stringify(value === undefined ? null : value)
+
+/** A binary column as a Uint8Array (Postgres drivers may hand back a Buffer, which is one). */
+export const bytes = (value: unknown): Uint8Array =>
+  value instanceof Uint8Array ? value : typeof value === "string" ? new TextEncoder().encode(value) : new Uint8Array(0)

@@ -1,0 +1,336 @@
+/**
+ * A `SqlClient` over Node's built-in `node:sqlite`, one connection per Layer.
+ *
+ * Why it exists: effect 4.1 has no stable SQLite driver for Node
+ * (`@effect/sql-sqlite-node` only ships `4.0.0-beta.102`, which imports the
+ * removed `effect/unstable/*` paths and fails to load). So this is a small
+ * driver of ours on effect's own client constructor (`SqlClient.make`) and
+ * SQLite acquirers (`SqlClient.makeSqliteAcquirers`); it is no general
+ * SQLite package — it does what baton's stores need, and no native build.
+ *
+ * Behaviour:
+ * - one connection per Layer build, opened on first use (not at build), closed
+ *   when the Layer's scope closes; fibers share it through a semaphore;
+ * - WAL journal; `synchronous=NORMAL` by default: a commit survives a crash of
+ *   the process (what baton guards against) without an fsync per commit; choose
+ *   `"FULL"` to survive a power loss too, at an fsync per commit;
+ * - busy timeout 5 s by default: a writer waits that long for another
+ *   connection's write lock. `node:sqlite` is synchronous, so the wait blocks
+ *   this process's event loop; with two connections in ONE process use
+ *   `busyTimeout: 0` — a statement that finds the database locked outside a
+ *   transaction (and `BEGIN IMMEDIATE` itself) is then retried after yielding
+ *   the fiber, so the other connection's holder can commit meanwhile;
+ * - every transaction starts with `BEGIN IMMEDIATE` (it takes the write lock
+ *   first: a plain `BEGIN` could fail later when it upgrades); a rollback when
+ *   no transaction is active (a `BEGIN` that failed busy) is a no-op;
+ * - the path comes from `options.path`, else the `BATON_SQLITE_PATH` config;
+ *   missing or empty → `BatonConfigError` naming the setting; a path in a
+ *   folder that does not exist → `BatonConfigError` naming the path.
+ *   `":memory:"` is allowed: it is a private database of this one connection
+ *   (two Layers never share it — use a temporary file for several instances).
+ * - prepared statements are kept per connection (LRU), keyed by their SQL.
+ *
+ * @since 0.1.0
+ */
+import { DatabaseSync, type StatementSync } from "node:sqlite"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { Config, Context, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { SqlClient } from "effect/sql"
+import type { Connection } from "effect/sql/SqlConnection"
+import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
+import * as Statement from "effect/sql/Statement"
+import { BatonConfigError } from "../../src/Errors.ts"
+
+/** The config setting read when no `path` is given. */
+export const pathSetting = "BATON_SQLITE_PATH"
+
+export interface SqliteClientOptions {
+  /** A file path, or `":memory:"`. Default: the `BATON_SQLITE_PATH` config. */
+  readonly path?: string | undefined
+  /** How long a statement waits for another connection's write lock. Default 5 seconds. */
+  readonly busyTimeout?: Duration.Input | undefined
+  /** `"NORMAL"` (default: safe against a process crash) or `"FULL"` (also against power loss; an fsync per commit). */
+  readonly synchronous?: "NORMAL" | "FULL" | undefined
+  /**
+   * How many times a statement that found the database locked outside a
+   * transaction is retried after yielding the fiber. Default 1000 — cheap, and
+   * what one-process tests with `busyTimeout: 0` rely on.
+   */
+  readonly busyRetries?: number | undefined
+  /** Prepared statements kept per connection. Default 256. */
+  readonly statementCacheSize?: number | undefined
+}
+
+/** The client: effect's `SqlClient`, plus what it was opened with. */
+export interface SqliteClient extends SqlClient.SqlClient {
+  readonly path: string
+  readonly busyTimeoutMillis: number
+  readonly synchronous: "NORMAL" | "FULL"
+}
+
+export const SqliteClient = Context.Service<SqliteClient>("baton/sqlite/SqliteClient")
+
+interface Prepared {
+  readonly statement: StatementSync
+  /** False for statements that return no columns (DDL, plain INSERT, BEGIN…): run() is cheaper. */
+  readonly reader: boolean
+}
+
+const toSqlError = (cause: unknown, operation: string, message?: string): SqlError => {
+  // node:sqlite reports the SQLite result code as `errcode`; effect's classifier reads `errno`.
+  if (cause !== null && typeof cause === "object" && typeof (cause as any).errcode === "number" && (cause as any).errno === undefined) {
+    ;(cause as any).errno = (cause as any).errcode
+  }
+  return new SqlError({
+    reason: classifySqliteError(cause, { message: message ?? (cause instanceof Error ? cause.message : String(cause)), operation })
+  })
+}
+
+const bind = (params: ReadonlyArray<unknown>): Array<any> => {
+  const out = new Array(params.length)
+  for (let i = 0; i < params.length; i++) {
+    const p = params[i]
+    out[i] = p === undefined ? null : typeof p === "boolean" ? (p ? 1 : 0) : p instanceof Date ? p.toISOString() : p
+  }
+  return out
+}
+
+/** One open `DatabaseSync` with its statement cache, as effect's `Connection`. */
+class NodeSqliteConnection implements Connection {
+  readonly db: DatabaseSync
+  readonly cache = new Map<string, Prepared>()
+  readonly cacheSize: number
+  readonly busyRetries: number
+
+  constructor(db: DatabaseSync, cacheSize: number, busyRetries: number) {
+    this.db = db
+    this.cacheSize = cacheSize
+    this.busyRetries = busyRetries
+  }
+
+  prepared(sql: string, arrays: boolean): Prepared {
+    const key = arrays ? "\u0000" + sql : sql
+    const hit = this.cache.get(key)
+    if (hit !== undefined) {
+      this.cache.delete(key)
+      this.cache.set(key, hit)
+      return hit
+    }
+    const statement = this.db.prepare(sql)
+    if (arrays) statement.setReturnArrays(true)
+    const prepared = { statement, reader: statement.columns().length > 0 }
+    this.cache.set(key, prepared)
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!)
+    return prepared
+  }
+
+  /** Runs `f`; a busy failure outside a transaction is retried after yielding the fiber. */
+  attempt<A>(operation: string, f: () => A): Effect.Effect<A, SqlError> {
+    const loop = (left: number): Effect.Effect<A, SqlError> => {
+      try {
+        return Effect.succeed(f())
+      } catch (cause) {
+        const error = toSqlError(cause, operation)
+        if (left > 0 && error.reason._tag === "LockTimeoutError" && !this.db.isTransaction) {
+          return Effect.flatMap(Effect.yieldNow, () => loop(left - 1))
+        }
+        return Effect.fail(error)
+      }
+    }
+    return Effect.suspend(() => loop(this.busyRetries))
+  }
+
+  rows(sql: string, params: ReadonlyArray<unknown>, arrays: boolean, cached: boolean): Array<any> {
+    const { reader, statement } = cached
+      ? this.prepared(sql, arrays)
+      : (() => {
+        const statement = this.db.prepare(sql)
+        if (arrays) statement.setReturnArrays(true)
+        return { statement, reader: statement.columns().length > 0 }
+      })()
+    const bound = params.length === 0 ? params as Array<any> : bind(params)
+    if (reader) return statement.all(...bound)
+    statement.run(...bound)
+    return []
+  }
+
+  execute(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+    return this.attempt("execute", () => {
+      const rows = this.rows(sql, params, false, true)
+      return transformRows ? transformRows(rows) : rows
+    })
+  }
+
+  executeRaw(sql: string, params: ReadonlyArray<unknown>) {
+    return this.attempt("executeRaw", () => {
+      const { reader, statement } = this.prepared(sql, false)
+      const bound = bind(params)
+      return reader ? statement.all(...bound) : statement.run(...bound)
+    })
+  }
+
+  executeStream(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+    return Stream.unwrap(Effect.map(
+      this.execute(sql, params, transformRows),
+      (rows) => Stream.fromIterable(rows)
+    ))
+  }
+
+  executeValues(sql: string, params: ReadonlyArray<unknown>) {
+    return this.attempt("executeValues", () => this.rows(sql, params, true, true))
+  }
+
+  executeValuesUnprepared(sql: string, params: ReadonlyArray<unknown>) {
+    return this.attempt("executeValuesUnprepared", () => this.rows(sql, params, true, false))
+  }
+
+  executeUnprepared(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
+    return this.attempt("executeUnprepared", () => {
+      const rows = this.rows(sql, params, false, false)
+      return transformRows ? transformRows(rows) : rows
+    })
+  }
+}
+
+/** The path to open: `options.path`, else the `BATON_SQLITE_PATH` config; checked before anything opens. */
+const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly path: string; readonly field: string }, BatonConfigError> =>
+  Effect.gen(function*() {
+    const field = options.path !== undefined ? "path" : pathSetting
+    const path = options.path !== undefined
+      ? options.path
+      : yield* Config.option(Config.String(pathSetting)).pipe(
+        Effect.mapError((e) => new BatonConfigError({ field: pathSetting, reason: `could not be read (${e.message})` })),
+        Effect.map(Option.getOrUndefined)
+      )
+    if (path === undefined) {
+      return yield* new BatonConfigError({
+        field,
+        reason: `is not set: set ${pathSetting} (or pass \`path\`) to the SQLite file every instance shares, or ":memory:" for a private in-memory database`
+      })
+    }
+    if (typeof path !== "string" || path.trim().length === 0) {
+      return yield* new BatonConfigError({ field, reason: `is empty: it must name the SQLite file every instance shares, or ":memory:"` })
+    }
+    if (path !== ":memory:" && !path.startsWith("file:")) {
+      const folder = Path.dirname(Path.resolve(path))
+      let isFolder = false
+      try {
+        isFolder = Fs.statSync(folder).isDirectory()
+      } catch {
+        isFolder = false
+      }
+      if (!isFolder) {
+        return yield* new BatonConfigError({
+          field,
+          reason: `is "${path}", whose folder "${folder}" does not exist: create the folder first or choose another path`
+        })
+      }
+    }
+    return { path, field }
+  })
+
+const checkOptions = (options: SqliteClientOptions) =>
+  Effect.gen(function*() {
+    let busyTimeoutMillis = 5000
+    if (options.busyTimeout !== undefined) {
+      const d = Duration.fromInput(options.busyTimeout)
+      const millis = Option.isSome(d) ? Duration.toMillis(d.value) : NaN
+      if (!Number.isFinite(millis) || millis < 0) {
+        return yield* new BatonConfigError({ field: "busyTimeout", reason: "must be a finite duration ≥ 0" })
+      }
+      busyTimeoutMillis = Math.round(millis)
+    }
+    const synchronous = options.synchronous ?? "NORMAL"
+    if (synchronous !== "NORMAL" && synchronous !== "FULL") {
+      return yield* new BatonConfigError({ field: "synchronous", reason: `must be "NORMAL" or "FULL"` })
+    }
+    const busyRetries = options.busyRetries ?? 1000
+    if (!Number.isInteger(busyRetries) || busyRetries < 0) {
+      return yield* new BatonConfigError({ field: "busyRetries", reason: "must be a whole number ≥ 0" })
+    }
+    const statementCacheSize = options.statementCacheSize ?? 256
+    if (!Number.isInteger(statementCacheSize) || statementCacheSize < 1) {
+      return yield* new BatonConfigError({ field: "statementCacheSize", reason: "must be a whole number ≥ 1" })
+    }
+    return { busyTimeoutMillis, synchronous, busyRetries, statementCacheSize } as const
+  })
+
+/**
+ * Builds the client in the current scope. The connection opens on the first
+ * statement; a failure to open is a `SqlError` (ConnectionError) naming the path.
+ */
+export const make = (options: SqliteClientOptions = {}) =>
+  Effect.gen(function*() {
+    const { path } = yield* resolvePath(options)
+    const settings = yield* checkOptions(options)
+    let connection: NodeSqliteConnection | undefined
+    let closed = false
+
+    const open = Effect.suspend((): Effect.Effect<NodeSqliteConnection, SqlError> => {
+      if (connection !== undefined) return Effect.succeed(connection)
+      if (closed) {
+        return Effect.fail(new SqlError({ reason: new ConnectionError({ cause: undefined, message: `SQLite database "${path}" is closed (its Layer's scope ended)`, operation: "open" }) }))
+      }
+      let db: DatabaseSync
+      try {
+        db = new DatabaseSync(path, { timeout: settings.busyTimeoutMillis })
+      } catch (cause) {
+        return Effect.fail(toSqlError(cause, "open", `cannot open SQLite database "${path}": ${cause instanceof Error ? cause.message : String(cause)}`))
+      }
+      const conn = new NodeSqliteConnection(db, settings.statementCacheSize, settings.busyRetries)
+      return conn.attempt("open", () => {
+        db.exec("PRAGMA journal_mode = WAL")
+        db.exec(`PRAGMA synchronous = ${settings.synchronous}`)
+      }).pipe(
+        Effect.tapError(() => Effect.sync(() => db.close())),
+        Effect.map(() => {
+          connection = conn
+          return conn
+        })
+      )
+    })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        closed = true
+        if (connection !== undefined && connection.db.isOpen) {
+          connection.cache.clear()
+          connection.db.close()
+        }
+        connection = undefined
+      })
+    )
+
+    const acquirers = SqlClient.makeSqliteAcquirers({
+      connection: open,
+      semaphore: Semaphore.makeUnsafe(1),
+      isTransaction: (conn) => conn.db.isOpen && conn.db.isTransaction
+    })
+
+    const client = yield* SqlClient.make({
+      acquirer: acquirers.acquirer,
+      borrower: acquirers.borrower,
+      transactionAcquirer: acquirers.transactionAcquirer,
+      onCommitFailure: acquirers.onCommitFailure,
+      isTransaction: acquirers.isTransaction,
+      compiler: Statement.makeCompilerSqlite(),
+      driver: "node-sqlite",
+      beginTransaction: "BEGIN IMMEDIATE",
+      prepareTransactionControls: true,
+      spanAttributes: [["db.system.name", "sqlite"], ["db.namespace", path]]
+    })
+
+    return Object.assign(client, {
+      path,
+      busyTimeoutMillis: settings.busyTimeoutMillis,
+      synchronous: settings.synchronous
+    }) as SqliteClient
+  })
+
+/** Provides `SqliteClient` and effect's `SqlClient` (one connection, closed with the Layer). */
+export const layer = (options: SqliteClientOptions = {}): Layer.Layer<SqliteClient | SqlClient.SqlClient, BatonConfigError> =>
+  Layer.effectContext(
+    Effect.map(make(options), (client) => Context.make(SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
+  ).pipe(Layer.provide(Reactivity.layer))

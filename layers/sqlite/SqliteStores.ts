@@ -1,0 +1,89 @@
+/**
+ * Every store contract in one SQLite database, over one `node:sqlite`
+ * connection (see `SqliteClient` for WAL, busy timeout and the path setting).
+ *
+ * - `layer(options)` — the eight stores and an `IdGenerator` (random ids) on
+ *   one connection; the schema is migrated at build.
+ * - `leaseStore(options)`, `recordStore(options)`, … — one store alone on its
+ *   own connection, to mix with other backends (SQLite leases with in-memory
+ *   rate limits, say). To put a few stores on one connection instead, provide
+ *   one `SqliteClient.layer` to the `layers/sql` store Layers.
+ *
+ * Several instances in one process (tests): build `layer` once per instance
+ * on the same temporary file with `busyTimeout: 0` — `:memory:` is private to
+ * one connection.
+ *
+ * @since 0.1.0
+ */
+import { Layer } from "effect"
+import type { CheckpointStore } from "../../src/CheckpointStore.ts"
+import type { ChildQueueStore } from "../../src/ChildQueueStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import type { LeaseStore } from "../../src/LeaseStore.ts"
+import type { LedgerStore } from "../../src/LedgerStore.ts"
+import type { PauseStore } from "../../src/PauseStore.ts"
+import type { RateLimitStore } from "../../src/RateLimitStore.ts"
+import type { RecordStore } from "../../src/RecordStore.ts"
+import type { TreeStore } from "../../src/TreeStore.ts"
+import * as SqlCheckpointStore from "../sql/SqlCheckpointStore.ts"
+import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
+import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
+import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
+import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
+import * as SqlRateLimitStore from "../sql/SqlRateLimitStore.ts"
+import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
+import * as SqlStores from "../sql/SqlStores.ts"
+import type { SqlStoreOptions } from "../sql/SqlTables.ts"
+import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
+import * as SqliteClient from "./SqliteClient.ts"
+
+/** Where the database is and how it is opened, plus the table prefix. */
+export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {}
+
+type Failure = StoreError | BatonConfigError
+
+/** The eight stores and `IdGenerator` on one SQLite connection, schema migrated at build. */
+export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> =>
+  SqlStores.layer(options).pipe(
+    Layer.provide(SqliteClient.layer(options)),
+    Layer.provideMerge(IdGenerator.layer)
+  )
+
+const alone = <A, R>(storeLayer: Layer.Layer<A, Failure, R>, options: SqliteStoresOptions) =>
+  storeLayer.pipe(Layer.provide(SqliteClient.layer(options)))
+
+/** `LeaseStore` alone, on its own connection. */
+export const leaseStore = (options: SqliteStoresOptions = {}): Layer.Layer<LeaseStore, Failure> =>
+  alone(SqlLeaseStore.layer(options), options)
+
+/** `RecordStore` alone, on its own connection (needs an `IdGenerator`). */
+export const recordStore = (options: SqliteStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
+  alone(SqlRecordStore.layer(options), options)
+
+/** `PauseStore` alone, on its own connection. */
+export const pauseStore = (options: SqliteStoresOptions = {}): Layer.Layer<PauseStore, Failure> =>
+  alone(SqlPauseStore.layer(options), options)
+
+/** `TreeStore` alone, on its own connection. */
+export const treeStore = (options: SqliteStoresOptions = {}): Layer.Layer<TreeStore, Failure> =>
+  alone(SqlTreeStore.layer(options), options)
+
+/**
+ * `CheckpointStore` alone, on its own connection. Its fenced writes read the
+ * lease rows of the same database: pair it with SQLite leases on the same file.
+ */
+export const checkpointStore = (options: SqliteStoresOptions = {}): Layer.Layer<CheckpointStore, Failure> =>
+  alone(SqlCheckpointStore.layer(options), options)
+
+/** `LedgerStore` alone, on its own connection. */
+export const ledgerStore = (options: SqliteStoresOptions = {}): Layer.Layer<LedgerStore, Failure> =>
+  alone(SqlLedgerStore.layer(options), options)
+
+/** `RateLimitStore` alone, on its own connection. */
+export const rateLimitStore = (options: SqliteStoresOptions = {}): Layer.Layer<RateLimitStore, Failure> =>
+  alone(SqlRateLimitStore.layer(options), options)
+
+/** `ChildQueueStore` alone, on its own connection. */
+export const childQueueStore = (options: SqliteStoresOptions = {}): Layer.Layer<ChildQueueStore, Failure> =>
+  alone(SqlChildQueueStore.layer(options), options)

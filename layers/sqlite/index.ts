@@ -1,0 +1,7 @@
+/**
+ * SQLite store Layers: every contract in one database file over `node:sqlite`.
+ *
+ * @since 0.1.0
+ */
+export * as SqliteClient from "./SqliteClient.ts"
+export * as SqliteStores from "./SqliteStores.ts"

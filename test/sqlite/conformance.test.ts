@@ -1,0 +1,38 @@
+/**
+ * Every conformance suite against the SQLite Layers: once as two instances
+ * (two connections on one file, busy timeout 0 — one process), once as a
+ * single instance of the bundle.
+ */
+import {
+  childQueueStoreSuite,
+  leaseStoreSuite,
+  ledgerStoreSuite,
+  pauseStoreSuite,
+  rateLimitStoreSuite,
+  recordStoreSuite,
+  treeStoreSuite
+} from "../../src/testing/index.ts"
+import { SqliteStores } from "../../layers/sqlite/index.ts"
+import { tempDb } from "./tmp.ts"
+
+const shared = tempDb("conformance-two")
+const single = tempDb("conformance-one")
+
+const setups = [
+  {
+    name: "sqlite, two connections on one file",
+    layer: SqliteStores.layer({ path: shared, busyTimeout: 0 }),
+    second: SqliteStores.layer({ path: shared, busyTimeout: 0 })
+  },
+  { name: "sqlite, one connection", layer: SqliteStores.layer({ path: single }) }
+]
+
+for (const setup of setups) {
+  leaseStoreSuite(setup)
+  recordStoreSuite(setup)
+  pauseStoreSuite(setup)
+  treeStoreSuite(setup)
+  ledgerStoreSuite(setup)
+  rateLimitStoreSuite(setup)
+  childQueueStoreSuite(setup)
+}
