@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option } from "effect"
 import * as BatonConfig from "./BatonConfig.ts"
 import { CheckpointStore } from "./CheckpointStore.ts"
 import {
@@ -21,15 +21,15 @@ import {
   UnknownWorkflowError
 } from "./Errors.ts"
 import type { ExecutionRecord } from "./ExecutionRecord.ts"
-import { currentOutput, type ExecutionOutput, type PassStart, runPass } from "./Executor.ts"
+import type { ExecutionOutput } from "./Executor.ts"
 import { defaultTenant, IdGenerator, type InstanceId, type TenantId, type ThreadId } from "./Ids.ts"
-import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
-import * as LeaseHolder from "./LeaseHolder.ts"
-import { LeaseStore } from "./LeaseStore.ts"
-import { LeaseWakeups } from "./LeaseWakeups.ts"
+import { type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
-import type { AnyWorkflow, Workflow } from "./Workflow.ts"
+import * as RecoverySweep from "./RecoverySweep.ts"
+import * as TreeDriver from "./TreeDriver.ts"
+import type { Stores } from "./TreeDriver.ts"
+import type { Workflow } from "./Workflow.ts"
 
 export type { ExecutionOutput, PendingPause } from "./Executor.ts"
 
@@ -81,11 +81,6 @@ export interface BatonShape {
 
 export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {}
 
-type Stores = LeaseStore | RecordStore | PauseStore | CheckpointStore | IdGenerator
-
-interface TrackedPass extends ActivePass {
-  readonly setHolder: (holder: LeaseHolder.LeaseHolder) => void
-}
 
 const checkThread = Effect.fnUntraced(function*(tenantId: TenantId, threadId: ThreadId, ownerId: string | undefined) {
   const records = yield* RecordStore
@@ -122,98 +117,11 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         }
         return graph
       },
+      health: { lastSweepEndedAt: undefined, stopping: false },
       services
     }
     const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
       effect.pipe(Effect.provideService(Instance, instance), Effect.provide(services), Effect.annotateLogs({ instanceId }))
-
-    /** Registers a pass for the duration of `use` (close and test harnesses see it). */
-    const tracked = <A, E, R>(tenantId: string, rootExecutionId: string, use: (pass: TrackedPass) => Effect.Effect<A, E, R>) =>
-      Effect.suspend(() => {
-        let holder: LeaseHolder.LeaseHolder | undefined
-        const pass: TrackedPass = {
-          tenantId,
-          rootExecutionId,
-          holder: instance.nextHolder(),
-          phase: "running",
-          bodies: new Set(),
-          parkedBodies: 0,
-          signal: () => holder?.signal,
-          abort: (error) => holder?.abort(error),
-          setHolder: (h) => {
-            holder = h
-          }
-        }
-        instance.passes.add(pass)
-        instance.activity.count++
-        return use(pass).pipe(Effect.ensuring(Effect.sync(() => {
-          instance.passes.delete(pass)
-          instance.activity.count++
-        })))
-      })
-
-    /** Waits until every step body of the pass has settled (they may outlive an aborted invoke). */
-    const bodiesSettled = (pass: ActivePass) =>
-      Effect.promise(() => Promise.allSettled([...pass.bodies])).pipe(
-        Effect.repeat({ until: () => pass.bodies.size === 0 }),
-        Effect.asVoid
-      )
-
-    const holderOptions = (pass: ActivePass): LeaseHolder.HolderOptions => ({
-      tenantId: pass.tenantId,
-      rootExecutionId: pass.rootExecutionId,
-      holder: pass.holder,
-      leaseMillis: config.leaseMillis,
-      renewMillis: config.renewMillis,
-      beforeRelease: bodiesSettled(pass)
-    })
-
-    /**
-     * Moves the tree once its lease can be had: waits while another holder
-     * keeps it (woken by a release in this process, else at its expiry or
-     * the next poll), then runs a pass — or, when nothing is left to do,
-     * answers the tree's current output.
-     */
-    const drive = (workflow: AnyWorkflow, tenantId: string, rootExecutionId: string, start: PassStart) =>
-      tracked(tenantId, rootExecutionId, (pass) => {
-        const attempt = Effect.scoped(Effect.gen(function*() {
-          const holder = yield* LeaseHolder.acquire(holderOptions(pass))
-          if (Option.isNone(holder)) return Option.none<ExecutionOutput>()
-          pass.setHolder(holder.value)
-          pass.phase = "running"
-          const records = yield* RecordStore
-          const pauses = yield* PauseStore
-          const record = yield* records.getRecord(tenantId, rootExecutionId).pipe(
-            Effect.flatMap(Option.match({
-              onNone: () => Effect.die(new Error(`the record of execution ${rootExecutionId} is gone`)),
-              onSome: Effect.succeed
-            }))
-          )
-          if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
-          if (record.status === "Paused") {
-            const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
-            if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
-          }
-          return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start }))
-        }))
-        const wait = Effect.gen(function*() {
-          pass.phase = "waiting"
-          instance.activity.count++
-          const leases = yield* LeaseStore
-          const wakeups = yield* LeaseWakeups
-          const now = yield* Clock.currentTimeMillis
-          const current = yield* leases.get(tenantId, rootExecutionId)
-          const untilExpiry = Option.match(current, { onNone: () => 0, onSome: (l) => Math.max(0, l.expiresAt - now) })
-          yield* Effect.raceFirst(
-            Effect.sleep(Duration.millis(Math.min(untilExpiry, config.waitPollMillis))),
-            wakeups.next(tenantId, rootExecutionId)
-          )
-        })
-        const loop: Effect.Effect<ExecutionOutput, ResumeError, Stores | Instance> = attempt.pipe(
-          Effect.flatMap(Option.match({ onNone: () => Effect.andThen(wait, loop), onSome: Effect.succeed }))
-        )
-        return loop
-      })
 
     const execute = <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) =>
       run(Effect.gen(function*() {
@@ -257,13 +165,7 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
           updatedAt: now
         }
         yield* records.createRecord(record)
-        return yield* tracked(tenantId, executionId, (pass) =>
-          Effect.scoped(Effect.gen(function*() {
-            const holder = yield* LeaseHolder.acquire(holderOptions(pass))
-            if (Option.isNone(holder)) return yield* Effect.die(new Error(`a new execution tree ${executionId} was already leased`))
-            pass.setHolder(holder.value)
-            return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
-          })))
+        return yield* TreeDriver.start(workflow, record, input)
       }).pipe(Effect.withSpan("Baton.execute")))
 
     const resume = (input: ResumeInput) =>
@@ -287,8 +189,16 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
         const workflow = config.workflows.get(record.value.workflowName)
         if (workflow === undefined) return yield* new UnknownWorkflowError({ workflowName: record.value.workflowName })
-        return yield* drive(workflow, tenantId, record.value.rootExecutionId, { _tag: "Continue", reason: "Answered" })
+        const out = yield* TreeDriver.drive(workflow, tenantId, record.value.rootExecutionId, { _tag: "Continue", reason: "Answered" }, {
+          wait: true
+        })
+        return yield* Option.match(out, {
+          onNone: () => Effect.die(new Error("a waiting resume gave up its wait")),
+          onSome: Effect.succeed
+        })
       }).pipe(Effect.withSpan("Baton.resume")))
+
+    yield* Effect.forkScoped(run(RecoverySweep.run))
 
     return Context.make(Baton, { instanceId, execute, resume }).pipe(Context.add(Instance, instance))
   }))

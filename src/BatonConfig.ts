@@ -19,6 +19,12 @@ export interface BatonOptions {
   readonly renewEvery?: Duration.Input | undefined
   /** How often a call waiting for a held lease looks again (a release in this process wakes it at once). Default 1 second. */
   readonly waitPoll?: Duration.Input | undefined
+  /** How often the recovery sweep looks for orphaned trees. Default 30 seconds. */
+  readonly sweepInterval?: Duration.Input | undefined
+  /** How long answered or withdrawn pauses are kept. Default 24 hours. */
+  readonly pauseRetention?: Duration.Input | undefined
+  /** Records read per page by the sweep. Default 100. */
+  readonly sweepPageSize?: number | undefined
 }
 
 /** The checked configuration, in milliseconds. */
@@ -28,6 +34,9 @@ export interface BatonConfig {
   readonly leaseMillis: number
   readonly renewMillis: number
   readonly waitPollMillis: number
+  readonly sweepMillis: number
+  readonly pauseRetentionMillis: number
+  readonly sweepPageSize: number
 }
 
 const millis = (field: string, input: Duration.Input | undefined, fallback: number) =>
@@ -65,5 +74,20 @@ export const make = Effect.fnUntraced(function*(options: BatonOptions) {
     return yield* new BatonConfigError({ field: "renewEvery", reason: `must be shorter than the lease (${leaseMillis} ms), or the lease expires between renewals` })
   }
   const waitPollMillis = yield* millis("waitPoll", options.waitPoll, 1_000)
-  return { workflows, instanceId: options.instanceId, leaseMillis, renewMillis, waitPollMillis } satisfies BatonConfig
+  const sweepMillis = yield* millis("sweepInterval", options.sweepInterval, 30_000)
+  const pauseRetentionMillis = yield* millis("pauseRetention", options.pauseRetention, 24 * 60 * 60 * 1000)
+  const sweepPageSize = options.sweepPageSize ?? 100
+  if (!Number.isInteger(sweepPageSize) || sweepPageSize < 1) {
+    return yield* new BatonConfigError({ field: "sweepPageSize", reason: `must be a whole number ≥ 1 (got ${sweepPageSize})` })
+  }
+  return {
+    workflows,
+    instanceId: options.instanceId,
+    leaseMillis,
+    renewMillis,
+    waitPollMillis,
+    sweepMillis,
+    pauseRetentionMillis,
+    sweepPageSize
+  } satisfies BatonConfig
 })

@@ -223,3 +223,52 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     await this.rows.deleteThread(defaultTenant, threadId)
   }
 }
+
+/**
+ * Wraps a saver that cannot fence in its store (any `BaseCheckpointSaver`):
+ * before each write of a pass it checks the local fence and renews the lease,
+ * then writes. A holder frozen between the renewal and the write can still
+ * overwrite — the window of one round trip that a fenced store closes.
+ */
+export class RenewingCheckpointSaver extends BaseCheckpointSaver {
+  readonly inner: BaseCheckpointSaver
+
+  constructor(inner: BaseCheckpointSaver) {
+    super(inner.serde)
+    this.inner = inner
+  }
+
+  private async renew(config: RunnableConfig) {
+    const fence = config.configurable?.[fenceKey] as Fence | undefined
+    if (fence === undefined) return
+    const refused = fence.refusal()
+    if (refused !== undefined) throw refused
+    await fence.renewBeforeWrite()
+  }
+
+  getTuple(config: RunnableConfig) {
+    return this.inner.getTuple(config)
+  }
+
+  list(config: RunnableConfig, options?: CheckpointListOptions) {
+    return this.inner.list(config, options)
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions) {
+    await this.renew(config)
+    return this.inner.put(config, checkpoint, metadata, newVersions)
+  }
+
+  async putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string) {
+    await this.renew(config)
+    return this.inner.putWrites(config, writes, taskId, taskPath)
+  }
+
+  deleteThread(threadId: string) {
+    return this.inner.deleteThread(threadId)
+  }
+
+  override getNextVersion(current: number | undefined) {
+    return this.inner.getNextVersion(current)
+  }
+}

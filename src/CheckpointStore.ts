@@ -5,7 +5,7 @@
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Context, Effect } from "effect"
-import { BatonCheckpointSaver } from "./CheckpointSaver.ts"
+import { BatonCheckpointSaver, RenewingCheckpointSaver } from "./CheckpointSaver.ts"
 import { type InvalidInputError, StoreError } from "./Errors.ts"
 import type { FenceCheck } from "./Fence.ts"
 import type { TenantId, ThreadId } from "./Ids.ts"
@@ -142,8 +142,14 @@ export class CheckpointStore extends Context.Service<CheckpointStore, Checkpoint
     }
   }
 
-  /** A store over any `BaseCheckpointSaver` (unfenced: writes follow a renewal). Its `deleteThread` ignores the tenant. */
-  static fromSaver(saver: BaseCheckpointSaver): CheckpointStoreShape {
+  /**
+   * A store over any `BaseCheckpointSaver`. Unfenced: each write of a pass
+   * follows a lease renewal (see `RenewingCheckpointSaver`). The saver knows
+   * no tenants: its `deleteThread` ignores the tenant, and thread ids must be
+   * unique across tenants.
+   */
+  static fromSaver(inner: BaseCheckpointSaver): CheckpointStoreShape {
+    const saver = new RenewingCheckpointSaver(inner)
     const op = <A>(operation: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: storeError(operation) })
     return {
       saver,

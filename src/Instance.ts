@@ -46,6 +46,13 @@ export interface InstanceShape {
   readonly nextHolder: () => string
   /** The workflow's graph compiled with this instance's checkpointer (once per workflow). */
   readonly compiled: (workflow: AnyWorkflow) => CompiledGraph
+  /** What liveness reads (no I/O). */
+  readonly health: {
+    /** When the recovery sweep last finished a look. */
+    lastSweepEndedAt: number | undefined
+    /** Set once a graceful close began. */
+    stopping: boolean
+  }
   /** The services Effect steps run with (everything given to the Baton Layer). */
   readonly services: Context.Context<any>
 }

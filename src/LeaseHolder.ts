@@ -114,6 +114,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   yield* Scope.addFinalizer(
     scope,
     Effect.gen(function*() {
+      // Whatever ended the pass, its step bodies are told to stop before the lease may go.
+      if (!controller.signal.aborted) controller.abort(new Error("the pass ended"))
       if (options.beforeRelease !== undefined) yield* options.beforeRelease
       if (lostError !== undefined) return
       markLost("the pass ended and released the lease")

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import type { Effect } from "effect"
 import { passOf } from "./internal/pass.ts"
@@ -13,7 +14,7 @@ import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
 /** The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it). */
 export interface GraphBuilder {
   readonly nodes: Record<string, unknown>
-  compile(options: { checkpointer: unknown }): unknown
+  compile(options: { checkpointer: BaseCheckpointSaver }): unknown
 }
 
 export interface Workflow<Input = unknown> {

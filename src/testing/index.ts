@@ -4,3 +4,4 @@
  * @since 0.1.0
  */
 export * from "./conformance/index.ts"
+export * as Harness from "./Harness.ts"

@@ -1,0 +1,100 @@
+/**
+ * The recovery sweep: every instance, at start and then every
+ * `sweepInterval`, looks for Running trees whose holder is gone and
+ * continues them from their last checkpoint. A live holder renews its lease,
+ * so only a dead or stopped holder's tree is free; of two sweepers the lease
+ * store lets exactly one take it. It also wakes at the earliest lease expiry
+ * it saw and at once when a lease is released in this process, and deletes
+ * settled pauses older than the retention.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect, FiberSet, Option } from "effect"
+import type { RecordCursor } from "./ExecutionRecord.ts"
+import { Instance } from "./Instance.ts"
+import { LeaseStore } from "./LeaseStore.ts"
+import { LeaseWakeups } from "./LeaseWakeups.ts"
+import { PauseStore } from "./PauseStore.ts"
+import { RecordStore } from "./RecordStore.ts"
+import * as TreeDriver from "./TreeDriver.ts"
+
+/** One look over every Running root; answers the earliest live lease expiry seen. */
+const look = Effect.fnUntraced(function*(
+  recoveries: FiberSet.FiberSet<unknown, unknown>,
+  leftAlone: Set<string>
+) {
+  const instance = yield* Instance
+  const records = yield* RecordStore
+  const leases = yield* LeaseStore
+  const pauses = yield* PauseStore
+  const clock = yield* Clock.Clock
+  const { config } = instance
+  let earliest = Infinity
+  let cursor = Option.none<RecordCursor>()
+  while (true) {
+    const page = yield* records.findByStatus("Running", config.sweepPageSize, cursor)
+    for (const record of page) {
+      if (record.executionId !== record.rootExecutionId) continue
+      const { rootExecutionId, tenantId } = record
+      if ([...instance.passes].some((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId)) continue
+      const workflow = config.workflows.get(record.workflowName)
+      const mismatch = workflow === undefined
+        ? `its workflow "${record.workflowName}" is not registered here`
+        : workflow.configHash !== record.configHash && !workflow.resumeAnyway
+        ? `it was started under config ${record.configHash}, this instance runs ${workflow.configHash}`
+        : undefined
+      if (mismatch !== undefined) {
+        const key = `${tenantId}/${rootExecutionId}`
+        if (!leftAlone.has(key)) {
+          leftAlone.add(key)
+          yield* Effect.logWarning(`recovery sweep leaves execution ${rootExecutionId} alone: ${mismatch}`).pipe(
+            Effect.annotateLogs({ executionId: rootExecutionId, tenantId })
+          )
+        }
+        continue
+      }
+      const lease = yield* leases.get(tenantId, rootExecutionId)
+      const now = clock.currentTimeMillisUnsafe()
+      if (Option.isSome(lease) && lease.value.expiresAt > now) {
+        earliest = Math.min(earliest, lease.value.expiresAt)
+        continue
+      }
+      yield* FiberSet.run(
+        recoveries,
+        TreeDriver.drive(workflow!, tenantId, rootExecutionId, { _tag: "Continue", reason: "Recovered" }, { wait: false }).pipe(
+          Effect.tap((out) =>
+            Option.isSome(out)
+              ? Effect.logInfo(`recovered execution ${rootExecutionId}: ${out.value._tag}`)
+              : Effect.logDebug(`execution ${rootExecutionId} was taken by another instance first`)
+          ),
+          Effect.catch((e) => Effect.logWarning(`recovery of execution ${rootExecutionId} ended: ${e.message}`)),
+          Effect.annotateLogs({ executionId: rootExecutionId, tenantId })
+        )
+      )
+    }
+    if (page.length < config.sweepPageSize) break
+    const last = page[page.length - 1]!
+    cursor = Option.some({ tenantId: last.tenantId, executionId: last.executionId })
+  }
+  const deleted = yield* pauses.deleteSettledBefore(clock.currentTimeMillisUnsafe() - config.pauseRetentionMillis)
+  if (deleted > 0) yield* Effect.logDebug(`recovery sweep deleted ${deleted} settled pauses past retention`)
+  return earliest
+})
+
+/** The sweep loop; runs until interrupted (its recoveries with it). */
+export const run = Effect.gen(function*() {
+  const instance = yield* Instance
+  const wakeups = yield* LeaseWakeups
+  const clock = yield* Clock.Clock
+  const recoveries = yield* FiberSet.make()
+  const leftAlone = new Set<string>()
+  while (true) {
+    const earliest = yield* look(recoveries, leftAlone).pipe(
+      Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
+    )
+    const now = clock.currentTimeMillisUnsafe()
+    instance.health.lastSweepEndedAt = now
+    const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now))
+    yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), wakeups.next(undefined, undefined))
+  }
+}).pipe(Effect.scoped)

@@ -1,0 +1,135 @@
+/**
+ * Moving one execution tree on this instance: register the pass, take the
+ * tree's lease (waiting for it, or not), run a pass, release.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect, Option } from "effect"
+import type { ResumeError } from "./Baton.ts"
+import type { CheckpointStore } from "./CheckpointStore.ts"
+import type { ExecutionRecord } from "./ExecutionRecord.ts"
+import { currentOutput, type ExecutionOutput, type PassStart, runPass } from "./Executor.ts"
+import type { IdGenerator } from "./Ids.ts"
+import { type ActivePass, Instance } from "./Instance.ts"
+import * as LeaseHolder from "./LeaseHolder.ts"
+import { LeaseStore } from "./LeaseStore.ts"
+import { LeaseWakeups } from "./LeaseWakeups.ts"
+import { PauseStore } from "./PauseStore.ts"
+import { RecordStore } from "./RecordStore.ts"
+import type { AnyWorkflow } from "./Workflow.ts"
+
+export type Stores = LeaseStore | RecordStore | PauseStore | CheckpointStore | IdGenerator
+
+interface TrackedPass extends ActivePass {
+  readonly setHolder: (holder: LeaseHolder.LeaseHolder) => void
+}
+
+/** Registers a pass on the instance for the duration of `use` (graceful close and test harnesses see it). */
+const tracked = <A, E, R>(tenantId: string, rootExecutionId: string, use: (pass: TrackedPass) => Effect.Effect<A, E, R>) =>
+  Instance.use((instance) => {
+    let holder: LeaseHolder.LeaseHolder | undefined
+    const pass: TrackedPass = {
+      tenantId,
+      rootExecutionId,
+      holder: instance.nextHolder(),
+      phase: "running",
+      bodies: new Set(),
+      parkedBodies: 0,
+      signal: () => holder?.signal,
+      abort: (error) => holder?.abort(error),
+      setHolder: (h) => {
+        holder = h
+      }
+    }
+    instance.passes.add(pass)
+    instance.activity.count++
+    return use(pass).pipe(Effect.ensuring(Effect.sync(() => {
+      instance.passes.delete(pass)
+      instance.activity.count++
+    })))
+  })
+
+/** Waits until every step body of the pass has settled (they may outlive an aborted invoke). */
+const bodiesSettled = (pass: ActivePass) =>
+  Effect.promise(() => Promise.allSettled([...pass.bodies])).pipe(
+    Effect.repeat({ until: () => pass.bodies.size === 0 }),
+    Effect.asVoid
+  )
+
+const acquireFor = (pass: TrackedPass) =>
+  Instance.use(({ config }) =>
+    LeaseHolder.acquire({
+      tenantId: pass.tenantId,
+      rootExecutionId: pass.rootExecutionId,
+      holder: pass.holder,
+      leaseMillis: config.leaseMillis,
+      renewMillis: config.renewMillis,
+      beforeRelease: bodiesSettled(pass)
+    }).pipe(Effect.tap(Option.match({
+      onNone: () => Effect.void,
+      onSome: (h) => Effect.sync(() => pass.setHolder(h))
+    }))))
+
+/** Runs a brand-new tree (its record just written Running) from its input. */
+export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown) =>
+  tracked(record.tenantId, record.rootExecutionId, (pass) =>
+    Effect.scoped(Effect.gen(function*() {
+      const holder = yield* acquireFor(pass)
+      if (Option.isNone(holder)) return yield* Effect.die(new Error(`a new execution tree ${record.rootExecutionId} was already leased`))
+      return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
+    })))
+
+/**
+ * Moves an existing tree. Takes its lease — when `wait` is true, waiting
+ * while another holder keeps it (woken by a release in this process, else at
+ * its expiry or the next poll); when false, giving up (`None`) if it is
+ * held. Then runs a pass, or answers the tree's current output when there is
+ * nothing to do (it finished, or rests paused with no decision waiting).
+ */
+export const drive = (
+  workflow: AnyWorkflow,
+  tenantId: string,
+  rootExecutionId: string,
+  begin: PassStart,
+  options: { readonly wait: boolean }
+): Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> =>
+  tracked(tenantId, rootExecutionId, (pass) => {
+    const attempt = Effect.scoped(Effect.gen(function*() {
+      const holder = yield* acquireFor(pass)
+      if (Option.isNone(holder)) return Option.none<ExecutionOutput>()
+      pass.phase = "running"
+      const records = yield* RecordStore
+      const pauses = yield* PauseStore
+      const record = yield* records.getRecord(tenantId, rootExecutionId).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.die(new Error(`the record of execution ${rootExecutionId} is gone`)),
+          onSome: Effect.succeed
+        }))
+      )
+      if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
+      if (record.status === "Paused") {
+        const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
+        if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
+      }
+      return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin }))
+    }))
+    if (!options.wait) return attempt
+    const wait = Effect.gen(function*() {
+      const instance = yield* Instance
+      pass.phase = "waiting"
+      instance.activity.count++
+      const leases = yield* LeaseStore
+      const wakeups = yield* LeaseWakeups
+      const now = yield* Clock.currentTimeMillis
+      const current = yield* leases.get(tenantId, rootExecutionId)
+      const untilExpiry = Option.match(current, { onNone: () => 0, onSome: (l) => Math.max(0, l.expiresAt - now) })
+      yield* Effect.raceFirst(
+        Effect.sleep(Duration.millis(Math.min(untilExpiry, instance.config.waitPollMillis))),
+        wakeups.next(tenantId, rootExecutionId)
+      )
+    })
+    const loop: Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> = attempt.pipe(
+      Effect.flatMap((out) => Option.isSome(out) ? Effect.succeed(out) : Effect.andThen(wait, loop))
+    )
+    return loop
+  })

@@ -1,0 +1,324 @@
+/**
+ * A multi-instance harness: N baton instances in one process over one set of
+ * built store services and the test's clock, each with its own id, fibers
+ * and scope — and a way to kill, freeze or cut off any of them.
+ *
+ * Time: LangGraph runs on promises Effect's scheduler cannot see, so a bare
+ * `TestClock.adjust` can race a step still writing. `advance(d)` first lets
+ * every pass reach a wait (on the Clock, on a lease, or done), then moves the
+ * clock to each due wake-up of an instance in time order, letting the passes
+ * settle again after each one.
+ *
+ * @since 0.1.0
+ */
+import { BaseCheckpointSaver, type ChannelVersions, type Checkpoint, type CheckpointListOptions, type CheckpointMetadata, type PendingWrite } from "@langchain/langgraph-checkpoint"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { TestClock } from "effect/testing"
+import { Baton, type BatonShape, layer as batonLayer } from "../Baton.ts"
+import type { BatonOptions } from "../BatonConfig.ts"
+import { ChildQueueStore } from "../ChildQueueStore.ts"
+import { CheckpointStore, type CheckpointStoreShape } from "../CheckpointStore.ts"
+import { type BatonConfigError, StoreError } from "../Errors.ts"
+import type { IdGenerator } from "../Ids.ts"
+import { Instance, type InstanceShape } from "../Instance.ts"
+import { LeaseStore } from "../LeaseStore.ts"
+import { LedgerStore } from "../LedgerStore.ts"
+import { PauseStore } from "../PauseStore.ts"
+import { RateLimitStore } from "../RateLimitStore.ts"
+import { RecordStore } from "../RecordStore.ts"
+import { TreeStore } from "../TreeStore.ts"
+
+/** What an instance's process is doing, as far as its stores and clock can tell. */
+export type InstanceState = "alive" | "unreachable" | "frozen" | "dead"
+
+export type HarnessStores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
+
+export interface HarnessInstance {
+  readonly index: number
+  readonly instanceId: string
+  readonly baton: BatonShape
+  readonly instance: InstanceShape
+  readonly state: InstanceState
+}
+
+export interface Harness {
+  readonly instances: ReadonlyArray<HarnessInstance>
+  readonly instance: (index: number) => HarnessInstance
+  /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance). */
+  readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>>
+  /** Abrupt death: no release, every later store call of the instance fails, its fibers stop. */
+  readonly kill: (index: number) => Effect.Effect<void>
+  /** The process stops (SIGSTOP): its store calls and clock wake-ups wait until `thaw`. */
+  readonly freeze: (index: number) => Effect.Effect<void>
+  readonly thaw: (index: number) => Effect.Effect<void>
+  /** The instance's stores become unreachable (calls fail with `StoreError`) until `reconnect`; its fibers go on. */
+  readonly disconnect: (index: number) => Effect.Effect<void>
+  readonly reconnect: (index: number) => Effect.Effect<void>
+  /** Closes the instance's scope: its calls are interrupted and its passes release their leases. */
+  readonly close: (index: number) => Effect.Effect<void>
+  /** A fresh instance (new id) in the slot of a dead or closed one. */
+  readonly restart: (index: number) => Effect.Effect<void, BatonConfigError>
+  /** Waits until every pass of every live instance waits (on the Clock, a lease) or is done. */
+  readonly settle: Effect.Effect<void>
+  /** Settles, then moves the TestClock by `duration`, waking due waits in time order and settling after each. */
+  readonly advance: (duration: Duration.Input) => Effect.Effect<void>
+}
+
+interface Gate {
+  state: InstanceState
+  readonly waiters: Set<() => void>
+}
+
+const gateError = (index: number, state: InstanceState, operation: string) =>
+  new StoreError({
+    store: "harness",
+    operation,
+    reason: state === "dead" ? `instance ${index} is dead` : `the store is unreachable from instance ${index}`
+  })
+
+/** Blocks while frozen; then fails if dead or unreachable. */
+const passGate = (gate: Gate, index: number, operation: string): Effect.Effect<void, StoreError> =>
+  Effect.suspend(() => {
+    switch (gate.state) {
+      case "alive":
+        return Effect.void
+      case "frozen":
+        return Effect.callback<void>((resume) => {
+          const f = () => resume(Effect.void)
+          gate.waiters.add(f)
+          return Effect.sync(() => gate.waiters.delete(f))
+        }).pipe(Effect.andThen(passGate(gate, index, operation)))
+      default:
+        return Effect.fail(gateError(index, gate.state, operation))
+    }
+  })
+
+const gatePromise = (gate: Gate, index: number, operation: string) => Effect.runPromise(passGate(gate, index, operation))
+
+/** Every method of a store service goes through the gate first. */
+const gateService = <S extends object>(service: S, gate: Gate, index: number, name: string): S => {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(service)) {
+    if (Effect.isEffect(v)) out[k] = Effect.andThen(passGate(gate, index, `${name}.${k}`), v)
+    else if (typeof v === "function") {
+      out[k] = (...args: Array<unknown>) => {
+        const r = (v as (...a: Array<unknown>) => unknown)(...args)
+        return Effect.isEffect(r) ? Effect.andThen(passGate(gate, index, `${name}.${k}`), r) : r
+      }
+    } else out[k] = v
+  }
+  return out as S
+}
+
+class GatedSaver extends BaseCheckpointSaver {
+  readonly inner: BaseCheckpointSaver
+  readonly gate: Gate
+  readonly index: number
+  constructor(inner: BaseCheckpointSaver, gate: Gate, index: number) {
+    super(inner.serde)
+    this.inner = inner
+    this.gate = gate
+    this.index = index
+  }
+  async getTuple(config: RunnableConfig) {
+    await gatePromise(this.gate, this.index, "saver.getTuple")
+    return this.inner.getTuple(config)
+  }
+  async *list(config: RunnableConfig, options?: CheckpointListOptions) {
+    await gatePromise(this.gate, this.index, "saver.list")
+    yield* this.inner.list(config, options)
+  }
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions) {
+    await gatePromise(this.gate, this.index, "saver.put")
+    return this.inner.put(config, checkpoint, metadata, newVersions)
+  }
+  async putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string) {
+    await gatePromise(this.gate, this.index, "saver.putWrites")
+    return this.inner.putWrites(config, writes, taskId, taskPath)
+  }
+  async deleteThread(threadId: string) {
+    await gatePromise(this.gate, this.index, "saver.deleteThread")
+    return this.inner.deleteThread(threadId)
+  }
+  override getNextVersion(current: number | undefined) {
+    return this.inner.getNextVersion(current)
+  }
+}
+
+const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore] as const
+
+/**
+ * Builds `instances` baton instances over the store services in context
+ * (built once: every instance shares their rows), on the test's clock.
+ */
+export const make = Effect.fnUntraced(function*(options: {
+  readonly instances: number
+  readonly baton: Omit<BatonOptions, "instanceId">
+}): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
+  const stores = yield* Effect.context<HarnessStores>()
+  const clock = yield* Clock.Clock
+  const harnessScope = yield* Effect.scope
+  const deadlines = new Map<symbol, number>()
+  let generation = 0
+
+  interface Slot {
+    gate: Gate
+    scope: Scope.Closeable
+    entry: HarnessInstance
+  }
+  const slots: Array<Slot> = []
+
+  const instanceClock = (gate: Gate): Clock.Clock => ({
+    ...clock,
+    sleep: (d) =>
+      Effect.suspend(() => {
+        const token = Symbol()
+        deadlines.set(token, clock.currentTimeMillisUnsafe() + Duration.toMillis(d))
+        return clock.sleep(d).pipe(
+          Effect.ensuring(Effect.sync(() => deadlines.delete(token))),
+          Effect.andThen(Effect.suspend(() => gate.state === "dead" ? Effect.never : passGate(gate, -1, "clock").pipe(Effect.ignore)))
+        )
+      })
+  })
+
+  const build = Effect.fnUntraced(function*(index: number) {
+    const gate: Gate = { state: "alive", waiters: new Set() }
+    let context = Context.make(Clock.Clock, instanceClock(gate)) as Context.Context<never>
+    for (const tag of storeTags) {
+      const service = Context.getOption(stores, tag as never)
+      if (service._tag === "Some") context = Context.add(context, tag as never, gateService(service.value as object, gate, index, tag.key) as never)
+    }
+    const checkpoints = Context.get(stores, CheckpointStore)
+    const gatedCheckpoints: CheckpointStoreShape = {
+      ...gateService(checkpoints, gate, index, "CheckpointStore"),
+      saver: new GatedSaver(checkpoints.saver, gate, index),
+      fenced: checkpoints.fenced
+    }
+    context = Context.add(context, CheckpointStore, gatedCheckpoints)
+    context = Context.merge(stores as Context.Context<never>, context)
+    const scope = yield* Scope.fork(harnessScope)
+    const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
+    const built = yield* Layer.buildWithScope(
+      batonLayer({ ...options.baton, instanceId }).pipe(Layer.provide(Layer.succeedContext(context as Context.Context<HarnessStores>))),
+      scope
+    )
+    const slot: Slot = {
+      gate,
+      scope,
+      entry: {
+        index,
+        instanceId,
+        baton: Context.get(built, Baton),
+        instance: Context.get(built, Instance),
+        get state() {
+          return gate.state
+        }
+      }
+    }
+    slots[index] = slot
+  })
+
+  for (let i = 0; i < options.instances; i++) yield* build(i)
+  generation++
+
+  const slot = (index: number) => {
+    const s = slots[index]
+    if (s === undefined) throw new Error(`harness: no instance ${index} (there are ${slots.length})`)
+    return s
+  }
+  const setState = (index: number, state: InstanceState) =>
+    Effect.sync(() => {
+      const gate = slot(index).gate
+      gate.state = state
+      if (state !== "frozen") {
+        for (const f of [...gate.waiters]) f()
+        gate.waiters.clear()
+      }
+    })
+
+  const busyPasses = () => {
+    const busy: Array<string> = []
+    for (const s of slots) {
+      if (s.gate.state === "frozen" || s.gate.state === "dead") continue
+      for (const p of s.entry.instance.passes) {
+        const bodiesParked = p.bodies.size > 0 && p.parkedBodies >= p.bodies.size
+        const idle = p.phase === "waiting" || (p.phase === "invoking" && bodiesParked && !(p.signal()?.aborted ?? false))
+        if (!idle || p.bodies.size > p.parkedBodies) busy.push(`${s.entry.instanceId}:${p.rootExecutionId}:${p.phase}`)
+      }
+    }
+    return busy
+  }
+  const signature = () => {
+    let n = deadlines.size
+    for (const s of slots) n = n * 31 + s.entry.instance.activity.count + s.entry.instance.passes.size
+    return n
+  }
+  const settle = Effect.gen(function*() {
+    const started = Date.now()
+    let last = Number.NaN
+    let stable = 0
+    while (true) {
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      const busy = busyPasses()
+      const sig = signature()
+      stable = busy.length === 0 && sig === last ? stable + 1 : 0
+      last = sig
+      if (stable >= 3) return
+      if (Date.now() - started > 10_000) {
+        return yield* Effect.die(new Error(`harness: passes did not settle within 10 s of real time: ${busy.join(", ")}`))
+      }
+    }
+  })
+
+  const advance = (duration: Duration.Input) =>
+    Effect.gen(function*() {
+      yield* settle
+      const target = clock.currentTimeMillisUnsafe() + Duration.toMillis(Duration.fromInputUnsafe(duration))
+      while (true) {
+        const now = clock.currentTimeMillisUnsafe()
+        let next = Infinity
+        for (const d of deadlines.values()) if (d < next) next = d
+        if (next > target) break
+        yield* TestClock.adjust(Math.max(0, next - now))
+        yield* settle
+      }
+      yield* TestClock.adjust(Math.max(0, target - clock.currentTimeMillisUnsafe()))
+      yield* settle
+    })
+
+  const abortPasses = (index: number, reason: string) =>
+    Effect.sync(() => {
+      for (const p of slot(index).entry.instance.passes) p.abort(gateError(index, "dead", reason))
+    })
+
+  const harness: Harness = {
+    get instances() {
+      return slots.map((s) => s.entry)
+    },
+    instance: (index) => slot(index).entry,
+    run: (index, f) => Effect.forkIn(f(slot(index).entry.baton), slot(index).scope),
+    kill: (index) =>
+      Effect.gen(function*() {
+        yield* setState(index, "dead")
+        yield* abortPasses(index, "kill")
+        // A dead process waits for nothing: its scope closes in the background (its releases fail at the gate).
+        yield* Effect.forkIn(Scope.close(slot(index).scope, Exit.void), harnessScope)
+      }),
+    freeze: (index) => setState(index, "frozen"),
+    thaw: (index) => setState(index, "alive"),
+    disconnect: (index) => setState(index, "unreachable"),
+    reconnect: (index) => setState(index, "alive"),
+    close: (index) => Scope.close(slot(index).scope, Exit.void),
+    restart: (index) =>
+      Effect.gen(function*() {
+        const old = slot(index)
+        if (old.gate.state !== "dead") yield* Scope.close(old.scope, Exit.void)
+        yield* build(index)
+        generation++
+      }),
+    settle,
+    advance
+  }
+  return harness
+})

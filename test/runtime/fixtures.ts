@@ -1,0 +1,171 @@
+/**
+ * Workflows the runtime tests run, with a side-effect log keyed by
+ * idempotency key (a side effect counts once per key, however often its
+ * step runs).
+ */
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { Duration, Effect, Layer } from "effect"
+import { MemoryState } from "../../layers/memory/MemoryState.ts"
+import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import * as Workflow from "../../src/Workflow.ts"
+
+export interface SideEffects {
+  /** Every run of a step: node name and instance. */
+  readonly runs: Array<{ readonly node: string; readonly instanceId: string; readonly key: string }>
+  /** Side effects applied, by idempotency key: applied once per key. */
+  readonly applied: Map<string, number>
+  readonly apply: (key: string) => void
+}
+
+export const makeSideEffects = (): SideEffects => {
+  const applied = new Map<string, number>()
+  return {
+    runs: [],
+    applied,
+    apply: (key) => {
+      if (!applied.has(key)) applied.set(key, 1)
+      else applied.set(key, applied.get(key)! + 1)
+    }
+  }
+}
+
+const State = Annotation.Root({
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+})
+
+/** draft → approve (pauses) → send. */
+export const approval = (fx: SideEffects) =>
+  Workflow.make({
+    name: "approval",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("draft", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "draft", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        return { log: ["draft"] }
+      }))
+      .addNode("approve", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "approve", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        const decision = interrupt({ question: "send it?" })
+        return { log: [`approved:${String(decision)}`] }
+      }))
+      .addNode("send", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "send", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        fx.apply(ctx.idempotencyKey)
+        return { log: ["sent"] }
+      }))
+      .addEdge(START, "draft")
+      .addEdge("draft", "approve")
+      .addEdge("approve", "send")
+      .addEdge("send", END)
+  })
+
+/** first → slow (sleeps `slowFor` on the Clock, then applies its side effect) → last. */
+export const slow = (fx: SideEffects, slowFor: Duration.Input = "45 seconds") =>
+  Workflow.make({
+    name: "slow",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("first", Workflow.effectStep((_s, ctx) =>
+        Effect.sync(() => {
+          fx.runs.push({ node: "first", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          fx.apply(ctx.idempotencyKey)
+          return { log: ["first"] }
+        })
+      ))
+      .addNode("slow", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          fx.runs.push({ node: "slow", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          yield* Effect.sleep(Duration.fromInputUnsafe(slowFor))
+          fx.apply(ctx.idempotencyKey)
+          return { log: ["slow"] }
+        })
+      ))
+      .addNode("last", Workflow.effectStep((_s, ctx) =>
+        Effect.sync(() => {
+          fx.runs.push({ node: "last", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          fx.apply(ctx.idempotencyKey)
+          return { log: ["last"] }
+        })
+      ))
+      .addEdge(START, "first")
+      .addEdge("first", "slow")
+      .addEdge("slow", "last")
+      .addEdge("last", END)
+  })
+
+/** fork → left and right pause at once → join. */
+export const parallel = (fx: SideEffects) =>
+  Workflow.make({
+    name: "parallel",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("fork", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "fork", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        return { log: ["fork"] }
+      }))
+      .addNode("left", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "left", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        const d = interrupt({ side: "left" })
+        fx.apply(ctx.idempotencyKey)
+        return { log: [`left:${String(d)}`] }
+      }))
+      .addNode("right", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "right", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        const d = interrupt({ side: "right" })
+        fx.apply(ctx.idempotencyKey)
+        return { log: [`right:${String(d)}`] }
+      }))
+      .addNode("join", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "join", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        fx.apply(ctx.idempotencyKey)
+        return { log: ["join"] }
+      }))
+      .addEdge(START, "fork")
+      .addEdge("fork", "left")
+      .addEdge("fork", "right")
+      .addEdge(["left", "right"], "join")
+      .addEdge("join", END)
+  })
+
+/** Memory stores with reproducible ids. */
+export const memoryStores = MemoryStores.layerWithoutState.pipe(
+  Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential))
+)
+
+/** fork → left (pauses, then works `slowFor` on the Clock) and right (pauses) → join. */
+export const slowBranch = (fx: SideEffects, slowFor: Duration.Input = "45 seconds") =>
+  Workflow.make({
+    name: "slow-branch",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("fork", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "fork", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        return { log: ["fork"] }
+      }))
+      .addNode("left", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          const d = interrupt({ side: "left" })
+          fx.runs.push({ node: "left", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          yield* Effect.sleep(Duration.fromInputUnsafe(slowFor))
+          fx.apply(ctx.idempotencyKey)
+          return { log: [`left:${String(d)}`] }
+        })
+      ))
+      .addNode("right", Workflow.step(async (_s, ctx) => {
+        const d = interrupt({ side: "right" })
+        fx.runs.push({ node: "right", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        fx.apply(ctx.idempotencyKey)
+        return { log: [`right:${String(d)}`] }
+      }))
+      .addNode("join", Workflow.step(async (_s, ctx) => {
+        fx.runs.push({ node: "join", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+        fx.apply(ctx.idempotencyKey)
+        return { log: ["join"] }
+      }))
+      .addEdge(START, "fork")
+      .addEdge("fork", "left")
+      .addEdge("fork", "right")
+      .addEdge(["left", "right"], "join")
+      .addEdge("join", END)
+  })
