@@ -1,10 +1,14 @@
 /**
  * Every conformance suite against the in-memory Layers: once as two instances
  * over one `MemoryState` (two app instances over one database), once as a
- * single instance of the bundle.
+ * single instance of the bundle. The CheckpointStore suite also runs over a
+ * user's own saver (LangGraph's MemorySaver through `CheckpointStore.fromSaver`),
+ * the unfenced path.
  */
+import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { Layer } from "effect"
-import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
+import { MemoryLeaseStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
+import { CheckpointStore } from "../../src/CheckpointStore.ts"
 import { IdGenerator } from "../../src/Ids.ts"
 import {
   checkpointStoreSuite,
@@ -37,3 +41,12 @@ for (const setup of setups) {
   childQueueStoreSuite(setup)
   checkpointStoreSuite(setup)
 }
+
+checkpointStoreSuite({
+  name: "LangGraph MemorySaver via fromSaver (unfenced)",
+  layer: Layer.merge(
+    Layer.sync(CheckpointStore, () => CheckpointStore.fromSaver(new MemorySaver())),
+    MemoryLeaseStore.layer.pipe(Layer.provide(MemoryState.layer))
+  ),
+  tenants: false
+})
