@@ -65,7 +65,7 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
           ...scope("TreeStore.saveIfAbsent", tenantId, root),
           V.nonEmpty("TreeStore.saveIfAbsent", "key", key),
           V.json("TreeStore.saveIfAbsent", "value", value)
-        ], key.startsWith(reservedPrefix)
+        ], typeof key === "string" && key.startsWith(reservedPrefix)
           ? Effect.fail<Failure | ReservedKeyError>(new ReservedKeyError({ key }))
           : impl.saveIfAbsent(tenantId, root, key, value)),
       saveReservedIfAbsent: (tenantId, root, name, value) =>
