@@ -37,17 +37,17 @@ const expenses = Workflow.make({
   name: "expense",
   version: "1",
   graph: new StateGraph(Expense)
-    .addNode("draft", Workflow.step(async (s, ctx) => {
+    .addNode("draft", Workflow.step(async (s: typeof Expense.State, ctx) => {
       console.log(`  [${ctx.instanceId}] draft: expense of ${s.amount} written up`)
       return { log: [`drafted on ${ctx.instanceId}`] }
     }))
-    .addNode("approve", Workflow.step(async (s, ctx) => {
+    .addNode("approve", Workflow.step(async (s: typeof Expense.State, ctx) => {
       console.log(`  [${ctx.instanceId}] approve: asking a human about ${s.amount}`)
       const decision = interrupt({ question: `Pay ${s.amount}?` }) as string
       console.log(`  [${ctx.instanceId}] approve: the answer is "${decision}"`)
       return { log: [`${decision} on ${ctx.instanceId}`] }
     }))
-    .addNode("send", Workflow.step(async (s, ctx) => {
+    .addNode("send", Workflow.step(async (s: typeof Expense.State, ctx) => {
       if (!payments.has(ctx.idempotencyKey)) payments.set(ctx.idempotencyKey, s.amount)
       console.log(`  [${ctx.instanceId}] send: paid ${s.amount} (idempotency key …${ctx.idempotencyKey.slice(-12)})`)
       return { log: [`paid on ${ctx.instanceId}`] }

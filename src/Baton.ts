@@ -4,12 +4,14 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Option } from "effect"
 import * as BatonConfig from "./BatonConfig.ts"
 import { CheckpointStore } from "./CheckpointStore.ts"
 import {
   type BatonConfigError,
+  ExecutionCancelledError,
   type ExecutionFailedError,
+  InstanceStoppingError,
   type InvalidInputError,
   type LeaseLostError,
   type NotPausedError,
@@ -26,9 +28,12 @@ import { defaultTenant, IdGenerator, type InstanceId, type TenantId, type Thread
 import { type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
+import * as Cancel from "./Cancel.ts"
+import * as Health from "./Health.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 import type { Stores } from "./TreeDriver.ts"
+import { TreeStore } from "./TreeStore.ts"
 import type { Workflow } from "./Workflow.ts"
 
 export type { ExecutionOutput, PendingPause } from "./Executor.ts"
@@ -51,6 +56,8 @@ export interface ResumeInput {
 
 export type ExecuteError =
   | LeaseLostError
+  | ExecutionCancelledError
+  | InstanceStoppingError
   | ExecutionFailedError
   | StoreError
   | InvalidInputError
@@ -77,7 +84,31 @@ export interface BatonShape {
    * decision recorded for it. Answers the tree's output once it rests.
    */
   readonly resume: (input: ResumeInput) => Effect.Effect<ExecutionOutput, ResumeError>
+  /**
+   * Cancels the thread's running or paused execution, wherever it runs:
+   * aborted at once here, ended under its lease when paused, or asked to stop
+   * through a durable request its holder reads within one renewal.
+   * `cancelled` is false when nothing was left to cancel.
+   */
+  readonly cancel: (
+    threadId: ThreadId,
+    options?: { readonly tenantId?: TenantId | undefined; readonly ownerId?: string | undefined }
+  ) => Effect.Effect<{ readonly cancelled: boolean }, CancelError>
+  /**
+   * Graceful stop: stops the sweep, waits for running passes, and a grace
+   * before `timeout` (min(5 s, 20 %)) interrupts what is left — each pass
+   * releases its lease once its step bodies returned and stays Running, so
+   * another instance takes it at once. Ends within `timeout` (default 25 s;
+   * 0 stops at once). New calls fail with `InstanceStoppingError`.
+   */
+  readonly close: (options?: { readonly timeout?: Duration.Input | undefined }) => Effect.Effect<void>
+  /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
+  readonly checkLiveness: Effect.Effect<Health.HealthReport>
+  /** Liveness plus every store's ping under 2 s. */
+  readonly checkReadiness: Effect.Effect<Health.HealthReport>
 }
+
+export type CancelError = StoreError | InvalidInputError | UnknownThreadError | ThreadOwnerError | InstanceStoppingError
 
 export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {}
 
@@ -102,11 +133,21 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
     const services = yield* Effect.context<Stores>()
     const compiledGraphs = new Map<string, CompiledGraph>()
     let holderSeq = 0
+    const passEndedWaiters = new Set<() => void>()
     const instance: InstanceShape = {
       instanceId,
       config,
       saver: checkpoints.saver,
       passes: new Set(),
+      passEnded: Effect.callback<void>((resume) => {
+        const f = () => resume(Effect.void)
+        passEndedWaiters.add(f)
+        return Effect.sync(() => passEndedWaiters.delete(f))
+      }),
+      notifyPassEnded: () => {
+        for (const f of [...passEndedWaiters]) f()
+        passEndedWaiters.clear()
+      },
       activity: { count: 0 },
       nextHolder: () => `${instanceId}#${++holderSeq}`,
       compiled: (workflow) => {
@@ -118,13 +159,20 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         return graph
       },
       health: { lastSweepEndedAt: undefined, stopping: false },
+      closeDeadline: yield* Deferred.make<void>(),
       services
     }
     const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
       effect.pipe(Effect.provideService(Instance, instance), Effect.provide(services), Effect.annotateLogs({ instanceId }))
 
+    /** New calls are refused once a close began. */
+    const notStopping = Effect.suspend(() =>
+      instance.health.stopping ? Effect.fail(new InstanceStoppingError({ instanceId })) : Effect.void
+    )
+
     const execute = <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) =>
       run(Effect.gen(function*() {
+        yield* notStopping
         const records = yield* RecordStore
         const tenantId = options?.tenantId ?? defaultTenant
         const registered = config.workflows.get(workflow.name)
@@ -170,6 +218,7 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
 
     const resume = (input: ResumeInput) =>
       run(Effect.gen(function*() {
+        yield* notStopping
         const pauses = yield* PauseStore
         const records = yield* RecordStore
         const tenantId = input.tenantId ?? defaultTenant
@@ -198,7 +247,88 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         })
       }).pipe(Effect.withSpan("Baton.resume")))
 
-    yield* Effect.forkScoped(run(RecoverySweep.run))
+    const cancel = (threadId: ThreadId, options?: { readonly tenantId?: TenantId | undefined; readonly ownerId?: string | undefined }) =>
+      run(Effect.gen(function*() {
+        yield* notStopping
+        const records = yield* RecordStore
+        const tenantId = options?.tenantId ?? defaultTenant
+        yield* checkThread(tenantId, threadId, options?.ownerId)
+        const roots = (yield* records.listByThread(tenantId, threadId)).filter((r) =>
+          r.executionId === r.rootExecutionId && (r.status === "Running" || r.status === "Paused")
+        )
+        let cancelled = false
+        const requested: Array<ExecutionRecord> = []
+        for (const root of roots) {
+          const here = [...instance.passes].find((p) =>
+            p.tenantId === tenantId && p.rootExecutionId === root.rootExecutionId && p.signal() !== undefined
+          )
+          if (here !== undefined) {
+            here.abort(new ExecutionCancelledError({ tenantId, executionId: root.executionId }))
+            cancelled = true
+            continue
+          }
+          if (root.status === "Paused" && (yield* TreeDriver.endIfFree(root))) {
+            cancelled = true
+            continue
+          }
+          yield* Cancel.request(tenantId, root.rootExecutionId, { ownerId: options?.ownerId, instanceId })
+          requested.push(root)
+        }
+        // Read again: a request only helps a tree that is still moving.
+        for (const root of requested) {
+          const now = yield* records.getRecord(tenantId, root.executionId)
+          const status = Option.map(now, (r) => r.status)
+          if (Option.contains(status, "Running") || Option.contains(status, "Cancelled")) cancelled = true
+          else if (Option.contains(status, "Paused")) {
+            // Paused meanwhile: wait for its holder's lease and end it; the request is read first at the lease take.
+            const workflow = config.workflows.get(root.workflowName)
+            const ended = workflow === undefined
+              ? Effect.as(Effect.void, false)
+              : TreeDriver.drive(workflow, tenantId, root.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: true })
+                .pipe(Effect.as(false), Effect.catchTag("ExecutionCancelledError", () => Effect.succeed(true)))
+            if (yield* ended.pipe(Effect.catch(() => Effect.succeed(false)))) cancelled = true
+          } else {
+            // Ended meanwhile: the request goes with the tree's keys.
+            yield* TreeStore.use((tree) => tree.deleteRoot(tenantId, root.rootExecutionId))
+          }
+        }
+        return { cancelled }
+      }).pipe(Effect.withSpan("Baton.cancel")))
 
-    return Context.make(Baton, { instanceId, execute, resume }).pipe(Context.add(Instance, instance))
+    const sweep = yield* Effect.forkScoped(run(RecoverySweep.run))
+
+    const close = (options?: { readonly timeout?: Duration.Input | undefined }) =>
+      run(Effect.gen(function*() {
+        const timeoutMillis = options?.timeout === undefined ? 25_000 : Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
+        const graceMillis = Math.min(5_000, timeoutMillis * 0.2)
+        const startedAt = yield* Clock.currentTimeMillis
+        instance.health.stopping = true
+        yield* Fiber.interrupt(sweep)
+        const passesGone: Effect.Effect<void> = Effect.suspend(() =>
+          instance.passes.size === 0 ? Effect.void : Effect.andThen(instance.passEnded, passesGone)
+        )
+        const waitUntil = (at: number) =>
+          Effect.flatMap(Clock.currentTimeMillis, (now) =>
+            Effect.raceFirst(passesGone, Effect.sleep(Duration.millis(Math.max(0, at - now)))))
+        yield* waitUntil(startedAt + timeoutMillis - graceMillis)
+        if (instance.passes.size > 0) {
+          yield* Effect.logInfo(`closing: interrupting ${instance.passes.size} running passes; they stay running for another instance`)
+          for (const pass of instance.passes) pass.abort(new InstanceStoppingError({ instanceId }))
+          yield* waitUntil(startedAt + timeoutMillis)
+        }
+        yield* Deferred.succeed(instance.closeDeadline, undefined)
+        for (const pass of instance.passes) {
+          yield* Effect.logWarning(`closing: execution ${pass.rootExecutionId} still has ${pass.bodies.size} step bodies running`)
+        }
+      }).pipe(Effect.withSpan("Baton.close")))
+
+    return Context.make(Baton, {
+      instanceId,
+      execute,
+      resume,
+      cancel,
+      close,
+      checkLiveness: run(Health.checkLiveness(instance)),
+      checkReadiness: run(Health.checkReadiness(instance))
+    }).pipe(Context.add(Instance, instance))
   }))

@@ -145,3 +145,12 @@ export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowErro
     return `No workflow named "${this.workflowName}" is registered with this instance. Add it to the workflows given to Baton.layer.`
   }
 }
+
+/** The instance is closing: the call was not started, or its pass was interrupted (the execution stays running for another instance). */
+export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingError>()("InstanceStoppingError", {
+  instanceId: Schema.String
+}) {
+  override get message() {
+    return `Instance ${this.instanceId} is stopping. Its running executions stay running and another instance continues them; send new calls elsewhere.`
+  }
+}

@@ -6,8 +6,11 @@
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit } from "effect"
+import * as Cancel from "./Cancel.ts"
 import {
+  ExecutionCancelledError,
   ExecutionFailedError,
+  InstanceStoppingError,
   type InvalidInputError,
   LeaseLostError,
   type StoreError
@@ -22,6 +25,7 @@ import { Observer, type ResumeReason } from "./Observer.ts"
 import type { Pause } from "./Pause.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
+import { TreeStore } from "./TreeStore.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 
 /** A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`. */
@@ -47,7 +51,13 @@ export type ExecutionOutput =
     readonly pauses: ReadonlyArray<PendingPause>
   }
 
-export type PassError = LeaseLostError | ExecutionFailedError | StoreError | InvalidInputError
+export type PassError =
+  | LeaseLostError
+  | ExecutionFailedError
+  | ExecutionCancelledError
+  | InstanceStoppingError
+  | StoreError
+  | InvalidInputError
 
 /** How a pass begins: with the root's input, or by continuing from the last checkpoint. */
 export type PassStart =
@@ -94,11 +104,12 @@ export const runPass = Effect.fnUntraced(function*(options: {
   readonly holder: LeaseHolder
   readonly pass: ActivePass
   readonly start: PassStart
-}): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | IdGenerator> {
+}): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | TreeStore | IdGenerator> {
   const { holder, pass, record, start, workflow } = options
   const instance = yield* Instance
   const records = yield* RecordStore
   const pauses = yield* PauseStore
+  const tree = yield* TreeStore
   const ids = yield* IdGenerator
   const observer = yield* Observer
   const clock = yield* Clock.Clock
@@ -187,15 +198,28 @@ export const runPass = Effect.fnUntraced(function*(options: {
       }))),
       Deferred.await(holder.lost)
     ).pipe(
-      Effect.catch((error): Effect.Effect<never, PassError> => {
+      Effect.catch((error): Effect.Effect<never, PassError, RecordStore | PauseStore | TreeStore | Instance> => {
         if (error instanceof LeaseLostError) return Effect.fail(error)
         if (holder.signal.aborted) {
           const reason = holder.signal.reason
-          return reason instanceof LeaseLostError ? Effect.fail(reason) : Effect.die(reason)
+          if (reason instanceof LeaseLostError || reason instanceof InstanceStoppingError) return Effect.fail(reason)
+          if (reason instanceof ExecutionCancelledError) return Effect.flatMap(cancelled, Effect.fail)
+          return Effect.die(reason)
         }
         return Effect.fail(failure(error))
       })
     )
+
+  /** Ends the tree as cancelled (under this lease). */
+  const cancelled = Cancel.endTree(record, guard)
+
+  /** A cancel request written by any instance ends the tree here. */
+  const honourCancelRequest = Effect.gen(function*() {
+    if (yield* Cancel.isRequested(record.tenantId, record.rootExecutionId)) return yield* Effect.flatMap(cancelled, Effect.fail)
+  })
+
+  /** The tree ended: its keys go. */
+  const dropTreeKeys = tree.deleteRoot(record.tenantId, record.rootExecutionId)
 
   const failure = (error: unknown) =>
     new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error })
@@ -231,6 +255,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
     input = start.input
     yield* observer.onStart(event)
   } else {
+    yield* honourCancelRequest
     const state = yield* Effect.promise(() => graph.getState(graphConfig(record)))
     const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
     sent = yield* answersFor(waiting)
@@ -244,6 +269,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
       Effect.tapError((e) =>
         e._tag === "ExecutionFailedError"
           ? setStatus(["Running"], "Failed", e.error).pipe(
+            Effect.andThen(dropTreeKeys),
             Effect.andThen(observer.onError({ ...event, error: e.error })),
             Effect.ignore
           )
@@ -256,6 +282,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
     sent = []
     if (!isInterrupted(result)) {
       yield* setStatus(["Running"], "Finished")
+      yield* dropTreeKeys
       yield* observer.onEnd({ ...event, output: result })
       return { _tag: "Finished", ...base, output: result } as const
     }
@@ -299,6 +326,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
       input = command(late)
       continue
     }
+    yield* honourCancelRequest
     yield* setStatus(["Running"], "Paused")
     const pending = yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])
     yield* observer.onPause({ ...event, pauseIds: pending.map((p) => p.pauseId) })

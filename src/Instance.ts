@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Context } from "effect"
+import { Context, type Deferred, type Effect } from "effect"
 import type { BatonConfig } from "./BatonConfig.ts"
 import type { InstanceId } from "./Ids.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
@@ -40,6 +40,9 @@ export interface InstanceShape {
   readonly config: BatonConfig
   readonly saver: BaseCheckpointSaver
   readonly passes: Set<ActivePass>
+  /** Resolves at the next end of a pass of this instance. */
+  readonly passEnded: Effect.Effect<void>
+  readonly notifyPassEnded: () => void
   /** Grows on every step start/end and pass phase change: lets a test harness see that nothing moves. */
   readonly activity: { count: number }
   /** A holder id unique to one pass: `instanceId#n`. */
@@ -53,6 +56,8 @@ export interface InstanceShape {
     /** Set once a graceful close began. */
     stopping: boolean
   }
+  /** Completed when a graceful close reaches its deadline: nothing waits for step bodies after it. */
+  readonly closeDeadline: Deferred.Deferred<void>
   /** The services Effect steps run with (everything given to the Baton Layer). */
   readonly services: Context.Context<any>
 }

@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, FiberSet, Option } from "effect"
+import * as Cancel from "./Cancel.ts"
 import type { RecordCursor } from "./ExecutionRecord.ts"
 import { Instance } from "./Instance.ts"
 import { LeaseStore } from "./LeaseStore.ts"
@@ -44,6 +45,13 @@ const look = Effect.fnUntraced(function*(
         ? `it was started under config ${record.configHash}, this instance runs ${workflow.configHash}`
         : undefined
       if (mismatch !== undefined) {
+        // Ending a cancelled tree runs no graph: any instance may do it, whatever its config.
+        const lease = yield* leases.get(tenantId, rootExecutionId)
+        const free = Option.isNone(lease) || lease.value.expiresAt <= clock.currentTimeMillisUnsafe()
+        if (free && (yield* Cancel.isRequested(tenantId, rootExecutionId))) {
+          yield* FiberSet.run(recoveries, TreeDriver.endIfFree(record).pipe(Effect.ignore))
+          continue
+        }
         const key = `${tenantId}/${rootExecutionId}`
         if (!leftAlone.has(key)) {
           leftAlone.add(key)

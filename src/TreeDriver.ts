@@ -4,30 +4,36 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Option } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Option } from "effect"
 import type { ResumeError } from "./Baton.ts"
+import * as Cancel from "./Cancel.ts"
 import type { CheckpointStore } from "./CheckpointStore.ts"
+import { ExecutionCancelledError } from "./Errors.ts"
 import type { ExecutionRecord } from "./ExecutionRecord.ts"
 import { currentOutput, type ExecutionOutput, type PassStart, runPass } from "./Executor.ts"
 import type { IdGenerator } from "./Ids.ts"
-import { type ActivePass, Instance } from "./Instance.ts"
+import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import * as LeaseHolder from "./LeaseHolder.ts"
 import { LeaseStore } from "./LeaseStore.ts"
 import { LeaseWakeups } from "./LeaseWakeups.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
+import { TreeStore } from "./TreeStore.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 
-export type Stores = LeaseStore | RecordStore | PauseStore | CheckpointStore | IdGenerator
+export type Stores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 
 interface TrackedPass extends ActivePass {
   readonly setHolder: (holder: LeaseHolder.LeaseHolder) => void
+  /** Fails once the pass was stopped (cancel, close) before it held the lease. */
+  readonly stopped: Deferred.Deferred<never, unknown>
 }
 
 /** Registers a pass on the instance for the duration of `use` (graceful close and test harnesses see it). */
 const tracked = <A, E, R>(tenantId: string, rootExecutionId: string, use: (pass: TrackedPass) => Effect.Effect<A, E, R>) =>
   Instance.use((instance) => {
     let holder: LeaseHolder.LeaseHolder | undefined
+    const stopped = Deferred.makeUnsafe<never, unknown>()
     const pass: TrackedPass = {
       tenantId,
       rootExecutionId,
@@ -36,39 +42,92 @@ const tracked = <A, E, R>(tenantId: string, rootExecutionId: string, use: (pass:
       bodies: new Set(),
       parkedBodies: 0,
       signal: () => holder?.signal,
-      abort: (error) => holder?.abort(error),
+      abort: (error) => {
+        if (holder !== undefined) holder.abort(error)
+        else Deferred.doneUnsafe(stopped, Exit.fail(error))
+      },
       setHolder: (h) => {
         holder = h
-      }
+      },
+      stopped
     }
     instance.passes.add(pass)
     instance.activity.count++
     return use(pass).pipe(Effect.ensuring(Effect.sync(() => {
       instance.passes.delete(pass)
       instance.activity.count++
+      instance.notifyPassEnded()
     })))
   })
 
-/** Waits until every step body of the pass has settled (they may outlive an aborted invoke). */
-const bodiesSettled = (pass: ActivePass) =>
-  Effect.promise(() => Promise.allSettled([...pass.bodies])).pipe(
-    Effect.repeat({ until: () => pass.bodies.size === 0 }),
-    Effect.asVoid
+/**
+ * Waits until every step body of the pass has settled (they may outlive an
+ * aborted invoke) — or until a closing instance's deadline passed, when the
+ * bodies still running are named in the log.
+ */
+const bodiesSettled = (pass: ActivePass, instance: InstanceShape) =>
+  Effect.asVoid(
+    Effect.raceFirst(
+      Effect.promise(() => Promise.allSettled([...pass.bodies])).pipe(
+        Effect.repeat({ until: () => pass.bodies.size === 0 }),
+        Effect.asVoid
+      ),
+      Deferred.await(instance.closeDeadline).pipe(
+        Effect.andThen(Effect.logWarning(
+          `step bodies still running at the close deadline: ${pass.bodies.size} of execution ${pass.rootExecutionId}`
+        ))
+      )
+    )
   )
 
 const acquireFor = (pass: TrackedPass) =>
-  Instance.use(({ config }) =>
-    LeaseHolder.acquire({
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const { config } = instance
+    const tree = yield* TreeStore
+    // After each renewal the store confirmed: a cancel request from any instance stops the pass.
+    const onConfirmed = tree.get(pass.tenantId, pass.rootExecutionId, Cancel.requestKey).pipe(
+      Effect.flatMap((found) =>
+        Option.isSome(found)
+          ? Effect.sync(() => pass.abort(new ExecutionCancelledError({ tenantId: pass.tenantId, executionId: pass.rootExecutionId })))
+          : Effect.void
+      ),
+      Effect.catch((e) => Effect.logWarning("reading the cancel request failed; read again at the next renewal", e.message))
+    )
+    return yield* LeaseHolder.acquire({
       tenantId: pass.tenantId,
       rootExecutionId: pass.rootExecutionId,
       holder: pass.holder,
       leaseMillis: config.leaseMillis,
       renewMillis: config.renewMillis,
-      beforeRelease: bodiesSettled(pass)
+      onConfirmed,
+      beforeRelease: bodiesSettled(pass, instance)
     }).pipe(Effect.tap(Option.match({
       onNone: () => Effect.void,
       onSome: (h) => Effect.sync(() => pass.setHolder(h))
-    }))))
+    })))
+  })
+
+/** Fails with the reason a waiting pass was stopped (a cancel or a closing instance). */
+const stoppedWhileWaiting = (pass: TrackedPass): Effect.Effect<never, ResumeError> =>
+  Deferred.await(pass.stopped).pipe(Effect.catch((e) => Effect.fail(e as ResumeError)))
+
+/**
+ * Ends a paused (or orphaned) tree as cancelled if its lease is free now:
+ * true when it was ended here, false when another holder keeps it.
+ */
+export const endIfFree = (record: ExecutionRecord) =>
+  tracked(record.tenantId, record.rootExecutionId, (pass) =>
+    Effect.scoped(Effect.gen(function*() {
+      const holder = yield* acquireFor(pass)
+      if (Option.isNone(holder)) return false
+      const records = yield* RecordStore
+      const current = yield* records.getRecord(record.tenantId, record.rootExecutionId)
+      if (Option.isSome(current) && (current.value.status === "Running" || current.value.status === "Paused")) {
+        yield* Cancel.endTree(current.value)
+      }
+      return true
+    })))
 
 /** Runs a brand-new tree (its record just written Running) from its input. */
 export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown) =>
@@ -107,6 +166,8 @@ export const drive = (
         }))
       )
       if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
+      // A durable cancel request is read first: the tree ends cancelled, no step runs.
+      if (yield* Cancel.isRequested(tenantId, rootExecutionId)) return yield* Effect.flatMap(Cancel.endTree(record), Effect.fail)
       if (record.status === "Paused") {
         const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
         if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
@@ -129,7 +190,9 @@ export const drive = (
       )
     })
     const loop: Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> = attempt.pipe(
-      Effect.flatMap((out) => Option.isSome(out) ? Effect.succeed(out) : Effect.andThen(wait, loop))
+      Effect.flatMap((out) =>
+        Option.isSome(out) ? Effect.succeed(out) : Effect.andThen(Effect.raceFirst(wait, stoppedWhileWaiting(pass)), loop)
+      )
     )
     return loop
   })

@@ -30,7 +30,7 @@ import { RecordStore } from "../RecordStore.ts"
 import { TreeStore } from "../TreeStore.ts"
 
 /** What an instance's process is doing, as far as its stores and clock can tell. */
-export type InstanceState = "alive" | "unreachable" | "frozen" | "dead"
+export type InstanceState = "alive" | "unreachable" | "hanging" | "frozen" | "dead"
 
 export type HarnessStores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 
@@ -54,6 +54,8 @@ export interface Harness {
   readonly thaw: (index: number) => Effect.Effect<void>
   /** The instance's stores become unreachable (calls fail with `StoreError`) until `reconnect`; its fibers go on. */
   readonly disconnect: (index: number) => Effect.Effect<void>
+  /** The instance's store calls hang (no answer, no error) until `reconnect`; its clock and fibers go on. */
+  readonly hang: (index: number) => Effect.Effect<void>
   readonly reconnect: (index: number) => Effect.Effect<void>
   /** Closes the instance's scope: its calls are interrupted and its passes release their leases. */
   readonly close: (index: number) => Effect.Effect<void>
@@ -84,6 +86,7 @@ const passGate = (gate: Gate, index: number, operation: string): Effect.Effect<v
       case "alive":
         return Effect.void
       case "frozen":
+      case "hanging":
         return Effect.callback<void>((resume) => {
           const f = () => resume(Effect.void)
           gate.waiters.add(f)
@@ -177,7 +180,9 @@ export const make = Effect.fnUntraced(function*(options: {
         deadlines.set(token, clock.currentTimeMillisUnsafe() + Duration.toMillis(d))
         return clock.sleep(d).pipe(
           Effect.ensuring(Effect.sync(() => deadlines.delete(token))),
-          Effect.andThen(Effect.suspend(() => gate.state === "dead" ? Effect.never : passGate(gate, -1, "clock").pipe(Effect.ignore)))
+          Effect.andThen(Effect.suspend(() =>
+            gate.state === "dead" ? Effect.never : gate.state === "frozen" ? passGate(gate, -1, "clock").pipe(Effect.ignore) : Effect.void
+          ))
         )
       })
   })
@@ -231,7 +236,7 @@ export const make = Effect.fnUntraced(function*(options: {
     Effect.sync(() => {
       const gate = slot(index).gate
       gate.state = state
-      if (state !== "frozen") {
+      if (state !== "frozen" && state !== "hanging") {
         for (const f of [...gate.waiters]) f()
         gate.waiters.clear()
       }
@@ -240,7 +245,7 @@ export const make = Effect.fnUntraced(function*(options: {
   const busyPasses = () => {
     const busy: Array<string> = []
     for (const s of slots) {
-      if (s.gate.state === "frozen" || s.gate.state === "dead") continue
+      if (s.gate.state === "frozen" || s.gate.state === "dead" || s.gate.state === "hanging") continue
       for (const p of s.entry.instance.passes) {
         const bodiesParked = p.bodies.size > 0 && p.parkedBodies >= p.bodies.size
         const idle = p.phase === "waiting" || (p.phase === "invoking" && bodiesParked && !(p.signal()?.aborted ?? false))
@@ -308,6 +313,7 @@ export const make = Effect.fnUntraced(function*(options: {
     freeze: (index) => setState(index, "frozen"),
     thaw: (index) => setState(index, "alive"),
     disconnect: (index) => setState(index, "unreachable"),
+    hang: (index) => setState(index, "hanging"),
     reconnect: (index) => setState(index, "alive"),
     close: (index) => Scope.close(slot(index).scope, Exit.void),
     restart: (index) =>

@@ -1,0 +1,73 @@
+/**
+ * Cancel from any instance. A tree running here is aborted at once; a paused
+ * one is ended under its lease; one running elsewhere gets a durable cancel
+ * request (the reserved tree key `@baton/cancel-request`) that its holder
+ * reads after every renewal the store confirms and before resting paused —
+ * and that whoever takes the tree's lease next reads first.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Effect, Option } from "effect"
+import { ExecutionCancelledError } from "./Errors.ts"
+import type { ExecutionRecord } from "./ExecutionRecord.ts"
+import { Instance } from "./Instance.ts"
+import { Observer } from "./Observer.ts"
+import { PauseStore } from "./PauseStore.ts"
+import { RecordStore } from "./RecordStore.ts"
+import { TreeStore } from "./TreeStore.ts"
+
+/** The reserved tree key (under `@baton/`) of a cancel request. */
+export const requestName = "cancel-request"
+export const requestKey = `@baton/${requestName}`
+
+/** Whether the tree has a cancel request. */
+export const isRequested = (tenantId: string, rootExecutionId: string) =>
+  TreeStore.use((tree) => tree.get(tenantId, rootExecutionId, requestKey)).pipe(Effect.map(Option.isSome))
+
+/** Writes the request (once: a second cancel keeps the first). */
+export const request = (tenantId: string, rootExecutionId: string, by: { readonly ownerId: string | undefined; readonly instanceId: string }) =>
+  Effect.gen(function*() {
+    const tree = yield* TreeStore
+    const now = yield* Clock.currentTimeMillis
+    return yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, requestName, {
+      requestedAt: now,
+      ownerId: by.ownerId ?? null,
+      instanceId: by.instanceId
+    })
+  })
+
+/**
+ * Ends a tree as cancelled, without a pass: its record Cancelled (only from
+ * Running or Paused, so the error hook fires once across instances), its
+ * pauses withdrawn, its tree keys removed. Call it holding the tree's lease.
+ */
+export const endTree = Effect.fnUntraced(function*(record: ExecutionRecord, guard: Effect.Effect<void, unknown> = Effect.void) {
+  const records = yield* RecordStore
+  const pauses = yield* PauseStore
+  const tree = yield* TreeStore
+  const instance = yield* Instance
+  const observer = yield* Observer
+  const now = yield* Clock.currentTimeMillis
+  const { rootExecutionId, tenantId } = record
+  yield* Effect.orDie(guard)
+  let ended = false
+  for (const from of ["Running", "Paused"] as const) {
+    if (ended) break
+    ended = yield* records.setStatus({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled" })
+  }
+  for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
+    yield* pauses.withdraw(tenantId, p.pauseId, now)
+  }
+  yield* tree.deleteRoot(tenantId, rootExecutionId)
+  if (ended) {
+    yield* observer.onError({
+      tenantId,
+      executionId: record.executionId,
+      rootExecutionId,
+      instanceId: instance.instanceId,
+      workflowName: record.workflowName,
+      error: "cancelled"
+    })
+  }
+  return new ExecutionCancelledError({ tenantId, executionId: record.executionId })
+})

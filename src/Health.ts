@@ -1,0 +1,107 @@
+/**
+ * Liveness and readiness of one instance, as an orchestrator's probes want
+ * them. Liveness does no I/O; readiness adds one `ping` per store, each under
+ * a 2 s timeout on the Clock.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Duration, Effect } from "effect"
+import { CheckpointStore } from "./CheckpointStore.ts"
+import { ChildQueueStore } from "./ChildQueueStore.ts"
+import type { StoreError } from "./Errors.ts"
+import type { InstanceShape } from "./Instance.ts"
+import { LeaseStore } from "./LeaseStore.ts"
+import { LedgerStore } from "./LedgerStore.ts"
+import { PauseStore } from "./PauseStore.ts"
+import { RateLimitStore } from "./RateLimitStore.ts"
+import { RecordStore } from "./RecordStore.ts"
+import { TreeStore } from "./TreeStore.ts"
+
+export type HealthStatus = "Healthy" | "Degraded" | "Unhealthy"
+
+export interface HealthComponent {
+  readonly name: string
+  readonly status: HealthStatus
+  readonly message: string
+}
+
+/** The worst status of its components, and each of them. */
+export interface HealthReport {
+  readonly status: HealthStatus
+  readonly components: ReadonlyArray<HealthComponent>
+}
+
+const rank: Record<HealthStatus, number> = { Healthy: 0, Degraded: 1, Unhealthy: 2 }
+
+export const report = (components: ReadonlyArray<HealthComponent>): HealthReport => ({
+  status: components.reduce<HealthStatus>((worst, c) => (rank[c.status] > rank[worst] ? c.status : worst), "Healthy"),
+  components
+})
+
+/** How long readiness waits for a store's ping. */
+export const pingTimeout = Duration.seconds(2)
+
+/** No I/O: Unhealthy while stopping, or when the last sweep ended more than three sweep intervals ago. */
+export const livenessComponents = (instance: InstanceShape, now: number): ReadonlyArray<HealthComponent> => {
+  const { health } = instance
+  const stuckAfter = 3 * instance.config.sweepMillis
+  const since = health.lastSweepEndedAt === undefined ? undefined : now - health.lastSweepEndedAt
+  return [
+    health.stopping
+      ? { name: "instance", status: "Unhealthy", message: "stopping" }
+      : { name: "instance", status: "Healthy", message: `instance ${instance.instanceId} running` },
+    since !== undefined && since > stuckAfter
+      ? {
+        name: "recovery-sweep",
+        status: "Unhealthy",
+        message: `stuck: the last sweep ended ${Math.round(since / 1000)} s ago (more than three intervals of ${
+          Math.round(instance.config.sweepMillis / 1000)
+        } s); a store it waits on may not answer`
+      }
+      : {
+        name: "recovery-sweep",
+        status: "Healthy",
+        message: since === undefined ? "first sweep running" : `last sweep ended ${Math.round(since / 1000)} s ago`
+      }
+  ]
+}
+
+export const checkLiveness = (instance: InstanceShape) =>
+  Effect.map(Clock.currentTimeMillis, (now) => report(livenessComponents(instance, now)))
+
+const stores = [
+  ["lease-store", LeaseStore],
+  ["record-store", RecordStore],
+  ["pause-store", PauseStore],
+  ["tree-store", TreeStore],
+  ["checkpoint-store", CheckpointStore],
+  ["ledger-store", LedgerStore],
+  ["rate-limit-store", RateLimitStore],
+  ["child-queue-store", ChildQueueStore]
+] as const
+
+const ping = (name: string, effect: Effect.Effect<void, StoreError>): Effect.Effect<HealthComponent> =>
+  effect.pipe(
+    Effect.timeoutOrElse({
+      duration: pingTimeout,
+      orElse: () => Effect.succeed("timeout" as const)
+    }),
+    Effect.map((r): HealthComponent =>
+      r === "timeout"
+        ? { name, status: "Unhealthy", message: `no answer to ping within ${Duration.toMillis(pingTimeout)} ms` }
+        : { name, status: "Healthy", message: "ping answered" }
+    ),
+    Effect.catch((e) => Effect.succeed<HealthComponent>({ name, status: "Unhealthy", message: `ping failed: ${e.message}` }))
+  )
+
+/** Liveness, plus every store in the instance's context pinged at once, plus `extra` components (step slots, breakers). */
+export const checkReadiness = (instance: InstanceShape, extra: Effect.Effect<ReadonlyArray<HealthComponent>> = Effect.succeed([])) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const pings = stores.flatMap(([name, tag]) => {
+      const service = Context.getOption(instance.services, tag as never)
+      return service._tag === "Some" ? [ping(name, (service.value as { ping: Effect.Effect<void, StoreError> }).ping)] : []
+    })
+    const answered = yield* Effect.all(pings, { concurrency: "unbounded" })
+    return report([...livenessComponents(instance, now), ...answered, ...(yield* extra)])
+  })
