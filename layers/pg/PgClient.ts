@@ -1,0 +1,188 @@
+/**
+ * The Postgres client baton's stores run on: `@effect/sql-pg`'s pooled
+ * `PgClient` (it speaks the wire protocol itself, prepares statements and
+ * offers LISTEN/NOTIFY), built from a connection URL and checked at build.
+ *
+ * - The URL comes from `options.url`, else the `BATON_PG_URL` config. Missing,
+ *   empty or not a `postgres://` / `postgresql://` URL → `BatonConfigError`
+ *   naming the setting (the password is never echoed).
+ * - At build one `SELECT 1` checks the server within `connectTimeout`
+ *   (default 5 s): an unreachable server is a `StoreError` (operation
+ *   "connect") naming the host and the setting to fix; a refused login or a
+ *   missing database is a `BatonConfigError`. The Layer never hangs.
+ * - `schema` (optional) puts every baton table in that schema: it becomes the
+ *   connections' `search_path`, and the migrations create it. With the table
+ *   prefix of the store options this lets several apps share one database.
+ * - A pool of `maxConnections` (default 10) connections; statements are
+ *   prepared once per connection and reused.
+ *
+ * @since 0.1.0
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
+import { BatonConfigError, StoreError } from "../../src/Errors.ts"
+
+/** The config setting read when no `url` is given. */
+export const urlSetting = "BATON_PG_URL"
+
+export interface PgClientOptions {
+  /** `postgres://user:password@host:5432/database`. Default: the `BATON_PG_URL` config. */
+  readonly url?: string | Redacted.Redacted<string> | undefined
+  /**
+   * The schema baton's tables live in (created by the migrations); default:
+   * the server's `search_path` (usually `public`). A plain identifier.
+   */
+  readonly schema?: string | undefined
+  /** Connections in the pool. Default 10. */
+  readonly maxConnections?: number | undefined
+  /** How long opening one connection (TCP, TLS, login) may take. Default 5 seconds. */
+  readonly connectTimeout?: Duration.Input | undefined
+  /** Shown in `pg_stat_activity`. Default `"baton"`. */
+  readonly applicationName?: string | undefined
+  /** TLS: `true`, node's TLS options, or from the URL's `sslmode` when unset. */
+  readonly ssl?: PgClient.PgClientConfig["ssl"]
+}
+
+/** What the options resolved to (no password). */
+export interface PgTarget {
+  /** The setting the URL came from: `url` or `BATON_PG_URL`. */
+  readonly field: string
+  /** `host:port/database`, for messages. */
+  readonly where: string
+  readonly schema: string | undefined
+}
+
+const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+const defaultConnectTimeout = Duration.seconds(5)
+
+/** Checks the options and reads the URL; every problem is a `BatonConfigError` naming its field. */
+export const resolve = (options: PgClientOptions = {}): Effect.Effect<
+  { readonly config: PgClient.PgPoolConfig; readonly target: PgTarget; readonly connectTimeout: Duration.Duration },
+  BatonConfigError
+> =>
+  Effect.gen(function*() {
+    const field = options.url !== undefined ? "url" : urlSetting
+    const raw = options.url !== undefined
+      ? (Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url)
+      : yield* Config.option(Config.String(urlSetting)).pipe(
+        Effect.mapError((e) => new BatonConfigError({ field: urlSetting, reason: `could not be read (${e.message})` })),
+        Effect.map(Option.getOrUndefined)
+      )
+    if (raw === undefined) {
+      return yield* new BatonConfigError({
+        field,
+        reason: `is not set: set ${urlSetting} (or pass \`url\`) to the Postgres every instance shares, e.g. postgres://user:password@host:5432/database`
+      })
+    }
+    if (typeof raw !== "string" || raw.trim().length === 0) {
+      return yield* new BatonConfigError({ field, reason: "is empty: it must be a URL like postgres://user:password@host:5432/database" })
+    }
+    let url: URL
+    try {
+      url = new URL(raw.trim())
+    } catch {
+      return yield* new BatonConfigError({
+        field,
+        reason: "is not a valid URL (not shown: it may hold a password): it must look like postgres://user:password@host:5432/database"
+      })
+    }
+    if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+      return yield* new BatonConfigError({
+        field,
+        reason: `has scheme "${url.protocol}": it must be a postgres:// or postgresql:// URL`
+      })
+    }
+    if (url.port !== "" && !(Number(url.port) >= 1 && Number(url.port) <= 65535)) {
+      return yield* new BatonConfigError({ field, reason: `names port ${url.port}: it must be 1 to 65535` })
+    }
+    if (options.schema !== undefined && (typeof options.schema !== "string" || !identifier.test(options.schema))) {
+      return yield* new BatonConfigError({
+        field: "schema",
+        reason: `is ${JSON.stringify(options.schema)}: it must be up to 63 letters, digits or "_", starting with a letter or "_"`
+      })
+    }
+    const maxConnections = options.maxConnections ?? 10
+    if (!Number.isInteger(maxConnections) || maxConnections < 1) {
+      return yield* new BatonConfigError({ field: "maxConnections", reason: "must be a whole number ≥ 1" })
+    }
+    const timeout = options.connectTimeout === undefined ? Option.some(defaultConnectTimeout) : Duration.fromInput(options.connectTimeout)
+    if (Option.isNone(timeout) || !Duration.isFinite(timeout.value) || Duration.toMillis(timeout.value) <= 0) {
+      return yield* new BatonConfigError({ field: "connectTimeout", reason: "must be a finite duration > 0" })
+    }
+    const host = url.searchParams.get("host") ?? (url.hostname === "" ? "localhost" : url.hostname)
+    const port = url.searchParams.get("port") ?? (url.port === "" ? "5432" : url.port)
+    const database = url.searchParams.get("dbname") ?? decodeURIComponent(url.pathname.replace(/^\//, ""))
+    const config: PgClient.PgPoolConfig = {
+      url: Redacted.make(raw.trim()),
+      maxConnections,
+      connectTimeout: timeout.value,
+      applicationName: options.applicationName ?? "baton",
+      ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
+      ...(options.schema !== undefined ? { startupParameters: { search_path: `"${options.schema}"` } } : {})
+    }
+    return {
+      config,
+      connectTimeout: timeout.value,
+      target: { field, where: `${host}:${port}/${database === "" ? "(default database)" : database}`, schema: options.schema }
+    }
+  })
+
+/** A failure of the build-time check, as a typed error that says what to fix. */
+const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonConfigError => {
+  const reason = error.reason
+  const detail = reason.message || reason._tag
+  const code = (reason.cause as { readonly code?: unknown } | undefined)?.code
+  if (reason._tag === "AuthenticationError" || reason._tag === "AuthorizationError" || code === "28P01" || code === "28000") {
+    return new BatonConfigError({
+      field: target.field,
+      reason: `was refused by Postgres at ${target.where} (${detail}): check the user and password it names`
+    })
+  }
+  if (code === "3D000") {
+    return new BatonConfigError({
+      field: target.field,
+      reason: `names a database that does not exist at ${target.where} (${detail}): create it or fix the database name`
+    })
+  }
+  return new StoreError({
+    store: "PgClient",
+    operation: "connect",
+    reason: `cannot reach Postgres at ${target.where} (${detail}): check that the server is running and accepts connections there, and that ${target.field} names the right host and port`,
+    cause: error
+  })
+}
+
+/**
+ * The pooled client in the current scope, checked with one `SELECT 1`
+ * (bounded by the connect timeout) before it is handed out.
+ */
+export const make = (options: PgClientOptions = {}) =>
+  Effect.gen(function*() {
+    const { config, connectTimeout, target } = yield* resolve(options)
+    const client = yield* PgClient.make(config).pipe(Effect.mapError((e) => connectFailure(target, e)))
+    yield* client`SELECT 1`.pipe(
+      Effect.mapError((e) => connectFailure(target, e)),
+      // The pool applies the connect timeout to each attempt; this bounds the whole check.
+      Effect.timeoutOrElse({
+        duration: Duration.sum(connectTimeout, Duration.seconds(1)),
+        orElse: () =>
+          Effect.fail(
+            new StoreError({
+              store: "PgClient",
+              operation: "connect",
+              reason: `Postgres at ${target.where} did not answer within ${Duration.format(connectTimeout)}: check that the server is running there and that ${target.field} names the right host and port`
+            })
+          )
+      })
+    )
+    return { client, target }
+  })
+
+/** Provides `@effect/sql-pg`'s `PgClient` and effect's `SqlClient` (one pool, closed with the Layer). */
+export const layer = (options: PgClientOptions = {}): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreError | BatonConfigError> =>
+  PgClient.layerFrom(Effect.map(make(options), ({ client }) => client)) as Layer.Layer<
+    PgClient.PgClient | SqlClient.SqlClient,
+    StoreError | BatonConfigError
+  >

@@ -1,0 +1,131 @@
+/**
+ * Lease-release wake-ups across instances over Postgres LISTEN/NOTIFY.
+ *
+ * The runtime tells the process's `LeaseWakeups` hub when it released a lease
+ * (the lease holder's finalizer calls `released`), and every waiting resume
+ * and recovery sweep of this process waits on that hub. This Layer provides a
+ * `LeaseWakeups` that wraps the hub in context (by default the process-wide
+ * one):
+ * - `released(tenant, root)` wakes this process's waiters at once, as before,
+ *   and sends a NOTIFY on the deployment's channel (asynchronously: the
+ *   caller never waits for it, and a failed NOTIFY is only logged);
+ * - a listener on its own connection (outside the pool) receives the NOTIFYs
+ *   of every other process and calls the hub's `released(tenant, root)`, so
+ *   a waiter on another machine moves in milliseconds instead of at its next
+ *   poll. Notifications this process sent itself are skipped (its waiters
+ *   were woken already).
+ *
+ * Nothing depends on a notification arriving: a lost connection is logged
+ * and re-opened after `reconnectDelay`, and the runtime's polling stays the
+ * fallback. The channel is per deployment (schema and table prefix), so two
+ * apps sharing a database do not wake each other.
+ *
+ * @since 0.1.0
+ */
+import { PgClient, PgConnection } from "@effect/sql-pg"
+import { Deferred, Duration, Effect, Layer, Queue } from "effect"
+import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/LeaseWakeups.ts"
+import type { SqlStoreOptions } from "../sql/SqlTables.ts"
+import { lockKey } from "./PgMigrations.ts"
+
+export interface PgWakeupsOptions extends SqlStoreOptions {
+  /** The schema of the deployment (see `PgClient`): part of the channel's identity. */
+  readonly schema?: string | undefined
+  /** How long to wait before listening again after the listener's connection failed. Default 1 second. */
+  readonly reconnectDelay?: Duration.Input | undefined
+}
+
+/** The NOTIFY channel of the deployment with these options. */
+export const channel = (options: PgWakeupsOptions = {}): string =>
+  `baton_wake_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
+
+/** A payload: `["r", origin, tenantId, rootExecutionId]`. NOTIFY payloads must stay under 8000 bytes. */
+const maxPayload = 7900
+
+const origins = new WeakMap<LeaseWakeupsShape, string>()
+/** One id per hub: every listener of a process skips what any notifier of the same hub sent. */
+const originOf = (hub: LeaseWakeupsShape): string => {
+  let origin = origins.get(hub)
+  if (origin === undefined) {
+    origin = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`
+    origins.set(hub, origin)
+  }
+  return origin
+}
+
+/** The notification of a release, or undefined when it is not one of ours. */
+export const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly rootExecutionId: string } | undefined => {
+  try {
+    const value: unknown = JSON.parse(payload)
+    if (!Array.isArray(value) || value.length !== 4 || value[0] !== "r") return undefined
+    const [, origin, tenantId, rootExecutionId] = value
+    if (typeof origin !== "string" || typeof tenantId !== "string" || typeof rootExecutionId !== "string") return undefined
+    return { origin, tenantId, rootExecutionId }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Provides `LeaseWakeups` (the hub in context, wrapped) and runs the
+ * listener for the Layer's lifetime. Built once LISTEN is confirmed — or,
+ * when it could not be, with the failure logged and the listener retrying.
+ */
+export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, never, PgClient.PgClient> =>
+  Layer.effect(
+    LeaseWakeups,
+    Effect.gen(function*() {
+      const client = yield* PgClient.PgClient
+      const hub = yield* LeaseWakeups
+      const origin = originOf(hub)
+      const name = channel(options)
+      const reconnectDelay = Duration.fromInputUnsafe(options.reconnectDelay ?? Duration.seconds(1))
+
+      // Outgoing NOTIFYs, sent in order by one fiber so `released` never blocks.
+      const outbox = yield* Queue.unbounded<string>()
+      yield* Queue.takeAll(outbox).pipe(
+        Effect.flatMap((payloads) =>
+          Effect.forEach(payloads, (payload) =>
+            client.notify(name, payload).pipe(
+              Effect.catch((e) => Effect.logWarning(`lease-release NOTIFY failed (others fall back to polling): ${e.message}`))
+            ), { discard: true })
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
+
+      // The listener: its own connection, re-opened after a failure.
+      const listening = yield* Deferred.make<void>()
+      const listenOnce = Effect.scoped(Effect.gen(function*() {
+        const connection = yield* PgConnection.make(client.config)
+        const notifications = yield* connection.listen(name)
+        yield* Deferred.succeed(listening, void 0)
+        while (true) {
+          const n = yield* Queue.take(notifications)
+          const message = parse(n.payload)
+          if (message !== undefined && message.origin !== origin) hub.released(message.tenantId, message.rootExecutionId)
+        }
+      }))
+      yield* listenOnce.pipe(
+        Effect.catch((e) =>
+          Effect.logWarning(`lease-release LISTEN on ${name} failed; listening again in ${Duration.format(reconnectDelay)}: ${String((e as { message?: unknown }).message ?? e)}`).pipe(
+            Effect.andThen(Deferred.succeed(listening, void 0)),
+            Effect.andThen(Effect.sleep(reconnectDelay))
+          )
+        ),
+        Effect.forever,
+        Effect.forkScoped
+      )
+      yield* Deferred.await(listening)
+
+      const wrapped: LeaseWakeupsShape = {
+        released: (tenantId, rootExecutionId) => {
+          hub.released(tenantId, rootExecutionId)
+          const payload = JSON.stringify(["r", origin, tenantId, rootExecutionId])
+          if (new TextEncoder().encode(payload).length <= maxPayload) Queue.offerUnsafe(outbox, payload)
+        },
+        next: hub.next
+      }
+      return wrapped
+    })
+  )

@@ -1,0 +1,11 @@
+/**
+ * Postgres store Layers: every contract in one database (or schema) over
+ * `@effect/sql-pg`, migrations under an advisory lock, and LISTEN/NOTIFY
+ * wake-ups between instances.
+ *
+ * @since 0.1.0
+ */
+export * as PgClient from "./PgClient.ts"
+export * as PgMigrations from "./PgMigrations.ts"
+export * as PgStores from "./PgStores.ts"
+export * as PgWakeups from "./PgWakeups.ts"

@@ -1,0 +1,31 @@
+/**
+ * A Postgres schema of its own for each test file: a random name, created by
+ * the first migration that runs in it, dropped (with everything in it) after
+ * the file ran — so runs never see each other's rows.
+ *
+ * The server: `BATON_TEST_PG_URL`, else the machines' local Postgres
+ * (127.0.0.1:5432, trust auth, database `test`).
+ */
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Redacted } from "effect"
+import { Reactivity } from "effect/reactivity"
+import { afterAll } from "vitest"
+
+export const url = process.env.BATON_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+
+/** Runs `f` on a one-connection client to the test database. */
+export const withAdmin = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, E>): Promise<A> =>
+  Effect.runPromise(
+    Effect.scoped(Effect.flatMap(PgClient.make({ url: Redacted.make(url), maxConnections: 1 }), f)).pipe(Effect.provide(Reactivity.layer))
+  )
+
+/** A random lowercase name starting with `prefix`. */
+export const randomName = (prefix: string): string =>
+  `${prefix}_${Array.from({ length: 10 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 36)]).join("")}`
+
+/** A new schema name for this file, dropped after it (every schema made with it, when called again). */
+export const testSchema = (name: string): string => {
+  const schema = randomName(`baton_t_${name}`)
+  afterAll(() => withAdmin((sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`))
+  return schema
+}
