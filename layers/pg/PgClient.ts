@@ -132,8 +132,9 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
 /** A failure of the build-time check, as a typed error that says what to fix. */
 const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonConfigError => {
   const reason = error.reason
-  const detail = reason.message || reason._tag
-  const code = (reason.cause as { readonly code?: unknown } | undefined)?.code
+  const cause = reason.cause as { readonly code?: unknown; readonly message?: unknown } | undefined
+  const detail = typeof cause?.message === "string" && cause.message !== "" ? cause.message : reason.message || reason._tag
+  const code = cause?.code
   if (reason._tag === "AuthenticationError" || reason._tag === "AuthorizationError" || code === "28P01" || code === "28000") {
     return new BatonConfigError({
       field: target.field,
@@ -149,7 +150,7 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
   return new StoreError({
     store: "PgClient",
     operation: "connect",
-    reason: `cannot reach Postgres at ${target.where} (${detail}): check that the server is running and accepts connections there, and that ${target.field} names the right host and port`,
+    reason: `cannot reach Postgres at ${target.where} (${detail}): check that the server is running and accepts connections there, and that \`${target.field}\` names the right host and port`,
     cause: error
   })
 }
@@ -172,7 +173,7 @@ export const make = (options: PgClientOptions = {}) =>
             new StoreError({
               store: "PgClient",
               operation: "connect",
-              reason: `Postgres at ${target.where} did not answer within ${Duration.format(connectTimeout)}: check that the server is running there and that ${target.field} names the right host and port`
+              reason: `Postgres at ${target.where} did not answer within ${Duration.format(connectTimeout)}: check that the server is running there and that \`${target.field}\` names the right host and port`
             })
           )
       })

@@ -1,0 +1,66 @@
+/**
+ * Migrations on Postgres: many instances starting at once migrate once (an
+ * advisory lock orders them); an older schema is upgraded in place; two
+ * deployments in one database (by schema or table prefix) keep apart.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { PgClient, PgMigrations, PgStores } from "../../layers/pg/index.ts"
+import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { randomName, testSchema, url } from "./db.ts"
+
+/** A schema name of this run (dropped after the file). */
+const freshSchema = () => testSchema("migrations")
+
+/** Runs `effect` on a pool of its own (one instance). */
+const onPool = <A, E>(schema: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
+  Effect.scoped(Effect.flatMap(Layer.build(PgClient.layer({ url, schema, maxConnections: 2 })), (ctx) => Effect.provide(effect, ctx)))
+
+describe("PgMigrations", () => {
+  const racing = 8
+  const schemaA = freshSchema()
+  it.live(`${racing} instances migrating a new schema at once: the migrations run once`, () =>
+    Effect.gen(function*() {
+      const applied = yield* Effect.all(
+        Array.from({ length: racing }, () => onPool(schemaA, PgMigrations.migrate({ schema: schemaA }))),
+        { concurrency: "unbounded" }
+      )
+      const all = applied.flat().map(([id]) => id).sort((a, b) => a - b)
+      assert.deepStrictEqual(all, SqlMigrations.migrations.map(([id]) => id), "each migration applied by exactly one instance")
+      assert.strictEqual(applied.filter((a) => a.length > 0).length, 1, "one instance did all of it")
+      const recorded = yield* onPool(schemaA, Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT COUNT(*)::int AS n FROM baton_migrations`))
+      assert.strictEqual(recorded[0]!.n, SqlMigrations.migrations.length)
+      assert.deepStrictEqual(yield* onPool(schemaA, PgMigrations.migrate({ schema: schemaA })), [], "a later start has nothing to do")
+    }))
+
+  it.live("an older schema is upgraded in place by the migrations it lacks", () =>
+    Effect.gen(function*() {
+      const schema = freshSchema()
+      assert.deepStrictEqual((yield* onPool(schema, PgMigrations.migrate({ schema, upTo: 1 }))).map(([id]) => id), [1])
+      assert.strictEqual(yield* onPool(schema, SqlMigrations.currentVersion()), 1)
+      const rest = yield* onPool(schema, PgMigrations.migrate({ schema }))
+      assert.deepStrictEqual(rest.map(([id]) => id), SqlMigrations.migrations.slice(1).map(([id]) => id))
+      assert.strictEqual(yield* onPool(schema, SqlMigrations.currentVersion()), SqlMigrations.latestVersion)
+    }))
+
+  it.live("two deployments in one database — another schema, or another table prefix — see none of each other's rows", () =>
+    Effect.gen(function*() {
+      const schemaB = freshSchema()
+      const root = randomName("root")
+      const deployments: ReadonlyArray<PgStores.PgStoresOptions> = [
+        { schema: schemaA },
+        { schema: schemaB },
+        { schema: schemaA, tablePrefix: "other_" }
+      ]
+      for (const [i, options] of deployments.entries()) {
+        const acquired = yield* Effect.scoped(Effect.flatMap(
+          Layer.build(PgStores.leaseStore({ url, maxConnections: 1, ...options })),
+          (ctx) => Context.get(ctx, LeaseStore).acquire("default", root, `holder-${i}`, 30_000, 0)
+        ))
+        assert.isTrue(Option.isSome(acquired), `deployment ${i} has its own lease table`)
+        assert.strictEqual(Option.getOrThrow(acquired).epoch, 1)
+      }
+    }))
+})
