@@ -14,7 +14,9 @@
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { sqlErrorDetail } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 
@@ -40,8 +42,8 @@ const hash32 = (text: string): number => {
 export const lockKey = (options: PgMigrateOptions): number =>
   hash32(`${options.schema ?? ""}.${options.tablePrefix ?? SqlTables.defaultTablePrefix}`)
 
-const failed = (operation: string) => (e: { readonly message: string }) =>
-  new StoreError({ store: "PgMigrations", operation, reason: e.message, cause: e })
+const failed = (operation: string) => (e: SqlError) =>
+  new StoreError({ store: "PgMigrations", operation, reason: sqlErrorDetail(e), cause: e })
 
 /**
  * Brings the database (the schema, when named) to the latest version, or

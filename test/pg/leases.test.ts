@@ -3,7 +3,7 @@
  * connections race for one lease, round after round; a holder whose lease
  * passed to another can write nothing, whichever write path it takes.
  */
-import { assert, describe, layer } from "@effect/vitest"
+import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations } from "../../layers/pg/index.ts"

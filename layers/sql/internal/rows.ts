@@ -8,7 +8,18 @@ import { StoreError } from "../../../src/Errors.ts"
 
 /** Maps the driver's `SqlError` to the contract's `StoreError` for `store.operation`. */
 export const storeError = (store: string, operation: string) => (error: SqlError): StoreError =>
-  new StoreError({ store, operation, reason: `${error.reason._tag}: ${error.message}`, cause: error })
+  new StoreError({ store, operation, reason: `${error.reason._tag}: ${sqlErrorDetail(error)}`, cause: error })
+
+/**
+ * The driver's message plus the database's own when the driver's is generic
+ * (`@effect/sql-pg` says "PgConnection: Query failed" and keeps Postgres's
+ * message on the cause).
+ */
+export const sqlErrorDetail = (error: SqlError): string => {
+  const cause = error.reason.cause
+  const inner = cause instanceof Error ? cause.message : undefined
+  return inner !== undefined && inner !== "" && !error.message.includes(inner) ? `${error.message} (${inner})` : error.message
+}
 
 /**
  * A store operation, built only when run (a contract's `make` builds the
