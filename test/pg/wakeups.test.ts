@@ -1,0 +1,108 @@
+/**
+ * LISTEN/NOTIFY wake-ups between instances. Each "process" here has a hub of
+ * its own (as two machines would), so only a notification through Postgres
+ * can wake the other's waiters. Waits are bounded by a timeout that fails the
+ * test; nothing sleeps.
+ */
+import { PgClient as EffectPgClient } from "@effect/sql-pg"
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Fiber, Layer, Option, Queue, Scope } from "effect"
+import { PgClient, PgMigrations, PgWakeups } from "../../layers/pg/index.ts"
+import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
+import * as LeaseHolder from "../../src/LeaseHolder.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/LeaseWakeups.ts"
+import { randomName, testSchema, url } from "./db.ts"
+
+const schema = testSchema("wakeups")
+const within = "5 seconds"
+
+/** One "process": its own pool, its own hub, and the Pg wake-ups wrapping that hub. */
+const processLayer = (hub: LeaseWakeupsShape, options: PgWakeups.PgWakeupsOptions = {}) =>
+  Layer.merge(PgWakeups.layer({ schema, ...options }), Layer.effect(LeaseStore, Effect.andThen(PgMigrations.migrate({ schema }), SqlLeaseStore.make()))).pipe(
+    Layer.provideMerge(PgClient.layer({ url, schema, maxConnections: 2 })),
+    Layer.provide(Layer.succeed(LeaseWakeups, hub))
+  )
+
+const buildProcess = (hub: LeaseWakeupsShape, options?: PgWakeups.PgWakeupsOptions) =>
+  Effect.map(Layer.build(processLayer(hub, options)), (context) => ({ context, wakeups: Context.get(context, LeaseWakeups) }))
+
+/** A fiber waiting on `hub` for a release of (tenant, root). */
+const waiting = (hub: LeaseWakeupsShape, tenant: string, root: string) =>
+  Effect.forkChild(hub.next(tenant, root), { startImmediately: true })
+
+const awaitWoken = <A, E>(fiber: Fiber.Fiber<A, E>, what: string) =>
+  Fiber.join(fiber).pipe(
+    Effect.timeoutOrElse({ duration: within, orElse: () => Effect.die(new Error(`${what}: not woken within ${within}`)) })
+  )
+
+describe("PgWakeups", () => {
+  it.live("a NOTIFY sent on one pool reaches a LISTEN on another connection", () =>
+    Effect.gen(function*() {
+      const a = yield* Layer.build(PgClient.layer({ url, maxConnections: 1 }))
+      const b = yield* Layer.build(PgClient.layer({ url, maxConnections: 1 }))
+      const channel = PgWakeups.channel({ schema })
+      const notifications = yield* Context.get(b, EffectPgClient.PgClient).listen(channel)
+      yield* Context.get(a, EffectPgClient.PgClient).notify(channel, "hello")
+      const received = yield* Queue.take(notifications).pipe(
+        Effect.timeoutOrElse({ duration: within, orElse: () => Effect.die(new Error("no notification")) })
+      )
+      assert.strictEqual(received.payload, "hello")
+    }).pipe(Effect.scoped))
+
+  it.live("a release on one process wakes the other process's waiter of that tree; its own notification is skipped", () =>
+    Effect.gen(function*() {
+      const hubA = makeHub()
+      const hubB = makeHub()
+      const a = yield* buildProcess(hubA)
+      const b = yield* buildProcess(hubB)
+      const tenant = randomName("tenant")
+      const [r1, r2] = [randomName("root"), randomName("root")]
+
+      const localA = yield* waiting(hubA, tenant, r1)
+      const remoteB = yield* waiting(hubB, tenant, r1)
+      a.wakeups.released(tenant, r1)
+      yield* awaitWoken(localA, "A's own waiter (in process)")
+      yield* awaitWoken(remoteB, "B's waiter (over NOTIFY)")
+
+      // A's own notification of r1 comes back to A's listener before B's of r2: it must not wake A again.
+      const againA = yield* waiting(hubA, tenant, r1)
+      const otherA = yield* waiting(hubA, tenant, r2)
+      b.wakeups.released(tenant, r2)
+      yield* awaitWoken(otherA, "A's waiter of r2 (over NOTIFY)")
+      assert.isUndefined(againA.pollUnsafe(), "A skipped the notification it sent itself")
+      yield* Fiber.interrupt(againA)
+    }).pipe(Effect.scoped))
+
+  it.live("the lease holder's release (the runtime's own hook) wakes a waiter on another process", () =>
+    Effect.gen(function*() {
+      const hubB = makeHub()
+      const a = yield* buildProcess(makeHub())
+      yield* buildProcess(hubB)
+      const tenant = randomName("tenant")
+      const root = randomName("root")
+      const scope = yield* Scope.make()
+      const holder = yield* LeaseHolder.acquire({ tenantId: tenant, rootExecutionId: root, holder: "instance-a#1", leaseMillis: 30_000, renewMillis: 10_000 }).pipe(
+        Scope.provide(scope),
+        Effect.provide(a.context)
+      )
+      assert.isTrue(Option.isSome(holder))
+      const remote = yield* waiting(hubB, tenant, root)
+      yield* Scope.close(scope, Exit.void) // the pass ends: the holder releases the lease and tells the hub
+      yield* awaitWoken(remote, "B's waiter after A's holder released")
+      const lease = yield* LeaseStore.use((s) => s.get(tenant, root)).pipe(Effect.provide(a.context))
+      assert.isTrue(Option.isNone(lease), "the lease was released")
+    }).pipe(Effect.scoped))
+
+  it.live("deployments with another schema or table prefix use other channels", () =>
+    Effect.sync(() => {
+      const channels = new Set([
+        PgWakeups.channel({ schema }),
+        PgWakeups.channel({ schema: `${schema}_2` }),
+        PgWakeups.channel({ schema, tablePrefix: "app2_" }),
+        PgWakeups.channel({})
+      ])
+      assert.strictEqual(channels.size, 4)
+      for (const channel of channels) assert.isAtMost(channel.length, 63)
+    }))
+})
