@@ -19,12 +19,13 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
 import type { Fragment } from "effect/sql/Statement"
 import { type BlobRow, CheckpointStore, type CheckpointRow, type CheckpointRows, type CheckpointStoreShape, type ListQuery, type WriteRow } from "../../src/CheckpointStore.ts"
 import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/Errors.ts"
 import type { FenceCheck } from "../../src/Fence.ts"
-import { bytes, num, run, textOrNull } from "./internal/rows.ts"
+import { Begin, Commit, type Op, query, texts } from "./internal/direct.ts"
+import * as Direct from "./internal/direct.ts"
+import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -57,6 +58,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const leases = sql(t.leases)
     const blobs_ = sql(t.checkpointBlobs)
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    const direct = Direct.make(sql)
 
     const checkpointColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata")
     const checkpointValues = (r: CheckpointRow) =>
@@ -79,37 +81,33 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
             AND holder = ${f.lease.holder} AND epoch = ${f.lease.epoch} AND expires_at > ${f.now}
           RETURNING epoch`
 
-    /** Why a fenced write was refused, read after the fact (only on the failure path). */
-    const leaseLost = (f: FenceCheck) =>
-      Effect.flatMap(
-        sql`SELECT holder, epoch, expires_at FROM ${leases}
-            WHERE tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}`,
-        (rows): Effect.Effect<never, LeaseLostError> => {
-          const row = rows[0]
-          const reason = row === undefined
-            ? "no lease exists for this tree"
-            : row.holder === null
-            ? `the lease was released (epoch ${num(row.epoch)})`
-            : row.holder !== f.lease.holder || num(row.epoch) !== f.lease.epoch
-            ? `the lease passed to ${row.holder} (epoch ${num(row.epoch)})`
-            : `the lease expired at ${num(row.expires_at)}, before this write at ${f.now}`
-          return Effect.fail(
-            new LeaseLostError({
-              tenantId: f.lease.tenantId,
-              rootExecutionId: f.lease.rootExecutionId,
-              holder: f.lease.holder,
-              epoch: f.lease.epoch,
-              reason: `a fenced checkpoint write was refused: ${reason}`
-            })
-          )
-        }
-      )
+    /** Why a fenced write was refused, read after the fact (only on the failure path); throws `LeaseLostError`. */
+    function* leaseLost(f: FenceCheck): Op<never> {
+      const rows = yield sql`SELECT holder, epoch, expires_at FROM ${leases}
+        WHERE tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}`
+      const row = rows[0]
+      const reason = row === undefined
+        ? "no lease exists for this tree"
+        : row.holder === null
+        ? `the lease was released (epoch ${num(row.epoch)})`
+        : row.holder !== f.lease.holder || num(row.epoch) !== f.lease.epoch
+        ? `the lease passed to ${row.holder} (epoch ${num(row.epoch)})`
+        : `the lease expired at ${num(row.expires_at)}, before this write at ${f.now}`
+      throw new LeaseLostError({
+        tenantId: f.lease.tenantId,
+        rootExecutionId: f.lease.rootExecutionId,
+        holder: f.lease.holder,
+        epoch: f.lease.epoch,
+        reason: `a fenced checkpoint write was refused: ${reason}`
+      })
+    }
 
-    /** Renew the lease (when fenced) and write, in one transaction (BEGIN IMMEDIATE on SQLite). */
-    const inTransaction = (f: FenceCheck | undefined, write: Effect.Effect<void, SqlError>) =>
-      sql.withTransaction(
-        f === undefined ? write : Effect.flatMap(renewLease(f), (rows) => rows.length === 0 ? leaseLost(f) : write)
-      )
+    /** Inside a transaction: renews the lease, or refuses the write. */
+    function* checkFence(f: FenceCheck | undefined): Op<void> {
+      if (f === undefined) return
+      const renewed = yield renewQuery(f)
+      if (renewed.length === 0) yield* leaseLost(f)
+    }
 
     const blobColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, channel, version, type, value")
     const blobTuple = (b: BlobRow) =>
@@ -119,19 +117,37 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
 
     const insertCheckpoint = (r: CheckpointRow) =>
       sql`INSERT INTO ${checkpoints} (${checkpointColumns}) VALUES (${checkpointValues(r)}) ${checkpointUpsert}`
-    const insertBlobs = (blobs: ReadonlyArray<BlobRow>) =>
-      Effect.forEach(
-        chunks(blobs),
-        (part) => sql`INSERT INTO ${blobs_} (${blobColumns}) VALUES ${sql.csv(part.map(blobTuple))} ${blobUpsert}`,
-        { discard: true }
+    const insertBlobs = (part: ReadonlyArray<BlobRow>) =>
+      sql`INSERT INTO ${blobs_} (${blobColumns}) VALUES ${sql.csv(part.map(blobTuple))} ${blobUpsert}`
+    const insertWrites = (part: ReadonlyArray<WriteRow>) =>
+      sql`INSERT INTO ${writes} (${writeColumns}) VALUES ${sql.csv(part.map(writeTuple))} ${writeUpsert}`
+
+    // Hot statements, compiled once per shape; their parameters in the order the statements above interpolate them.
+    const dummyBlob: BlobRow = { tenantId: "", threadId: "", checkpointNs: "", channel: "", version: "", type: "", value: new Uint8Array() }
+    const dummyWrite: WriteRow = { tenantId: "", threadId: "", checkpointNs: "", checkpointId: "", taskId: "", idx: 0, channel: "", type: "", value: new Uint8Array(), taskPath: "" }
+    const dummyCheckpoint: CheckpointRow = { ...dummyBlob, checkpointId: "", parentCheckpointId: null, checkpoint: new Uint8Array(), metadataType: "", metadata: new Uint8Array() }
+    const dummyFence: FenceCheck = { lease: { tenantId: "", rootExecutionId: "", holder: "", epoch: 1, expiresAt: 0 }, ttlMillis: 1, now: 0 }
+    const renewText = texts(() => renewLease(dummyFence))
+    const renewQuery = (f: FenceCheck) =>
+      query(renewText(0), [f.now + f.ttlMillis, f.lease.tenantId, f.lease.rootExecutionId, f.lease.holder, f.lease.epoch, f.now])
+    const checkpointText = texts(() => insertCheckpoint(dummyCheckpoint))
+    const checkpointQuery = (r: CheckpointRow) =>
+      query(checkpointText(0), [r.tenantId, r.threadId, r.checkpointNs, r.checkpointId, r.parentCheckpointId, r.type, r.checkpoint, r.metadataType, r.metadata])
+    const blobsText = texts((n: number) => insertBlobs(Array.from({ length: n }, () => dummyBlob)))
+    const blobsQuery = (part: ReadonlyArray<BlobRow>) =>
+      query(blobsText(part.length), part.flatMap((b) => [b.tenantId, b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.value]))
+    const writesText = texts((n: number) => insertWrites(Array.from({ length: n }, () => dummyWrite)))
+    const writesQuery = (part: ReadonlyArray<WriteRow>) =>
+      query(
+        writesText(part.length),
+        part.flatMap((w) => [w.tenantId, w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.value, w.taskPath])
       )
 
-    const putCheckpoint = (
-      r: CheckpointRow,
-      blobs: ReadonlyArray<BlobRow>,
-      fence: FenceCheck | undefined
-    ): Effect.Effect<void, SqlError | LeaseLostError> => {
-      if (fence === undefined && blobs.length === 0) return Effect.asVoid(insertCheckpoint(r))
+    function* putCheckpoint(r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined): Op<void> {
+      if (fence === undefined && blobs.length === 0) {
+        yield checkpointQuery(r)
+        return
+      }
       if (isPg && blobs.length <= chunk) {
         // One statement: lease check (when fenced), blobs and checkpoint, each insert reading from the lease CTE.
         const from = fence === undefined ? sql.literal("") : sql.literal(" WHERE EXISTS (SELECT 1 FROM lease)")
@@ -144,27 +160,26 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
             ${blobUpsert}
             RETURNING 1)`)
         }
-        return Effect.flatMap(
-          sql`WITH ${sql.csv(ctes)}
-              INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
-              ${checkpointUpsert}
-              RETURNING 1 AS ok`,
-          (rows) => rows.length === 0 && fence !== undefined ? leaseLost(fence) : Effect.void
-        )
+        const rows = yield sql`WITH ${sql.csv(ctes)}
+          INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
+          ${checkpointUpsert}
+          RETURNING 1 AS ok`
+        if (rows.length === 0 && fence !== undefined) yield* leaseLost(fence)
+        return
       }
-      return inTransaction(fence, Effect.andThen(insertBlobs(blobs), Effect.asVoid(insertCheckpoint(r))))
+      yield Begin
+      yield* checkFence(fence)
+      for (const part of chunks(blobs)) if (part.length > 0) yield blobsQuery(part)
+      yield checkpointQuery(r)
+      yield Commit
     }
 
-    const insertWrites = (rows: ReadonlyArray<WriteRow>) =>
-      Effect.forEach(
-        chunks(rows),
-        (part) => sql`INSERT INTO ${writes} (${writeColumns}) VALUES ${sql.csv(part.map(writeTuple))} ${writeUpsert}`,
-        { discard: true }
-      )
-
-    const putWrites = (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined): Effect.Effect<void, SqlError | LeaseLostError> => {
-      if (fence === undefined) return rows.length === 0 ? Effect.void : insertWrites(rows)
-      if (isPg && rows.length <= chunk) {
+    function* putWrites(rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined): Op<void> {
+      if (fence === undefined && rows.length <= chunk) {
+        if (rows.length > 0) yield writesQuery(rows)
+        return
+      }
+      if (fence !== undefined && isPg && rows.length <= chunk) {
         const insert: Fragment = rows.length === 0
           ? sql.literal("")
           : sql`, ins AS (
@@ -173,105 +188,114 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
               WHERE EXISTS (SELECT 1 FROM lease)
               ${writeUpsert}
               RETURNING 1)`
-        return Effect.flatMap(
-          sql`WITH lease AS (${renewLease(fence)})${insert} SELECT COUNT(*) AS n FROM lease`,
-          (result) => num(result[0]?.n) === 0 ? leaseLost(fence) : Effect.void
-        )
+        const result = yield sql`WITH lease AS (${renewLease(fence)})${insert} SELECT COUNT(*) AS n FROM lease`
+        if (num(result[0]?.n) === 0) yield* leaseLost(fence)
+        return
       }
-      return inTransaction(fence, rows.length === 0 ? Effect.void : insertWrites(rows))
+      yield Begin
+      yield* checkFence(fence)
+      for (const part of chunks(rows)) if (part.length > 0) yield writesQuery(part)
+      yield Commit
     }
 
-    const getBlobs = (
+    const selectBlobsText = texts((n: number) =>
+      sql`SELECT channel, version, type, value FROM ${blobs_}
+        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""}
+          AND (channel, version) IN (VALUES ${sql.csv(Array.from({ length: n }, () => sql`(${""}, ${""})`))})`
+    )
+    const selectLatestText = texts(() =>
+      sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
+        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""}
+        ORDER BY checkpoint_id DESC LIMIT 1`
+    )
+    const selectCheckpointText = texts(() =>
+      sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
+        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""} AND checkpoint_id = ${""}`
+    )
+    const selectWritesText = texts(() =>
+      sql`SELECT task_id, idx, channel, type, value, task_path FROM ${writes}
+        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""} AND checkpoint_id = ${""}`
+    )
+
+    function* getBlobs(
       tenantId: string,
       threadId: string,
       checkpointNs: string,
       versions: ReadonlyArray<{ readonly channel: string; readonly version: string }>
-    ) =>
-      Effect.map(
-        Effect.forEach(chunks(versions), (part) =>
-          sql`SELECT channel, version, type, value FROM ${blobs_}
-              WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
-                AND (channel, version) IN (VALUES ${sql.csv(part.map((v) => sql`(${v.channel}, ${v.version})`))})`),
-        (parts) =>
-          parts.flat().map((b: any): BlobRow => ({
-            tenantId,
-            threadId,
-            checkpointNs,
-            channel: b.channel,
-            version: String(b.version),
-            type: b.type,
-            value: bytes(b.value)
-          }))
-      )
+    ): Op<ReadonlyArray<BlobRow>> {
+      const out: Array<BlobRow> = []
+      for (const part of chunks(versions)) {
+        const params: Array<unknown> = [tenantId, threadId, checkpointNs]
+        for (const v of part) params.push(v.channel, v.version)
+        const rows = yield query(selectBlobsText(part.length), params)
+        for (const b of rows) {
+          out.push({ tenantId, threadId, checkpointNs, channel: b.channel, version: String(b.version), type: b.type, value: bytes(b.value) })
+        }
+      }
+      return out
+    }
 
-    const getCheckpoint = (tenantId: string, threadId: string, checkpointNs: string, checkpointId: string | undefined) =>
-      Effect.map(
-        checkpointId === undefined
-          ? sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
-                WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
-                ORDER BY checkpoint_id DESC LIMIT 1`
-          : sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
-                WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
-                  AND checkpoint_id = ${checkpointId}`,
-        (rows) => rows.length === 0 ? undefined : toCheckpoint(tenantId, threadId, checkpointNs, rows[0])
-      )
+    function* getCheckpoint(tenantId: string, threadId: string, checkpointNs: string, checkpointId: string | undefined): Op<CheckpointRow | undefined> {
+      const rows = yield checkpointId === undefined
+        ? query(selectLatestText(0), [tenantId, threadId, checkpointNs])
+        : query(selectCheckpointText(0), [tenantId, threadId, checkpointNs, checkpointId])
+      return rows.length === 0 ? undefined : toCheckpoint(tenantId, threadId, checkpointNs, rows[0])
+    }
 
-    const getWrites = (tenantId: string, threadId: string, checkpointNs: string, checkpointId: string) =>
-      Effect.map(
-        sql`SELECT task_id, idx, channel, type, value, task_path FROM ${writes}
-            WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${checkpointNs}
-              AND checkpoint_id = ${checkpointId}`,
-        (rows) =>
-          rows.map((w: any): WriteRow => ({
-            tenantId,
-            threadId,
-            checkpointNs,
-            checkpointId,
-            taskId: w.task_id,
-            idx: num(w.idx),
-            channel: w.channel,
-            type: w.type,
-            value: bytes(w.value),
-            taskPath: w.task_path ?? ""
-          }))
-      )
+    function* getWrites(tenantId: string, threadId: string, checkpointNs: string, checkpointId: string): Op<ReadonlyArray<WriteRow>> {
+      const rows = yield query(selectWritesText(0), [tenantId, threadId, checkpointNs, checkpointId])
+      return rows.map((w): WriteRow => ({
+        tenantId,
+        threadId,
+        checkpointNs,
+        checkpointId,
+        taskId: w.task_id,
+        idx: num(w.idx),
+        channel: w.channel,
+        type: w.type,
+        value: bytes(w.value),
+        taskPath: w.task_path ?? ""
+      }))
+    }
 
-    const listCheckpoints = (tenantId: string, q: ListQuery) => {
+    function* listCheckpoints(tenantId: string, q: ListQuery): Op<ReadonlyArray<CheckpointRow>> {
       const where: Array<Fragment> = [sql`tenant_id = ${tenantId}`]
       if (q.threadId !== undefined) where.push(sql`thread_id = ${q.threadId}`)
       if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${q.checkpointNs}`)
       if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${q.checkpointId}`)
       if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
       const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${Math.max(0, Math.floor(q.limit))}` : sql.literal("")
-      return Effect.map(
-        sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
-            FROM ${checkpoints} WHERE ${sql.and(where)}
-            ORDER BY checkpoint_id DESC${limit}`,
-        (rows) => rows.map((row: any) => toCheckpoint(row.tenant_id, row.thread_id, row.checkpoint_ns, row))
-      )
+      const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
+        FROM ${checkpoints} WHERE ${sql.and(where)}
+        ORDER BY checkpoint_id DESC${limit}`
+      return rows.map((row) => toCheckpoint(row.tenant_id, row.thread_id, row.checkpoint_ns, row))
     }
 
-    const deleteThread = (tenantId: string, threadId: string) =>
-      sql.withTransaction(Effect.all([
-        sql`DELETE FROM ${checkpoints} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
-        sql`DELETE FROM ${writes} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
-        sql`DELETE FROM ${blobs_} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
-      ], { discard: true }))
+    function* deleteThread(tenantId: string, threadId: string): Op<void> {
+      yield Begin
+      yield sql`DELETE FROM ${checkpoints} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
+      yield sql`DELETE FROM ${writes} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
+      yield sql`DELETE FROM ${blobs_} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
+      yield Commit
+    }
 
-    const call = <A>(operation: string, effect: Effect.Effect<A, SqlError | LeaseLostError, SqlClient.SqlClient>) =>
-      runPromise(run(store, operation, () => effect))
+    /** Runs one rows operation for a LangGraph promise; `SqlError` becomes `StoreError`. */
+    const call = <A>(operation: string, op: () => Op<A>): Promise<A> =>
+      direct.run(op, runPromise, storeError(store, operation))
 
     const rows: CheckpointRows = {
       fenced: true,
-      putCheckpoint: (row, blobs, fence) => call("putCheckpoint", putCheckpoint(row, blobs, fence)),
-      putWrites: (rows, fence) => call("putWrites", putWrites(rows, fence)),
-      getCheckpoint: (tenantId, threadId, ns, id) => call("getCheckpoint", getCheckpoint(tenantId, threadId, ns, id)),
-      getWrites: (tenantId, threadId, ns, id) => call("getWrites", getWrites(tenantId, threadId, ns, id)),
+      putCheckpoint: (row, blobs, fence) => call("putCheckpoint", () => putCheckpoint(row, blobs, fence)),
+      putWrites: (rows, fence) => call("putWrites", () => putWrites(rows, fence)),
+      getCheckpoint: (tenantId, threadId, ns, id) => call("getCheckpoint", () => getCheckpoint(tenantId, threadId, ns, id)),
+      getWrites: (tenantId, threadId, ns, id) => call("getWrites", () => getWrites(tenantId, threadId, ns, id)),
       getBlobs: (tenantId, threadId, ns, versions) =>
-        versions.length === 0 ? Promise.resolve([]) : call("getBlobs", getBlobs(tenantId, threadId, ns, versions)),
-      listCheckpoints: (tenantId, query) => call("listCheckpoints", listCheckpoints(tenantId, query)),
-      deleteThread: (tenantId, threadId) => call("deleteThread", deleteThread(tenantId, threadId)),
-      ping: () => call("ping", Effect.asVoid(sql`SELECT 1`))
+        versions.length === 0 ? Promise.resolve([]) : call("getBlobs", () => getBlobs(tenantId, threadId, ns, versions)),
+      listCheckpoints: (tenantId, query) => call("listCheckpoints", () => listCheckpoints(tenantId, query)),
+      deleteThread: (tenantId, threadId) => call("deleteThread", () => deleteThread(tenantId, threadId)),
+      ping: () => call("ping", function*() {
+        yield sql`SELECT 1`
+      })
     }
     return rows
   })

@@ -28,7 +28,11 @@
  *   folder that does not exist → `BatonConfigError` naming the path.
  *   `":memory:"` is allowed: it is a private database of this one connection
  *   (two Layers never share it — use a temporary file for several instances).
- * - prepared statements are kept per connection (LRU), keyed by their SQL.
+ * - prepared statements are kept per connection, keyed by their SQL;
+ * - it offers synchronous access to hot paths (`SyncAccess`, used by the
+ *   checkpoint saver): an operation runs at once, in one go, when no fiber
+ *   holds the connection — `node:sqlite` is synchronous anyway, so this only
+ *   skips effect's per-statement machinery.
  *
  * @since 0.1.0
  */
@@ -42,6 +46,7 @@ import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { BatonConfigError } from "../../src/Errors.ts"
+import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 
 /** The config setting read when no `path` is given. */
 export const pathSetting = "BATON_SQLITE_PATH"
@@ -59,7 +64,7 @@ export interface SqliteClientOptions {
    * what one-process tests with `busyTimeout: 0` rely on.
    */
   readonly busyRetries?: number | undefined
-  /** Prepared statements kept per connection. Default 256. */
+  /** Prepared statements kept per connection (the oldest prepared goes first). Default 256. */
   readonly statementCacheSize?: number | undefined
 }
 
@@ -113,11 +118,7 @@ class NodeSqliteConnection implements Connection {
   prepared(sql: string, arrays: boolean): Prepared {
     const key = arrays ? "\u0000" + sql : sql
     const hit = this.cache.get(key)
-    if (hit !== undefined) {
-      this.cache.delete(key)
-      this.cache.set(key, hit)
-      return hit
-    }
+    if (hit !== undefined) return hit
     const statement = this.db.prepare(sql)
     if (arrays) statement.setReturnArrays(true)
     const prepared = { statement, reader: statement.columns().length > 0 }
@@ -154,6 +155,15 @@ class NodeSqliteConnection implements Connection {
     if (reader) return statement.all(...bound)
     statement.run(...bound)
     return []
+  }
+
+  /** For synchronous access: runs one statement now; throws a `SqlError`. */
+  executeSync(sql: string, params: ReadonlyArray<unknown>): Array<any> {
+    try {
+      return this.rows(sql, params, false, true)
+    } catch (cause) {
+      throw toSqlError(cause, "execute")
+    }
   }
 
   execute(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
@@ -309,10 +319,28 @@ export const make = (options: SqliteClientOptions = {}) =>
       isTransaction: (conn) => conn.db.isOpen && conn.db.isTransaction
     })
 
+    // How many fibers hold the connection right now (leased or borrowed): the
+    // synchronous path runs only when none does.
+    let holders = 0
+    const held = <A, E, R>(lease: Effect.Effect<A, E, R>) =>
+      Effect.tap(lease, () => Effect.acquireRelease(Effect.sync(() => holders++), () => Effect.sync(() => holders--)))
+    const borrower: typeof acquirers.borrower = (f) =>
+      acquirers.borrower((conn) =>
+        Effect.suspend(() => {
+          holders++
+          return Effect.ensuring(f(conn), Effect.sync(() => holders--))
+        })
+      )
+    const syncAccess: SyncCapable[typeof SyncAccess] = (f) => {
+      if (holders > 0 || connection === undefined || !connection.db.isOpen || connection.db.isTransaction) return undefined
+      const conn = connection
+      return { value: f({ execute: (sql, params) => conn.executeSync(sql, params) }) }
+    }
+
     const client = yield* SqlClient.make({
-      acquirer: acquirers.acquirer,
-      borrower: acquirers.borrower,
-      transactionAcquirer: acquirers.transactionAcquirer,
+      acquirer: held(acquirers.acquirer),
+      borrower,
+      transactionAcquirer: held(acquirers.transactionAcquirer),
       onCommitFailure: acquirers.onCommitFailure,
       isTransaction: acquirers.isTransaction,
       compiler: Statement.makeCompilerSqlite(),
@@ -323,6 +351,7 @@ export const make = (options: SqliteClientOptions = {}) =>
     })
 
     return Object.assign(client, {
+      [SyncAccess]: syncAccess,
       path,
       busyTimeoutMillis: settings.busyTimeoutMillis,
       synchronous: settings.synchronous
