@@ -217,7 +217,7 @@ const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly pat
     if (path === undefined) {
       return yield* new BatonConfigError({
         field,
-        reason: `is not set: set ${pathSetting} (or pass \`path\`) to the SQLite file every instance shares, or ":memory:" for a private in-memory database`
+        reason: `is not set or empty: set ${pathSetting} (or pass \`path\`) to the SQLite file every instance shares, or ":memory:" for a private in-memory database`
       })
     }
     if (typeof path !== "string" || path.trim().length === 0) {

@@ -1,0 +1,213 @@
+/**
+ * The node:sqlite client Layer: where its path comes from, typed errors for
+ * bad settings, how it opens, locks and closes.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { SqliteClient } from "../../layers/sqlite/index.ts"
+import { tempDir } from "./tmp.ts"
+
+const dir = tempDir("client")
+let n = 0
+const freshPath = () => Path.join(dir, `client-${++n}.db`)
+
+/** Builds a client Layer in `scope` and answers its SqlClient. */
+const clientIn = (scope: Scope.Scope, options: SqliteClient.SqliteClientOptions) =>
+  Effect.map(Layer.buildWithScope(SqliteClient.layer(options), scope), (ctx) => Context.get(ctx, SqlClient.SqlClient))
+
+const withConfig = (env: Record<string, string>) => Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+
+const configError = <A, E extends { readonly _tag: string }>(effect: Effect.Effect<A, E>) =>
+  Effect.map(Effect.flip(effect), (e) => {
+    assert.strictEqual(e._tag, "BatonConfigError")
+    return e as unknown as { readonly field: string; readonly reason: string; readonly message: string }
+  })
+
+describe("SqliteClient.layer", () => {
+  it.effect("reads the path from BATON_SQLITE_PATH when no option names one", () =>
+    Effect.gen(function*() {
+      const path = freshPath()
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, {}).pipe(withConfig({ BATON_SQLITE_PATH: path }))
+      yield* sql`CREATE TABLE t (a INTEGER)`
+      assert.isTrue(Fs.existsSync(path))
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a missing BATON_SQLITE_PATH is a BatonConfigError naming the setting", () =>
+    Effect.gen(function*() {
+      const e = yield* configError(Layer.build(SqliteClient.layer()).pipe(Effect.scoped, withConfig({})))
+      assert.strictEqual(e.field, "BATON_SQLITE_PATH")
+      assert.include(e.message, "BATON_SQLITE_PATH")
+    }))
+
+  it.effect("an empty BATON_SQLITE_PATH, or an empty path option, is a BatonConfigError naming it", () =>
+    Effect.gen(function*() {
+      const fromConfig = yield* configError(Layer.build(SqliteClient.layer()).pipe(Effect.scoped, withConfig({ BATON_SQLITE_PATH: "" })))
+      assert.strictEqual(fromConfig.field, "BATON_SQLITE_PATH")
+      assert.include(fromConfig.reason, "empty")
+      const fromOption = yield* configError(Layer.build(SqliteClient.layer({ path: "  " })).pipe(Effect.scoped))
+      assert.strictEqual(fromOption.field, "path")
+    }))
+
+  it.effect("a path in a folder that does not exist is a BatonConfigError naming the path", () =>
+    Effect.gen(function*() {
+      const path = Path.join(dir, "no-such-folder", "x.db")
+      const e = yield* configError(Layer.build(SqliteClient.layer({ path })).pipe(Effect.scoped))
+      assert.strictEqual(e.field, "path")
+      assert.include(e.message, path)
+      assert.include(e.message, Path.join(dir, "no-such-folder"))
+      const viaConfig = yield* configError(
+        Layer.build(SqliteClient.layer()).pipe(Effect.scoped, withConfig({ BATON_SQLITE_PATH: path }))
+      )
+      assert.strictEqual(viaConfig.field, "BATON_SQLITE_PATH")
+      assert.include(viaConfig.message, path)
+    }))
+
+  it.effect("bad options are BatonConfigErrors naming the option", () =>
+    Effect.gen(function*() {
+      const path = freshPath()
+      const cases: ReadonlyArray<readonly [SqliteClient.SqliteClientOptions, string]> = [
+        [{ path, busyTimeout: -1 }, "busyTimeout"],
+        [{ path, synchronous: "OFF" as any }, "synchronous"],
+        [{ path, busyRetries: 1.5 }, "busyRetries"],
+        [{ path, statementCacheSize: 0 }, "statementCacheSize"]
+      ]
+      for (const [options, field] of cases) {
+        const e = yield* configError(Layer.build(SqliteClient.layer(options)).pipe(Effect.scoped))
+        assert.strictEqual(e.field, field)
+      }
+    }))
+
+  it.effect("opens on first use, not at build; WAL, synchronous=NORMAL and a 5 s busy timeout by default", () =>
+    Effect.gen(function*() {
+      const path = freshPath()
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path })
+      assert.isFalse(Fs.existsSync(path), "nothing is opened at build")
+      const [mode] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+      const [sync] = yield* sql<{ synchronous: number }>`PRAGMA synchronous`
+      const [busy] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
+      assert.strictEqual(mode.journal_mode, "wal")
+      assert.strictEqual(sync.synchronous, 1, "NORMAL")
+      assert.strictEqual(busy.timeout, 5000)
+      assert.isTrue(Fs.existsSync(path))
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("synchronous FULL and the busy timeout are options", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path: freshPath(), synchronous: "FULL", busyTimeout: "250 millis" })
+      const [sync] = yield* sql<{ synchronous: number }>`PRAGMA synchronous`
+      const [busy] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
+      assert.strictEqual(sync.synchronous, 2, "FULL")
+      assert.strictEqual(busy.timeout, 250)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("closes the connection with the Layer's scope (the last close removes the WAL file)", () =>
+    Effect.gen(function*() {
+      const path = freshPath()
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path })
+      yield* sql`CREATE TABLE t (a INTEGER)`
+      yield* sql`INSERT INTO t (a) VALUES (${1})`
+      assert.isTrue(Fs.existsSync(`${path}-wal`), "open: the WAL file exists")
+      yield* Scope.close(scope, Exit.void)
+      assert.isFalse(Fs.existsSync(`${path}-wal`), "closed: SQLite checkpointed and removed the WAL")
+      // The data is in the file for the next connection.
+      const again = yield* Scope.make()
+      const sql2 = yield* clientIn(again, { path })
+      const rows = yield* sql2<{ a: number }>`SELECT a FROM t`
+      assert.deepStrictEqual(rows.map((r) => r.a), [1])
+      yield* Scope.close(again, Exit.void)
+    }))
+
+  it.effect(":memory: is a private database per connection", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const a = yield* clientIn(scope, { path: ":memory:" })
+      const b = yield* clientIn(scope, { path: ":memory:" })
+      yield* a`CREATE TABLE t (a INTEGER)`
+      yield* a`INSERT INTO t (a) VALUES (${1})`
+      const inB = yield* b<{ n: number }>`SELECT COUNT(*) AS n FROM sqlite_master WHERE name = 't'`
+      assert.strictEqual(inB[0].n, 0)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a failed statement in a transaction rolls it back; errors are typed SqlErrors", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path: freshPath() })
+      yield* sql`CREATE TABLE t (a INTEGER PRIMARY KEY)`
+      const exit = yield* Effect.exit(sql.withTransaction(Effect.andThen(sql`INSERT INTO t (a) VALUES (${1})`, sql`INSERT INTO t (a) VALUES (${1})`)))
+      assert.isTrue(Exit.isFailure(exit))
+      const error = yield* Effect.flip(sql`INSERT INTO t (a) VALUES (${2}), (${2})`)
+      assert.strictEqual(error._tag, "SqlError")
+      const rows = yield* sql`SELECT a FROM t`
+      assert.strictEqual(rows.length, 0, "the first transaction wrote nothing")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  describe("two connections on one file (busy timeout 0, one process)", () => {
+    const setup = Effect.gen(function*() {
+      const path = freshPath()
+      const scope = yield* Scope.make()
+      const a = yield* clientIn(scope, { path, busyTimeout: 0 })
+      const b = yield* clientIn(scope, { path, busyTimeout: 0 })
+      const bNoRetry = yield* clientIn(scope, { path, busyTimeout: 0, busyRetries: 0 })
+      yield* a`CREATE TABLE t (a INTEGER)`
+      return { a, b, bNoRetry, scope }
+    })
+
+    /** `a` holds the write lock (BEGIN IMMEDIATE + a write) until `release` completes. */
+    const holdLock = (a: SqlClient.SqlClient) =>
+      Effect.gen(function*() {
+        const locked = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        const fiber = yield* Effect.forkChild(a.withTransaction(Effect.gen(function*() {
+          yield* a`INSERT INTO t (a) VALUES (${1})`
+          yield* Deferred.succeed(locked, undefined)
+          yield* Deferred.await(release)
+        })))
+        yield* Deferred.await(locked)
+        return { fiber, release }
+      })
+
+    it.effect("a write that finds the database locked is retried after yielding, and lands once the holder commits", () =>
+      Effect.gen(function*() {
+        const { a, b, scope } = yield* setup
+        const { fiber, release } = yield* holdLock(a)
+        const writer = yield* Effect.forkChild(b.withTransaction(b`INSERT INTO t (a) VALUES (${2})`))
+        for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+        assert.isUndefined(writer.pollUnsafe(), "the second writer waits while the first holds the lock")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(fiber)
+        yield* Fiber.join(writer)
+        const rows = yield* a<{ a: number }>`SELECT a FROM t ORDER BY a`
+        assert.deepStrictEqual(rows.map((r) => r.a), [1, 2])
+        yield* Scope.close(scope, Exit.void)
+      }))
+
+    it.effect("without retries, BEGIN IMMEDIATE on a locked database fails with a typed LockTimeoutError (no defect), and the client stays usable", () =>
+      Effect.gen(function*() {
+        const { a, bNoRetry, scope } = yield* setup
+        const { fiber, release } = yield* holdLock(a)
+        const exit = yield* Effect.exit(bNoRetry.withTransaction(bNoRetry`INSERT INTO t (a) VALUES (${2})`))
+        assert.isTrue(Exit.isFailure(exit))
+        const error = yield* Effect.flip(exit)
+        assert.strictEqual(error._tag, "SqlError")
+        assert.strictEqual((error as any).reason._tag, "LockTimeoutError")
+        yield* Deferred.succeed(release, undefined)
+        yield* Fiber.join(fiber)
+        yield* bNoRetry.withTransaction(bNoRetry`INSERT INTO t (a) VALUES (${3})`)
+        const rows = yield* a<{ a: number }>`SELECT a FROM t ORDER BY a`
+        assert.deepStrictEqual(rows.map((r) => r.a), [1, 3])
+        yield* Scope.close(scope, Exit.void)
+      }))
+  })
+})

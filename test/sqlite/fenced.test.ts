@@ -1,0 +1,195 @@
+/**
+ * Fenced checkpoint writes on SQLite: a write under the current lease lands
+ * and renews it; a write under a lease that expired, was released or passed
+ * to another holder is refused with LeaseLostError and writes nothing — on
+ * the synchronous path and on the effect path (taken when another fiber holds
+ * the connection).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { type Checkpoint, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint"
+import type { RunnableConfig } from "@langchain/core/runnables"
+import { Context, Deferred, Effect, Exit, Fiber, Layer, Option, Scope } from "effect"
+import { SqlClient } from "effect/sql"
+import * as Path from "node:path"
+import { CheckpointStore } from "../../src/CheckpointStore.ts"
+import type { LeaseLostError } from "../../src/Errors.ts"
+import { type Fence, fenceKey, tenantKey } from "../../src/Fence.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import type { Lease } from "../../src/Lease.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { SqlStores } from "../../layers/sql/index.ts"
+import { SqliteClient } from "../../layers/sqlite/index.ts"
+import { tempDir } from "./tmp.ts"
+
+const dir = tempDir("fenced")
+let n = 0
+const ttl = 30_000
+
+/** Stores and the client on a fresh file. */
+const open = Effect.gen(function*() {
+  const scope = yield* Scope.make()
+  const layer = SqlStores.layer().pipe(
+    Layer.provideMerge(SqliteClient.layer({ path: Path.join(dir, `fenced-${++n}.db`) })),
+    Layer.provide(IdGenerator.layer)
+  )
+  const ctx = yield* Layer.buildWithScope(layer, scope)
+  return {
+    scope,
+    sql: Context.get(ctx, SqlClient.SqlClient),
+    leases: Context.get(ctx, LeaseStore),
+    saver: Context.get(ctx, CheckpointStore).saver
+  }
+})
+
+/** A holder's fence at a fixed `now`, recording what the saver reports. */
+const fenceOf = (lease: Lease, now: number) => {
+  const seen = { confirmed: [] as Array<readonly [number, number]>, lost: [] as Array<LeaseLostError> }
+  const fence: Fence = {
+    lease,
+    ttlMillis: ttl,
+    now: () => now,
+    refusal: () => undefined,
+    confirmed: (readAt, expiresAt) => void seen.confirmed.push([readAt, expiresAt]),
+    lost: (error) => void seen.lost.push(error),
+    renewBeforeWrite: async () => {}
+  }
+  return { fence, seen }
+}
+
+const tenant = "tenant-f"
+
+const config = (threadId: string, extra: Record<string, unknown> = {}): RunnableConfig => ({
+  configurable: { thread_id: threadId, checkpoint_ns: "", [tenantKey]: tenant, ...extra }
+})
+
+// Each checkpoint gets a new channel version, as LangGraph gives it one per change.
+let version = 0
+const checkpoint = (value: string, v: number): Checkpoint => ({
+  ...emptyCheckpoint(),
+  id: uuid6(-1),
+  channel_values: { value },
+  channel_versions: { value: v }
+})
+
+const put = (saver: CheckpointStore["Service"]["saver"], cfg: RunnableConfig, value: string) =>
+  Effect.promise(() => {
+    const v = ++version
+    return saver.put(cfg, checkpoint(value, v), { source: "loop", step: v, parents: {} }, { value: v })
+  })
+
+const putExit = (saver: CheckpointStore["Service"]["saver"], cfg: RunnableConfig, value: string) =>
+  Effect.exit(Effect.tryPromise({
+    try: () => {
+      const v = ++version
+      return saver.put(cfg, checkpoint(value, v), { source: "loop", step: v, parents: {} }, { value: v })
+    },
+    catch: (e) => e
+  }))
+
+const latestValue = (saver: CheckpointStore["Service"]["saver"], threadId: string) =>
+  Effect.map(Effect.promise(() => saver.getTuple(config(threadId))), (t) => t?.checkpoint.channel_values.value)
+
+const lostWith = (exit: Exit.Exit<unknown, unknown>) => {
+  assert.isTrue(Exit.isFailure(exit), "the fenced write is refused")
+  const error = Option.getOrThrow(Exit.findErrorOption(exit)) as LeaseLostError
+  assert.strictEqual(error._tag, "LeaseLostError")
+  return error
+}
+
+const acquire = (leases: LeaseStore["Service"], root: string, holder: string, now: number) =>
+  Effect.map(leases.acquire(tenant, root, holder, ttl, now), (o) => Option.getOrThrow(o))
+
+describe("fenced checkpoint writes (SQLite)", () => {
+  it.effect("a write under the current lease lands and renews the lease to now + ttl", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope } = yield* open
+      const lease = yield* acquire(leases, "root-1", "a", 1_000)
+      const { fence, seen } = fenceOf(lease, 20_000)
+      yield* put(saver, config("root-1", { [fenceKey]: fence }), "one")
+      assert.strictEqual(yield* latestValue(saver, "root-1"), "one")
+      const stored = Option.getOrThrow(yield* leases.get(tenant, "root-1"))
+      assert.strictEqual(stored.expiresAt, 20_000 + ttl, "the write pushed the lease")
+      assert.strictEqual(stored.epoch, lease.epoch)
+      assert.deepStrictEqual(seen.confirmed, [[20_000, 20_000 + ttl]])
+      assert.deepStrictEqual(seen.lost, [])
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a write under a lease another holder took is refused, writes nothing and leaves the new lease alone", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope } = yield* open
+      const old = yield* acquire(leases, "root-2", "a", 0)
+      yield* put(saver, config("root-2", { [fenceKey]: fenceOf(old, 1).fence }), "by a")
+      const taken = yield* acquire(leases, "root-2", "b", ttl + 5)
+      assert.strictEqual(taken.epoch, old.epoch + 1)
+      const stale = fenceOf(old, ttl + 10)
+      const exit = yield* putExit(saver, config("root-2", { [fenceKey]: stale.fence }), "late write by a")
+      const error = lostWith(exit)
+      assert.strictEqual(error.holder, "a")
+      assert.strictEqual(error.epoch, old.epoch)
+      assert.include(error.reason, "passed to b")
+      assert.strictEqual(stale.seen.lost.length, 1)
+      assert.strictEqual(yield* latestValue(saver, "root-2"), "by a", "nothing was written")
+      assert.deepStrictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-2")), taken, "the new holder's lease is untouched")
+      // The new holder writes.
+      yield* put(saver, config("root-2", { [fenceKey]: fenceOf(taken, ttl + 20).fence }), "by b")
+      assert.strictEqual(yield* latestValue(saver, "root-2"), "by b")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("pending writes under a stale lease are refused too", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope } = yield* open
+      const old = yield* acquire(leases, "root-3", "a", 0)
+      const saved = yield* put(saver, config("root-3", { [fenceKey]: fenceOf(old, 1).fence }), "base")
+      yield* acquire(leases, "root-3", "b", ttl + 1)
+      const cfg: RunnableConfig = { configurable: { ...saved.configurable, [tenantKey]: tenant, [fenceKey]: fenceOf(old, ttl + 2).fence } }
+      const exit = yield* Effect.exit(Effect.tryPromise({ try: () => saver.putWrites(cfg, [["value", "late"]], "task-1"), catch: (e) => e }))
+      lostWith(exit)
+      const tuple = yield* Effect.promise(() => saver.getTuple(config("root-3")))
+      assert.deepStrictEqual(tuple?.pendingWrites, [], "no pending write landed")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a lease that expired (nobody took it) or was released fences writes out", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope } = yield* open
+      const lease = yield* acquire(leases, "root-4", "a", 0)
+      const expired = lostWith(yield* putExit(saver, config("root-4", { [fenceKey]: fenceOf(lease, ttl).fence }), "at expiry"))
+      assert.include(expired.reason, "expired")
+      assert.strictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-4")).expiresAt, ttl, "a refused write renews nothing")
+      const again = yield* acquire(leases, "root-4", "a", ttl + 1)
+      assert.isTrue(yield* leases.release(again))
+      const released = lostWith(yield* putExit(saver, config("root-4", { [fenceKey]: fenceOf(again, ttl + 2).fence }), "after release"))
+      assert.include(released.reason, "released")
+      assert.isUndefined(yield* latestValue(saver, "root-4"))
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("while another fiber holds the connection, a saver call waits for it (effect path), then is fenced the same way", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope, sql } = yield* open
+      const lease = yield* acquire(leases, "root-5", "a", 0)
+      yield* sql`CREATE TABLE side (a INTEGER)`
+      const holding = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const holder = yield* Effect.forkChild(sql.withTransaction(Effect.gen(function*() {
+        yield* sql`INSERT INTO side (a) VALUES (${1})`
+        yield* Deferred.succeed(holding, undefined)
+        yield* Deferred.await(release)
+      })))
+      yield* Deferred.await(holding)
+      const good = yield* Effect.forkChild(put(saver, config("root-5", { [fenceKey]: fenceOf(lease, 10).fence }), "waited"))
+      const stale = yield* Effect.forkChild(
+        putExit(saver, config("root-5", { [fenceKey]: fenceOf({ ...lease, epoch: lease.epoch + 7 }, 11).fence }), "stale")
+      )
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.isUndefined(good.pollUnsafe(), "the write waits for the connection")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(holder)
+      yield* Fiber.join(good)
+      lostWith(yield* Fiber.join(stale))
+      assert.strictEqual(yield* latestValue(saver, "root-5"), "waited")
+      yield* Scope.close(scope, Exit.void)
+    }))
+})
