@@ -1,0 +1,81 @@
+/**
+ * The SQLite bundle and its single-store Layers: a config error at build,
+ * every store alone on its own connection, and a mix with in-memory stores.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import * as Path from "node:path"
+import { CheckpointStore } from "../../src/CheckpointStore.ts"
+import { ChildQueueStore } from "../../src/ChildQueueStore.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { LedgerStore } from "../../src/LedgerStore.ts"
+import { PauseStore } from "../../src/PauseStore.ts"
+import { RateLimitStore } from "../../src/RateLimitStore.ts"
+import { RecordStore } from "../../src/RecordStore.ts"
+import { TreeStore } from "../../src/TreeStore.ts"
+import { MemoryRateLimitStore, MemoryState } from "../../layers/memory/index.ts"
+import { SqliteStores } from "../../layers/sqlite/index.ts"
+import { tempDir } from "./tmp.ts"
+
+const dir = tempDir("stores")
+
+describe("SqliteStores", () => {
+  it.effect("without a path or BATON_SQLITE_PATH the bundle fails at build with a BatonConfigError naming the setting", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(Layer.build(SqliteStores.layer()).pipe(
+        Effect.scoped,
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({})))
+      ))
+      assert.strictEqual(error._tag, "BatonConfigError")
+      assert.strictEqual((error as any).field, "BATON_SQLITE_PATH")
+    }))
+
+  it.effect("the bundle provides all eight stores and an IdGenerator, each answering ping", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(SqliteStores.layer({ path: Path.join(dir, "bundle.db") }), scope)
+      yield* Context.get(ctx, LeaseStore).ping
+      yield* Context.get(ctx, RecordStore).ping
+      yield* Context.get(ctx, PauseStore).ping
+      yield* Context.get(ctx, TreeStore).ping
+      yield* Context.get(ctx, CheckpointStore).ping
+      yield* Context.get(ctx, LedgerStore).ping
+      yield* Context.get(ctx, RateLimitStore).ping
+      yield* Context.get(ctx, ChildQueueStore).ping
+      assert.isTrue(Context.get(ctx, CheckpointStore).fenced)
+      assert.match(yield* Context.get(ctx, IdGenerator).make("x"), /^x_/)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("every store builds alone on its own connection", () =>
+    Effect.gen(function*() {
+      const path = Path.join(dir, "alone.db")
+      const scope = yield* Scope.make()
+      const build = <A>(layer: Layer.Layer<A, unknown>) => Layer.buildWithScope(layer, scope)
+      yield* Context.get(yield* build(SqliteStores.leaseStore({ path })), LeaseStore).ping
+      yield* Context.get(yield* build(SqliteStores.recordStore({ path }).pipe(Layer.provide(IdGenerator.layer))), RecordStore).ping
+      yield* Context.get(yield* build(SqliteStores.pauseStore({ path })), PauseStore).ping
+      yield* Context.get(yield* build(SqliteStores.treeStore({ path })), TreeStore).ping
+      yield* Context.get(yield* build(SqliteStores.checkpointStore({ path })), CheckpointStore).ping
+      yield* Context.get(yield* build(SqliteStores.ledgerStore({ path })), LedgerStore).ping
+      yield* Context.get(yield* build(SqliteStores.rateLimitStore({ path })), RateLimitStore).ping
+      yield* Context.get(yield* build(SqliteStores.childQueueStore({ path })), ChildQueueStore).ping
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("SQLite leases mix with in-memory rate limits", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const layer = Layer.mergeAll(
+        SqliteStores.leaseStore({ path: Path.join(dir, "mixed.db") }),
+        MemoryRateLimitStore.layer.pipe(Layer.provide(MemoryState.layer))
+      )
+      const ctx = yield* Layer.buildWithScope(layer, scope)
+      const lease = yield* Context.get(ctx, LeaseStore).acquire("t", "root", "me", 30_000, 0)
+      assert.isTrue(Option.isSome(lease))
+      const slot = yield* Context.get(ctx, RateLimitStore).acquireSlot("model", 1, "me", 30_000, 0)
+      assert.isTrue(Option.isSome(slot))
+      yield* Scope.close(scope, Exit.void)
+    }))
+})
