@@ -161,6 +161,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
     rootExecutionId: record.rootExecutionId,
     instanceId: instance.instanceId,
     signal: holder.signal,
+    leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
     runBody,
     runEffect: (node, body) =>
       runBody(node, () =>

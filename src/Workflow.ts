@@ -85,6 +85,15 @@ export interface StepContext {
   /** Aborted when the pass stops (lease lost, cancelled, instance closing). Pass it into I/O. */
   readonly signal: AbortSignal
   /**
+   * True while this pass still holds the tree's lease, by the local fence
+   * (the clock read before the last confirmed renewal, plus the lease length,
+   * is still ahead) and not aborted. Check it right before an irreversible
+   * call: a process that was paused past its lease sees false here before its
+   * abort signal fires. Pair it with the idempotency key; it narrows the
+   * window, it cannot close it.
+   */
+  readonly leaseHeld: () => boolean
+  /**
    * The same value every time this step is run again, on any instance: key
    * a side effect by it so it happens once. For several effects in one
    * node, use `idempotencyKeyFor(n)`.
@@ -109,6 +118,7 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     instanceId: pass.instanceId,
     node,
     signal: pass.signal,
+    leaseHeld: pass.leaseHeld,
     idempotencyKey,
     idempotencyKeyFor: (n) => `${idempotencyKey}#${n}`
   }

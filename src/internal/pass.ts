@@ -14,6 +14,8 @@ export interface PassHandle {
   readonly rootExecutionId: string
   readonly instanceId: string
   readonly signal: AbortSignal
+  /** True while the pass may still act: not aborted, and its lease confirmed up to now by the local fence. */
+  readonly leaseHeld: () => boolean
   /** Runs a step body, tracked until it settles (even after the pass was aborted). */
   readonly runBody: <A>(node: string, body: () => Promise<A>) => Promise<A>
   /** Runs an Effect step body with the instance's services; interrupted when the pass's signal aborts. */

@@ -292,11 +292,6 @@ export const make = Effect.fnUntraced(function*(options: {
       yield* settle
     })
 
-  const abortPasses = (index: number, reason: string) =>
-    Effect.sync(() => {
-      for (const p of slot(index).entry.instance.passes) p.abort(gateError(index, "dead", reason))
-    })
-
   const harness: Harness = {
     get instances() {
       return slots.map((s) => s.entry)
@@ -306,8 +301,8 @@ export const make = Effect.fnUntraced(function*(options: {
     kill: (index) =>
       Effect.gen(function*() {
         yield* setState(index, "dead")
-        yield* abortPasses(index, "kill")
-        // A dead process waits for nothing: its scope closes in the background (its releases fail at the gate).
+        // A dead process waits for nothing: its scope closes in the background, interrupting its calls
+        // (their passes tell their step bodies to stop; their releases fail at the gate).
         yield* Effect.forkIn(Scope.close(slot(index).scope, Exit.void), harnessScope)
       }),
     freeze: (index) => setState(index, "frozen"),

@@ -1,0 +1,339 @@
+/**
+ * A seeded fault simulation: three instances over shared in-memory stores on
+ * a TestClock, a mix of executions with pauses and side-effecting steps, and a
+ * random schedule of kill, freeze, close, restart, resume, cancel and clock
+ * jumps — the same schedule for the same seed. Afterwards it checks that
+ * nothing was lost and nothing happened twice.
+ */
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { Duration, Effect, Exit, Fiber, Layer, Option, References } from "effect"
+import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
+import { MemoryState } from "../../layers/memory/MemoryState.ts"
+import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
+import * as MemoryPauseStore from "../../layers/memory/MemoryPauseStore.ts"
+import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
+import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
+import { CheckpointStore, type CheckpointRows } from "../../src/CheckpointStore.ts"
+import type { FenceCheck } from "../../src/Fence.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import { PauseStore } from "../../src/PauseStore.ts"
+import { RecordStore } from "../../src/RecordStore.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import * as Workflow from "../../src/Workflow.ts"
+
+/** mulberry32: a small, fast, seedable PRNG. */
+const prng = (seed: number) => {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+/** What the simulated outside world saw. */
+interface World {
+  /** Side effects applied, by idempotency key (a real system dedups by it; here we count). */
+  readonly applied: Map<string, number>
+  /** The keys each logical step (tree, node) used over all its runs: exactly one is correct. */
+  readonly keysOfStep: Map<string, Set<string>>
+  /** Accepted fenced checkpoint writes per tree, as epochs in acceptance order. */
+  readonly acceptedEpochs: Map<string, Array<number>>
+  readonly log: Array<string>
+}
+
+const State = Annotation.Root({
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+})
+
+/** A step's side effect: keyed by its idempotency key, made only while the pass still holds the lease. */
+const sideEffect = (world: World, node: string, ctx: Workflow.StepContext) =>
+  Effect.sync(() => {
+    const stepKey = `${ctx.rootExecutionId}/${node}`
+    let keys = world.keysOfStep.get(stepKey)
+    if (keys === undefined) world.keysOfStep.set(stepKey, keys = new Set())
+    keys.add(ctx.idempotencyKey)
+    if (!ctx.leaseHeld()) return
+    world.applied.set(ctx.idempotencyKey, (world.applied.get(ctx.idempotencyKey) ?? 0) + 1)
+  })
+
+const workflows = (world: World) => {
+  const approval = Workflow.make({
+    name: "sim-approval",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("draft", Workflow.effectStep((_s, ctx) => Effect.as(sideEffect(world, "draft", ctx), { log: ["draft"] })))
+      .addNode("approve", Workflow.effectStep((_s, _ctx) => Effect.sync(() => ({ log: [`approve:${String(interrupt({ q: "ok?" }))}`] }))))
+      .addNode("send", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("3 seconds")
+          yield* sideEffect(world, "send", ctx)
+          return { log: ["send"] }
+        })
+      ))
+      .addEdge(START, "draft")
+      .addEdge("draft", "approve")
+      .addEdge("approve", "send")
+      .addEdge("send", END)
+  })
+  const slow = Workflow.make({
+    name: "sim-slow",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("first", Workflow.effectStep((_s, ctx) => Effect.as(sideEffect(world, "first", ctx), { log: ["first"] })))
+      .addNode("work", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("20 seconds")
+          yield* sideEffect(world, "work", ctx)
+          return { log: ["work"] }
+        })
+      ))
+      .addNode("last", Workflow.effectStep((_s, ctx) => Effect.as(sideEffect(world, "last", ctx), { log: ["last"] })))
+      .addEdge(START, "first")
+      .addEdge("first", "work")
+      .addEdge("work", "last")
+      .addEdge("last", END)
+  })
+  const branches = Workflow.make({
+    name: "sim-branches",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("fork", Workflow.effectStep((_s, ctx) => Effect.as(sideEffect(world, "fork", ctx), { log: ["fork"] })))
+      .addNode("left", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          const d = interrupt({ side: "left" })
+          yield* Effect.sleep("5 seconds")
+          yield* sideEffect(world, "left", ctx)
+          return { log: [`left:${String(d)}`] }
+        })
+      ))
+      .addNode("right", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          const d = interrupt({ side: "right" })
+          yield* sideEffect(world, "right", ctx)
+          return { log: [`right:${String(d)}`] }
+        })
+      ))
+      .addNode("join", Workflow.effectStep((_s, ctx) => Effect.as(sideEffect(world, "join", ctx), { log: ["join"] })))
+      .addEdge(START, "fork")
+      .addEdge("fork", "left")
+      .addEdge("fork", "right")
+      .addEdge(["left", "right"], "join")
+      .addEdge("join", END)
+  })
+  return [approval, slow, branches]
+}
+
+/** Checkpoint rows that record every fenced write the store accepted. */
+const recordingRows = (rows: CheckpointRows, world: World): CheckpointRows => {
+  const accepted = (fence: FenceCheck | undefined) => {
+    if (fence === undefined) return
+    const tree = `${fence.lease.tenantId}/${fence.lease.rootExecutionId}`
+    let epochs = world.acceptedEpochs.get(tree)
+    if (epochs === undefined) world.acceptedEpochs.set(tree, epochs = [])
+    epochs.push(fence.lease.epoch)
+  }
+  return {
+    ...rows,
+    putCheckpoint: async (row, blobs, fence) => {
+      await rows.putCheckpoint(row, blobs, fence)
+      accepted(fence)
+    },
+    putWrites: async (writes, fence) => {
+      await rows.putWrites(writes, fence)
+      accepted(fence)
+    }
+  }
+}
+
+const storesFor = (world: World) => {
+  const checkpoints = Layer.effect(
+    CheckpointStore,
+    MemoryState.useSync((state) => CheckpointStore.fromRows(recordingRows(makeRows(state), world)))
+  )
+  return Layer.mergeAll(
+    MemoryLeaseStore.layer,
+    MemoryRecordStore.layer,
+    MemoryPauseStore.layer,
+    MemoryTreeStore.layer,
+    checkpoints
+  ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
+}
+
+const expectedFailures = new Set([
+  "LeaseLostError",
+  "InstanceStoppingError",
+  "ExecutionCancelledError",
+  "NotPausedError",
+  "UnknownPauseError",
+  "StoreError",
+  "ThreadBusyError"
+])
+
+export interface SimulationResult {
+  readonly seed: number
+  readonly executions: number
+  readonly finished: number
+  readonly cancelled: number
+  readonly paused: number
+  readonly violations: ReadonlyArray<string>
+  readonly log: ReadonlyArray<string>
+}
+
+/** Runs one seed; answers the violations found (none when all is well). Needs a TestClock. */
+export const simulate = (seed: number, options: { readonly steps?: number } = {}) => {
+  const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [] }
+  const random = prng(seed)
+  const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
+  const wfs = workflows(world)
+  const steps = options.steps ?? 40
+  return Effect.gen(function*() {
+    const h = yield* Harness.make({ instances: 3, baton: { workflows: wfs } })
+    const records = yield* RecordStore
+    const pauses = yield* PauseStore
+    const calls: Array<Fiber.Fiber<unknown, unknown>> = []
+    const violations: Array<string> = []
+    const live = () => h.instances.filter((i) => i.state === "alive" && !i.instance.health.stopping).map((i) => i.index)
+    const say = (line: string) => world.log.push(line)
+    const call = (index: number, label: string, f: (b: Harness.HarnessInstance["baton"]) => Effect.Effect<unknown, unknown>) =>
+      Effect.gen(function*() {
+        say(`${label} on ${h.instance(index).instanceId}`)
+        calls.push(yield* h.run(index, f))
+      })
+
+    for (let step = 0; step < steps; step++) {
+      const roll = random()
+      const alive = live()
+      if (roll < 0.22 && alive.length > 0) {
+        const wf = pick(wfs)
+        yield* call(pick(alive), `execute ${wf.name}`, (b) => b.execute(wf, { log: [] }))
+      } else if (roll < 0.40 && alive.length > 0) {
+        const paused = yield* records.findByStatus("Paused", 50, Option.none())
+        const pending = (yield* Effect.forEach(paused, (r) => pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"]))).flat()
+        if (pending.length > 0) {
+          const p = pick(pending)
+          yield* call(pick(alive), `resume ${p.pauseId}`, (b) => b.resume({ pauseId: p.pauseId, decision: pick(["yes", "no"]) }))
+        }
+      } else if (roll < 0.46 && alive.length > 0) {
+        const moving = [
+          ...(yield* records.findByStatus("Running", 50, Option.none())),
+          ...(yield* records.findByStatus("Paused", 50, Option.none()))
+        ]
+        if (moving.length > 0) {
+          const r = pick(moving)
+          yield* call(pick(alive), `cancel ${r.threadId}`, (b) => b.cancel(r.threadId))
+        }
+      } else if (roll < 0.52 && alive.length > 1) {
+        const i = pick(alive)
+        say(`kill ${h.instance(i).instanceId}`)
+        yield* h.kill(i)
+      } else if (roll < 0.58 && alive.length > 1 && h.instances.every((x) => x.state !== "frozen")) {
+        const i = pick(alive)
+        say(`freeze ${h.instance(i).instanceId}`)
+        yield* h.freeze(i)
+      } else if (roll < 0.63 && alive.length > 1) {
+        const i = pick(alive)
+        const timeout = pick([0, 5, 10, 25])
+        yield* call(i, `close(${timeout} s)`, (b) => b.close({ timeout: Duration.seconds(timeout) }))
+      } else if (roll < 0.72) {
+        for (const x of h.instances) {
+          if (x.state === "frozen" && random() < 0.6) {
+            say(`thaw ${x.instanceId}`)
+            yield* h.thaw(x.index)
+          } else if ((x.state === "dead" || x.instance.health.stopping) && random() < 0.6) {
+            say(`restart ${x.instanceId}`)
+            yield* h.restart(x.index)
+          }
+        }
+      } else {
+        const jump = Math.round(500 + random() * 34_500)
+        say(`advance ${jump} ms`)
+        yield* h.advance(Duration.millis(jump))
+      }
+      yield* h.settle
+    }
+
+    // Heal: every instance alive again, then let time pass for recoveries and waiting calls.
+    for (const x of h.instances) {
+      if (x.state === "frozen") yield* h.thaw(x.index)
+      if (x.state === "dead" || x.instance.health.stopping) yield* h.restart(x.index)
+    }
+    for (let i = 0; i < 8; i++) yield* h.advance("31 seconds")
+
+    for (const fiber of calls) {
+      const exit = fiber.pollUnsafe()
+      if (exit === undefined) {
+        violations.push(`a call never answered (fiber ${fiber.id})`)
+        continue
+      }
+      if (Exit.isFailure(exit) && !Exit.hasInterrupts(exit)) {
+        const error = Option.getOrUndefined(Exit.findErrorOption(exit)) as { _tag?: string } | undefined
+        if (error === undefined || !expectedFailures.has(error._tag ?? "")) {
+          violations.push(`a call failed unexpectedly: ${error?._tag ?? Exit.isFailure(exit) ? String(exit.cause) : "?"}`)
+        }
+      }
+    }
+    const all = [
+      ...(yield* records.findByStatus("Running", 1000, Option.none())).map((r) => ({ r, s: "Running" })),
+      ...(yield* records.findByStatus("Paused", 1000, Option.none())).map((r) => ({ r, s: "Paused" })),
+      ...(yield* records.findByStatus("Finished", 1000, Option.none())).map((r) => ({ r, s: "Finished" })),
+      ...(yield* records.findByStatus("Cancelled", 1000, Option.none())).map((r) => ({ r, s: "Cancelled" })),
+      ...(yield* records.findByStatus("Failed", 1000, Option.none())).map((r) => ({ r, s: "Failed" }))
+    ]
+    for (const { r, s } of all) {
+      if (s === "Running") violations.push(`execution ${r.executionId} (${r.workflowName}) was lost: still Running`)
+      if (s === "Failed") violations.push(`execution ${r.executionId} failed: ${r.error}`)
+      if (s === "Paused") {
+        const pending = yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"])
+        if (pending.length === 0) violations.push(`execution ${r.executionId} rests paused with no pending pause`)
+        const resolved = yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Resolved"])
+        if (resolved.length > 0) violations.push(`execution ${r.executionId} rests paused with an answer never taken`)
+      }
+    }
+    // The final state holds each step's write once: no stale holder's write was accepted over the new one's.
+    const expected: Record<string, ReadonlyArray<string>> = {
+      "sim-approval": ["draft", "approve", "send"],
+      "sim-slow": ["first", "work", "last"],
+      "sim-branches": ["fork", "left", "right", "join"]
+    }
+    const saver = (yield* CheckpointStore).saver
+    for (const { r, s } of all) {
+      if (s !== "Finished") continue
+      const tuple = yield* Effect.promise(() => saver.getTuple({ configurable: { thread_id: r.threadId, baton_tenant_id: r.tenantId } }))
+      const log = ((tuple?.checkpoint.channel_values as { log?: Array<string> })?.log ?? []).map((l) => l.split(":")[0]!)
+      const want = expected[r.workflowName] ?? []
+      if (JSON.stringify([...log].sort()) !== JSON.stringify([...want].sort())) {
+        violations.push(`execution ${r.executionId} finished with steps [${log.join(", ")}], expected each of [${want.join(", ")}] once`)
+      }
+    }
+    for (const [key, n] of world.applied) if (n > 1) violations.push(`side effect ${key} applied ${n} times`)
+    for (const [step, keys] of world.keysOfStep) if (keys.size > 1) violations.push(`step ${step} ran under ${keys.size} idempotency keys`)
+    if (all.length > 0 && world.acceptedEpochs.size === 0) violations.push("no fenced checkpoint write was recorded: the check saw nothing")
+    for (const [tree, epochs] of world.acceptedEpochs) {
+      for (let i = 1; i < epochs.length; i++) {
+        if (epochs[i]! < epochs[i - 1]!) {
+          violations.push(`tree ${tree}: a write of epoch ${epochs[i]} was accepted after one of epoch ${epochs[i - 1]}`)
+          break
+        }
+      }
+    }
+    // Let every instance go before the scope closes.
+    for (const x of h.instances) if (x.state !== "dead") yield* h.kill(x.index)
+    return {
+      seed,
+      executions: all.length,
+      finished: all.filter((x) => x.s === "Finished").length,
+      cancelled: all.filter((x) => x.s === "Cancelled").length,
+      paused: all.filter((x) => x.s === "Paused").length,
+      violations,
+      log: world.log
+    } satisfies SimulationResult
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(storesFor(world)),
+    // The runtime logs every recovery; a thousand schedules would drown a failure's report.
+    Effect.provideService(References.MinimumLogLevel, "Error")
+  )
+}

@@ -1,0 +1,45 @@
+/**
+ * `npm run sim -- --seeds N` (seeds 1..N) or `npm run sim -- --seed S` (one
+ * seed, printing its schedule). Exits non-zero on the first failing seed and
+ * prints it so it can be replayed.
+ */
+import { Effect } from "effect"
+import { TestClock } from "effect/testing"
+import { simulate } from "./Simulation.ts"
+
+const arg = (name: string) => {
+  const i = process.argv.indexOf(name)
+  return i === -1 ? undefined : process.argv[i + 1]
+}
+const one = arg("--seed")
+const first = one === undefined ? 1 : Number(one)
+const last = one === undefined ? Number(arg("--seeds") ?? 100) : Number(one)
+const verbose = one !== undefined || process.argv.includes("--verbose")
+
+const main = Effect.gen(function*() {
+  const started = Date.now()
+  let executions = 0
+  for (let seed = first; seed <= last; seed++) {
+    const result = yield* simulate(seed).pipe(Effect.provide(TestClock.layer()))
+    executions += result.executions
+    if (verbose) console.log(`seed ${seed}:\n  ${result.log.join("\n  ")}`)
+    if (result.violations.length > 0) {
+      console.error(`seed ${seed} FAILED (replay: npm run sim -- --seed ${seed}):\n  ${result.violations.join("\n  ")}`)
+      return false
+    }
+    if (!verbose && seed % 100 === 0) console.log(`${seed - first + 1} seeds passed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
+  }
+  const seconds = (Date.now() - started) / 1000
+  console.log(`${last - first + 1} seeds passed, ${executions} executions, in ${seconds.toFixed(1)} s`)
+  return true
+})
+
+Effect.runPromise(Effect.scoped(main)).then(
+  (ok) => {
+    process.exitCode = ok ? 0 : 1
+  },
+  (error) => {
+    console.error(error)
+    process.exitCode = 1
+  }
+)
