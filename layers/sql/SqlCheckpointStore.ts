@@ -15,6 +15,12 @@
  * channel and write values are BLOB (SQLite) / BYTEA (Postgres), exactly the
  * bytes LangGraph's serde produced.
  *
+ * Hot path: every operation is a generator of statements run by
+ * `internal/direct.ts` — synchronously on a free `node:sqlite` connection,
+ * else on a reserved connection — with the hot statements compiled once per
+ * shape. That skips effect's per-statement machinery, which costs more than
+ * the statements themselves on SQLite. These statements are not traced.
+ *
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
@@ -23,8 +29,8 @@ import type { Fragment } from "effect/sql/Statement"
 import { type BlobRow, CheckpointStore, type CheckpointRow, type CheckpointRows, type CheckpointStoreShape, type ListQuery, type WriteRow } from "../../src/CheckpointStore.ts"
 import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/Errors.ts"
 import type { FenceCheck } from "../../src/Fence.ts"
-import { Begin, Commit, type Op, query, texts } from "./internal/direct.ts"
 import * as Direct from "./internal/direct.ts"
+import { Begin, Commit, type Op, query, texts } from "./internal/direct.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

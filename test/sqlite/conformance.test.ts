@@ -4,6 +4,7 @@
  * single instance of the bundle.
  */
 import {
+  checkpointStoreSuite,
   childQueueStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
@@ -35,4 +36,5 @@ for (const setup of setups) {
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
+  checkpointStoreSuite(setup)
 }
