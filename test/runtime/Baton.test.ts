@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, makeSideEffects, memoryStores } from "./fixtures.ts"
+import { approval, makeSideEffects, backends } from "./fixtures.ts"
 
-describe("Baton over memory", () => {
+for (const backend of backends) {
+describe(`Baton over memory on ${backend.name}`, () => {
   it.effect("a pause made on instance 0 is resumed on instance 1", () =>
     Effect.gen(function*() {
       const fx = makeSideEffects()
@@ -22,5 +23,6 @@ describe("Baton over memory", () => {
         "approve@instance-1",
         "send@instance-1"
       ])
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
+}

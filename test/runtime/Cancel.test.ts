@@ -6,7 +6,7 @@ import { PauseStore } from "../../src/PauseStore.ts"
 import { RecordStore } from "../../src/RecordStore.ts"
 import { TreeStore } from "../../src/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, makeSideEffects, memoryStores, slow } from "./fixtures.ts"
+import { approval, makeSideEffects, backends, slow } from "./fixtures.ts"
 
 const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
@@ -21,7 +21,8 @@ const theRunningRoot = RecordStore.use((r) => r.findByStatus("Running", 10, Opti
   })
 )
 
-describe("cancel from any instance", () => {
+for (const backend of backends) {
+describe(`cancel from any instance on ${backend.name}`, () => {
   it.effect("a cancel landing on a non-holder reaches the holder within one renewal", () => {
     const errors: Array<string> = []
     return Effect.gen(function*() {
@@ -45,7 +46,7 @@ describe("cancel from any instance", () => {
       assert.strictEqual(errorTag(yield* Effect.flatMap(h.run(1, (b) => b.cancel(root.threadId, { tenantId: "other" })), Fiber.await)), "UnknownThreadError")
     }).pipe(
       Effect.provideService(Observer, makeObserver({ onError: (e) => Effect.sync(() => errors.push(e.error)) })),
-      Effect.provide(Layer.fresh(memoryStores))
+      Effect.provide(Layer.fresh(backend.stores))
     )
   })
 
@@ -66,7 +67,7 @@ describe("cancel from any instance", () => {
       assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Cancelled")
       assert.strictEqual(fx.runs.length, before, "no step ran at the takeover")
       yield* h.kill(0)
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("a paused execution is dropped and its pauses withdrawn; a finished one is not cancelled", () =>
     Effect.gen(function*() {
@@ -85,7 +86,7 @@ describe("cancel from any instance", () => {
         "NotPausedError"
       )
       assert.deepStrictEqual(yield* Fiber.join(yield* h.run(1, (b) => b.cancel(out.threadId))), { cancelled: false }, "nothing left to cancel")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("a cancel on the holding instance aborts at once", () =>
     Effect.gen(function*() {
@@ -99,5 +100,6 @@ describe("cancel from any instance", () => {
       yield* h.settle
       assert.strictEqual(errorTag(yield* Fiber.await(running)), "ExecutionCancelledError")
       assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Cancelled")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
+}

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import * as Harness from "../../src/testing/Harness.ts"
-import { makeSideEffects, memoryStores, slow } from "./fixtures.ts"
+import { makeSideEffects, backends, slow } from "./fixtures.ts"
 
-describe("health", () => {
+for (const backend of backends) {
+describe(`health on ${backend.name}`, () => {
   it.effect("liveness turns Unhealthy when the sweep is stuck for three intervals", () =>
     Effect.gen(function*() {
       const wf = slow(makeSideEffects())
@@ -20,7 +21,7 @@ describe("health", () => {
       yield* h.reconnect(0)
       yield* h.advance("1 second")
       assert.strictEqual((yield* h.instance(0).baton.checkLiveness).status, "Healthy", "live again once the store answers")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("readiness is Unhealthy when a store's ping hangs past 2 s", () =>
     Effect.gen(function*() {
@@ -40,5 +41,6 @@ describe("health", () => {
       assert.strictEqual(lease.status, "Unhealthy")
       assert.match(lease.message, /within 2000 ms/)
       yield* h.reconnect(0)
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
+}

@@ -3,7 +3,7 @@ import { Effect, Exit, Fiber, Layer, Option } from "effect"
 import { LeaseStore } from "../../src/LeaseStore.ts"
 import { RecordStore } from "../../src/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { makeSideEffects, memoryStores, slow } from "./fixtures.ts"
+import { makeSideEffects, backends, slow } from "./fixtures.ts"
 
 const theRunningRoot = Effect.gen(function*() {
   const records = yield* RecordStore
@@ -11,14 +11,14 @@ const theRunningRoot = Effect.gen(function*() {
   assert.strictEqual(running.length, 1, "exactly one running execution")
   return running[0]!
 })
-
 const leaseOf = (tenantId: string, root: string) =>
   LeaseStore.use((s) => s.get(tenantId, root)).pipe(Effect.map(Option.getOrUndefined))
 
 const failureTag = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
 
-describe("lease holder", () => {
+for (const backend of backends) {
+describe(`lease holder on ${backend.name}`, () => {
   it.effect("renews every 10 s while a step runs 45 s, then releases", () =>
     Effect.gen(function*() {
       const fx = makeSideEffects()
@@ -39,7 +39,7 @@ describe("lease holder", () => {
       assert.strictEqual(out._tag, "Finished")
       assert.isUndefined(yield* leaseOf(root.tenantId, root.executionId), "released at the end of the pass")
       assert.deepStrictEqual(fx.runs.map((r) => r.node), ["first", "slow", "last"])
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("a holder frozen for 31 s loses the lease; the other instance continues from the last checkpoint", () =>
     Effect.gen(function*() {
@@ -70,7 +70,7 @@ describe("lease holder", () => {
       ])
       assert.deepStrictEqual([...fx.applied.values()], [1, 1, 1], "each side effect once per idempotency key")
       assert.strictEqual(fx.runs[1]!.key, fx.runs[2]!.key, "the step run again has the same idempotency key")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("with its store unreachable, the holder stops at confirmedUntil exactly, though nobody took the lease", () =>
     Effect.gen(function*() {
@@ -90,5 +90,6 @@ describe("lease holder", () => {
       assert.strictEqual(lease?.epoch, 1, "nobody took the lease")
       assert.isFalse(fx.applied.has(fx.runs[1]!.key), "the interrupted step's side effect did not happen")
       yield* h.reconnect(0)
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
+}

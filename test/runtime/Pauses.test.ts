@@ -3,7 +3,7 @@ import { Effect, Exit, Fiber, Layer, Option } from "effect"
 import type { ExecutionOutput } from "../../src/Baton.ts"
 import { PauseStore } from "../../src/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, makeSideEffects, memoryStores, parallel, slowBranch } from "./fixtures.ts"
+import { approval, makeSideEffects, backends, parallel, slowBranch } from "./fixtures.ts"
 
 const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
@@ -13,7 +13,8 @@ const paused = (out: ExecutionOutput) => {
   return out._tag === "Paused" ? out : (undefined as never)
 }
 
-describe("pauses", () => {
+for (const backend of backends) {
+describe(`pauses on ${backend.name}`, () => {
   it.effect("the same pause resumed twice at once: one succeeds, the other gets NotPausedError", () =>
     Effect.gen(function*() {
       const fx = makeSideEffects()
@@ -27,7 +28,7 @@ describe("pauses", () => {
       const exits = [yield* Fiber.await(a), yield* Fiber.await(b)]
       assert.deepStrictEqual(exits.map(errorTag).sort(), ["NotPausedError", "Success"])
       assert.deepStrictEqual([...fx.applied.values()], [1], "sent once")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("two parallel-branch pauses answered at once on two instances: both taken, each step once, both calls answer the output", () =>
     Effect.gen(function*() {
@@ -50,7 +51,7 @@ describe("pauses", () => {
       const pauses = yield* PauseStore
       const taken = yield* pauses.listByRoot(first.tenantId, first.executionId, ["Taken"])
       assert.strictEqual(taken.length, 2, "both pauses taken")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("a resume waiting on a held lease takes over when the holder freezes past expiry", () =>
     Effect.gen(function*() {
@@ -77,7 +78,7 @@ describe("pauses", () => {
       const leftRuns = fx.runs.filter((r) => r.node === "left").map((r) => r.instanceId)
       assert.deepStrictEqual(leftRuns, ["instance-0", "instance-1"], "left was interrupted on 0 and run again on 1")
       assert.deepStrictEqual([...fx.applied.values()], [1, 1, 1], "each side effect once")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("tenant and owner checks", () =>
     Effect.gen(function*() {
@@ -102,5 +103,6 @@ describe("pauses", () => {
       const done = yield* run((b) => b.resume({ pauseId, decision: "ok", tenantId: "acme", ownerId: "alice" }))
       assert.strictEqual(errorTag(done), "Success")
       assert.strictEqual(errorTag(yield* run((b) => b.resume({ pauseId, decision: "again", tenantId: "acme", ownerId: "alice" }))), "NotPausedError")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
+}

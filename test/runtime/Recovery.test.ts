@@ -6,7 +6,7 @@ import { PauseStore } from "../../src/PauseStore.ts"
 import { RecordStore } from "../../src/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/Workflow.ts"
-import { approval, makeSideEffects, memoryStores, slow } from "./fixtures.ts"
+import { approval, makeSideEffects, backends, slow } from "./fixtures.ts"
 
 const statusOf = (tenantId: string, executionId: string) =>
   RecordStore.use((r) => r.getRecord(tenantId, executionId)).pipe(Effect.map((r) => Option.getOrUndefined(r)?.status))
@@ -18,7 +18,8 @@ const theRunningRoot = RecordStore.use((r) => r.findByStatus("Running", 10, Opti
   })
 )
 
-describe("recovery sweep", () => {
+for (const backend of backends) {
+describe(`recovery sweep on ${backend.name}`, () => {
   it.effect("a killed holder's tree is recovered by the other instance after 31 s, and the observer is told", () => {
     const resumed: Array<{ instanceId: string; reason: ResumeReason }> = []
     return Effect.gen(function*() {
@@ -44,7 +45,7 @@ describe("recovery sweep", () => {
       assert.deepStrictEqual([...fx.applied.values()], [1, 1, 1])
     }).pipe(
       Effect.provideService(Observer, makeObserver({ onResume: (e) => Effect.sync(() => resumed.push({ instanceId: e.instanceId, reason: e.reason })) })),
-      Effect.provide(Layer.fresh(memoryStores))
+      Effect.provide(Layer.fresh(backend.stores))
     )
   })
 
@@ -69,7 +70,7 @@ describe("recovery sweep", () => {
       yield* h.advance("45 seconds")
       assert.strictEqual(yield* statusOf(root.tenantId, root.executionId), "Finished")
       assert.strictEqual((yield* h.instance(0).baton.checkLiveness).status, "Unhealthy", "a closed instance is not live")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("two instances sweeping the same orphan: exactly one recovers it", () => {
     const resumed: Array<string> = []
@@ -87,7 +88,7 @@ describe("recovery sweep", () => {
       assert.strictEqual(fx.runs.filter((r) => r.node === "last").length, 1)
     }).pipe(
       Effect.provideService(Observer, makeObserver({ onResume: (e) => Effect.sync(() => resumed.push(e.instanceId)) })),
-      Effect.provide(Layer.fresh(memoryStores))
+      Effect.provide(Layer.fresh(backend.stores))
     )
   })
 
@@ -113,7 +114,7 @@ describe("recovery sweep", () => {
       const lenient = yield* Harness.make({ instances: 1, baton: { workflows: [anyway] } })
       yield* lenient.advance("46 seconds")
       assert.strictEqual(yield* statusOf(root.tenantId, root.executionId), "Finished")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("the sweep deletes settled pauses past the retention, never a pending or an untaken one", () =>
     Effect.gen(function*() {
@@ -133,5 +134,6 @@ describe("recovery sweep", () => {
       yield* h.advance("2 minutes")
       assert.isTrue(Option.isNone(yield* pauses.get("default", taken)), "deleted past the retention")
       assert.isTrue(Option.isSome(yield* pauses.get("default", pending.pauses[0]!.pauseId)), "a pending pause is never deleted")
-    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
+}

@@ -5,7 +5,11 @@
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Duration, Effect, Layer } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import { MemoryState } from "../../layers/memory/MemoryState.ts"
+import { SqliteStores } from "../../layers/sqlite/index.ts"
 import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
 import { IdGenerator } from "../../src/Ids.ts"
 import * as Workflow from "../../src/Workflow.ts"
@@ -169,3 +173,17 @@ export const slowBranch = (fx: SideEffects, slowFor: Duration.Input = "45 second
       .addEdge(["left", "right"], "join")
       .addEdge("join", END)
   })
+
+/** A fresh SQLite file per test (one connection shared by the harness's instances), removed afterwards. */
+export const sqliteStores = Layer.unwrap(
+  Effect.acquireRelease(
+    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-runtime-"))),
+    (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map((dir) => SqliteStores.layer({ path: Path.join(dir, "stores.sqlite"), busyTimeout: 0 })))
+)
+
+/** The backends every runtime test runs on. */
+export const backends = [
+  { name: "memory", stores: memoryStores },
+  { name: "sqlite", stores: sqliteStores }
+] as const
