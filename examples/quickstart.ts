@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton, layer as batonLayer } from "../src/Baton.ts"
+import { Baton } from "../src/Baton.ts"
 import { LeaseStore } from "../src/LeaseStore.ts"
 import * as Workflow from "../src/Workflow.ts"
 
@@ -60,7 +60,7 @@ const expenses = Workflow.make({
 
 /** One instance: its own connection to the shared file, its own runtime. */
 const instance = (instanceId: string) =>
-  batonLayer({ workflows: [expenses], instanceId }).pipe(Layer.provide(SqliteStores.layer({ path })))
+  Baton.layer({ workflows: [expenses], instanceId }).pipe(Layer.provide(SqliteStores.layer({ path })))
 
 const pauseAndResume = Effect.gen(function*() {
   const a = Context.get(yield* Layer.build(instance("A")), Baton)

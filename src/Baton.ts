@@ -110,7 +110,12 @@ export interface BatonShape {
 
 export type CancelError = StoreError | InvalidInputError | UnknownThreadError | ThreadOwnerError | InstanceStoppingError
 
-export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {}
+export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
+  /** The runtime of one instance over the store Layers the app provides; bad options fail with `BatonConfigError`. */
+  static layer(options: BatonConfig.BatonOptions): Layer.Layer<Baton | Instance, BatonConfigError, Stores> {
+    return layer(options)
+  }
+}
 
 
 const checkThread = Effect.fnUntraced(function*(tenantId: TenantId, threadId: ThreadId, ownerId: string | undefined) {

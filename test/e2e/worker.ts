@@ -10,7 +10,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Deferred, Effect, Layer } from "effect"
 import { DatabaseSync } from "node:sqlite"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton, layer as batonLayer } from "../../src/Baton.ts"
+import { Baton } from "../../src/Baton.ts"
 import * as Workflow from "../../src/Workflow.ts"
 
 const [path, instanceId, countArg] = process.argv.slice(2)
@@ -57,7 +57,7 @@ const job = Workflow.make({
 
 const main = Effect.gen(function*() {
   const context = yield* Layer.build(
-    batonLayer({ workflows: [job], instanceId, lease: "2 seconds", sweepInterval: "500 millis" }).pipe(
+    Baton.layer({ workflows: [job], instanceId, lease: "2 seconds", sweepInterval: "500 millis" }).pipe(
       Layer.provide(SqliteStores.layer({ path }))
     )
   )
