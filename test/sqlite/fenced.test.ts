@@ -25,21 +25,23 @@ const dir = tempDir("fenced")
 let n = 0
 const ttl = 30_000
 
-/** Stores and the client on a fresh file. */
-const open = Effect.gen(function*() {
-  const scope = yield* Scope.make()
-  const layer = SqlStores.layer().pipe(
-    Layer.provideMerge(SqliteClient.layer({ path: Path.join(dir, `fenced-${++n}.db`) })),
-    Layer.provide(IdGenerator.layer)
-  )
-  const ctx = yield* Layer.buildWithScope(layer, scope)
-  return {
-    scope,
-    sql: Context.get(ctx, SqlClient.SqlClient),
-    leases: Context.get(ctx, LeaseStore),
-    saver: Context.get(ctx, CheckpointStore).saver
-  }
-})
+/** Stores and the client on a file (a fresh one unless given), in `scope` (a new one unless given). */
+const openOn = (options: { readonly path?: string; readonly busyTimeout?: number; readonly scope?: Scope.Closeable } = {}) =>
+  Effect.gen(function*() {
+    const scope = options.scope ?? (yield* Scope.make())
+    const layer = SqlStores.layer().pipe(
+      Layer.provideMerge(SqliteClient.layer({ path: options.path ?? Path.join(dir, `fenced-${++n}.db`), busyTimeout: options.busyTimeout })),
+      Layer.provide(IdGenerator.layer)
+    )
+    const ctx = yield* Layer.buildWithScope(layer, scope)
+    return {
+      scope,
+      sql: Context.get(ctx, SqlClient.SqlClient),
+      leases: Context.get(ctx, LeaseStore),
+      saver: Context.get(ctx, CheckpointStore).saver
+    }
+  })
+const open = openOn()
 
 /** A holder's fence at a fixed `now`, recording what the saver reports. */
 const fenceOf = (lease: Lease, now: number) => {
@@ -191,5 +193,29 @@ describe("fenced checkpoint writes (SQLite)", () => {
       lostWith(yield* Fiber.join(stale))
       assert.strictEqual(yield* latestValue(saver, "root-5"), "waited")
       yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a write that finds the file locked by another connection waits (effect path, retried) and lands once the lock is released", () =>
+    Effect.gen(function*() {
+      const path = Path.join(dir, `fenced-${++n}.db`)
+      const first = yield* openOn({ path, busyTimeout: 0 })
+      const second = yield* openOn({ path, busyTimeout: 0, scope: first.scope })
+      const lease = yield* acquire(first.leases, "root-6", "a", 0)
+      const holding = yield* Deferred.make<void>()
+      const release = yield* Deferred.make<void>()
+      const locker = yield* Effect.forkChild(second.sql.withTransaction(Effect.gen(function*() {
+        yield* second.sql`UPDATE baton_leases SET holder = holder WHERE root_execution_id = 'root-6'`
+        yield* Deferred.succeed(holding, undefined)
+        yield* Deferred.await(release)
+      })))
+      yield* Deferred.await(holding)
+      const write = yield* Effect.forkChild(put(first.saver, config("root-6", { [fenceKey]: fenceOf(lease, 10).fence }), "after the lock"))
+      for (let i = 0; i < 5; i++) yield* Effect.yieldNow
+      assert.isUndefined(write.pollUnsafe(), "the write waits while the other connection holds the write lock")
+      yield* Deferred.succeed(release, undefined)
+      yield* Fiber.join(locker)
+      yield* Fiber.join(write)
+      assert.strictEqual(yield* latestValue(second.saver, "root-6"), "after the lock")
+      yield* Scope.close(first.scope, Exit.void)
     }))
 })
