@@ -123,6 +123,7 @@ class NodeSqliteConnection implements Connection {
     if (arrays) statement.setReturnArrays(true)
     const prepared = { statement, reader: statement.columns().length > 0 }
     this.cache.set(key, prepared)
+    // The oldest prepared goes; node:sqlite finalizes a statement when it is collected.
     if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value!)
     return prepared
   }

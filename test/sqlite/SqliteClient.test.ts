@@ -127,6 +127,19 @@ describe("SqliteClient.layer", () => {
       yield* Scope.close(again, Exit.void)
     }))
 
+  it.effect("a small statement cache evicts old statements and stays correct", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path: ":memory:", statementCacheSize: 2 })
+      for (let round = 0; round < 3; round++) {
+        for (let i = 0; i < 5; i++) {
+          const rows = yield* sql.unsafe<{ v: number }>(`SELECT ${i} + ? AS v`, [round])
+          assert.strictEqual(rows[0].v, i + round)
+        }
+      }
+      yield* Scope.close(scope, Exit.void)
+    }))
+
   it.effect(":memory: is a private database per connection", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
