@@ -10,8 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
 import { Baton, type ExecutionOutput } from "../../src/Baton.ts"
-import { Instance } from "../../src/Instance.ts"
-import { LeaseWakeups, makeHub } from "../../src/LeaseWakeups.ts"
+import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/LeaseWakeups.ts"
 import * as Workflow from "../../src/Workflow.ts"
 import { testSchema, url } from "./db.ts"
 
@@ -51,17 +50,28 @@ const gated = (entered: () => void, gate: Promise<void>, runs: Array<string>) =>
       .addEdge("join", END)
   })
 
-/** One "process": PgStores (with NOTIFY wake-ups) on its own pool and hub, and a baton instance over them. */
+/**
+ * One "process": PgStores (with NOTIFY wake-ups) on its own pool and hub, and
+ * a baton instance over them. `waiting` completes once a call of this process
+ * waits on its hub for a tree's release.
+ */
 const process_ = (instanceId: string, workflow: Workflow.AnyWorkflow) =>
-  Effect.map(
-    Layer.build(
+  Effect.gen(function*() {
+    const waiting = yield* Deferred.make<void>()
+    const hub = makeHub()
+    const observed: LeaseWakeupsShape = {
+      released: hub.released,
+      next: (tenantId, root) =>
+        root === undefined ? hub.next(tenantId, root) : Effect.andThen(Deferred.succeed(waiting, void 0), hub.next(tenantId, root))
+    }
+    const context = yield* Layer.build(
       Baton.layer({ workflows: [workflow], instanceId, waitPoll: "10 minutes", sweepInterval: "10 minutes" }).pipe(
         Layer.provideMerge(PgStores.layer({ url, schema, maxConnections: 4 })),
-        Layer.provide(Layer.succeed(LeaseWakeups, makeHub()))
+        Layer.provide(Layer.succeed(LeaseWakeups, observed))
       )
-    ),
-    (context) => ({ baton: Context.get(context, Baton), instance: Context.get(context, Instance) })
-  )
+    )
+    return { baton: Context.get(context, Baton), waiting: Deferred.await(waiting) }
+  })
 
 const within = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
   effect.pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.die(new Error(`${what}: not within 5 seconds`)) }))
@@ -86,9 +96,7 @@ describe("the runtime on Postgres, two processes", () => {
       yield* within("left started on A", Deferred.await(entered))
       // B answers the right pause and waits for the tree's lease.
       const onB = yield* Effect.forkChild(b.baton.resume({ pauseId: pauses.get("right")!, decision: "R" }))
-      yield* within("B waiting for the lease", Effect.gen(function*() {
-        while (![...b.instance.passes].some((p) => p.phase === "waiting")) yield* Effect.sleep("5 millis")
-      }))
+      yield* within("B waiting for the lease", b.waiting)
 
       open()
       const outs = yield* within("both resumes answered", Effect.all([Fiber.join(onA), Fiber.join(onB)]))
