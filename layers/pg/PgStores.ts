@@ -8,10 +8,13 @@
  *   unless `wakeups: false`, the NOTIFY wake-ups, on one pool. The path to
  *   instances on several machines: give every instance the same URL (and
  *   schema / table prefix).
+ * - `layerOnClient(options)` — the eight stores on a `PgClient.layer` the app
+ *   provides (and shares with its own queries).
  * - `leaseStore(options)`, `recordStore(options)`, … — one store alone on its
- *   own pool, to mix with other backends. To put a few stores on one pool,
- *   provide one `PgClient.layer` to {@link layerOnClient}-style compositions
- *   of the `layers/sql` stores after `PgMigrations.migrate`.
+ *   own pool, to mix with other backends.
+ *
+ * Connections: the pool holds up to `maxConnections` (default 10); the
+ * wake-ups hold one more, outside the pool, for LISTEN.
  *
  * @since 0.1.0
  */

@@ -1,0 +1,70 @@
+/**
+ * Each Postgres store alone (its own pool, migrating on build) answers its
+ * ping; a CheckpointStore alone fences its writes with the leases of a
+ * LeaseStore alone on the same schema.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Layer, Option } from "effect"
+import { PgStores } from "../../layers/pg/index.ts"
+import { CheckpointStore } from "../../src/CheckpointStore.ts"
+import { ChildQueueStore } from "../../src/ChildQueueStore.ts"
+import { fenceKey } from "../../src/Fence.ts"
+import { IdGenerator } from "../../src/Ids.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { LedgerStore } from "../../src/LedgerStore.ts"
+import { PauseStore } from "../../src/PauseStore.ts"
+import { RateLimitStore } from "../../src/RateLimitStore.ts"
+import { RecordStore } from "../../src/RecordStore.ts"
+import { TreeStore } from "../../src/TreeStore.ts"
+import { randomName, testSchema, url } from "./db.ts"
+
+const schema = testSchema("stores")
+const options = { url, schema, maxConnections: 2 }
+
+describe("PgStores, each store alone", () => {
+  it.live("every store alone builds on its own pool and answers ping", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(Layer.mergeAll(
+        PgStores.leaseStore(options),
+        PgStores.recordStore(options).pipe(Layer.provide(IdGenerator.layer)),
+        PgStores.pauseStore(options),
+        PgStores.treeStore(options),
+        PgStores.checkpointStore(options),
+        PgStores.ledgerStore(options),
+        PgStores.rateLimitStore(options),
+        PgStores.childQueueStore(options)
+      ))
+      for (const key of [LeaseStore, RecordStore, PauseStore, TreeStore, CheckpointStore, LedgerStore, RateLimitStore, ChildQueueStore] as const) {
+        yield* (Context.get(context, key as typeof LeaseStore) as { readonly ping: Effect.Effect<void, unknown> }).ping
+      }
+    }).pipe(Effect.scoped))
+
+  it.live("a CheckpointStore alone fences with the leases of a LeaseStore alone on the same schema", () =>
+    Effect.gen(function*() {
+      const context = yield* Layer.build(Layer.merge(PgStores.leaseStore(options), PgStores.checkpointStore(options)))
+      const leases = Context.get(context, LeaseStore)
+      const saver = Context.get(context, CheckpointStore).saver
+      const root = randomName("root")
+      const lease = Option.getOrThrow(yield* leases.acquire("default", root, "holder", 30_000, Date.now()))
+      const confirmed: Array<number> = []
+      const fence = {
+        lease,
+        ttlMillis: 60_000,
+        now: () => Date.now(),
+        refusal: () => undefined,
+        confirmed: (_at: number, expiresAt: number) => void confirmed.push(expiresAt),
+        lost: () => {},
+        renewBeforeWrite: async () => {}
+      }
+      yield* Effect.promise(() =>
+        saver.put(
+          { configurable: { thread_id: root, checkpoint_ns: "", [fenceKey]: fence } },
+          { v: 4, id: "1", ts: new Date().toISOString(), channel_values: {}, channel_versions: {}, versions_seen: {} },
+          { source: "input", step: -1, parents: {} },
+          {}
+        )
+      )
+      assert.strictEqual(confirmed.length, 1, "the write confirmed the lease")
+      assert.strictEqual(Option.getOrThrow(yield* leases.get("default", root)).expiresAt, confirmed[0])
+    }).pipe(Effect.scoped))
+})
