@@ -137,7 +137,7 @@ export class CheckpointStore extends Context.Service<CheckpointStore, Checkpoint
         V.checked([
           V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
           V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
-        ], Effect.tryPromise({ try: () => rows.deleteThread(tenantId, threadId), catch: storeError("deleteThread") })),
+        ], () => Effect.tryPromise({ try: () => rows.deleteThread(tenantId, threadId), catch: storeError("deleteThread") })),
       ping: Effect.tryPromise({ try: () => rows.ping(), catch: storeError("ping") })
     }
   }
@@ -158,7 +158,7 @@ export class CheckpointStore extends Context.Service<CheckpointStore, Checkpoint
         V.checked([
           V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
           V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
-        ], op("deleteThread", () => saver.deleteThread(threadId))),
+        ], () => op("deleteThread", () => saver.deleteThread(threadId))),
       ping: op("ping", () => saver.getTuple({ configurable: { thread_id: "@baton/ping" } })).pipe(Effect.asVoid)
     }
   }

@@ -84,13 +84,13 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.oneOf("ChildQueueStore.saveIfAbsent", "status", c.status, ["Queued"]),
           V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
           V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
-        ], impl.saveIfAbsent(c)),
+        ], () => impl.saveIfAbsent(c)),
       claim: (instanceId, ttl, now) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.claim", "instanceId", instanceId),
           V.positiveMillis("ChildQueueStore.claim", "ttlMillis", ttl),
           V.time("ChildQueueStore.claim", "now", now)
-        ], impl.claim(instanceId, ttl, now)),
+        ], () => impl.claim(instanceId, ttl, now)),
       renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.renewClaim", "tenantId", tenantId),
@@ -98,7 +98,7 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.nonEmpty("ChildQueueStore.renewClaim", "instanceId", instanceId),
           V.positiveMillis("ChildQueueStore.renewClaim", "ttlMillis", ttl),
           V.time("ChildQueueStore.renewClaim", "now", now)
-        ], impl.renewClaim(tenantId, executionId, instanceId, ttl, now)),
+        ], () => impl.renewClaim(tenantId, executionId, instanceId, ttl, now)),
       complete: (input) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.complete", "tenantId", input.tenantId),
@@ -106,17 +106,17 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.nonEmpty("ChildQueueStore.complete", "instanceId", input.instanceId),
           V.oneOf("ChildQueueStore.complete", "outcome", input.outcome, outcomes),
           V.json("ChildQueueStore.complete", "result", input.result)
-        ], impl.complete(input)),
+        ], () => impl.complete(input)),
       get: (tenantId, executionId) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.get", "tenantId", tenantId),
           V.nonEmpty("ChildQueueStore.get", "executionId", executionId)
-        ], impl.get(tenantId, executionId)),
+        ], () => impl.get(tenantId, executionId)),
       deleteRoot: (tenantId, root) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.deleteRoot", "tenantId", tenantId),
           V.nonEmpty("ChildQueueStore.deleteRoot", "rootExecutionId", root)
-        ], impl.deleteRoot(tenantId, root)),
+        ], () => impl.deleteRoot(tenantId, root)),
       ping: impl.ping
     }
   }

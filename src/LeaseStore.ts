@@ -53,19 +53,19 @@ export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("
           V.nonEmpty("LeaseStore.acquire", "holder", holder),
           V.positiveMillis("LeaseStore.acquire", "ttlMillis", ttl),
           V.time("LeaseStore.acquire", "now", now)
-        ], impl.acquire(tenantId, root, holder, ttl, now)),
+        ], () => impl.acquire(tenantId, root, holder, ttl, now)),
       renew: (lease, ttl, now) =>
         V.checked([
           ...checkLease("LeaseStore.renew", lease),
           V.positiveMillis("LeaseStore.renew", "ttlMillis", ttl),
           V.time("LeaseStore.renew", "now", now)
-        ], impl.renew(lease, ttl, now)),
-      release: (lease) => V.checked(checkLease("LeaseStore.release", lease), impl.release(lease)),
+        ], () => impl.renew(lease, ttl, now)),
+      release: (lease) => V.checked(checkLease("LeaseStore.release", lease), () => impl.release(lease)),
       get: (tenantId, root) =>
         V.checked([
           V.nonEmpty("LeaseStore.get", "tenantId", tenantId),
           V.nonEmpty("LeaseStore.get", "rootExecutionId", root)
-        ], impl.get(tenantId, root)),
+        ], () => impl.get(tenantId, root)),
       ping: impl.ping
     }
   }

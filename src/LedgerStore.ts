@@ -52,8 +52,8 @@ export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>(
           ...checkKey("LedgerStore.add", key),
           V.nonNegative("LedgerStore.add", "amount", amount),
           limit === undefined ? Effect.void : V.atLeast("LedgerStore.add", "limit", limit, 1)
-        ], impl.add(key, amount, limit)),
-      get: (key) => V.checked(checkKey("LedgerStore.get", key), impl.get(key)),
+        ], () => impl.add(key, amount, limit)),
+      get: (key) => V.checked(checkKey("LedgerStore.get", key), () => impl.get(key)),
       ping: impl.ping
     }
   }

@@ -63,12 +63,12 @@ export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("
           V.oneOf("PauseStore.save", "status", p.status, ["Pending"]),
           V.json("PauseStore.save", "payload", p.payload),
           V.time("PauseStore.save", "createdAt", p.createdAt)
-        ], impl.save(p)),
+        ], () => impl.save(p)),
       get: (tenantId, pauseId) =>
         V.checked([
           V.nonEmpty("PauseStore.get", "tenantId", tenantId),
           V.nonEmpty("PauseStore.get", "pauseId", pauseId)
-        ], impl.get(tenantId, pauseId)),
+        ], () => impl.get(tenantId, pauseId)),
       resolve: (input) =>
         V.checked([
           V.nonEmpty("PauseStore.resolve", "tenantId", input.tenantId),
@@ -76,26 +76,26 @@ export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("
           V.nonEmpty("PauseStore.resolve", "resolvedBy", input.resolvedBy),
           V.json("PauseStore.resolve", "decision", input.decision),
           V.time("PauseStore.resolve", "now", input.now)
-        ], impl.resolve(input)),
+        ], () => impl.resolve(input)),
       take: (tenantId, pauseId) =>
         V.checked([
           V.nonEmpty("PauseStore.take", "tenantId", tenantId),
           V.nonEmpty("PauseStore.take", "pauseId", pauseId)
-        ], impl.take(tenantId, pauseId)),
+        ], () => impl.take(tenantId, pauseId)),
       withdraw: (tenantId, pauseId, now) =>
         V.checked([
           V.nonEmpty("PauseStore.withdraw", "tenantId", tenantId),
           V.nonEmpty("PauseStore.withdraw", "pauseId", pauseId),
           V.time("PauseStore.withdraw", "now", now)
-        ], impl.withdraw(tenantId, pauseId, now)),
+        ], () => impl.withdraw(tenantId, pauseId, now)),
       listByRoot: (tenantId, root, statuses) =>
         V.checked([
           V.nonEmpty("PauseStore.listByRoot", "tenantId", tenantId),
           V.nonEmpty("PauseStore.listByRoot", "rootExecutionId", root),
           ...statuses.map((s) => V.oneOf("PauseStore.listByRoot", "statuses", s, pauseStatuses))
-        ], impl.listByRoot(tenantId, root, statuses)),
+        ], () => impl.listByRoot(tenantId, root, statuses)),
       deleteSettledBefore: (cutoff) =>
-        V.checked([V.time("PauseStore.deleteSettledBefore", "cutoff", cutoff)], impl.deleteSettledBefore(cutoff)),
+        V.checked([V.time("PauseStore.deleteSettledBefore", "cutoff", cutoff)], () => impl.deleteSettledBefore(cutoff)),
       ping: impl.ping
     }
   }

@@ -73,14 +73,14 @@ export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitSto
           V.nonEmpty("RateLimitStore.acquireSlot", "holder", holder),
           V.positiveMillis("RateLimitStore.acquireSlot", "ttlMillis", ttl),
           V.time("RateLimitStore.acquireSlot", "now", now)
-        ], impl.acquireSlot(key, max, holder, ttl, now)),
+        ], () => impl.acquireSlot(key, max, holder, ttl, now)),
       renewSlot: (slot, ttl, now) =>
         V.checked([
           ...checkSlot("RateLimitStore.renewSlot", slot),
           V.positiveMillis("RateLimitStore.renewSlot", "ttlMillis", ttl),
           V.time("RateLimitStore.renewSlot", "now", now)
-        ], impl.renewSlot(slot, ttl, now)),
-      releaseSlot: (slot) => V.checked(checkSlot("RateLimitStore.releaseSlot", slot), impl.releaseSlot(slot)),
+        ], () => impl.renewSlot(slot, ttl, now)),
+      releaseSlot: (slot) => V.checked(checkSlot("RateLimitStore.releaseSlot", slot), () => impl.releaseSlot(slot)),
       addToWindow: (key, amount, window, now, limit) =>
         V.checked([
           V.nonEmpty("RateLimitStore.addToWindow", "key", key),
@@ -88,14 +88,14 @@ export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitSto
           V.positiveMillis("RateLimitStore.addToWindow", "windowMillis", window),
           V.time("RateLimitStore.addToWindow", "now", now),
           limit === undefined ? Effect.void : V.atLeast("RateLimitStore.addToWindow", "limit", limit, 1)
-        ], impl.addToWindow(key, amount, window, now, limit)),
-      clearWindow: (key) => V.checked([V.nonEmpty("RateLimitStore.clearWindow", "key", key)], impl.clearWindow(key)),
+        ], () => impl.addToWindow(key, amount, window, now, limit)),
+      clearWindow: (key) => V.checked([V.nonEmpty("RateLimitStore.clearWindow", "key", key)], () => impl.clearWindow(key)),
       pauseUntil: (key, until) =>
         V.checked([
           V.nonEmpty("RateLimitStore.pauseUntil", "key", key),
           V.time("RateLimitStore.pauseUntil", "until", until)
-        ], impl.pauseUntil(key, until)),
-      pausedUntil: (key) => V.checked([V.nonEmpty("RateLimitStore.pausedUntil", "key", key)], impl.pausedUntil(key)),
+        ], () => impl.pauseUntil(key, until)),
+      pausedUntil: (key) => V.checked([V.nonEmpty("RateLimitStore.pausedUntil", "key", key)], () => impl.pausedUntil(key)),
       ping: impl.ping
     }
   }

@@ -78,7 +78,7 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           input.threadId === undefined ? Effect.void : V.nonEmpty("RecordStore.createThread", "threadId", input.threadId),
           input.ownerId == null ? Effect.void : V.nonEmpty("RecordStore.createThread", "ownerId", input.ownerId),
           V.time("RecordStore.createThread", "now", input.now)
-        ], Effect.flatMap(
+        ], () => Effect.flatMap(
           input.threadId === undefined ? ids.make("thread") : Effect.succeed(input.threadId),
           (threadId) => impl.createThread({ tenantId: input.tenantId, threadId, ownerId: input.ownerId ?? null, createdAt: input.now })
         )),
@@ -86,7 +86,7 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
         V.checked([
           V.nonEmpty("RecordStore.getThread", "tenantId", tenantId),
           V.nonEmpty("RecordStore.getThread", "threadId", threadId)
-        ], impl.getThread(tenantId, threadId)),
+        ], () => impl.getThread(tenantId, threadId)),
       createRecord: (r) =>
         V.checked([
           V.nonEmpty("RecordStore.createRecord", "tenantId", r.tenantId),
@@ -98,12 +98,12 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.oneOf("RecordStore.createRecord", "status", r.status, executionStatuses),
           V.time("RecordStore.createRecord", "createdAt", r.createdAt),
           V.time("RecordStore.createRecord", "updatedAt", r.updatedAt)
-        ], impl.createRecord(r)),
+        ], () => impl.createRecord(r)),
       getRecord: (tenantId, executionId) =>
         V.checked([
           V.nonEmpty("RecordStore.getRecord", "tenantId", tenantId),
           V.nonEmpty("RecordStore.getRecord", "executionId", executionId)
-        ], impl.getRecord(tenantId, executionId)),
+        ], () => impl.getRecord(tenantId, executionId)),
       setStatus: (input) =>
         V.checked([
           V.nonEmpty("RecordStore.setStatus", "tenantId", input.tenantId),
@@ -111,17 +111,17 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.oneOf("RecordStore.setStatus", "from", input.from, executionStatuses),
           V.oneOf("RecordStore.setStatus", "to", input.to, executionStatuses),
           V.time("RecordStore.setStatus", "now", input.now)
-        ], impl.setStatus(input)),
+        ], () => impl.setStatus(input)),
       findByStatus: (status, limit, after) =>
         V.checked([
           V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),
           V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1)
-        ], impl.findByStatus(status, limit, after)),
+        ], () => impl.findByStatus(status, limit, after)),
       listByThread: (tenantId, threadId) =>
         V.checked([
           V.nonEmpty("RecordStore.listByThread", "tenantId", tenantId),
           V.nonEmpty("RecordStore.listByThread", "threadId", threadId)
-        ], impl.listByThread(tenantId, threadId)),
+        ], () => impl.listByThread(tenantId, threadId)),
       savePauseAnswer: (a) =>
         V.checked([
           V.nonEmpty("RecordStore.savePauseAnswer", "tenantId", a.tenantId),
@@ -129,12 +129,12 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.nonEmpty("RecordStore.savePauseAnswer", "pauseId", a.pauseId),
           V.nonEmpty("RecordStore.savePauseAnswer", "answeredBy", a.answeredBy),
           V.time("RecordStore.savePauseAnswer", "answeredAt", a.answeredAt)
-        ], impl.savePauseAnswer(a)),
+        ], () => impl.savePauseAnswer(a)),
       listPauseAnswers: (tenantId, executionId) =>
         V.checked([
           V.nonEmpty("RecordStore.listPauseAnswers", "tenantId", tenantId),
           V.nonEmpty("RecordStore.listPauseAnswers", "executionId", executionId)
-        ], impl.listPauseAnswers(tenantId, executionId)),
+        ], () => impl.listPauseAnswers(tenantId, executionId)),
       ping: impl.ping
     }
     return shape

@@ -65,7 +65,7 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
           ...scope("TreeStore.saveIfAbsent", tenantId, root),
           V.nonEmpty("TreeStore.saveIfAbsent", "key", key),
           V.json("TreeStore.saveIfAbsent", "value", value)
-        ], typeof key === "string" && key.startsWith(reservedPrefix)
+        ], () => typeof key === "string" && key.startsWith(reservedPrefix)
           ? Effect.fail<Failure | ReservedKeyError>(new ReservedKeyError({ key }))
           : impl.saveIfAbsent(tenantId, root, key, value)),
       saveReservedIfAbsent: (tenantId, root, name, value) =>
@@ -73,15 +73,15 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
           ...scope("TreeStore.saveReservedIfAbsent", tenantId, root),
           V.nonEmpty("TreeStore.saveReservedIfAbsent", "name", name),
           V.json("TreeStore.saveReservedIfAbsent", "value", value)
-        ], impl.saveIfAbsent(tenantId, root, reservedPrefix + name, value)),
+        ], () => impl.saveIfAbsent(tenantId, root, reservedPrefix + name, value)),
       get: (tenantId, root, key) =>
-        V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], impl.get(tenantId, root, key)),
+        V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], () => impl.get(tenantId, root, key)),
       list: (tenantId, root, prefix) =>
         V.checked([
           ...scope("TreeStore.list", tenantId, root),
           typeof prefix === "string" ? Effect.void : V.nonEmpty("TreeStore.list", "prefix", prefix)
-        ], impl.list(tenantId, root, prefix)),
-      deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), impl.deleteRoot(tenantId, root)),
+        ], () => impl.list(tenantId, root, prefix)),
+      deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), () => impl.deleteRoot(tenantId, root)),
       ping: impl.ping
     }
   }

@@ -47,9 +47,12 @@ export const json = (operation: string, field: string, value: unknown): Check =>
     }
   })
 
-/** Runs every check in order, then `effect`. */
-export const checked = <A, E, R>(checks: ReadonlyArray<Check>, effect: Effect.Effect<A, E, R>) =>
-  Effect.andThen(Effect.all(checks, { discard: true }), effect)
+/**
+ * Runs every check in order, then the backend's effect — built only once the
+ * checks passed, so a backend never sees (or chokes on) rejected input.
+ */
+export const checked = <A, E, R>(checks: ReadonlyArray<Check>, effect: () => Effect.Effect<A, E, R>) =>
+  Effect.andThen(Effect.all(checks, { discard: true }), Effect.suspend(effect))
 
 export const atLeast = (operation: string, field: string, value: unknown, min: number): Check =>
   typeof value === "number" && Number.isFinite(value) && value >= min
