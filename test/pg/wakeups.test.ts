@@ -94,6 +94,34 @@ describe("PgWakeups", () => {
       assert.isTrue(Option.isNone(lease), "the lease was released")
     }).pipe(Effect.scoped))
 
+  it.live("a listener whose connection dies listens again, and wakes waiters as before", () =>
+    Effect.gen(function*() {
+      const hubA = makeHub()
+      const hubB = makeHub()
+      const a = yield* buildProcess(hubA)
+      yield* buildProcess(hubB, { reconnectDelay: "20 millis" })
+      const channel = PgWakeups.channel({ schema })
+      const sql = Context.get(a.context, EffectPgClient.PgClient)
+      // Every session listening on the channel is the listener of B (A's own listener too: both die).
+      const killed = yield* sql<{ pid: number }>`SELECT pg_terminate_backend(pid) AS ok, pid FROM pg_stat_activity
+        WHERE query = ${`LISTEN "${channel}"`} AND pid <> pg_backend_pid()`
+      assert.isAtLeast(killed.length, 2, "both listeners found")
+      const tenant = randomName("tenant")
+      // Until B listens again a release may be missed (polling covers it): release until one arrives.
+      let round = 0
+      const woken = yield* Effect.gen(function*() {
+        while (true) {
+          const root = `root-${++round}`
+          const waiter = yield* waiting(hubB, tenant, root)
+          a.wakeups.released(tenant, root)
+          const done = yield* Fiber.join(waiter).pipe(Effect.timeoutOption("100 millis"))
+          if (done._tag === "Some") return round
+          yield* Fiber.interrupt(waiter)
+        }
+      }).pipe(Effect.timeoutOption(within))
+      assert.isTrue(woken._tag === "Some", "B listens again and is woken")
+    }).pipe(Effect.scoped))
+
   it.live("deployments with another schema or table prefix use other channels", () =>
     Effect.sync(() => {
       const channels = new Set([
