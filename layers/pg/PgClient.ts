@@ -107,13 +107,22 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     if (!Number.isInteger(maxConnections) || maxConnections < 1) {
       return yield* new BatonConfigError({ field: "maxConnections", reason: "must be a whole number ≥ 1" })
     }
-    const timeout = options.connectTimeout === undefined ? Option.some(defaultConnectTimeout) : Duration.fromInput(options.connectTimeout)
+    // The option, else the URL's `connect_timeout` (seconds) when > 0, else 5 s: never unbounded.
+    const fromUrl = Number(url.searchParams.get("connect_timeout") ?? NaN)
+    const timeout = options.connectTimeout !== undefined
+      ? Duration.fromInput(options.connectTimeout)
+      : Option.some(Number.isInteger(fromUrl) && fromUrl > 0 ? Duration.seconds(fromUrl) : defaultConnectTimeout)
     if (Option.isNone(timeout) || !Duration.isFinite(timeout.value) || Duration.toMillis(timeout.value) <= 0) {
       return yield* new BatonConfigError({ field: "connectTimeout", reason: "must be a finite duration > 0" })
     }
     const host = url.searchParams.get("host") ?? (url.hostname === "" ? "localhost" : url.hostname)
     const port = url.searchParams.get("port") ?? (url.port === "" ? "5432" : url.port)
-    const database = url.searchParams.get("dbname") ?? decodeURIComponent(url.pathname.replace(/^\//, ""))
+    let database: string
+    try {
+      database = url.searchParams.get("dbname") ?? decodeURIComponent(url.pathname.replace(/^\//, ""))
+    } catch {
+      return yield* new BatonConfigError({ field, reason: "has a database name with invalid %-encoding" })
+    }
     const config: PgClient.PgPoolConfig = {
       url: Redacted.make(raw.trim()),
       maxConnections,

@@ -66,6 +66,8 @@ describe("PgClient.layer", () => {
       assert.include(other.error.message, "postgres://")
       const port = yield* buildFailure({ url: "postgres://localhost:70000/db" })
       assert.strictEqual(port.error._tag, "BatonConfigError")
+      const encoding = yield* buildFailure({ url: "postgres://localhost/%zz" })
+      assert.strictEqual(encoding.error._tag, "BatonConfigError")
     }))
 
   it.live("bad options → BatonConfigError naming the option", () =>
