@@ -25,6 +25,12 @@ export interface BatonOptions {
   readonly pauseRetention?: Duration.Input | undefined
   /** Records read per page by the sweep. Default 100. */
   readonly sweepPageSize?: number | undefined
+  /**
+   * How many steps (node visits, across trees and tenants) this instance
+   * runs at once: a whole number ≥ 1. A step without a free slot waits its
+   * turn (see `StepSlots`). Unset: no cap.
+   */
+  readonly maxConcurrentSteps?: number | undefined
 }
 
 /** The checked configuration, in milliseconds. */
@@ -37,6 +43,8 @@ export interface BatonConfig {
   readonly sweepMillis: number
   readonly pauseRetentionMillis: number
   readonly sweepPageSize: number
+  /** The cap on steps running at once; `undefined`: no cap. */
+  readonly maxConcurrentSteps: number | undefined
 }
 
 const millis = (field: string, input: Duration.Input | undefined, fallback: number) =>
@@ -80,6 +88,13 @@ export const make = Effect.fnUntraced(function*(options: BatonOptions) {
   if (!Number.isInteger(sweepPageSize) || sweepPageSize < 1) {
     return yield* new BatonConfigError({ field: "sweepPageSize", reason: `must be a whole number ≥ 1 (got ${sweepPageSize})` })
   }
+  const maxConcurrentSteps = options.maxConcurrentSteps
+  if (maxConcurrentSteps !== undefined && (!Number.isInteger(maxConcurrentSteps) || maxConcurrentSteps < 1)) {
+    return yield* new BatonConfigError({
+      field: "maxConcurrentSteps",
+      reason: `must be a whole number ≥ 1, or unset for no cap (got ${typeof maxConcurrentSteps === "number" ? maxConcurrentSteps : JSON.stringify(maxConcurrentSteps)})`
+    })
+  }
   return {
     workflows,
     instanceId: options.instanceId,
@@ -88,6 +103,7 @@ export const make = Effect.fnUntraced(function*(options: BatonOptions) {
     waitPollMillis,
     sweepMillis,
     pauseRetentionMillis,
-    sweepPageSize
+    sweepPageSize,
+    maxConcurrentSteps
   } satisfies BatonConfig
 })
