@@ -1,0 +1,190 @@
+/**
+ * What baton's runtime costs over plain LangGraph: the same 20-node linear
+ * graph run to the end, one run at a time, each run on a fresh thread.
+ *
+ * - baton: `Baton.execute` over `SqliteStores.layer` on a temp file, every
+ *   node a `Workflow.step` (so it gets a step context, tracked like a real
+ *   baton node). A run pays the thread and record writes, the lease acquire
+ *   and release, a fenced checkpoint write per step (each one a lease
+ *   renewal in the same transaction) and the status change at the end.
+ * - plain: the same graph compiled with LangGraph's official `SqliteSaver`
+ *   (better-sqlite3, WAL, synchronous=NORMAL — the durability baton's SQLite
+ *   client uses by default) on its own temp file, invoked with
+ *   `durability: "sync"` as baton invokes it.
+ *
+ * Each round opens both sides on fresh files (outside the timing), then
+ * times `BENCH_RUNS` runs of each, the sides taking turns of `BENCH_BLOCK`
+ * runs so that load from elsewhere on the machine hits both alike; which side
+ * goes first alternates by round. Round 0 is a warm-up and is not counted.
+ *
+ *   npm run bench:overhead     (BENCH_ROUNDS=7 BENCH_RUNS=50 BENCH_BLOCK=10 BENCH_NODES=20)
+ *   BENCH_ONLY=baton npm exec -- node --cpu-prof bench/overhead.ts   (one side alone, to profile it)
+ *
+ * Prints ms per run of each side per round, the medians, and last
+ * `ratio: N.NN` (baton / plain; lower is better, the target is ≤ 1.3).
+ */
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
+import Database from "better-sqlite3"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import { SqliteStores } from "../layers/sqlite/index.ts"
+import { Baton, layer as batonLayer } from "../src/Baton.ts"
+import * as Workflow from "../src/Workflow.ts"
+
+const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
+const runs = Number(process.env.BENCH_RUNS ?? 50)
+const nodes = Number(process.env.BENCH_NODES ?? 20)
+/** Runs per block: the sides take turns, a block each. */
+const block = Math.max(1, Number(process.env.BENCH_BLOCK ?? 10))
+/** "baton" or "plain": run only that side (for a profile of it alone); no ratio is printed. */
+const only = process.env.BENCH_ONLY === "baton" || process.env.BENCH_ONLY === "plain" ? process.env.BENCH_ONLY : undefined
+const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-overhead-"))
+
+const State = Annotation.Root({
+  count: Annotation<number>(),
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+})
+type S = typeof State.State
+type Update = { count: number; log: Array<string> }
+
+/** The node's trivial work: count one and note its name. */
+const work = (name: string) => (s: S): Update => ({ count: s.count + 1, log: [name] })
+
+/** The same linear graph of `nodes` nodes; `node` turns a body into the graph's node function. */
+const build = (node: (name: string) => any) => {
+  let g: any = new StateGraph(State)
+  const names = Array.from({ length: nodes }, (_, i) => `n${String(i).padStart(2, "0")}`)
+  for (const name of names) g = g.addNode(name, node(name))
+  g = g.addEdge(START, names[0]!)
+  for (let i = 1; i < names.length; i++) g = g.addEdge(names[i - 1]!, names[i]!)
+  return g.addEdge(names[names.length - 1]!, END) as StateGraph<typeof State.spec>
+}
+
+const workflow = Workflow.make<S>({
+  name: "overhead",
+  version: "1",
+  graph: build((name) => Workflow.step(async (s: S, _ctx) => work(name)(s)))
+})
+
+const check = (output: unknown, side: string) => {
+  const o = output as Partial<S> | undefined
+  if (o?.count !== nodes || o.log?.length !== nodes) {
+    throw new Error(`bench: ${side} ended with ${JSON.stringify(o)}, expected count ${nodes} and ${nodes} log lines`)
+  }
+}
+
+interface Side {
+  /** One run on a fresh thread. */
+  readonly run: (i: number) => Promise<void>
+  readonly close: () => Promise<void>
+}
+
+/** One baton instance (the runtime Layer over SqliteStores) on a fresh file. */
+const openBaton = async (file: string): Promise<Side> => {
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(
+    batonLayer({ workflows: [workflow], instanceId: "bench" }).pipe(
+      Layer.provide(SqliteStores.layer({ path: file, synchronous: "NORMAL" }))
+    ),
+    scope
+  ))
+  const baton = Context.get(context, Baton)
+  return {
+    run: async () => {
+      const out = await Effect.runPromise(baton.execute(workflow, { count: 0, log: [] }))
+      if (out._tag !== "Finished") throw new Error(`bench: a baton run ended ${out._tag}`)
+      check(out.output, "baton")
+    },
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+/** The same graph on LangGraph's official SqliteSaver on a fresh file, WAL + synchronous=NORMAL. */
+const openPlain = async (file: string, round: number): Promise<Side> => {
+  const db = new Database(file)
+  db.pragma("journal_mode = WAL")
+  db.pragma("synchronous = NORMAL")
+  const graph = build((name) => async (s: S) => work(name)(s)).compile({ checkpointer: new SqliteSaver(db) })
+  return {
+    run: async (i) => {
+      const out = await graph.invoke({ count: 0, log: [] }, {
+        configurable: { thread_id: `plain-${round}-${i}` },
+        durability: "sync"
+      })
+      check(out, "plain")
+    },
+    close: async () => {
+      db.close()
+    }
+  }
+}
+
+/**
+ * One round: opens the sides (in the order given) on their own fresh files,
+ * runs them in turns of `block` runs (the first side's turn first) until each
+ * made `runs` runs, and closes them. Interleaving makes a burst of load from elsewhere on
+ * the machine hit both sides alike. Answers ms per run of each side.
+ */
+const round = async (r: number, sides: ReadonlyArray<"baton" | "plain">) => {
+  const opened: Array<Side> = []
+  try {
+    for (const name of sides) opened.push(await (name === "baton" ? openBaton : openPlain)(Path.join(dir, `${name}-${r}.db`), r))
+    const total = sides.map(() => 0)
+    for (let done = 0; done < runs; done += block) {
+      for (let k = 0; k < opened.length; k++) {
+        const start = performance.now()
+        for (let i = done; i < Math.min(runs, done + block); i++) await opened[k].run(i)
+        total[k] += performance.now() - start
+      }
+    }
+    return total.map((ms) => ms / runs)
+  } finally {
+    for (const side of opened) await side.close()
+  }
+}
+
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s.length % 2 === 1 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2
+}
+
+const main = async () => {
+  console.log(`overhead bench: ${nodes}-node linear graph, ${runs} runs per round and side (in turns of ${block}), each a fresh thread; ${rounds} rounds + a warm-up`)
+  const batonMs: Array<number> = []
+  const plainMs: Array<number> = []
+  try {
+    for (let r = 0; r <= rounds; r++) {
+      if (only !== undefined) {
+        // Profiling one side: the other is not run.
+        const [ms] = await round(r, [only])
+        console.log(`${r === 0 ? "warm-up" : `round ${r}`}: ${only} ${ms.toFixed(2)} ms/run`)
+        continue
+      }
+      const [b, p] = r % 2 === 0
+        ? await round(r, ["baton", "plain"])
+        : await round(r, ["plain", "baton"]).then(([p, b]) => [b, p])
+      const first = r % 2 === 0 ? "baton first" : "plain first"
+      if (r === 0) {
+        console.log(`warm-up (not counted, ${first}): baton ${b.toFixed(2)} ms/run, plain ${p.toFixed(2)} ms/run`)
+        continue
+      }
+      batonMs.push(b)
+      plainMs.push(p)
+      console.log(`round ${r} (${first}): baton ${b.toFixed(2)} ms/run, plain ${p.toFixed(2)} ms/run, ratio ${(b / p).toFixed(2)}`)
+    }
+  } finally {
+    if (!process.env.BENCH_KEEP) Fs.rmSync(dir, { recursive: true, force: true })
+  }
+  if (only !== undefined) return
+  const b = median(batonMs)
+  const p = median(plainMs)
+  const ratios = batonMs.map((x, i) => x / plainMs[i]!)
+  console.log(`per-round ratios: ${ratios.map((x) => x.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)}; a spread wider than ±5 % means the machine was busy)`)
+  console.log(`median: baton (Baton.execute, SqliteStores, fenced) ${b.toFixed(2)} ms/run, plain (LangGraph + official SqliteSaver) ${p.toFixed(2)} ms/run`)
+  console.log(`ratio: ${(b / p).toFixed(2)}`)
+}
+
+await main()
