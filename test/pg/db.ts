@@ -23,9 +23,19 @@ export const withAdmin = <A, E>(f: (sql: PgClient.PgClient) => Effect.Effect<A, 
 export const randomName = (prefix: string): string =>
   `${prefix}_${Array.from({ length: 10 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 36)]).join("")}`
 
-/** A new schema name for this file, dropped after it (every schema made with it, when called again). */
-export const testSchema = (name: string): string => {
-  const schema = randomName(`baton_t_${name}`)
-  afterAll(() => withAdmin((sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`))
-  return schema
+/** A new schema name for this file, dropped after it. Call it at the top level of the file. */
+export const testSchema = (name: string): string => testSchemas(name)()
+
+/**
+ * A maker of schema names for this file, callable from inside tests: every
+ * name it made is dropped after the file. Call it at the top level of the file.
+ */
+export const testSchemas = (name: string): () => string => {
+  const made: Array<string> = []
+  afterAll(() => withAdmin((sql) => Effect.forEach(made, (schema) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`, { discard: true })))
+  return () => {
+    const schema = randomName(`baton_t_${name}`)
+    made.push(schema)
+    return schema
+  }
 }

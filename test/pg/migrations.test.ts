@@ -9,10 +9,10 @@ import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations, PgStores } from "../../layers/pg/index.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
 import { LeaseStore } from "../../src/LeaseStore.ts"
-import { randomName, testSchema, url } from "./db.ts"
+import { randomName, testSchemas, url } from "./db.ts"
 
 /** A schema name of this run (dropped after the file). */
-const freshSchema = () => testSchema("migrations")
+const freshSchema = testSchemas("migrations")
 
 /** Runs `effect` on a pool of its own (one instance). */
 const onPool = <A, E>(schema: string, effect: Effect.Effect<A, E, SqlClient.SqlClient>) =>
