@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Deferred, Duration, Effect, Exit, Option } from "effect"
+import { Clock, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { ResumeError } from "./Baton.ts"
 import * as Cancel from "./Cancel.ts"
 import type { CheckpointStore } from "./CheckpointStore.ts"
@@ -181,13 +181,15 @@ export const drive = (
       instance.activity.count++
       const leases = yield* LeaseStore
       const wakeups = yield* LeaseWakeups
+      // Listen before reading the lease: a release between the read and the wait is not missed.
+      const released = yield* Effect.forkChild(wakeups.next(tenantId, rootExecutionId), { startImmediately: true })
       const now = yield* Clock.currentTimeMillis
       const current = yield* leases.get(tenantId, rootExecutionId)
       const untilExpiry = Option.match(current, { onNone: () => 0, onSome: (l) => Math.max(0, l.expiresAt - now) })
       yield* Effect.raceFirst(
         Effect.sleep(Duration.millis(Math.min(untilExpiry, instance.config.waitPollMillis))),
-        wakeups.next(tenantId, rootExecutionId)
-      )
+        Fiber.join(released)
+      ).pipe(Effect.ensuring(Fiber.interrupt(released)))
     })
     const loop: Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> = attempt.pipe(
       Effect.flatMap((out) =>
