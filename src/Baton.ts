@@ -150,8 +150,10 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         return Effect.sync(() => passEndedWaiters.delete(f))
       }),
       notifyPassEnded: () => {
-        for (const f of [...passEndedWaiters]) f()
+        // Cleared before waking: a woken waiter may wait again at once (inline), and must not be cleared with the rest.
+        const waiters = [...passEndedWaiters]
         passEndedWaiters.clear()
+        for (const f of waiters) f()
       },
       activity: { count: 0 },
       nextHolder: () => `${instanceId}#${++holderSeq}`,
