@@ -31,6 +31,7 @@ import { RecordStore } from "./RecordStore.ts"
 import * as Cancel from "./Cancel.ts"
 import * as Health from "./Health.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
+import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 import type { Stores } from "./TreeDriver.ts"
 import { TreeStore } from "./TreeStore.ts"
@@ -135,7 +136,9 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
     const ids = yield* IdGenerator
     const checkpoints = yield* CheckpointStore
     const instanceId = config.instanceId ?? (yield* ids.make("instance"))
-    const services = yield* Effect.context<Stores>()
+    // The step slots travel with the services (steps, the sweep and readiness find them there); no cap, no slots.
+    const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
+    const services = slots === undefined ? yield* Effect.context<Stores>() : Context.add(yield* Effect.context<Stores>(), StepSlots.StepSlots, slots)
     const compiledGraphs = new Map<string, CompiledGraph>()
     let holderSeq = 0
     const passEndedWaiters = new Set<() => void>()
@@ -336,6 +339,6 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
       cancel,
       close,
       checkLiveness: run(Health.checkLiveness(instance)),
-      checkReadiness: run(Health.checkReadiness(instance))
+      checkReadiness: run(Health.checkReadiness(instance, StepSlots.readiness(slots)))
     }).pipe(Context.add(Instance, instance))
   }))

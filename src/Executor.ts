@@ -25,6 +25,7 @@ import { Observer, type ResumeReason } from "./Observer.ts"
 import type { Pause } from "./Pause.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
+import * as StepSlots from "./StepSlots.ts"
 import { TreeStore } from "./TreeStore.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 
@@ -127,8 +128,19 @@ export const runPass = Effect.fnUntraced(function*(options: {
     return refused === undefined ? Effect.void : Effect.fail(refused)
   })
 
-  const runBody = <A>(_node: string, body: () => Promise<A>): Promise<A> => {
-    const p = body()
+  // With a cap on steps, each body runs in a step slot; waiting for one counts as parked.
+  const inSlot = StepSlots.passGate(instance, {
+    graph: workflow.graph,
+    depth: record.depth,
+    newRoot: start._tag === "Input",
+    signal: holder.signal,
+    park: (delta) => {
+      pass.parkedBodies += delta
+      touch()
+    }
+  })
+  const runBody = <A>(node: string, body: () => Promise<A>): Promise<A> => {
+    const p = inSlot === undefined ? body() : inSlot(node, body)
     pass.bodies.add(p)
     touch()
     const done = () => {
@@ -159,6 +171,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
     threadId: record.threadId,
     executionId: record.executionId,
     rootExecutionId: record.rootExecutionId,
+    depth: record.depth,
     instanceId: instance.instanceId,
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,

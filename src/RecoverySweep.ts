@@ -17,12 +17,18 @@ import { LeaseStore } from "./LeaseStore.ts"
 import { LeaseWakeups } from "./LeaseWakeups.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
+import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 
-/** One look over every Running root; answers the earliest live lease expiry seen. */
+/**
+ * One look over every Running root; answers the earliest live lease expiry seen.
+ * With step slots, it starts at most as many recoveries as slots are free and
+ * stops before the next one: `resume` keeps where, for the next look.
+ */
 const look = Effect.fnUntraced(function*(
   recoveries: FiberSet.FiberSet<unknown, unknown>,
-  leftAlone: Set<string>
+  leftAlone: Set<string>,
+  resume: { from: Option.Option<RecordCursor> }
 ) {
   const instance = yield* Instance
   const records = yield* RecordStore
@@ -31,10 +37,15 @@ const look = Effect.fnUntraced(function*(
   const clock = yield* Clock.Clock
   const { config } = instance
   let earliest = Infinity
-  let cursor = Option.none<RecordCursor>()
-  while (true) {
+  let cursor = resume.from
+  const slots = StepSlots.fromInstance(instance)
+  let budget = slots === undefined ? Infinity : slots.free
+  let at = cursor
+  pages: while (true) {
     const page = yield* records.findByStatus("Running", config.sweepPageSize, cursor)
     for (const record of page) {
+      const before = at
+      at = Option.some({ tenantId: record.tenantId, executionId: record.executionId })
       if (record.executionId !== record.rootExecutionId) continue
       const { rootExecutionId, tenantId } = record
       if ([...instance.passes].some((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId)) continue
@@ -67,6 +78,11 @@ const look = Effect.fnUntraced(function*(
         earliest = Math.min(earliest, lease.value.expiresAt)
         continue
       }
+      if (budget <= 0) {
+        resume.from = before
+        break pages
+      }
+      budget--
       yield* FiberSet.run(
         recoveries,
         TreeDriver.drive(workflow!, tenantId, rootExecutionId, { _tag: "Continue", reason: "Recovered" }, { wait: false }).pipe(
@@ -80,7 +96,10 @@ const look = Effect.fnUntraced(function*(
         )
       )
     }
-    if (page.length < config.sweepPageSize) break
+    if (page.length < config.sweepPageSize) {
+      resume.from = Option.none()
+      break
+    }
     const last = page[page.length - 1]!
     cursor = Option.some({ tenantId: last.tenantId, executionId: last.executionId })
   }
@@ -96,8 +115,9 @@ export const run = Effect.gen(function*() {
   const clock = yield* Clock.Clock
   const recoveries = yield* FiberSet.make()
   const leftAlone = new Set<string>()
+  const resume = { from: Option.none<RecordCursor>() }
   while (true) {
-    const earliest = yield* look(recoveries, leftAlone).pipe(
+    const earliest = yield* look(recoveries, leftAlone, resume).pipe(
       Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
     )
     const now = clock.currentTimeMillisUnsafe()

@@ -12,6 +12,8 @@ export interface PassHandle {
   readonly threadId: string
   readonly executionId: string
   readonly rootExecutionId: string
+  /** The depth of the execution record (a root is 1): how urgent its steps are for a step slot. */
+  readonly depth: number
   readonly instanceId: string
   readonly signal: AbortSignal
   /** True while the pass may still act: not aborted, and its lease confirmed up to now by the local fence. */
