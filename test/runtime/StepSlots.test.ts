@@ -232,6 +232,27 @@ describe(`step slots on ${backend.name}`, () => {
       assert.deepStrictEqual(yield* stepSlotsComponent(h, 0), { name: "step-slots", status: "Healthy", message: "0 of 1 step slots busy" })
     }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+  it.effect("a waiter whose pass loses its lease leaves the queue when the holder stops", () =>
+    Effect.gen(function*() {
+      const t = makeTrace()
+      const s = solo(t)
+      const h = yield* Harness.make({ instances: 1, baton: { workflows: [s], maxConcurrentSteps: 1 } })
+      const running = yield* h.run(0, (b) => b.execute(s, { name: "A", seconds: 60 }))
+      yield* h.settle
+      const waiting = yield* h.run(0, (b) => b.execute(s, { name: "W", seconds: 0 }))
+      yield* h.settle
+      // No renewal reaches the store: at the end of the last confirmed lease both holders stop.
+      yield* h.disconnect(0)
+      yield* h.advance("29 seconds")
+      assert.deepStrictEqual([slotsOf(h, 0).busy, slotsOf(h, 0).waiting], [1, 1])
+      yield* h.advance("1 second")
+      assert.strictEqual(errorTag(yield* Fiber.await(waiting)), "LeaseLostError")
+      assert.strictEqual(errorTag(yield* Fiber.await(running)), "LeaseLostError")
+      assert.deepStrictEqual([slotsOf(h, 0).busy, slotsOf(h, 0).waiting], [0, 0])
+      assert.deepStrictEqual(t.starts, ["A.only@0"], "the waiting step never ran")
+      yield* h.reconnect(0)
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
   it.effect("a graceful close interrupts waiting steps with the running ones at the grace; another instance takes both", () =>
     Effect.gen(function*() {
       const t = makeTrace()
