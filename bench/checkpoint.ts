@@ -6,8 +6,10 @@
  * Workload per round and saver (a fresh file each): 50 threads × 20 steps of
  * put + putWrites + getTuple, the state growing from 1 KB to 4 KB, then one
  * full `list` per thread. Ours writes under a Fence (a real lease acquired in
- * the same file, passed in `configurable` under `fenceKey`), so every put and
- * putWrites checks and extends that lease in its own transaction.
+ * the same file, passed in `configurable` under `fenceKey`, with the
+ * runtime's default renewal period, a third of the lease), so every put and
+ * putWrites checks that lease in its own transaction and pushes it only when
+ * a renewal is due, as the runtime's writes do.
  *
  *   npm run bench:checkpoint              (BENCH_ROUNDS=7 BENCH_THREADS=50 BENCH_STEPS=20)
  *
@@ -36,6 +38,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 const threads = Number(process.env.BENCH_THREADS ?? 50)
 const steps = Number(process.env.BENCH_STEPS ?? 20)
 const ttlMillis = 30_000
+/** The runtime's default renewal period: a third of the lease. */
+const renewMillis = 10_000
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-checkpoint-"))
 
 interface Subject {
@@ -73,6 +77,7 @@ const fenceFor = async (leases: LeaseStoreShape, threadId: string): Promise<Fenc
       return lease
     },
     ttlMillis,
+    renewMillis,
     now: () => Date.now(),
     refusal: () => lostWith,
     confirmed: (_readAt, expiresAt) => {

@@ -5,8 +5,9 @@
  * - baton: `Baton.execute` over `SqliteStores.layer` on a temp file, every
  *   node a `Workflow.step` (so it gets a step context, tracked like a real
  *   baton node). A run pays the thread and record writes, the lease acquire
- *   and release, a fenced checkpoint write per step (each one a lease
- *   renewal in the same transaction) and the status change at the end.
+ *   and release, a fenced checkpoint write per step (each checks the lease
+ *   in its own transaction, and renews it when a renewal is due) and the
+ *   status change at the end.
  * - plain: the same graph compiled with LangGraph's official `SqliteSaver`
  *   (better-sqlite3, WAL, synchronous=NORMAL — the durability baton's SQLite
  *   client uses by default) on its own temp file, invoked with

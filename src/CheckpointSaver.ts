@@ -26,7 +26,7 @@ import {
 } from "@langchain/langgraph-checkpoint"
 import { LeaseLostError } from "./Errors.ts"
 import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointStore.ts"
-import { type Fence, type FenceCheck, fenceKey, tenantKey } from "./Fence.ts"
+import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "./Fence.ts"
 import { defaultTenant } from "./Ids.ts"
 
 const tenantOf = (config: RunnableConfig): string => {
@@ -60,19 +60,32 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     if (fence === undefined) return undefined
     const refused = fence.refusal()
     if (refused !== undefined) throw refused
-    if (this.rows.fenced) return { fence, check: { lease: fence.lease, ttlMillis: fence.ttlMillis, now: fence.now() } }
+    if (this.rows.fenced) {
+      // A fence without a (valid) renewal period renews on every write, as a renewal would.
+      const renewMillis = typeof fence.renewMillis === "number" && fence.renewMillis > 0 ? fence.renewMillis : 0
+      return { fence, check: { lease: fence.lease, ttlMillis: fence.ttlMillis, renewMillis, now: fence.now() } }
+    }
     await fence.renewBeforeWrite()
     return { fence, check: undefined }
   }
 
-  private async fenced(guard: { fence: Fence; check: FenceCheck | undefined } | undefined, write: (check: FenceCheck | undefined) => Promise<void>) {
+  /**
+   * Runs a write under its guard: a refusal by the store tells the fence the
+   * lease is lost; a fenced write that landed tells it what the store holds
+   * now — a confirmed renewal read at `check.now` when the write renewed.
+   */
+  private async fenced(
+    guard: { fence: Fence; check: FenceCheck | undefined } | undefined,
+    write: (check: FenceCheck | undefined) => Promise<FencedWrite | undefined>
+  ) {
+    let result: FencedWrite | undefined
     try {
-      await write(guard?.check)
+      result = await write(guard?.check)
     } catch (e) {
       if (guard !== undefined && e instanceof LeaseLostError) guard.fence.lost(e)
       throw e
     }
-    if (guard?.check !== undefined) guard.fence.confirmed(guard.check.now, guard.check.now + guard.check.ttlMillis)
+    if (guard?.check !== undefined && result !== undefined) guard.fence.confirmed(guard.check.now, result.expiresAt, result.renewed)
   }
 
   /** The checkpoint with its channel values assembled from blobs (and, for v < 4, pending sends migrated). */

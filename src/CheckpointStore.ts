@@ -7,7 +7,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Context, Effect } from "effect"
 import { BatonCheckpointSaver, RenewingCheckpointSaver } from "./CheckpointSaver.ts"
 import { type InvalidInputError, StoreError } from "./Errors.ts"
-import type { FenceCheck } from "./Fence.ts"
+import type { FenceCheck, FencedWrite } from "./Fence.ts"
 import type { TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
@@ -76,8 +76,16 @@ export interface ListQuery {
  *   a row with `idx >= 0` that exists is kept, one with `idx < 0` replaced;
  * - with a `fence` (only when `fenced` is true) both check in the same
  *   transaction that the lease row is still (holder, epoch) and live at
- *   `fence.now`, push its `expiresAt` to `now + ttl`, and write; otherwise
- *   they reject with `LeaseLostError` and write nothing;
+ *   `fence.now` (`expiresAt > now`), and write; otherwise they reject with
+ *   `LeaseLostError` and write nothing. In that transaction they push the
+ *   lease's `expiresAt` to `now + ttl` only when a renewal is due (the stored
+ *   expiry is earlier than `now + ttl - renewMillis`, see `FenceCheck`) and
+ *   otherwise leave the lease row unwritten; they answer the lease's expiry
+ *   as stored after the write and whether they pushed it. Without a fence
+ *   they answer undefined. The check must hold until the write commits: a
+ *   concurrent acquire, renew or release of the lease row waits for it (or
+ *   the write waits for them) — SQLite's `BEGIN IMMEDIATE`, a row lock on
+ *   Postgres;
  * - `getCheckpoint` without an id answers the newest (greatest id);
  * - `listCheckpoints` answers newest first;
  * - `getWrites` answers in any order (the saver sorts them);
@@ -86,8 +94,12 @@ export interface ListQuery {
  */
 export interface CheckpointRows {
   readonly fenced: boolean
-  readonly putCheckpoint: (row: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined) => Promise<void>
-  readonly putWrites: (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined) => Promise<void>
+  readonly putCheckpoint: (
+    row: CheckpointRow,
+    blobs: ReadonlyArray<BlobRow>,
+    fence: FenceCheck | undefined
+  ) => Promise<FencedWrite | undefined>
+  readonly putWrites: (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined) => Promise<FencedWrite | undefined>
   readonly getCheckpoint: (
     tenantId: TenantId,
     threadId: ThreadId,

@@ -6,6 +6,13 @@
  * LangGraph passes that object to every saver call of the pass, subgraphs
  * included.
  *
+ * A fenced write always *checks* the lease in its own transaction (still
+ * (holder, epoch), live at `now`) and *renews* it — pushes `expiresAt` to
+ * `now + ttlMillis` — only when a renewal is due: when the stored expiry is
+ * earlier than `now + ttlMillis - renewMillis`. So a holder that writes often
+ * rewrites its lease row at most about once per renewal period, and each
+ * write tells the holder the expiry the store holds after it.
+ *
  * @since 0.1.0
  */
 import type { LeaseLostError } from "./Errors.ts"
@@ -19,8 +26,14 @@ export const tenantKey = "baton_tenant_id"
 export interface Fence {
   /** The lease the writes are made under. */
   readonly lease: Lease
-  /** How far a fenced write pushes the lease (it counts as a renewal). */
+  /** How far a fenced write that renews pushes the lease: to `now + ttlMillis`. */
   readonly ttlMillis: number
+  /**
+   * The holder's renewal period (≥ 0, below `ttlMillis`): a fenced write renews
+   * only when the stored expiry is earlier than `now + ttlMillis - renewMillis`,
+   * i.e. when no renewal landed in the last `renewMillis`. 0 renews on every write.
+   */
+  readonly renewMillis: number
   /** The holder's Clock, epoch milliseconds. */
   readonly now: () => number
   /**
@@ -29,8 +42,15 @@ export interface Fence {
    * every write; a saver that gets an error writes nothing and throws it.
    */
   readonly refusal: () => LeaseLostError | undefined
-  /** The store confirmed the lease in a fenced write read at `readAt`; it now runs to `expiresAt`. */
-  readonly confirmed: (readAt: number, expiresAt: number) => void
+  /**
+   * A fenced write landed: the store found the lease current and live at
+   * `readAt` (the `now` of the write) and holds it until `expiresAt` after the
+   * write. With `renewed` the write pushed it (`expiresAt` = `readAt +
+   * ttlMillis`) and counts as a confirmed renewal read at `readAt`; without,
+   * `expiresAt` is what an earlier acquire/renew of this holder set, confirmed
+   * again by the store.
+   */
+  readonly confirmed: (readAt: number, expiresAt: number, renewed: boolean) => void
   /** The store refused a fenced write: the lease is gone. The holder aborts its pass. */
   readonly lost: (error: LeaseLostError) => void
   /**
@@ -41,9 +61,24 @@ export interface Fence {
   readonly renewBeforeWrite: () => Promise<void>
 }
 
-/** What a fenced store checks and moves in the write's own transaction. */
+/**
+ * What a fenced store checks, and may move, in the write's own transaction:
+ * the lease row must still be (`lease.holder`, `lease.epoch`) with
+ * `expiresAt > now`; when its `expiresAt < now + ttlMillis - renewMillis` it
+ * is pushed to `now + ttlMillis`.
+ */
 export interface FenceCheck {
   readonly lease: Lease
   readonly ttlMillis: number
+  readonly renewMillis: number
   readonly now: number
 }
+
+/** What a fenced write that landed found: the lease's expiry as stored after it, and whether the write pushed it. */
+export interface FencedWrite {
+  readonly expiresAt: number
+  readonly renewed: boolean
+}
+
+/** The stored expiry below which a fenced write renews: `now + ttlMillis - renewMillis`. */
+export const renewalDueBefore = (check: FenceCheck): number => check.now + check.ttlMillis - check.renewMillis

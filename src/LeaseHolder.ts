@@ -2,12 +2,20 @@
  * The lease holder: one per execution tree a pass of this instance moves.
  *
  * Acquires the tree's lease, renews it in a background fiber every
- * `renewMillis`, fences locally by `confirmedUntil` (the clock read before the
- * last acquire/renew the store confirmed, plus the lease length) and releases
- * it when its scope closes. Losing the lease — a renewal answered false, a
- * fenced write refused, or `confirmedUntil` reached with nothing confirmed —
- * aborts the pass at once: the holder's `signal` aborts with a
- * `LeaseLostError` and `lost` completes.
+ * `renewMillis`, fences locally by `confirmedUntil` and releases it when its
+ * scope closes. Losing the lease — a renewal answered false, a fenced write
+ * refused, or `confirmedUntil` reached with nothing confirmed — aborts the
+ * pass at once: the holder's `signal` aborts with a `LeaseLostError` and
+ * `lost` completes.
+ *
+ * `confirmedUntil` is the clock read *before* the last acquire or renewal the
+ * store confirmed, plus the lease length. A renewal is the background fiber's
+ * `renew`, or a fenced checkpoint write that renewed (it pushes the lease
+ * only when a renewal is due — see `Fence` — and then counts as a confirmed
+ * renewal read at the write's `now`). A fenced write that did not renew
+ * reports the expiry the store still holds, which an earlier confirmed
+ * acquire/renewal of this holder set (its clock read + the lease length), so
+ * confirming with it keeps the same rule.
  *
  * @since 0.1.0
  */
@@ -76,6 +84,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     Deferred.doneUnsafe(lost, Exit.fail(lostError))
     return lostError
   }
+  /** A renewal read at `at` was confirmed: the holder may act until `at` + the lease length. */
   const confirm = (at: number) => {
     confirmedUntil = Math.max(confirmedUntil, at + leaseMillis)
   }
@@ -129,12 +138,17 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   const fence: Fence = {
     lease,
     ttlMillis: leaseMillis,
+    renewMillis,
     now: () => clock.currentTimeMillisUnsafe(),
     refusal: () => {
       if (lostError !== undefined) return lostError
       return clock.currentTimeMillisUnsafe() >= confirmedUntil ? markLost(deadlineReason()) : undefined
     },
-    confirmed: (at) => confirm(at),
+    confirmed: (at, expiresAt, renewed) => {
+      if (renewed) return confirm(at)
+      // The expiry an earlier confirmed acquire/renewal of this holder set; never trusted beyond a renewal read now.
+      confirmedUntil = Math.max(confirmedUntil, Math.min(expiresAt, at + leaseMillis))
+    },
     lost: (e) => {
       markLost(e.reason)
     },

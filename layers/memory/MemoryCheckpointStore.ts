@@ -7,7 +7,7 @@
  */
 import { Layer } from "effect"
 import { type CheckpointRow, type CheckpointRows, CheckpointStore, type WriteRow } from "../../src/CheckpointStore.ts"
-import type { FenceCheck } from "../../src/Fence.ts"
+import type { FenceCheck, FencedWrite } from "../../src/Fence.ts"
 import { checkFence } from "./MemoryLeaseStore.ts"
 import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
 
@@ -15,13 +15,11 @@ const byIdDesc = (a: CheckpointRow, b: CheckpointRow) => (a.checkpointId < b.che
 
 /** The rows, for building a saver by hand (e.g. `new BatonCheckpointSaver(makeRows(state))`). */
 export const makeRows = (rows: MemoryRows): CheckpointRows => {
-  const fence = (check: FenceCheck | undefined) => {
-    if (check !== undefined) checkFence(rows, check)
-  }
+  const fence = (check: FenceCheck | undefined): FencedWrite | undefined => check === undefined ? undefined : checkFence(rows, check)
   return {
     fenced: true,
     putCheckpoint: async (row, blobs, check) => {
-      fence(check)
+      const fenced = fence(check)
       for (const b of blobs) {
         const blobKey = key(b.tenantId, b.threadId, b.checkpointNs, b.channel, b.version)
         if (!rows.blobs.has(blobKey)) rows.blobs.set(blobKey, b)
@@ -30,9 +28,10 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
       let checkpoints = rows.checkpoints.get(nsKey)
       if (checkpoints === undefined) rows.checkpoints.set(nsKey, checkpoints = new Map())
       checkpoints.set(row.checkpointId, row)
+      return fenced
     },
     putWrites: async (writes, check) => {
-      fence(check)
+      const fenced = fence(check)
       for (const w of writes) {
         const cpKey = key(w.tenantId, w.threadId, w.checkpointNs, w.checkpointId)
         let stored = rows.writes.get(cpKey)
@@ -41,6 +40,7 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
         if (w.idx >= 0 && stored.has(writeKey)) continue
         stored.set(writeKey, w)
       }
+      return fenced
     },
     getCheckpoint: async (tenantId, threadId, ns, checkpointId) => {
       const checkpoints = rows.checkpoints.get(key(tenantId, threadId, ns))

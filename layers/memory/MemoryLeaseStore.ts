@@ -5,17 +5,19 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { LeaseLostError } from "../../src/Errors.ts"
-import type { FenceCheck } from "../../src/Fence.ts"
+import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/Fence.ts"
 import { LeaseStore } from "../../src/LeaseStore.ts"
 import { key, type MemoryRows, MemoryState, toLease } from "./MemoryState.ts"
 
 /**
  * The fenced-write check, shared with the in-memory checkpoint store: the
- * lease must still be (holder, epoch) and live at `now`; it is pushed to
- * `now + ttl`. Throws `LeaseLostError` otherwise. Synchronous, so the write
- * that follows in the same tick is atomic with it.
+ * lease must still be (holder, epoch) and live at `now`; when a renewal is
+ * due (its expiry is earlier than `now + ttl - renewMillis`) it is pushed to
+ * `now + ttl`, else left as it is. Answers the expiry held after the check;
+ * throws `LeaseLostError` otherwise. Synchronous, so the write that follows
+ * in the same tick is atomic with it.
  */
-export const checkFence = (rows: MemoryRows, fence: FenceCheck): void => {
+export const checkFence = (rows: MemoryRows, fence: FenceCheck): FencedWrite => {
   const { lease } = fence
   const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
   const reason = row === undefined || row.holder === null
@@ -28,7 +30,9 @@ export const checkFence = (rows: MemoryRows, fence: FenceCheck): void => {
   if (reason !== undefined) {
     throw new LeaseLostError({ ...lease, reason: `fenced write refused: ${reason}` })
   }
+  if (row!.expiresAt >= renewalDueBefore(fence)) return { expiresAt: row!.expiresAt, renewed: false }
   row!.expiresAt = fence.now + fence.ttlMillis
+  return { expiresAt: row!.expiresAt, renewed: true }
 }
 
 export const make = MemoryState.useSync((rows) =>

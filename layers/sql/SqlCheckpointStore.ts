@@ -3,12 +3,19 @@
  * baton's own LangGraph saver (`src/CheckpointSaver.ts`) runs on. Fenced.
  *
  * A fenced write checks, in the write's own transaction, that the lease row
- * (tenant, root) is still (holder, epoch) and live at the writer's `now`,
- * pushes its `expires_at` to `now + ttl` (the write is a renewal), and writes;
- * otherwise it rejects with `LeaseLostError` and writes nothing.
- * - SQLite: `BEGIN IMMEDIATE`, the lease `UPDATE … RETURNING`, the inserts, `COMMIT`;
- * - Postgres: one statement — a data-modifying CTE updates the lease and the
- *   inserts read from it, so they write only if the lease row matched.
+ * (tenant, root) is still (holder, epoch) and live at the writer's `now`, and
+ * writes; otherwise it rejects with `LeaseLostError` and writes nothing. It
+ * rewrites the lease row only when a renewal is due (`expires_at` earlier
+ * than `now + ttl - renewMillis`, see `FenceCheck`): then it pushes
+ * `expires_at` to `now + ttl` and the write counts as a renewal. Either way it
+ * answers the expiry the row holds after the write.
+ * - SQLite: `BEGIN IMMEDIATE` (the write lock first, so no acquire can come
+ *   between), a `SELECT` of the lease row, an `UPDATE` only when due, the
+ *   inserts, `COMMIT`;
+ * - Postgres: one statement — a CTE selects the lease row `FOR UPDATE` (a
+ *   concurrent acquire, renew or release waits for the write's commit, and
+ *   the write re-reads a row one of them changed first), another pushes it
+ *   only when due, and the inserts write only if the first found it.
  *
  * A checkpoint row keeps no channel values: each channel version is a blob
  * row written once (`put` stores the changed channels only). Checkpoint,
@@ -28,7 +35,7 @@ import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import { type BlobRow, CheckpointStore, type CheckpointRow, type CheckpointRows, type CheckpointStoreShape, type ListQuery, type WriteRow } from "../../src/CheckpointStore.ts"
 import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/Errors.ts"
-import type { FenceCheck } from "../../src/Fence.ts"
+import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/Fence.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, Commit, type Op, query, texts } from "./internal/direct.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
@@ -81,11 +88,15 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       channel = excluded.channel, type = excluded.type, value = excluded.value, task_path = excluded.task_path
       WHERE excluded.idx < 0`)
 
-    const renewLease = (f: FenceCheck) =>
-      sql`UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis}
-          WHERE tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}
-            AND holder = ${f.lease.holder} AND epoch = ${f.lease.epoch} AND expires_at > ${f.now}
-          RETURNING epoch`
+    const leaseKey = (f: FenceCheck) => sql`tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}`
+    /** The lease row if it is still the writer's and live at its `now`; locked against a concurrent acquire on Postgres. */
+    const selectLease = (f: FenceCheck) =>
+      sql`SELECT expires_at FROM ${leases}
+          WHERE ${leaseKey(f)} AND holder = ${f.lease.holder} AND epoch = ${f.lease.epoch} AND expires_at > ${f.now}${
+        isPg ? sql.literal(" FOR UPDATE") : sql.literal("")
+      }`
+    /** Pushes the lease (already checked in this transaction). */
+    const pushLease = (f: FenceCheck) => sql`UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis} WHERE ${leaseKey(f)}`
 
     /** Why a fenced write was refused, read after the fact (only on the failure path); throws `LeaseLostError`. */
     function* leaseLost(f: FenceCheck): Op<never> {
@@ -108,11 +119,35 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       })
     }
 
-    /** Inside a transaction: renews the lease, or refuses the write. */
-    function* checkFence(f: FenceCheck | undefined): Op<void> {
-      if (f === undefined) return
-      const renewed = yield renewQuery(f)
-      if (renewed.length === 0) yield* leaseLost(f)
+    /** Inside a transaction: checks the lease (refusing the write if it is not current) and pushes it when due. */
+    function* checkFence(f: FenceCheck | undefined): Op<FencedWrite | undefined> {
+      if (f === undefined) return undefined
+      const held = yield selectLeaseQuery(f)
+      if (held.length === 0) yield* leaseLost(f)
+      const expiresAt = num(held[0].expires_at)
+      if (expiresAt >= renewalDueBefore(f)) return { expiresAt, renewed: false }
+      yield pushLeaseQuery(f)
+      return { expiresAt: f.now + f.ttlMillis, renewed: true }
+    }
+
+    /**
+     * Postgres, one statement: the CTEs that check the lease (`lease`, the row
+     * locked, empty unless current) and push it when due (`renewed`); the
+     * statement's inserts read `WHERE EXISTS (SELECT 1 FROM lease)`. Its main
+     * query selects {@link fencedResult}.
+     */
+    const fenceCtes = (f: FenceCheck): ReadonlyArray<Fragment> => [
+      sql`lease AS MATERIALIZED (${selectLease(f)})`,
+      sql`renewed AS (UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis}
+        WHERE ${leaseKey(f)} AND EXISTS (SELECT 1 FROM lease WHERE expires_at < ${renewalDueBefore(f)})
+        RETURNING expires_at)`
+    ]
+    const fencedResult = sql.literal("SELECT (SELECT expires_at FROM lease) AS held, (SELECT expires_at FROM renewed) AS renewed")
+    /** Reads {@link fencedResult}'s row: the lease as held after the write, or the refusal. */
+    function* fencedOutcome(f: FenceCheck, rows: ReadonlyArray<any>): Op<FencedWrite> {
+      const row = rows[0]
+      if (row === undefined || row.held == null) yield* leaseLost(f)
+      return row.renewed == null ? { expiresAt: num(row.held), renewed: false } : { expiresAt: num(row.renewed), renewed: true }
     }
 
     const blobColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, channel, version, type, value")
@@ -132,10 +167,12 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const dummyBlob: BlobRow = { tenantId: "", threadId: "", checkpointNs: "", channel: "", version: "", type: "", value: new Uint8Array() }
     const dummyWrite: WriteRow = { tenantId: "", threadId: "", checkpointNs: "", checkpointId: "", taskId: "", idx: 0, channel: "", type: "", value: new Uint8Array(), taskPath: "" }
     const dummyCheckpoint: CheckpointRow = { ...dummyBlob, checkpointId: "", parentCheckpointId: null, checkpoint: new Uint8Array(), metadataType: "", metadata: new Uint8Array() }
-    const dummyFence: FenceCheck = { lease: { tenantId: "", rootExecutionId: "", holder: "", epoch: 1, expiresAt: 0 }, ttlMillis: 1, now: 0 }
-    const renewText = texts(() => renewLease(dummyFence))
-    const renewQuery = (f: FenceCheck) =>
-      query(renewText(0), [f.now + f.ttlMillis, f.lease.tenantId, f.lease.rootExecutionId, f.lease.holder, f.lease.epoch, f.now])
+    const dummyFence: FenceCheck = { lease: { tenantId: "", rootExecutionId: "", holder: "", epoch: 1, expiresAt: 0 }, ttlMillis: 1, renewMillis: 0, now: 0 }
+    const selectLeaseText = texts(() => selectLease(dummyFence))
+    const selectLeaseQuery = (f: FenceCheck) =>
+      query(selectLeaseText(0), [f.lease.tenantId, f.lease.rootExecutionId, f.lease.holder, f.lease.epoch, f.now])
+    const pushLeaseText = texts(() => pushLease(dummyFence))
+    const pushLeaseQuery = (f: FenceCheck) => query(pushLeaseText(0), [f.now + f.ttlMillis, f.lease.tenantId, f.lease.rootExecutionId])
     const checkpointText = texts(() => insertCheckpoint(dummyCheckpoint))
     const checkpointQuery = (r: CheckpointRow) =>
       query(checkpointText(0), [r.tenantId, r.threadId, r.checkpointNs, r.checkpointId, r.parentCheckpointId, r.type, r.checkpoint, r.metadataType, r.metadata])
@@ -149,16 +186,15 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         part.flatMap((w) => [w.tenantId, w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.value, w.taskPath])
       )
 
-    function* putCheckpoint(r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined): Op<void> {
+    function* putCheckpoint(r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined): Op<FencedWrite | undefined> {
       if (fence === undefined && blobs.length === 0) {
         yield checkpointQuery(r)
-        return
+        return undefined
       }
       if (isPg && blobs.length <= chunk) {
-        // One statement: lease check (when fenced), blobs and checkpoint, each insert reading from the lease CTE.
+        // One statement: lease check and push (when fenced), blobs and checkpoint, each insert reading from the lease CTE.
         const from = fence === undefined ? sql.literal("") : sql.literal(" WHERE EXISTS (SELECT 1 FROM lease)")
-        const ctes: Array<Fragment> = []
-        if (fence !== undefined) ctes.push(sql`lease AS (${renewLease(fence)})`)
+        const ctes: Array<Fragment> = fence === undefined ? [] : [...fenceCtes(fence)]
         if (blobs.length > 0) {
           ctes.push(sql`blobs AS (
             INSERT INTO ${blobs_} (${blobColumns})
@@ -166,42 +202,46 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
             ${blobUpsert}
             RETURNING 1)`)
         }
-        const rows = yield sql`WITH ${sql.csv(ctes)}
-          INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
-          ${checkpointUpsert}
-          RETURNING 1 AS ok`
-        if (rows.length === 0 && fence !== undefined) yield* leaseLost(fence)
-        return
+        const insert = sql`INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
+          ${checkpointUpsert}`
+        if (fence === undefined) {
+          yield sql`WITH ${sql.csv(ctes)} ${insert}`
+          return undefined
+        }
+        const rows = yield sql`WITH ${sql.csv(ctes)}, checkpoint AS (${insert} RETURNING 1) ${fencedResult}`
+        return yield* fencedOutcome(fence, rows)
       }
       yield Begin
-      yield* checkFence(fence)
+      const fenced = yield* checkFence(fence)
       for (const part of chunks(blobs)) if (part.length > 0) yield blobsQuery(part)
       yield checkpointQuery(r)
       yield Commit
+      return fenced
     }
 
-    function* putWrites(rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined): Op<void> {
+    function* putWrites(rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined): Op<FencedWrite | undefined> {
       if (fence === undefined && rows.length <= chunk) {
         if (rows.length > 0) yield writesQuery(rows)
-        return
+        return undefined
       }
       if (fence !== undefined && isPg && rows.length <= chunk) {
-        const insert: Fragment = rows.length === 0
-          ? sql.literal("")
-          : sql`, ins AS (
+        const ctes: Array<Fragment> = [...fenceCtes(fence)]
+        if (rows.length > 0) {
+          ctes.push(sql`ins AS (
               INSERT INTO ${writes} (${writeColumns})
               SELECT v.* FROM (VALUES ${sql.csv(rows.map(writeTuple))}) AS v (${writeColumns})
               WHERE EXISTS (SELECT 1 FROM lease)
               ${writeUpsert}
-              RETURNING 1)`
-        const result = yield sql`WITH lease AS (${renewLease(fence)})${insert} SELECT COUNT(*) AS n FROM lease`
-        if (num(result[0]?.n) === 0) yield* leaseLost(fence)
-        return
+              RETURNING 1)`)
+        }
+        const result = yield sql`WITH ${sql.csv(ctes)} ${fencedResult}`
+        return yield* fencedOutcome(fence, result)
       }
       yield Begin
-      yield* checkFence(fence)
+      const fenced = yield* checkFence(fence)
       for (const part of chunks(rows)) if (part.length > 0) yield writesQuery(part)
       yield Commit
+      return fenced
     }
 
     const selectBlobsText = texts((n: number) =>

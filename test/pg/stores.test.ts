@@ -46,13 +46,15 @@ describe("PgStores, each store alone", () => {
       const saver = Context.get(context, CheckpointStore).saver
       const root = randomName("root")
       const lease = Option.getOrThrow(yield* leases.acquire("default", root, "holder", 30_000, Date.now()))
-      const confirmed: Array<number> = []
+      const confirmed: Array<readonly [number, boolean]> = []
       const fence = {
         lease,
+        // Due at once: the lease (30 s) ends before now + 60 s - 20 s.
         ttlMillis: 60_000,
+        renewMillis: 20_000,
         now: () => Date.now(),
         refusal: () => undefined,
-        confirmed: (_at: number, expiresAt: number) => void confirmed.push(expiresAt),
+        confirmed: (_at: number, expiresAt: number, renewed: boolean) => void confirmed.push([expiresAt, renewed]),
         lost: () => {},
         renewBeforeWrite: async () => {}
       }
@@ -65,6 +67,7 @@ describe("PgStores, each store alone", () => {
         )
       )
       assert.strictEqual(confirmed.length, 1, "the write confirmed the lease")
-      assert.strictEqual(Option.getOrThrow(yield* leases.get("default", root)).expiresAt, confirmed[0])
+      assert.isTrue(confirmed[0]![1], "the write renewed the lease (a renewal was due)")
+      assert.strictEqual(Option.getOrThrow(yield* leases.get("default", root)).expiresAt, confirmed[0]![0])
     }).pipe(Effect.scoped))
 })

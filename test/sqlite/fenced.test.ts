@@ -43,15 +43,19 @@ const openOn = (options: { readonly path?: string; readonly busyTimeout?: number
   })
 const open = openOn()
 
+/** The fences' renewal period: a write renews only when the stored expiry is earlier than now + ttl - 10 s. */
+const renewMillis = 10_000
+
 /** A holder's fence at a fixed `now`, recording what the saver reports. */
 const fenceOf = (lease: Lease, now: number) => {
-  const seen = { confirmed: [] as Array<readonly [number, number]>, lost: [] as Array<LeaseLostError> }
+  const seen = { confirmed: [] as Array<readonly [number, number, boolean]>, lost: [] as Array<LeaseLostError> }
   const fence: Fence = {
     lease,
     ttlMillis: ttl,
+    renewMillis,
     now: () => now,
     refusal: () => undefined,
-    confirmed: (readAt, expiresAt) => void seen.confirmed.push([readAt, expiresAt]),
+    confirmed: (readAt, expiresAt, renewed) => void seen.confirmed.push([readAt, expiresAt, renewed]),
     lost: (error) => void seen.lost.push(error),
     renewBeforeWrite: async () => {}
   }
@@ -102,7 +106,7 @@ const acquire = (leases: LeaseStore["Service"], root: string, holder: string, no
   Effect.map(leases.acquire(tenant, root, holder, ttl, now), (o) => Option.getOrThrow(o))
 
 describe("fenced checkpoint writes (SQLite)", () => {
-  it.effect("a write under the current lease lands and renews the lease to now + ttl", () =>
+  it.effect("a write under the current lease lands and, a renewal being due, renews the lease to now + ttl", () =>
     Effect.gen(function*() {
       const { leases, saver, scope } = yield* open
       const lease = yield* acquire(leases, "root-1", "a", 1_000)
@@ -112,8 +116,36 @@ describe("fenced checkpoint writes (SQLite)", () => {
       const stored = Option.getOrThrow(yield* leases.get(tenant, "root-1"))
       assert.strictEqual(stored.expiresAt, 20_000 + ttl, "the write pushed the lease")
       assert.strictEqual(stored.epoch, lease.epoch)
-      assert.deepStrictEqual(seen.confirmed, [[20_000, 20_000 + ttl]])
+      assert.deepStrictEqual(seen.confirmed, [[20_000, 20_000 + ttl, true]])
       assert.deepStrictEqual(seen.lost, [])
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a write when no renewal is due checks the lease but leaves its row unwritten; the first due write pushes it", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope, sql } = yield* open
+      yield* sql`CREATE TABLE lease_updates (root TEXT)`
+      yield* sql`CREATE TRIGGER count_lease_updates AFTER UPDATE ON baton_leases BEGIN INSERT INTO lease_updates VALUES (NEW.root_execution_id); END`
+      const updates = Effect.map(sql<{ n: number }>`SELECT COUNT(*) AS n FROM lease_updates WHERE root = 'root-7'`, (r) => Number(r[0]!.n))
+      const lease = yield* acquire(leases, "root-7", "a", 0)
+      // Stored expiry 30 s: not due while now + 30 s - 10 s <= 30 s.
+      let parent: RunnableConfig | undefined
+      const both = (now: number) =>
+        Effect.gen(function*() {
+          const { fence, seen } = fenceOf(lease, now)
+          const saved = yield* put(saver, { configurable: { ...(parent ?? config("root-7")).configurable, [fenceKey]: fence } }, `at ${now}`)
+          parent = { configurable: { ...saved.configurable, [tenantKey]: tenant } }
+          yield* Effect.promise(() => saver.putWrites({ configurable: { ...parent!.configurable, [fenceKey]: fence } }, [["value", now]], `task-${now}`))
+          return seen.confirmed
+        })
+      assert.deepStrictEqual(yield* both(5_000), [[5_000, ttl, false], [5_000, ttl, false]])
+      assert.deepStrictEqual(yield* both(10_000), [[10_000, ttl, false], [10_000, ttl, false]])
+      assert.strictEqual(yield* updates, 0, "no write rewrote the lease row")
+      assert.strictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-7")).expiresAt, ttl)
+      assert.strictEqual(yield* latestValue(saver, "root-7"), "at 10000", "the writes landed")
+      assert.deepStrictEqual(yield* both(10_001), [[10_001, 10_001 + ttl, true], [10_001, 10_001 + ttl, false]])
+      assert.strictEqual(yield* updates, 1, "the due write pushed it, once")
+      assert.strictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-7")).expiresAt, 10_001 + ttl)
       yield* Scope.close(scope, Exit.void)
     }))
 

@@ -18,6 +18,11 @@ import { expectFailure, expectInvalid, instancesKey, instancesLayer, makeIds, no
 const leaseTtl = 30_000
 /** Different from the lease's own length, so a fenced write's push is visible. */
 const fenceTtl = 45_000
+/**
+ * The fence's renewal period: a fenced write pushes the lease only when its
+ * stored expiry is earlier than now + 45 s - 20 s = now + 25 s.
+ */
+const fenceRenew = 20_000
 
 export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStore | LeaseStore> {
   /**
@@ -36,7 +41,8 @@ interface Both {
 
 /** What a test's fence saw. */
 interface FenceLog {
-  readonly confirmed: Array<readonly [number, number]>
+  /** `[readAt, expiresAt, renewed]` of each fenced write that landed. */
+  readonly confirmed: Array<readonly [number, number, boolean]>
   readonly lost: Array<LeaseLostError>
   renewals: number
 }
@@ -85,9 +91,10 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     const fence: Fence = {
       lease,
       ttlMillis: fenceTtl,
+      renewMillis: fenceRenew,
       now: () => clock.currentTimeMillisUnsafe(),
       refusal: () => behaviour.refusal,
-      confirmed: (readAt, expiresAt) => void log.confirmed.push([readAt, expiresAt]),
+      confirmed: (readAt, expiresAt, renewed) => void log.confirmed.push([readAt, expiresAt, renewed]),
       lost: (error) => void log.lost.push(error),
       renewBeforeWrite: async () => {
         log.renewals++
@@ -238,13 +245,84 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.deepStrictEqual(log.lost, [])
         const stored = some(yield* second.leases.get(s.tenantId, s.root), "the lease")
         if (first.checkpoints.fenced) {
+          // A renewal was due at the put (the stored expiry, t + 20 s, is earlier than t + 45 s - 20 s); not at the putWrites after it.
           assert.strictEqual(stored.expiresAt, t + fenceTtl, "the fenced write pushed the lease to now + fence ttl")
           assert.strictEqual(stored.epoch, s.lease.epoch)
-          assert.deepStrictEqual(log.confirmed, [[t, t + fenceTtl], [t, t + fenceTtl]], "each write confirmed the lease")
+          assert.deepStrictEqual(
+            log.confirmed,
+            [[t, t + fenceTtl, true], [t, t + fenceTtl, false]],
+            "each write confirmed the lease: the put renewed it, the putWrites found it renewed"
+          )
           assert.strictEqual(log.renewals, 0, "a fenced store needs no separate renewal")
         } else {
           assert.strictEqual(log.renewals, 2, "one renewal before each write")
           assert.deepStrictEqual(seenAtRenewal, [s.base.id, next.id], "each renewal ran before its write")
+        }
+      }))
+
+    it.effect("a fenced write leaves the lease as it is until a renewal is due, then pushes it (an unfenced saver renews before each)", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const s = yield* setup(first)
+        const acquiredAt = s.lease.expiresAt - leaseTtl
+        const { fence, log } = yield* makeFence(s.lease)
+        const fenced = (more: Record<string, unknown> = {}) => config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, ...more })
+        let parent = s.base.id
+        let step = 0
+        /** A put and a putWrites under the fence, now; answers the lease as stored after them. */
+        const writeBoth = Effect.gen(function*() {
+          step++
+          const next = checkpoint({ messages: ["hello"], count: step }, { messages: 1, count: step + 1 })
+          yield* promise(() => first.checkpoints.saver.put(fenced({ checkpoint_id: parent }), next, metadata(step), { count: step + 1 }))
+          yield* promise(() => first.checkpoints.saver.putWrites(fenced({ checkpoint_id: next.id }), [["count", step]], `task-${step}`))
+          parent = next.id
+          const latest = yield* s.latest(second.checkpoints.saver)
+          assert.strictEqual(latest!.checkpoint.id, next.id, "the write landed")
+          assert.deepStrictEqual(latest!.pendingWrites, [[`task-${step}`, "count", step]])
+          return some(yield* second.leases.get(s.tenantId, s.root), "the lease")
+        })
+        // Not due while the stored expiry (acquire + 30 s) is at least now + 45 s - 20 s: up to acquire + 5 s, included.
+        yield* TestClock.adjust(1_000)
+        const t1 = yield* now
+        const atOne = yield* writeBoth
+        yield* TestClock.adjust(4_000)
+        const t2 = yield* now
+        const atFive = yield* writeBoth
+        // Due 1 ms later: the put pushes it; the putWrites at the same instant finds it pushed.
+        yield* TestClock.adjust(1)
+        const t3 = yield* now
+        const afterDue = yield* writeBoth
+        // Not due again until 20 s after that push.
+        yield* TestClock.adjust(fenceRenew)
+        const t4 = yield* now
+        const atTwenty = yield* writeBoth
+        yield* TestClock.adjust(1)
+        const t5 = yield* now
+        const afterTwenty = yield* writeBoth
+        if (first.checkpoints.fenced) {
+          assert.strictEqual(t2, acquiredAt + 5_000)
+          assert.deepStrictEqual(atOne, s.lease, "a write 1 s after the acquire does not touch the lease")
+          assert.deepStrictEqual(atFive, s.lease, "nor one at exactly the last instant it is not due")
+          assert.deepStrictEqual(afterDue, { ...s.lease, expiresAt: t3 + fenceTtl }, "a due write pushes it to now + fence ttl, same epoch")
+          assert.deepStrictEqual(atTwenty, afterDue, "not due again renewal-period later to the millisecond")
+          assert.deepStrictEqual(afterTwenty, { ...s.lease, expiresAt: t5 + fenceTtl }, "due 1 ms after it")
+          assert.deepStrictEqual(log.confirmed, [
+            [t1, s.lease.expiresAt, false],
+            [t1, s.lease.expiresAt, false],
+            [t2, s.lease.expiresAt, false],
+            [t2, s.lease.expiresAt, false],
+            [t3, t3 + fenceTtl, true],
+            [t3, t3 + fenceTtl, false],
+            [t4, t3 + fenceTtl, false],
+            [t4, t3 + fenceTtl, false],
+            [t5, t5 + fenceTtl, true],
+            [t5, t5 + fenceTtl, false]
+          ], "every write confirmed the lease's stored expiry; only the due ones renewed")
+          assert.deepStrictEqual(log.lost, [])
+          assert.strictEqual(log.renewals, 0)
+        } else {
+          assert.strictEqual(log.renewals, 10, "an unfenced saver renews before every write, due or not")
+          assert.deepStrictEqual(log.confirmed, [])
         }
       }))
 
