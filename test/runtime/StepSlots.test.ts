@@ -38,7 +38,7 @@ const makeTrace = () => {
           trace.running++
           trace.most = Math.max(trace.most, trace.running)
           const work = seconds ?? s.seconds
-          if (work > 0) yield* Effect.sleep(Duration.seconds(work))
+          if (work > 0) yield* Effect.sleep(Duration.seconds(work)) // on the harness's TestClock
           return { log: [label] }
         }).pipe(Effect.ensuring(Effect.sync(() => trace.running--)))
       )
