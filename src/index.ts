@@ -24,5 +24,6 @@ export { makeObserver, Observer, type ObserverShape, type ResumeReason } from ".
 export { PauseStore, type PauseStoreShape } from "./PauseStore.ts"
 export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./RateLimitStore.ts"
 export { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "./RecordStore.ts"
+export { StepSlots, type StepSlotsShape } from "./StepSlots.ts"
 export { reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./TreeStore.ts"
 export * as Workflow from "./Workflow.ts"
