@@ -19,7 +19,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Deferred, Duration, Effect, Exit, Option, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, Scope } from "effect"
 import { LeaseLostError, type InvalidInputError, type StoreError } from "./Errors.ts"
 import type { Fence } from "./Fence.ts"
 import type { Lease } from "./Lease.ts"
@@ -72,16 +72,30 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   if (Option.isNone(acquired)) return Option.none()
   const lease = acquired.value
   let confirmedUntil = readAt + leaseMillis
+  /** Set when the lease was lost (or the holder stopped as if it were). */
   let lostError: LeaseLostError | undefined
+  /**
+   * The pass ended with the lease still held: the holder is stopped like a
+   * lost one, but its `LeaseLostError` is built only if something asks for it
+   * (a late write, an awaiter of `lost`) — not on every normal end of a pass.
+   */
+  let ended = false
   const controller = new AbortController()
   const lost = yield* Deferred.make<never, LeaseLostError>()
   const scope = yield* Effect.scope
 
+  const lostWith = (reason: string) => new LeaseLostError({ tenantId, rootExecutionId, holder, epoch: lease.epoch, reason })
+  /** Why the holder may not act any more, or undefined while it may. */
+  const stopped = (): LeaseLostError | undefined => {
+    if (lostError === undefined && ended) lostError = lostWith("the pass ended and released the lease")
+    return lostError
+  }
   const markLost = (reason: string): LeaseLostError => {
-    if (lostError !== undefined) return lostError
-    lostError = new LeaseLostError({ tenantId, rootExecutionId, holder, epoch: lease.epoch, reason })
+    const already = stopped()
+    if (already !== undefined) return already
+    lostError = lostWith(reason)
     controller.abort(lostError)
-    Deferred.doneUnsafe(lost, Exit.fail(lostError))
+    Deferred.doneUnsafe(lost, Effect.fail(lostError))
     return lostError
   }
   /** A renewal read at `at` was confirmed: the holder may act until `at` + the lease length. */
@@ -91,7 +105,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   const deadlineReason = () => `no renewal was confirmed by the store before ${new Date(confirmedUntil).toISOString()}`
 
   const renewOnce = Effect.gen(function*() {
-    if (lostError !== undefined) return yield* Effect.fail(lostError)
+    const already = stopped()
+    if (already !== undefined) return yield* Effect.fail(already)
     const at = clock.currentTimeMillisUnsafe()
     const ok = yield* store.renew(lease, leaseMillis, at)
     if (!ok) return yield* Effect.fail(markLost("a renewal was refused: the lease expired or another instance holds it"))
@@ -112,7 +127,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   // Deadline fiber: stops the holder at confirmedUntil exactly when nothing newer was confirmed.
   yield* Effect.suspend(() => {
     const now = clock.currentTimeMillisUnsafe()
-    if (lostError !== undefined) return Effect.succeed(true)
+    if (lostError !== undefined || ended) return Effect.succeed(true)
     if (now >= confirmedUntil) {
       markLost(deadlineReason())
       return Effect.succeed(true)
@@ -124,10 +139,11 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     scope,
     Effect.gen(function*() {
       // Whatever ended the pass, its step bodies are told to stop before the lease may go.
-      if (!controller.signal.aborted) controller.abort(new Error("the pass ended"))
+      if (!controller.signal.aborted) controller.abort(passEnded())
       if (options.beforeRelease !== undefined) yield* options.beforeRelease
       if (lostError !== undefined) return
-      markLost("the pass ended and released the lease")
+      ended = true
+      Deferred.doneUnsafe(lost, Effect.suspend(() => Effect.fail(stopped()!)))
       yield* store.release(lease).pipe(
         Effect.tap((released) => released ? Effect.sync(() => wakeups.released(tenantId, rootExecutionId)) : Effect.void),
         Effect.catch((e) => Effect.logWarning("lease release failed; the lease will expire", e.message))
@@ -141,7 +157,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     renewMillis,
     now: () => clock.currentTimeMillisUnsafe(),
     refusal: () => {
-      if (lostError !== undefined) return lostError
+      if (lostError !== undefined || ended) return stopped()
       return clock.currentTimeMillisUnsafe() >= confirmedUntil ? markLost(deadlineReason()) : undefined
     },
     confirmed: (at, expiresAt, renewed) => {
@@ -163,7 +179,21 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     fence,
     confirmedUntil: () => confirmedUntil,
     abort: (error) => {
-      if (lostError === undefined && !controller.signal.aborted) controller.abort(error)
+      if (lostError === undefined && !ended && !controller.signal.aborted) controller.abort(error)
     }
   })
 })
+
+/**
+ * The abort reason step bodies see when their pass ended normally. Built
+ * without a stack trace: it is made on every pass and says all there is.
+ */
+const passEnded = (): Error => {
+  const limit = Error.stackTraceLimit
+  Error.stackTraceLimit = 0
+  try {
+    return new Error("the pass ended")
+  } finally {
+    Error.stackTraceLimit = limit
+  }
+}
