@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, FiberSet, Option } from "effect"
+import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import type { RecordCursor } from "./ExecutionRecord.ts"
 import { Instance } from "./Instance.ts"
@@ -117,12 +117,16 @@ export const run = Effect.gen(function*() {
   const leftAlone = new Set<string>()
   const resume = { from: Option.none<RecordCursor>() }
   while (true) {
+    // Listen before looking: a release during the look wakes the next one at once.
+    const released = yield* Effect.forkChild(wakeups.next(undefined, undefined), { startImmediately: true })
     const earliest = yield* look(recoveries, leftAlone, resume).pipe(
       Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
     )
     const now = clock.currentTimeMillisUnsafe()
     instance.health.lastSweepEndedAt = now
     const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now))
-    yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), wakeups.next(undefined, undefined))
+    yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), Fiber.join(released)).pipe(
+      Effect.ensuring(Fiber.interrupt(released))
+    )
   }
 }).pipe(Effect.scoped)
