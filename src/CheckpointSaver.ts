@@ -29,6 +29,9 @@ import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./Checkpo
 import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "./Fence.ts"
 import { defaultTenant } from "./Ids.ts"
 
+/** How many listed checkpoints `list` reads at once. */
+const listBatch = 50
+
 const tenantOf = (config: RunnableConfig): string => {
   const t = config.configurable?.[tenantKey]
   return typeof t === "string" && t.length > 0 ? t : defaultTenant
@@ -88,24 +91,91 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     if (guard?.check !== undefined && result !== undefined) guard.fence.confirmed(guard.check.now, result.expiresAt, result.renewed)
   }
 
-  /** The checkpoint with its channel values assembled from blobs (and, for v < 4, pending sends migrated). */
-  private async loadCheckpoint(row: CheckpointRow): Promise<Checkpoint> {
-    const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint
-    const versions = Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => ({ channel, version: String(version) }))
-    const blobs = versions.length === 0 ? [] : await this.rows.getBlobs(row.tenantId, row.threadId, row.checkpointNs, versions)
-    const values: Record<string, unknown> = { ...checkpoint.channel_values }
-    await Promise.all(blobs.map(async (b) => {
-      if (b.type !== "empty" && String(checkpoint.channel_versions[b.channel]) === b.version) {
-        values[b.channel] = await this.serde.loadsTyped(b.type, b.value)
+  /**
+   * The tuples of `rows`, read with as few store calls as there are
+   * (tenant, thread, namespace) groups among them: one `getBlobs` for every
+   * channel version the group's checkpoints name, one `getWrites` for their
+   * pending writes (and, for v < 4 checkpoints, their parents' sends). Each
+   * tuple gets values of its own (deserialized per tuple, never shared).
+   */
+  private async tuples(rows: ReadonlyArray<CheckpointRow>, config?: RunnableConfig): Promise<Array<CheckpointTuple>> {
+    const [checkpoints, metadatas] = await Promise.all([
+      Promise.all(rows.map((row) => this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>)),
+      Promise.all(rows.map((row) => this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>))
+    ])
+    const groups = new Map<string, Array<number>>()
+    rows.forEach((row, i) => {
+      const k = `${row.tenantId}\u0000${row.threadId}\u0000${row.checkpointNs}`
+      const group = groups.get(k)
+      if (group === undefined) groups.set(k, [i])
+      else group.push(i)
+    })
+    const blobsOf = new Map<number, Map<string, BlobRow>>()
+    const writesOf = new Map<number, Map<string, Array<WriteRow>>>()
+    await Promise.all([...groups.values()].map(async (members) => {
+      const { checkpointNs, tenantId, threadId } = rows[members[0]!]!
+      const versions = new Map<string, { channel: string; version: string }>()
+      const ids = new Set<string>()
+      for (const i of members) {
+        for (const [channel, version] of Object.entries(checkpoints[i]!.channel_versions ?? {})) {
+          versions.set(`${channel}\u0000${version}`, { channel, version: String(version) })
+        }
+        ids.add(rows[i]!.checkpointId)
+        if (checkpoints[i]!.v < 4 && rows[i]!.parentCheckpointId !== null) ids.add(rows[i]!.parentCheckpointId!)
       }
+      const [blobs, writes] = await Promise.all([
+        versions.size === 0 ? [] : this.rows.getBlobs(tenantId, threadId, checkpointNs, [...versions.values()]),
+        this.rows.getWrites(tenantId, threadId, checkpointNs, [...ids])
+      ])
+      const byVersion = new Map<string, BlobRow>()
+      for (const b of blobs) byVersion.set(`${b.channel}\u0000${b.version}`, b)
+      const byCheckpoint = new Map<string, Array<WriteRow>>()
+      for (const w of writes) {
+        const list = byCheckpoint.get(w.checkpointId)
+        if (list === undefined) byCheckpoint.set(w.checkpointId, [w])
+        else list.push(w)
+      }
+      for (const i of members) {
+        blobsOf.set(i, byVersion)
+        writesOf.set(i, byCheckpoint)
+      }
+    }))
+    return Promise.all(rows.map(async (row, i) => {
+      const checkpoint = await this.assemble(row, checkpoints[i]!, blobsOf.get(i)!, writesOf.get(i)!)
+      const pendingWrites = await this.pendingWrites(writesOf.get(i)!.get(row.checkpointId) ?? [])
+      const configurable = { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.checkpointId }
+      const result: CheckpointTuple = {
+        config: config ?? { configurable },
+        checkpoint,
+        metadata: metadatas[i]!,
+        pendingWrites
+      }
+      if (row.parentCheckpointId !== null) {
+        result.parentConfig = {
+          configurable: { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.parentCheckpointId }
+        }
+      }
+      return result
+    }))
+  }
+
+  /** The checkpoint with its channel values assembled from blobs (and, for v < 4, pending sends migrated from its parent's writes). */
+  private async assemble(
+    row: CheckpointRow,
+    checkpoint: Checkpoint,
+    blobs: ReadonlyMap<string, BlobRow>,
+    writes: ReadonlyMap<string, ReadonlyArray<WriteRow>>
+  ): Promise<Checkpoint> {
+    const values: Record<string, unknown> = { ...checkpoint.channel_values }
+    await Promise.all(Object.entries(checkpoint.channel_versions ?? {}).map(async ([channel, version]) => {
+      const b = blobs.get(`${channel}\u0000${version}`)
+      if (b !== undefined && b.type !== "empty") values[channel] = await this.serde.loadsTyped(b.type, b.value)
     }))
     const loaded: Checkpoint = { ...checkpoint, channel_values: values }
     if (checkpoint.v < 4 && row.parentCheckpointId !== null) {
-      const parentWrites = await this.rows.getWrites(row.tenantId, row.threadId, row.checkpointNs, row.parentCheckpointId)
-      const sends = parentWrites.filter((w) => w.channel === TASKS).sort((a, b) => compareWritesSortKeys(
-        writesSortKey(a.taskPath, a.taskId, a.idx),
-        writesSortKey(b.taskPath, b.taskId, b.idx)
-      ))
+      const sends = (writes.get(row.parentCheckpointId) ?? []).filter((w) => w.channel === TASKS).sort((a, b) =>
+        compareWritesSortKeys(writesSortKey(a.taskPath, a.taskId, a.idx), writesSortKey(b.taskPath, b.taskId, b.idx))
+      )
       values[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type, w.value)))
       const known = Object.values(loaded.channel_versions)
       loaded.channel_versions = {
@@ -116,31 +186,14 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     return loaded
   }
 
-  private async tuple(row: CheckpointRow, config?: RunnableConfig): Promise<CheckpointTuple> {
-    const [checkpoint, metadata, writes] = await Promise.all([
-      this.loadCheckpoint(row),
-      this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>,
-      this.rows.getWrites(row.tenantId, row.threadId, row.checkpointNs, row.checkpointId)
-    ])
+  /** A checkpoint's pending writes in LangGraph's order, deserialized. */
+  private pendingWrites(writes: ReadonlyArray<WriteRow>): Promise<Array<CheckpointPendingWrite>> {
     const sorted = writes
       .map((w) => ({ w, key: writesSortKey(w.taskPath, w.taskId, w.idx) }))
       .sort((a, b) => compareWritesSortKeys(a.key, b.key))
-    const pendingWrites: Array<CheckpointPendingWrite> = await Promise.all(
+    return Promise.all(
       sorted.map(async ({ w }) => [w.taskId, w.channel, await this.serde.loadsTyped(w.type, w.value)] as CheckpointPendingWrite)
     )
-    const configurable = { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.checkpointId }
-    const result: CheckpointTuple = {
-      config: config ?? { configurable },
-      checkpoint,
-      metadata,
-      pendingWrites
-    }
-    if (row.parentCheckpointId !== null) {
-      result.parentConfig = {
-        configurable: { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.parentCheckpointId }
-      }
-    }
-    return result
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -150,9 +203,15 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     const id = getCheckpointId(config)
     const row = await this.rows.getCheckpoint(tenantOf(config), threadId, ns, id || undefined)
     if (row === undefined) return undefined
-    return this.tuple(row, id ? config : undefined)
+    const [tuple] = await this.tuples([row], id ? config : undefined)
+    return tuple
   }
 
+  /**
+   * Newest first. The listed checkpoints are read in batches of
+   * {@link listBatch} (each batch's blobs and writes in one call per thread
+   * and namespace), a batch being read when the caller reaches it.
+   */
   async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
     const { before, limit, filter } = options ?? {}
     const filterEntries = filter === undefined ? [] : Object.entries(filter)
@@ -165,15 +224,21 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       limit: filterEntries.length === 0 ? limit : undefined
     })
     let remaining = limit ?? Infinity
+    let batch: Array<CheckpointRow> = []
     for (const row of rows) {
-      if (remaining <= 0) return
+      if (remaining <= 0) break
       if (filterEntries.length > 0) {
         const metadata = (await this.serde.loadsTyped(row.metadataType, row.metadata)) as Record<string, unknown>
         if (!filterEntries.every(([k, v]) => metadata?.[k] === v)) continue
       }
       remaining -= 1
-      yield await this.tuple(row)
+      batch.push(row)
+      if (batch.length >= listBatch) {
+        yield* await this.tuples(batch)
+        batch = []
+      }
     }
+    if (batch.length > 0) yield* await this.tuples(batch)
   }
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {

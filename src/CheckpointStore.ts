@@ -88,7 +88,9 @@ export interface ListQuery {
  *   Postgres;
  * - `getCheckpoint` without an id answers the newest (greatest id);
  * - `listCheckpoints` answers newest first;
- * - `getWrites` answers in any order (the saver sorts them);
+ * - `getWrites` answers the pending writes of the checkpoints named (one or
+ *   many of one thread and namespace: `list` reads a batch at once), in any
+ *   order (the saver groups and sorts them);
  * - `getBlobs` answers the stored blobs among the (channel, version) pairs
  *   asked for, in any order (a pair not stored is left out).
  */
@@ -110,7 +112,7 @@ export interface CheckpointRows {
     tenantId: TenantId,
     threadId: ThreadId,
     checkpointNs: string,
-    checkpointId: string
+    checkpointIds: ReadonlyArray<string>
   ) => Promise<ReadonlyArray<WriteRow>>
   readonly getBlobs: (
     tenantId: TenantId,

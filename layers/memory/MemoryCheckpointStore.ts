@@ -50,9 +50,8 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
       for (const row of checkpoints.values()) if (newest === undefined || row.checkpointId > newest.checkpointId) newest = row
       return newest
     },
-    getWrites: async (tenantId, threadId, ns, checkpointId): Promise<ReadonlyArray<WriteRow>> => [
-      ...(rows.writes.get(key(tenantId, threadId, ns, checkpointId))?.values() ?? [])
-    ],
+    getWrites: async (tenantId, threadId, ns, checkpointIds): Promise<ReadonlyArray<WriteRow>> =>
+      checkpointIds.flatMap((checkpointId) => [...(rows.writes.get(key(tenantId, threadId, ns, checkpointId))?.values() ?? [])]),
     getBlobs: async (tenantId, threadId, ns, versions) =>
       versions.flatMap(({ channel, version }) => {
         const blob = rows.blobs.get(key(tenantId, threadId, ns, channel, version))

@@ -258,9 +258,11 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata FROM ${checkpoints}
         WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""} AND checkpoint_id = ${""}`
     )
-    const selectWritesText = texts(() =>
-      sql`SELECT task_id, idx, channel, type, value, task_path FROM ${writes}
-        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""} AND checkpoint_id = ${""}`
+    const selectWritesText = texts((n: number) =>
+      sql`SELECT checkpoint_id, task_id, idx, channel, type, value, task_path FROM ${writes}
+        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""} AND ${
+        n === 1 ? sql`checkpoint_id = ${""}` : sql`checkpoint_id IN (${sql.csv(Array.from({ length: n }, () => sql`${""}`))})`
+      }`
     )
 
     function* getBlobs(
@@ -288,20 +290,27 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       return rows.length === 0 ? undefined : toCheckpoint(tenantId, threadId, checkpointNs, rows[0])
     }
 
-    function* getWrites(tenantId: string, threadId: string, checkpointNs: string, checkpointId: string): Op<ReadonlyArray<WriteRow>> {
-      const rows = yield query(selectWritesText(0), [tenantId, threadId, checkpointNs, checkpointId])
-      return rows.map((w): WriteRow => ({
-        tenantId,
-        threadId,
-        checkpointNs,
-        checkpointId,
-        taskId: w.task_id,
-        idx: num(w.idx),
-        channel: w.channel,
-        type: w.type,
-        value: bytes(w.value),
-        taskPath: w.task_path ?? ""
-      }))
+    function* getWrites(tenantId: string, threadId: string, checkpointNs: string, checkpointIds: ReadonlyArray<string>): Op<ReadonlyArray<WriteRow>> {
+      const out: Array<WriteRow> = []
+      for (const part of chunks(checkpointIds)) {
+        if (part.length === 0) continue
+        const rows = yield query(selectWritesText(part.length), [tenantId, threadId, checkpointNs, ...part])
+        for (const w of rows) {
+          out.push({
+            tenantId,
+            threadId,
+            checkpointNs,
+            checkpointId: w.checkpoint_id,
+            taskId: w.task_id,
+            idx: num(w.idx),
+            channel: w.channel,
+            type: w.type,
+            value: bytes(w.value),
+            taskPath: w.task_path ?? ""
+          })
+        }
+      }
+      return out
     }
 
     function* listCheckpoints(tenantId: string, q: ListQuery): Op<ReadonlyArray<CheckpointRow>> {
@@ -334,7 +343,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       putCheckpoint: (row, blobs, fence) => call("putCheckpoint", () => putCheckpoint(row, blobs, fence)),
       putWrites: (rows, fence) => call("putWrites", () => putWrites(rows, fence)),
       getCheckpoint: (tenantId, threadId, ns, id) => call("getCheckpoint", () => getCheckpoint(tenantId, threadId, ns, id)),
-      getWrites: (tenantId, threadId, ns, id) => call("getWrites", () => getWrites(tenantId, threadId, ns, id)),
+      getWrites: (tenantId, threadId, ns, ids) =>
+        ids.length === 0 ? Promise.resolve([]) : call("getWrites", () => getWrites(tenantId, threadId, ns, ids)),
       getBlobs: (tenantId, threadId, ns, versions) =>
         versions.length === 0 ? Promise.resolve([]) : call("getBlobs", () => getBlobs(tenantId, threadId, ns, versions)),
       listCheckpoints: (tenantId, query) => call("listCheckpoints", () => listCheckpoints(tenantId, query)),

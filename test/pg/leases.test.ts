@@ -127,7 +127,7 @@ layer(env, { excludeTestServices: true })("Postgres leases and fenced writes", (
           assert.include(error.reason, "passed to current")
         }
         assert.isUndefined(yield* Effect.promise(() => rows.getCheckpoint(tenantId, thread, "", undefined)), "no checkpoint written")
-        assert.strictEqual((yield* Effect.promise(() => rows.getWrites(tenantId, thread, "", "c1"))).length, 0, "no write written")
+        assert.strictEqual((yield* Effect.promise(() => rows.getWrites(tenantId, thread, "", ["c1"]))).length, 0, "no write written")
         assert.strictEqual(
           (yield* Effect.promise(() => rows.getBlobs(tenantId, thread, "", [{ channel: "channel0", version: "1" }]))).length,
           0,
@@ -166,7 +166,7 @@ layer(env, { excludeTestServices: true })("Postgres leases and fenced writes", (
             renewed: false
           })
           assert.deepStrictEqual(yield* Effect.promise(() => rows.putWrites(writes(thread, `c${now}`, size), fence)), { expiresAt: 30_000, renewed: false })
-          assert.strictEqual((yield* Effect.promise(() => rows.getWrites(tenantId, thread, "", `c${now}`))).length, size, "the writes landed")
+          assert.strictEqual((yield* Effect.promise(() => rows.getWrites(tenantId, thread, "", [`c${now}`]))).length, size, "the writes landed")
         }
       }
       assert.strictEqual(yield* xmin(), before, "no fenced write rewrote the lease row")
@@ -259,6 +259,6 @@ layer(env, { excludeTestServices: true })("Postgres leases and fenced writes", (
       const result = yield* Fiber.join(late)
       assert.isFalse(result.ok, "the write is refused once the takeover committed")
       assert.include((result as { error: LeaseLostError }).error.reason, "passed to newest")
-      assert.strictEqual((yield* Effect.promise(() => rows.getWrites(tenantId, thread, "", "c1"))).length, 0, "nothing was written")
+      assert.strictEqual((yield* Effect.promise(() => rows.getWrites(tenantId, thread, "", ["c1"]))).length, 0, "nothing was written")
     }))
 })

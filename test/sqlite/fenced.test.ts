@@ -149,6 +149,51 @@ describe("fenced checkpoint writes (SQLite)", () => {
       yield* Scope.close(scope, Exit.void)
     }))
 
+  it.effect("pending writes: not due, they leave the lease row alone; due, they push it; written again (rows kept), they are still confirmed or refused", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope, sql } = yield* open
+      yield* sql`CREATE TABLE lease_updates_8 (root TEXT)`
+      yield* sql`CREATE TRIGGER count_lease_updates_8 AFTER UPDATE ON baton_leases WHEN NEW.root_execution_id = 'root-8' BEGIN INSERT INTO lease_updates_8 VALUES (NEW.root_execution_id); END`
+      const updates = Effect.map(sql<{ n: number }>`SELECT COUNT(*) AS n FROM lease_updates_8`, (r) => Number(r[0]!.n))
+      const lease = yield* acquire(leases, "root-8", "a", 0)
+      const saved = yield* put(saver, config("root-8", { [fenceKey]: fenceOf(lease, 1_000).fence }), "base")
+      const writesAt = (now: number, fenceLease = lease, task = `task-${now}`) => {
+        const { fence, seen } = fenceOf(fenceLease, now)
+        const cfg: RunnableConfig = { configurable: { ...saved.configurable, [tenantKey]: tenant, [fenceKey]: fence } }
+        return Effect.map(
+          Effect.exit(Effect.tryPromise({ try: () => saver.putWrites(cfg, [["value", now], ["value", -now]], task), catch: (e) => e })),
+          (exit) => ({ exit, seen })
+        )
+      }
+      const pending = Effect.map(Effect.promise(() => saver.getTuple(config("root-8"))), (t) => t?.pendingWrites?.length)
+      const notDue = yield* writesAt(10_000)
+      assert.isTrue(Exit.isSuccess(notDue.exit))
+      assert.deepStrictEqual(notDue.seen.confirmed, [[10_000, ttl, false]])
+      assert.strictEqual(yield* updates, 0, "not due: the lease row was not written")
+      assert.strictEqual(yield* pending, 2)
+      const again = yield* writesAt(10_000, lease, "task-10000")
+      assert.isTrue(Exit.isSuccess(again.exit), "the same writes again (rows kept) land as a no-op")
+      assert.deepStrictEqual(again.seen.confirmed, [[10_000, ttl, false]], "and confirm the lease")
+      assert.strictEqual(yield* pending, 2)
+      const due = yield* writesAt(10_001)
+      assert.isTrue(Exit.isSuccess(due.exit))
+      assert.deepStrictEqual(due.seen.confirmed, [[10_001, 10_001 + ttl, true]], "due: pushed to now + ttl")
+      assert.strictEqual(yield* updates, 1)
+      assert.strictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-8")).expiresAt, 10_001 + ttl)
+      assert.strictEqual(yield* pending, 4)
+      // Another holder takes it; the old holder's writes, new or already there, are refused.
+      const taken = yield* acquire(leases, "root-8", "b", 10_001 + ttl)
+      for (const task of ["task-10000", "task-late"]) {
+        const stale = yield* writesAt(10_002 + ttl, lease, task)
+        assert.include(lostWith(stale.exit).reason, "passed to b")
+        assert.deepStrictEqual(stale.seen.confirmed, [])
+        assert.strictEqual(stale.seen.lost.length, 1)
+      }
+      assert.strictEqual(yield* pending, 4, "nothing was written")
+      assert.deepStrictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-8")), taken)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
   it.effect("a write under a lease another holder took is refused, writes nothing and leaves the new lease alone", () =>
     Effect.gen(function*() {
       const { leases, saver, scope } = yield* open

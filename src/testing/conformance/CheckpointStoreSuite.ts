@@ -189,6 +189,60 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.deepStrictEqual(yield* collect(read, cfg()), [])
       }))
 
+    it.effect("list reads many checkpoints (more than a batch, two namespaces) each with its own values and pending writes", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const expected = new Map<string, { readonly values: Record<string, unknown>; readonly writes: ReadonlyArray<unknown> }>()
+        for (const ns of ["", "sub:1"]) {
+          let parent: string | undefined
+          for (let step = 0; step < 60; step++) {
+            // "fixed" changes only at step 0: later checkpoints read the same blob.
+            const values = { fixed: `${ns}-fixed`, count: step, ...(step % 7 === 0 ? { extra: [ns, step] } : {}) }
+            const versions = { fixed: 1, count: step + 1, ...(step % 7 === 0 ? { extra: step + 1 } : {}) }
+            const cp = checkpoint(values, versions)
+            const changed = step === 0 ? versions : { count: step + 1, ...(step % 7 === 0 ? { extra: step + 1 } : {}) }
+            yield* promise(() => first.checkpoints.saver.put(cfg({ checkpoint_ns: ns, checkpoint_id: parent }), cp, metadata(step, { ns }), changed))
+            const writes = step % 3 === 0 ? [] : [["task-b", "count", step * 10], ["task-a", "note", `${ns}/${step}`]]
+            if (writes.length > 0) {
+              yield* promise(() => first.checkpoints.saver.putWrites(cfg({ checkpoint_ns: ns, checkpoint_id: cp.id }), [[writes[0]![1] as string, writes[0]![2]]], "task-b"))
+              yield* promise(() => first.checkpoints.saver.putWrites(cfg({ checkpoint_ns: ns, checkpoint_id: cp.id }), [[writes[1]![1] as string, writes[1]![2]]], "task-a"))
+            }
+            expected.set(cp.id, {
+              values,
+              writes: writes.length === 0 ? [] : [["task-a", "note", `${ns}/${step}`], ["task-b", "count", step * 10]]
+            })
+            parent = cp.id
+          }
+        }
+        // The whole thread (both namespaces) and each namespace alone, with and without a limit.
+        const wholeThread: RunnableConfig = { configurable: { thread_id: threadId, [tenantKey]: tenantId } }
+        for (const [listConfig, size] of [[wholeThread, 120], [cfg({ checkpoint_ns: "sub:1" }), 60], [cfg({ checkpoint_ns: "" }), 60]] as const) {
+          const listed = yield* collect(second.checkpoints.saver, listConfig)
+          assert.strictEqual(listed.length, size)
+          for (const ns of ["", "sub:1"]) {
+            const ofNs = listed.filter((t) => t.config.configurable?.checkpoint_ns === ns).map((t) => t.checkpoint.id)
+            assert.deepStrictEqual(ofNs, [...ofNs].sort().reverse(), "newest first (within a namespace)")
+          }
+          for (const t of listed) {
+            const want = expected.get(t.checkpoint.id)!
+            assert.deepStrictEqual(t.checkpoint.channel_values, want.values, `values of ${t.checkpoint.id}`)
+            assert.deepStrictEqual(t.pendingWrites, want.writes, `pending writes of ${t.checkpoint.id}`)
+            assert.strictEqual(t.config.configurable?.checkpoint_ns, (t.metadata as Record<string, unknown>).ns)
+          }
+          // Each tuple owns its values: changing one changes no other.
+          ;(listed[1]!.checkpoint.channel_values.fixed as unknown) = "changed"
+          assert.notStrictEqual(listed[2]!.checkpoint.channel_values.fixed, "changed")
+        }
+        const limited = yield* collect(second.checkpoints.saver, cfg({ checkpoint_ns: "" }), { limit: 55 })
+        assert.strictEqual(limited.length, 55)
+        const filtered = yield* collect(second.checkpoints.saver, wholeThread, { filter: { ns: "sub:1" }, limit: 52 })
+        assert.strictEqual(filtered.length, 52)
+        assert.isTrue(filtered.every((t) => t.config.configurable?.checkpoint_ns === "sub:1"))
+      }))
+
     if (tenants) {
       it.effect("checkpoints are isolated by tenant: the same thread id under two tenants is two threads", () =>
         Effect.gen(function*() {
