@@ -15,7 +15,7 @@ export { defaultTenant, IdGenerator, type ExecutionId, type InstanceId, type Pau
 export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./CheckpointSaver.ts"
 export { type BlobRow, type CheckpointRow, type CheckpointRows, CheckpointStore, type CheckpointStoreShape, type WriteRow } from "./CheckpointStore.ts"
 export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./ChildQueueStore.ts"
-export { type Fence, type FenceCheck, fenceKey, tenantKey } from "./Fence.ts"
+export { type Fence, type FenceCheck, type FencedWrite, fenceKey, renewalDueBefore, tenantKey } from "./Fence.ts"
 export type { HealthComponent, HealthReport, HealthStatus } from "./Health.ts"
 export { LeaseStore, type LeaseStoreShape } from "./LeaseStore.ts"
 export { LeaseWakeups, type LeaseWakeupsShape } from "./LeaseWakeups.ts"
