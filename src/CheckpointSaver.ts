@@ -29,6 +29,17 @@ import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./Checkpo
 import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "./Fence.ts"
 import { defaultTenant } from "./Ids.ts"
 
+/** Writes by the checkpoint they belong to. */
+const byCheckpoint = (writes: ReadonlyArray<WriteRow>): Map<string, Array<WriteRow>> => {
+  const out = new Map<string, Array<WriteRow>>()
+  for (const w of writes) {
+    const list = out.get(w.checkpointId)
+    if (list === undefined) out.set(w.checkpointId, [w])
+    else list.push(w)
+  }
+  return out
+}
+
 /** How many listed checkpoints `list` reads at once. */
 const listBatch = 50
 
@@ -93,70 +104,109 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * The tuples of `rows`, read with as few store calls as there are
-   * (tenant, thread, namespace) groups among them: one `getBlobs` for every
-   * channel version the group's checkpoints name, one `getWrites` for their
-   * pending writes (and, for v < 4 checkpoints, their parents' sends). Each
-   * tuple gets values of its own (deserialized per tuple, never shared).
+   * (tenant, thread, namespace) groups among them: one `getWrites` for the
+   * group's pending writes (asked at once, while the checkpoints are
+   * deserialized), one `getBlobs` for every channel version its checkpoints
+   * name (and, only for v < 4 checkpoints, one more `getWrites` for their
+   * parents' sends). Each tuple deserializes values of its own, never shared.
    */
-  private async tuples(rows: ReadonlyArray<CheckpointRow>, config?: RunnableConfig): Promise<Array<CheckpointTuple>> {
+  private async tuples(rows: ReadonlyArray<CheckpointRow>): Promise<Array<CheckpointTuple>> {
+    const groups: Array<Array<number>> = []
+    const groupOf = new Map<string, Array<number>>()
+    rows.forEach((row, i) => {
+      const k = `${row.tenantId}\u0000${row.threadId}\u0000${row.checkpointNs}`
+      const group = groupOf.get(k)
+      if (group !== undefined) return group.push(i)
+      const fresh = [i]
+      groupOf.set(k, fresh)
+      groups.push(fresh)
+    })
+    const readWrites = (members: ReadonlyArray<number>, ids: ReadonlyArray<string>) => {
+      const { checkpointNs, tenantId, threadId } = rows[members[0]!]!
+      return this.rows.getWrites(tenantId, threadId, checkpointNs, ids).then(byCheckpoint)
+    }
+    const writes = groups.map((members) => readWrites(members, members.map((i) => rows[i]!.checkpointId)))
+    // Not left unhandled while the checkpoints are deserialized (awaited below).
+    for (const w of writes) w.catch(() => {})
     const [checkpoints, metadatas] = await Promise.all([
       Promise.all(rows.map((row) => this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>)),
       Promise.all(rows.map((row) => this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>))
     ])
-    const groups = new Map<string, Array<number>>()
-    rows.forEach((row, i) => {
-      const k = `${row.tenantId}\u0000${row.threadId}\u0000${row.checkpointNs}`
-      const group = groups.get(k)
-      if (group === undefined) groups.set(k, [i])
-      else group.push(i)
-    })
-    const blobsOf = new Map<number, Map<string, BlobRow>>()
-    const writesOf = new Map<number, Map<string, Array<WriteRow>>>()
-    await Promise.all([...groups.values()].map(async (members) => {
+    const read = await Promise.all(groups.map(async (members, g) => {
       const { checkpointNs, tenantId, threadId } = rows[members[0]!]!
       const versions = new Map<string, { channel: string; version: string }>()
-      const ids = new Set<string>()
+      const parents: Array<string> = []
       for (const i of members) {
         for (const [channel, version] of Object.entries(checkpoints[i]!.channel_versions ?? {})) {
           versions.set(`${channel}\u0000${version}`, { channel, version: String(version) })
         }
-        ids.add(rows[i]!.checkpointId)
-        if (checkpoints[i]!.v < 4 && rows[i]!.parentCheckpointId !== null) ids.add(rows[i]!.parentCheckpointId!)
+        if (checkpoints[i]!.v < 4 && rows[i]!.parentCheckpointId !== null) parents.push(rows[i]!.parentCheckpointId!)
       }
-      const [blobs, writes] = await Promise.all([
+      const [blobs, ofCheckpoints, ofParents] = await Promise.all([
         versions.size === 0 ? [] : this.rows.getBlobs(tenantId, threadId, checkpointNs, [...versions.values()]),
-        this.rows.getWrites(tenantId, threadId, checkpointNs, [...ids])
+        writes[g]!,
+        parents.length === 0 ? undefined : readWrites(members, parents)
       ])
       const byVersion = new Map<string, BlobRow>()
       for (const b of blobs) byVersion.set(`${b.channel}\u0000${b.version}`, b)
-      const byCheckpoint = new Map<string, Array<WriteRow>>()
-      for (const w of writes) {
-        const list = byCheckpoint.get(w.checkpointId)
-        if (list === undefined) byCheckpoint.set(w.checkpointId, [w])
-        else list.push(w)
-      }
-      for (const i of members) {
-        blobsOf.set(i, byVersion)
-        writesOf.set(i, byCheckpoint)
-      }
+      return { byVersion, ofCheckpoints, ofParents }
     }))
+    const groupIndex = new Array<number>(rows.length)
+    groups.forEach((members, g) => members.forEach((i) => (groupIndex[i] = g)))
     return Promise.all(rows.map(async (row, i) => {
-      const checkpoint = await this.assemble(row, checkpoints[i]!, blobsOf.get(i)!, writesOf.get(i)!)
-      const pendingWrites = await this.pendingWrites(writesOf.get(i)!.get(row.checkpointId) ?? [])
-      const configurable = { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.checkpointId }
-      const result: CheckpointTuple = {
-        config: config ?? { configurable },
-        checkpoint,
-        metadata: metadatas[i]!,
-        pendingWrites
-      }
-      if (row.parentCheckpointId !== null) {
-        result.parentConfig = {
-          configurable: { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.parentCheckpointId }
-        }
-      }
-      return result
+      const { byVersion, ofCheckpoints, ofParents } = read[groupIndex[i]!]!
+      const [checkpoint, pendingWrites] = await Promise.all([
+        this.assemble(row, checkpoints[i]!, byVersion, ofParents),
+        this.pendingWrites(ofCheckpoints.get(row.checkpointId) ?? [])
+      ])
+      return this.toTuple(row, checkpoint, metadatas[i]!, pendingWrites, undefined)
     }))
+  }
+
+  /** One checkpoint's tuple (what `tuples` does for a batch, in fewer steps). */
+  private async tuple(row: CheckpointRow, config?: RunnableConfig): Promise<CheckpointTuple> {
+    const { checkpointNs, tenantId, threadId } = row
+    const writes = this.rows.getWrites(tenantId, threadId, checkpointNs, [row.checkpointId])
+    writes.catch(() => {}) // awaited below, after the checkpoint is deserialized
+    const [checkpoint, metadata] = await Promise.all([
+      this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>,
+      this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>
+    ])
+    const versions = Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => ({ channel, version: String(version) }))
+    const parent = checkpoint.v < 4 ? row.parentCheckpointId : null
+    const [blobs, own, ofParent] = await Promise.all([
+      versions.length === 0 ? [] : this.rows.getBlobs(tenantId, threadId, checkpointNs, versions),
+      writes,
+      parent === null ? undefined : this.rows.getWrites(tenantId, threadId, checkpointNs, [parent])
+    ])
+    const byVersion = new Map<string, BlobRow>()
+    for (const b of blobs) byVersion.set(`${b.channel}\u0000${b.version}`, b)
+    const [loaded, pendingWrites] = await Promise.all([
+      this.assemble(row, checkpoint, byVersion, ofParent === undefined ? undefined : byCheckpoint(ofParent)),
+      this.pendingWrites(own)
+    ])
+    return this.toTuple(row, loaded, metadata, pendingWrites, config)
+  }
+
+  private toTuple(
+    row: CheckpointRow,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    pendingWrites: Array<CheckpointPendingWrite>,
+    config: RunnableConfig | undefined
+  ): CheckpointTuple {
+    const result: CheckpointTuple = {
+      config: config ?? { configurable: { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.checkpointId } },
+      checkpoint,
+      metadata,
+      pendingWrites
+    }
+    if (row.parentCheckpointId !== null) {
+      result.parentConfig = {
+        configurable: { thread_id: row.threadId, checkpoint_ns: row.checkpointNs, checkpoint_id: row.parentCheckpointId }
+      }
+    }
+    return result
   }
 
   /** The checkpoint with its channel values assembled from blobs (and, for v < 4, pending sends migrated from its parent's writes). */
@@ -164,7 +214,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     row: CheckpointRow,
     checkpoint: Checkpoint,
     blobs: ReadonlyMap<string, BlobRow>,
-    writes: ReadonlyMap<string, ReadonlyArray<WriteRow>>
+    parentWrites: ReadonlyMap<string, ReadonlyArray<WriteRow>> | undefined
   ): Promise<Checkpoint> {
     const values: Record<string, unknown> = { ...checkpoint.channel_values }
     await Promise.all(Object.entries(checkpoint.channel_versions ?? {}).map(async ([channel, version]) => {
@@ -173,7 +223,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     }))
     const loaded: Checkpoint = { ...checkpoint, channel_values: values }
     if (checkpoint.v < 4 && row.parentCheckpointId !== null) {
-      const sends = (writes.get(row.parentCheckpointId) ?? []).filter((w) => w.channel === TASKS).sort((a, b) =>
+      const sends = (parentWrites?.get(row.parentCheckpointId) ?? []).filter((w) => w.channel === TASKS).sort((a, b) =>
         compareWritesSortKeys(writesSortKey(a.taskPath, a.taskId, a.idx), writesSortKey(b.taskPath, b.taskId, b.idx))
       )
       values[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type, w.value)))
@@ -203,8 +253,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     const id = getCheckpointId(config)
     const row = await this.rows.getCheckpoint(tenantOf(config), threadId, ns, id || undefined)
     if (row === undefined) return undefined
-    const [tuple] = await this.tuples([row], id ? config : undefined)
-    return tuple
+    return this.tuple(row, id ? config : undefined)
   }
 
   /**
