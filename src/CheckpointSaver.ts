@@ -108,9 +108,10 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
    * group's pending writes (asked at once, while the checkpoints are
    * deserialized), one `getBlobs` for every channel version its checkpoints
    * name (and, only for v < 4 checkpoints, one more `getWrites` for their
-   * parents' sends). Each tuple deserializes values of its own, never shared.
+   * parents' sends). Each tuple deserializes values of its own, never shared,
+   * when the caller takes it.
    */
-  private async tuples(rows: ReadonlyArray<CheckpointRow>): Promise<Array<CheckpointTuple>> {
+  private async *tuples(rows: ReadonlyArray<CheckpointRow>): AsyncGenerator<CheckpointTuple> {
     const groups: Array<Array<number>> = []
     const groupOf = new Map<string, Array<number>>()
     rows.forEach((row, i) => {
@@ -153,14 +154,16 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     }))
     const groupIndex = new Array<number>(rows.length)
     groups.forEach((members, g) => members.forEach((i) => (groupIndex[i] = g)))
-    return Promise.all(rows.map(async (row, i) => {
+    // Values are deserialized one tuple at a time, as the caller takes it: a batch's values never live all at once.
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i]!
       const { byVersion, ofCheckpoints, ofParents } = read[groupIndex[i]!]!
       const [checkpoint, pendingWrites] = await Promise.all([
         this.assemble(row, checkpoints[i]!, byVersion, ofParents),
         this.pendingWrites(ofCheckpoints.get(row.checkpointId) ?? [])
       ])
-      return this.toTuple(row, checkpoint, metadatas[i]!, pendingWrites, undefined)
-    }))
+      yield this.toTuple(row, checkpoint, metadatas[i]!, pendingWrites, undefined)
+    }
   }
 
   /** One checkpoint's tuple (what `tuples` does for a batch, in fewer steps). */
@@ -283,11 +286,11 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       remaining -= 1
       batch.push(row)
       if (batch.length >= listBatch) {
-        yield* await this.tuples(batch)
+        yield* this.tuples(batch)
         batch = []
       }
     }
-    if (batch.length > 0) yield* await this.tuples(batch)
+    if (batch.length > 0) yield* this.tuples(batch)
   }
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
