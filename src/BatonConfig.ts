@@ -67,6 +67,12 @@ export const make = Effect.fnUntraced(function*(options: BatonOptions) {
   }
   const workflows = new Map<string, AnyWorkflow>()
   for (const w of options.workflows) {
+    if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
+      return yield* new BatonConfigError({ field: "workflows", reason: "holds a workflow without a name or version: make each with Workflow.make" })
+    }
+    if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
+      return yield* new BatonConfigError({ field: "workflows", reason: `workflow "${w.name}" has no StateGraph with nodes` })
+    }
     if (workflows.has(w.name)) {
       return yield* new BatonConfigError({ field: "workflows", reason: `names workflow "${w.name}" twice; names must be unique` })
     }
