@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Clock, Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option } from "effect"
 import * as BatonConfig from "./BatonConfig.ts"
 import { CheckpointStore } from "./CheckpointStore.ts"
 import {
@@ -168,7 +168,7 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         }
         return graph
       },
-      health: { lastSweepEndedAt: undefined, stopping: false },
+      health: { startedAt: yield* Clock.currentTimeMillis, lastSweepEndedAt: undefined, stopping: false },
       closeDeadline: yield* Deferred.make<void>(),
       services
     }
@@ -201,7 +201,10 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
               return yield* new ThreadBusyError({ tenantId, threadId, executionId: busy.executionId, status: busy.status })
             }
           } else {
-            threadId = (yield* records.createThread({ tenantId, threadId: options.threadId, ownerId: options.ownerId, now })).thread.threadId
+            const made = yield* records.createThread({ tenantId, threadId: options.threadId, ownerId: options.ownerId, now })
+            // Another call may have created it first: its owner decides.
+            if (!made.created) yield* checkThread(tenantId, options.threadId, options.ownerId)
+            threadId = made.thread.threadId
           }
         } else {
           threadId = (yield* records.createThread({ tenantId, ownerId: options?.ownerId, now })).thread.threadId
@@ -273,6 +276,8 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
             p.tenantId === tenantId && p.rootExecutionId === root.rootExecutionId && p.signal() !== undefined
           )
           if (here !== undefined) {
+            // The request too: a pass past its last step, about to rest or finish, reads it before it does.
+            yield* Cancel.request(tenantId, root.rootExecutionId, { ownerId: options?.ownerId, instanceId })
             here.abort(new ExecutionCancelledError({ tenantId, executionId: root.executionId }))
             cancelled = true
             continue
@@ -305,7 +310,9 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         return { cancelled }
       }).pipe(Effect.withSpan("Baton.cancel")))
 
-    const sweep = yield* Effect.forkScoped(run(RecoverySweep.run))
+    const closeScope = yield* Effect.scope
+    const recoveries = yield* FiberSet.make()
+    const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
 
     const close = (options?: { readonly timeout?: Duration.Input | undefined }) =>
       run(Effect.gen(function*() {
@@ -313,6 +320,12 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
         const graceMillis = Math.min(5_000, timeoutMillis * 0.2)
         const startedAt = yield* Clock.currentTimeMillis
         instance.health.stopping = true
+        // Whatever happens below, nothing waits for step bodies past the timeout.
+        yield* Effect.forkIn(
+          Effect.andThen(Effect.sleep(Duration.millis(timeoutMillis)), Deferred.succeed(instance.closeDeadline, undefined)),
+          closeScope
+        )
+        // The loop stops; the recoveries it started are passes like the others, waited for below.
         yield* Fiber.interrupt(sweep)
         const passesGone: Effect.Effect<void> = Effect.suspend(() =>
           instance.passes.size === 0 ? Effect.void : Effect.andThen(instance.passEnded, passesGone)

@@ -13,7 +13,7 @@ import {
   InstanceStoppingError,
   type InvalidInputError,
   LeaseLostError,
-  type StoreError
+  StoreError
 } from "./Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "./ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "./Fence.ts"
@@ -214,6 +214,8 @@ export const runPass = Effect.fnUntraced(function*(options: {
     ).pipe(
       Effect.catch((error): Effect.Effect<never, PassError, RecordStore | PauseStore | TreeStore | Instance> => {
         if (error instanceof LeaseLostError) return Effect.fail(error)
+        // A store that failed under a write is not the execution failing: it stays Running for a retry or a recovery.
+        if (error instanceof StoreError) return Effect.fail(error)
         if (holder.signal.aborted) {
           const reason = holder.signal.reason
           if (reason instanceof LeaseLostError || reason instanceof InstanceStoppingError) return Effect.fail(reason)
@@ -238,12 +240,20 @@ export const runPass = Effect.fnUntraced(function*(options: {
   const failure = (error: unknown) =>
     new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error })
 
+  /** Moves the record from one of `from` to `to`; a record in none of them changed under this pass: it lost the tree. */
   const setStatus = (from: ReadonlyArray<ExecutionStatus>, to: ExecutionStatus, error?: string) =>
     Effect.gen(function*() {
       yield* guard
       for (const f of from) {
         if (yield* records.setStatus({ tenantId: record.tenantId, executionId: record.executionId, from: f, to, now: now(), error })) return
       }
+      return yield* Effect.fail(holder.fence.refusal() ?? new LeaseLostError({
+        tenantId: record.tenantId,
+        rootExecutionId: record.rootExecutionId,
+        holder: holder.lease.holder,
+        epoch: holder.lease.epoch,
+        reason: `the record left ${from.join(" or ")} under this pass (another holder moved it)`
+      }))
     })
 
   /** Resolved pauses of the tree whose interrupts are still waiting: the `Command` that feeds them all. */
@@ -274,7 +284,7 @@ export const runPass = Effect.fnUntraced(function*(options: {
     const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
     sent = yield* answersFor(waiting)
     input = sent.length > 0 ? command(sent) : null
-    yield* setStatus(["Paused"], "Running")
+    yield* setStatus(["Paused", "Running"], "Running")
     yield* observer.onResume({ ...event, reason: start.reason })
   }
 

@@ -55,7 +55,8 @@ export interface Fence {
   readonly lost: (error: LeaseLostError) => void
   /**
    * For savers that cannot fence in the store: renew the lease now (resolves
-   * when confirmed, rejects with `LeaseLostError`). The write follows the
+   * when confirmed; rejects with `LeaseLostError` when refused, with `StoreError`
+   * when the store failed — the pass then stops, the execution stays Running). The write follows the
    * renewal — the documented window of one round trip.
    */
   readonly renewBeforeWrite: () => Promise<void>

@@ -45,23 +45,27 @@ export const pingTimeout = Duration.seconds(2)
 export const livenessComponents = (instance: InstanceShape, now: number): ReadonlyArray<HealthComponent> => {
   const { health } = instance
   const stuckAfter = 3 * instance.config.sweepMillis
-  const since = health.lastSweepEndedAt === undefined ? undefined : now - health.lastSweepEndedAt
+  const since = now - (health.lastSweepEndedAt ?? health.startedAt)
   return [
     health.stopping
       ? { name: "instance", status: "Unhealthy", message: "stopping" }
       : { name: "instance", status: "Healthy", message: `instance ${instance.instanceId} running` },
-    since !== undefined && since > stuckAfter
+    since > stuckAfter
       ? {
         name: "recovery-sweep",
         status: "Unhealthy",
-        message: `stuck: the last sweep ended ${Math.round(since / 1000)} s ago (more than three intervals of ${
+        message: `stuck: ${
+          health.lastSweepEndedAt === undefined
+            ? `the first sweep has not ended in ${Math.round(since / 1000)} s`
+            : `the last sweep ended ${Math.round(since / 1000)} s ago`
+        } (more than three intervals of ${
           Math.round(instance.config.sweepMillis / 1000)
         } s); a store it waits on may not answer`
       }
       : {
         name: "recovery-sweep",
         status: "Healthy",
-        message: since === undefined ? "first sweep running" : `last sweep ended ${Math.round(since / 1000)} s ago`
+        message: health.lastSweepEndedAt === undefined ? "first sweep running" : `last sweep ended ${Math.round(since / 1000)} s ago`
       }
   ]
 }

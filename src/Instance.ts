@@ -51,6 +51,8 @@ export interface InstanceShape {
   readonly compiled: (workflow: AnyWorkflow) => CompiledGraph
   /** What liveness reads (no I/O). */
   readonly health: {
+    /** When the instance started (liveness counts a first sweep that never ends from here). */
+    readonly startedAt: number
     /** When the recovery sweep last finished a look. */
     lastSweepEndedAt: number | undefined
     /** Set once a graceful close began. */

@@ -103,17 +103,48 @@ const look = Effect.fnUntraced(function*(
     const last = page[page.length - 1]!
     cursor = Option.some({ tenantId: last.tenantId, executionId: last.executionId })
   }
+  // A decision recorded for a paused tree whose resume never took the lease (the caller went away, the
+  // instance stopped or died between the two phases) is taken here, like a recovery.
+  let pausedCursor = Option.none<RecordCursor>()
+  paused: while (budget > 0) {
+    const page = yield* records.findByStatus("Paused", config.sweepPageSize, pausedCursor)
+    for (const record of page) {
+      if (record.executionId !== record.rootExecutionId) continue
+      const { rootExecutionId, tenantId } = record
+      if ([...instance.passes].some((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId)) continue
+      const workflow = config.workflows.get(record.workflowName)
+      if (workflow === undefined || (workflow.configHash !== record.configHash && !workflow.resumeAnyway)) continue
+      if ((yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])).length === 0) continue
+      const lease = yield* leases.get(tenantId, rootExecutionId)
+      if (Option.isSome(lease) && lease.value.expiresAt > clock.currentTimeMillisUnsafe()) continue
+      if (budget-- <= 0) break paused
+      yield* FiberSet.run(
+        recoveries,
+        TreeDriver.drive(workflow, tenantId, rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
+          Effect.tap((out) => Option.isSome(out) ? Effect.logInfo(`took a stranded decision of execution ${rootExecutionId}`) : Effect.void),
+          Effect.catch((e) => Effect.logWarning(`taking a stranded decision of execution ${rootExecutionId} ended: ${e.message}`)),
+          Effect.annotateLogs({ executionId: rootExecutionId, tenantId })
+        )
+      )
+    }
+    if (page.length < config.sweepPageSize) break
+    const last = page[page.length - 1]!
+    pausedCursor = Option.some({ tenantId: last.tenantId, executionId: last.executionId })
+  }
   const deleted = yield* pauses.deleteSettledBefore(clock.currentTimeMillisUnsafe() - config.pauseRetentionMillis)
   if (deleted > 0) yield* Effect.logDebug(`recovery sweep deleted ${deleted} settled pauses past retention`)
   return earliest
 })
 
-/** The sweep loop; runs until interrupted (its recoveries with it). */
-export const run = Effect.gen(function*() {
+/**
+ * The sweep loop; runs until interrupted. The recoveries it starts run in
+ * `recoveries`, owned by the instance: stopping the loop leaves them to the
+ * instance's close, like any other pass.
+ */
+export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unknown, unknown>) {
   const instance = yield* Instance
   const wakeups = yield* LeaseWakeups
   const clock = yield* Clock.Clock
-  const recoveries = yield* FiberSet.make()
   const leftAlone = new Set<string>()
   const resume = { from: Option.none<RecordCursor>() }
   while (true) {
@@ -129,4 +160,4 @@ export const run = Effect.gen(function*() {
       Effect.ensuring(Fiber.interrupt(released))
     )
   }
-}).pipe(Effect.scoped)
+})

@@ -116,6 +116,25 @@ describe(`recovery sweep on ${backend.name}`, () => {
       assert.strictEqual(yield* statusOf(root.tenantId, root.executionId), "Finished")
     }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+  it.effect("a decision recorded by a resume that never took the lease is taken by the sweep", () =>
+    Effect.gen(function*() {
+      const fx = makeSideEffects()
+      const wf = approval(fx)
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+      const out = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+      assert.strictEqual(out._tag, "Paused")
+      if (out._tag !== "Paused") return
+      // Phase 1 of a resume whose caller went away before phase 2: the pause is Resolved, the tree rests Paused.
+      yield* PauseStore.use((p) =>
+        p.resolve({ tenantId: out.tenantId, pauseId: out.pauses[0]!.pauseId, decision: "yes", resolvedBy: "gone", now: 0 })
+      )
+      yield* h.advance("31 seconds")
+      assert.strictEqual(yield* statusOf(out.tenantId, out.executionId), "Finished")
+      assert.deepStrictEqual([...fx.applied.values()], [1], "sent once")
+      const pause = Option.getOrUndefined(yield* PauseStore.use((p) => p.get(out.tenantId, out.pauses[0]!.pauseId)))
+      assert.strictEqual(pause?.status, "Taken")
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
   it.effect("the sweep deletes settled pauses past the retention, never a pending or an untaken one", () =>
     Effect.gen(function*() {
       const fx = makeSideEffects()
