@@ -23,6 +23,7 @@ import {
   UnknownWorkflowError
 } from "./Errors.ts"
 import type { ExecutionRecord } from "./ExecutionRecord.ts"
+import * as Executor from "./Executor.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { defaultTenant, IdGenerator, type InstanceId, type TenantId, type ThreadId } from "./Ids.ts"
 import { type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
@@ -225,6 +226,9 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton | In
           createdAt: now,
           updatedAt: now
         }
+        // The input is kept with the tree until it ends: a holder that dies before LangGraph's first
+        // checkpoint leaves a recovery nothing else to start from.
+        yield* TreeStore.use((tree) => tree.saveReservedIfAbsent(tenantId, executionId, Executor.inputKeyName, input ?? null))
         yield* records.createRecord(record)
         return yield* TreeDriver.start(workflow, record, input)
       }).pipe(Effect.withSpan("Baton.execute")))

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Deferred, Effect, Exit } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import {
   ExecutionCancelledError,
@@ -26,7 +26,7 @@ import type { Pause } from "./Pause.ts"
 import { PauseStore } from "./PauseStore.ts"
 import { RecordStore } from "./RecordStore.ts"
 import * as StepSlots from "./StepSlots.ts"
-import { TreeStore } from "./TreeStore.ts"
+import { reservedPrefix, TreeStore } from "./TreeStore.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 
 /** A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`. */
@@ -51,6 +51,9 @@ export type ExecutionOutput =
     readonly executionId: string
     readonly pauses: ReadonlyArray<PendingPause>
   }
+
+/** The reserved tree key (under `@baton/`) that keeps a root's input until the tree ends. */
+export const inputKeyName = "input"
 
 export type PassError =
   | LeaseLostError
@@ -284,6 +287,11 @@ export const runPass = Effect.fnUntraced(function*(options: {
     const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
     sent = yield* answersFor(waiting)
     input = sent.length > 0 ? command(sent) : null
+    // No checkpoint at all: the first holder died before LangGraph wrote one; start again from the kept input.
+    if (input === null && (yield* Effect.promise(() => instance.saver.getTuple(graphConfig(record)))) === undefined) {
+      const kept = yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}${inputKeyName}`)
+      if (Option.isSome(kept)) input = kept.value
+    }
     yield* setStatus(["Paused", "Running"], "Running")
     yield* observer.onResume({ ...event, reason: start.reason })
   }

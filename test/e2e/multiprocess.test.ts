@@ -76,7 +76,12 @@ describe("multi-process end-to-end over a SQLite file", () => {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     const byStatus = db.prepare("SELECT status, count(*) AS n FROM baton_records GROUP BY status").all()
-    assert.strictEqual(finished, 50, `all 50 finished (records: ${JSON.stringify(byStatus)}; b: ${b.stderr()} c: ${c.stderr()})`)
+    const failed = db.prepare("SELECT execution_id, error FROM baton_records WHERE status <> 'Finished'").all()
+    assert.strictEqual(
+      finished,
+      50,
+      `all 50 finished (records: ${JSON.stringify(byStatus)}; not finished: ${JSON.stringify(failed)}; b: ${b.stderr()} c: ${c.stderr()})`
+    )
     const twice = db.prepare("SELECT key, node, applied FROM e2e_effects WHERE applied > 1").all()
     assert.deepStrictEqual(twice, [], "no side effect applied twice under one key")
     const keysPerStep = db.prepare("SELECT root, node, count(*) AS n FROM e2e_effects GROUP BY root, node HAVING count(*) > 1").all()

@@ -4,6 +4,7 @@ import { LeaseStore } from "../../src/LeaseStore.ts"
 import { Observer, makeObserver, type ResumeReason } from "../../src/Observer.ts"
 import { PauseStore } from "../../src/PauseStore.ts"
 import { RecordStore } from "../../src/RecordStore.ts"
+import { TreeStore } from "../../src/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/Workflow.ts"
 import { approval, makeSideEffects, backends, slow } from "./fixtures.ts"
@@ -114,6 +115,36 @@ describe(`recovery sweep on ${backend.name}`, () => {
       const lenient = yield* Harness.make({ instances: 1, baton: { workflows: [anyway] } })
       yield* lenient.advance("46 seconds")
       assert.strictEqual(yield* statusOf(root.tenantId, root.executionId), "Finished")
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+  it.effect("a root whose holder died before LangGraph's first checkpoint starts again from its kept input", () =>
+    Effect.gen(function*() {
+      const fx = makeSideEffects()
+      const wf = slow(fx, "5 seconds")
+      const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+      // What execute had written when its process died: the thread, the input, the Running record — no checkpoint, no lease.
+      const records = yield* RecordStore
+      yield* records.createThread({ tenantId: "default", threadId: "orphan-thread", now: 0 })
+      yield* TreeStore.use((t) => t.saveReservedIfAbsent("default", "orphan-root", "input", { log: ["from input"] }))
+      yield* records.createRecord({
+        tenantId: "default",
+        executionId: "orphan-root",
+        threadId: "orphan-thread",
+        rootExecutionId: "orphan-root",
+        parentExecutionId: null,
+        depth: 1,
+        workflowName: wf.name,
+        workflowVersion: wf.version,
+        configHash: wf.configHash,
+        status: "Running",
+        error: null,
+        createdAt: 0,
+        updatedAt: 0
+      })
+      yield* h.advance("31 seconds")
+      yield* h.advance("6 seconds")
+      assert.strictEqual(yield* statusOf("default", "orphan-root"), "Finished")
+      assert.deepStrictEqual(fx.runs.map((r) => r.node), ["first", "slow", "last"])
     }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
   it.effect("a decision recorded by a resume that never took the lease is taken by the sweep", () =>
