@@ -1,25 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import * as Cancel from "../../src/Cancel.ts"
 import { Observer, makeObserver } from "../../src/Observer.ts"
 import { PauseStore } from "../../src/PauseStore.ts"
-import { RecordStore } from "../../src/RecordStore.ts"
 import { TreeStore } from "../../src/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, makeSideEffects, backends, slow } from "./fixtures.ts"
-
-const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
-
-const recordOf = (tenantId: string, executionId: string) =>
-  RecordStore.use((r) => r.getRecord(tenantId, executionId)).pipe(Effect.map(Option.getOrUndefined))
-
-const theRunningRoot = RecordStore.use((r) => r.findByStatus("Running", 10, Option.none())).pipe(
-  Effect.map((rs) => {
-    assert.strictEqual(rs.length, 1)
-    return rs[0]!
-  })
-)
+import { approval, backends, errorTag, makeSideEffects, recordOf, slow, theRunningRoot } from "./fixtures.ts"
 
 for (const backend of backends) {
 describe(`cancel from any instance on ${backend.name}`, () => {

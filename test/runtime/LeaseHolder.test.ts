@@ -1,21 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
-import { LeaseStore } from "../../src/LeaseStore.ts"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { RecordStore } from "../../src/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { makeSideEffects, backends, slow } from "./fixtures.ts"
-
-const theRunningRoot = Effect.gen(function*() {
-  const records = yield* RecordStore
-  const running = yield* records.findByStatus("Running", 10, Option.none())
-  assert.strictEqual(running.length, 1, "exactly one running execution")
-  return running[0]!
-})
-const leaseOf = (tenantId: string, root: string) =>
-  LeaseStore.use((s) => s.get(tenantId, root)).pipe(Effect.map(Option.getOrUndefined))
-
-const failureTag = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
+import { backends, errorTag, leaseOf, makeSideEffects, slow, theRunningRoot } from "./fixtures.ts"
 
 for (const backend of backends) {
 describe(`lease holder on ${backend.name}`, () => {
@@ -57,7 +44,7 @@ describe(`lease holder on ${backend.name}`, () => {
       yield* h.thaw(0)
       yield* h.settle
       const exit = yield* Fiber.await(fiber)
-      assert.strictEqual(failureTag(exit), "LeaseLostError")
+      assert.strictEqual(errorTag(exit), "LeaseLostError")
       yield* h.advance("45 seconds")
       const records = yield* RecordStore
       const record = yield* records.getRecord(root.tenantId, root.executionId)
@@ -85,7 +72,7 @@ describe(`lease holder on ${backend.name}`, () => {
       assert.isUndefined(fiber.pollUnsafe(), "still running 1 ms before confirmedUntil")
       yield* h.advance("1 millis")
       const exit = yield* Fiber.await(fiber)
-      assert.strictEqual(failureTag(exit), "LeaseLostError")
+      assert.strictEqual(errorTag(exit), "LeaseLostError")
       const lease = yield* leaseOf(root.tenantId, root.executionId)
       assert.strictEqual(lease?.epoch, 1, "nobody took the lease")
       assert.isFalse(fx.applied.has(fx.runs[1]!.key), "the interrupted step's side effect did not happen")

@@ -1,12 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import type { ExecutionOutput } from "../../src/Baton.ts"
 import { PauseStore } from "../../src/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, makeSideEffects, backends, parallel, slowBranch } from "./fixtures.ts"
-
-const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
+import { approval, backends, errorTag, makeSideEffects, parallel, slowBranch } from "./fixtures.ts"
 
 const paused = (out: ExecutionOutput) => {
   assert.strictEqual(out._tag, "Paused")

@@ -7,17 +7,7 @@ import { RecordStore } from "../../src/RecordStore.ts"
 import { TreeStore } from "../../src/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/Workflow.ts"
-import { approval, makeSideEffects, backends, slow } from "./fixtures.ts"
-
-const statusOf = (tenantId: string, executionId: string) =>
-  RecordStore.use((r) => r.getRecord(tenantId, executionId)).pipe(Effect.map((r) => Option.getOrUndefined(r)?.status))
-
-const theRunningRoot = RecordStore.use((r) => r.findByStatus("Running", 10, Option.none())).pipe(
-  Effect.map((rs) => {
-    assert.strictEqual(rs.length, 1)
-    return rs[0]!
-  })
-)
+import { approval, backends, makeSideEffects, slow, statusOf, theRunningRoot } from "./fixtures.ts"
 
 for (const backend of backends) {
 describe(`recovery sweep on ${backend.name}`, () => {

@@ -5,14 +5,14 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Clock, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { Baton } from "../../src/Baton.ts"
 import { Observer, makeObserver } from "../../src/Observer.ts"
 import { RecordStore } from "../../src/RecordStore.ts"
 import * as StepSlots from "../../src/StepSlots.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/Workflow.ts"
-import { backends } from "./fixtures.ts"
+import { backends, errorTag, statusOf } from "./fixtures.ts"
 
 const State = Annotation.Root({
   /** Who this execution is, in the log of step starts. */
@@ -112,12 +112,6 @@ const stepSlotsComponent = (h: Harness.Harness, i: number) =>
     const report = yield* Fiber.join(yield* h.run(i, (b) => b.checkReadiness))
     return report.components.find((c) => c.name === "step-slots")
   })
-
-const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
-  Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
-
-const statusOf = (tenantId: string, executionId: string) =>
-  RecordStore.use((r) => r.getRecord(tenantId, executionId)).pipe(Effect.map((r) => Option.getOrUndefined(r)?.status))
 
 for (const backend of backends) {
 describe(`step slots on ${backend.name}`, () => {

@@ -4,7 +4,8 @@
  * step runs).
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Duration, Effect, Layer } from "effect"
+import { assert } from "@effect/vitest"
+import { Duration, Effect, Exit, Layer, Option } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
@@ -12,6 +13,8 @@ import { MemoryState } from "../../layers/memory/MemoryState.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
 import { IdGenerator } from "../../src/Ids.ts"
+import { LeaseStore } from "../../src/LeaseStore.ts"
+import { RecordStore } from "../../src/RecordStore.ts"
 import * as Workflow from "../../src/Workflow.ts"
 
 export interface SideEffects {
@@ -187,3 +190,25 @@ export const backends = [
   { name: "memory", stores: memoryStores },
   { name: "sqlite", stores: sqliteStores }
 ] as const
+
+/** The `_tag` of an exit's typed error, or "Success" (undefined for a defect or an interruption). */
+export const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
+  Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit) as Option.Option<{ _tag: string }>)?._tag : "Success"
+
+/** An execution's record as stored now. */
+export const recordOf = (tenantId: string, executionId: string) =>
+  RecordStore.use((r) => r.getRecord(tenantId, executionId)).pipe(Effect.map(Option.getOrUndefined))
+
+export const statusOf = (tenantId: string, executionId: string) => Effect.map(recordOf(tenantId, executionId), (r) => r?.status)
+
+/** A tree's lease as stored now (undefined once released). */
+export const leaseOf = (tenantId: string, root: string) =>
+  LeaseStore.use((s) => s.get(tenantId, root)).pipe(Effect.map(Option.getOrUndefined))
+
+/** The one Running execution of the test (fails the test if there is not exactly one). */
+export const theRunningRoot = RecordStore.use((r) => r.findByStatus("Running", 10, Option.none())).pipe(
+  Effect.map((running) => {
+    assert.strictEqual(running.length, 1, "exactly one running execution")
+    return running[0]!
+  })
+)
