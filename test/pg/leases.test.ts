@@ -9,10 +9,10 @@ import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations } from "../../layers/pg/index.ts"
 import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
 import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
-import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "../../src/CheckpointStore.ts"
-import type { LeaseLostError } from "../../src/Errors.ts"
-import type { Lease } from "../../src/Lease.ts"
-import type { LeaseStoreShape } from "../../src/LeaseStore.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import type { LeaseLostError } from "../../src/stores/Errors.ts"
+import type { Lease } from "../../src/stores/Lease.ts"
+import type { LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import { randomName, testSchema, url } from "./db.ts"
 
 const schema = testSchema("leases")
@@ -41,11 +41,13 @@ layer(env, { excludeTestServices: true })("Postgres leases and fenced writes", (
   it.effect(`${racers} pooled connections race for one lease, ${rounds} rounds: exactly one winner each round`, () =>
     Effect.gen(function*() {
       const { leases, sql } = yield* Env
-      // Every racer on its own connection: the pool opens all eight.
-      const pids = yield* Effect.all(
-        Array.from({ length: racers }, () => sql<{ pid: number }>`SELECT pg_backend_pid() AS pid, pg_sleep(0.05)`),
+      // Every racer on its own connection: reserving eight at once makes the
+      // pool open all eight (a timed sleep on each was not enough under load).
+      const pids = yield* Effect.scoped(Effect.all(
+        Array.from({ length: racers }, () =>
+          Effect.flatMap(sql.reserve, (conn) => conn.execute("SELECT pg_backend_pid() AS pid", [], undefined))),
         { concurrency: "unbounded" }
-      )
+      ))
       assert.strictEqual(new Set(pids.map((rows) => rows[0]!.pid)).size, racers, "eight distinct connections")
       const tenant = randomName("tenant")
       const root = randomName("root")
