@@ -10,10 +10,10 @@
 import { type BaseCheckpointSaver, type Checkpoint, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import { Effect, Option } from "effect"
-import type { LeaseLostError } from "../src/Errors.ts"
-import type { Fence } from "../src/Fence.ts"
-import type { Lease } from "../src/Lease.ts"
-import type { LeaseStoreShape } from "../src/LeaseStore.ts"
+import type { LeaseLostError } from "../src/stores/Errors.ts"
+import type { Fence } from "../src/stores/Fence.ts"
+import type { Lease } from "../src/stores/Lease.ts"
+import type { LeaseStoreShape } from "../src/stores/LeaseStore.ts"
 
 export const rounds = Number(process.env.BENCH_ROUNDS ?? 7)
 export const threads = Number(process.env.BENCH_THREADS ?? 50)

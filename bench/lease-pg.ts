@@ -13,7 +13,7 @@
 import { PgClient as EffectPgClient } from "@effect/sql-pg"
 import { Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
 import { Reactivity } from "effect/reactivity"
-import type { LeaseStoreShape } from "../src/LeaseStore.ts"
+import type { LeaseStoreShape } from "../src/stores/LeaseStore.ts"
 import * as SqlLeaseStore from "../layers/sql/SqlLeaseStore.ts"
 import * as PgClient from "../layers/pg/PgClient.ts"
 import * as PgMigrations from "../layers/pg/PgMigrations.ts"

@@ -32,8 +32,8 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton, layer as batonLayer } from "../src/Baton.ts"
-import * as Workflow from "../src/Workflow.ts"
+import { Baton, layer as batonLayer } from "../src/runtime/Baton.ts"
+import * as Workflow from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
 const runs = Number(process.env.BENCH_RUNS ?? 50)

@@ -30,9 +30,9 @@
  * overhead over the semaphore's (lower is better; the target is ≤ 3).
  */
 import { Context, Effect, Semaphore } from "effect"
-import type { InstanceShape } from "../src/Instance.ts"
-import * as StepSlots from "../src/StepSlots.ts"
-import type { GraphBuilder } from "../src/Workflow.ts"
+import type { InstanceShape } from "../src/runtime/internal/Instance.ts"
+import * as StepSlots from "../src/runtime/internal/StepSlots.ts"
+import type { GraphBuilder } from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(2, Number(process.env.BENCH_ROUNDS ?? 21))
 const steps = Number(process.env.BENCH_STEPS ?? 10_000)

@@ -16,9 +16,9 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton } from "../src/Baton.ts"
-import { LeaseStore } from "../src/LeaseStore.ts"
-import * as Workflow from "../src/Workflow.ts"
+import { Baton } from "../src/runtime/Baton.ts"
+import { LeaseStore } from "../src/stores/LeaseStore.ts"
+import * as Workflow from "../src/runtime/Workflow.ts"
 
 const given = process.argv[2]
 const dir = given === undefined ? mkdtempSync(join(tmpdir(), "baton-quickstart-")) : undefined

@@ -2,28 +2,57 @@
  * baton: durable LangGraph executions across several instances of an Effect
  * application, over shared stores with fenced writes.
  *
+ * The public surface, in the order a reader meets it: the runtime service and
+ * its workflows, the errors, the store contracts a backend implements (and the
+ * domain types they speak), and the checkpoint saver a backend plugs into.
+ * Test helpers live in `baton/testing`, backends in `baton/memory`,
+ * `baton/sqlite` and `baton/pg`.
+ *
  * @since 0.1.0
  */
-export { Baton, type BatonShape, type CancelError, type ExecuteError, type ExecuteOptions, type ResumeError, type ResumeInput } from "./Baton.ts"
-export type { BatonOptions } from "./BatonConfig.ts"
-export * from "./Errors.ts"
-export type { ExecutionOutput, PendingPause } from "./Executor.ts"
-export type { ExecutionRecord, ExecutionStatus, PauseAnswer, RecordCursor, ThreadRecord } from "./ExecutionRecord.ts"
-export type { Pause, PauseStatus } from "./Pause.ts"
-export type { Lease } from "./Lease.ts"
-export { defaultTenant, IdGenerator, type ExecutionId, type InstanceId, type PauseId, type TenantId, type ThreadId } from "./Ids.ts"
-export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./CheckpointSaver.ts"
-export { type BlobRow, type CheckpointRow, type CheckpointRows, CheckpointStore, type CheckpointStoreShape, type WriteRow } from "./CheckpointStore.ts"
-export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./ChildQueueStore.ts"
-export { type Fence, type FenceCheck, type FencedWrite, fenceKey, renewalDueBefore, tenantKey } from "./Fence.ts"
-export type { HealthComponent, HealthReport, HealthStatus } from "./Health.ts"
-export { LeaseStore, type LeaseStoreShape } from "./LeaseStore.ts"
-export { LeaseWakeups, type LeaseWakeupsShape } from "./LeaseWakeups.ts"
-export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "./LedgerStore.ts"
-export { makeObserver, Observer, type ObserverShape, type ResumeReason } from "./Observer.ts"
-export { PauseStore, type PauseStoreShape } from "./PauseStore.ts"
-export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./RateLimitStore.ts"
-export { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "./RecordStore.ts"
-export { StepSlots, type StepSlotsShape } from "./StepSlots.ts"
-export { reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./TreeStore.ts"
-export * as Workflow from "./Workflow.ts"
+
+// The runtime
+export {
+  Baton,
+  type BatonShape,
+  type ExecuteOptions,
+  type ExecutionOutput,
+  type PendingPause,
+  type ResumeInput
+} from "./runtime/Baton.ts"
+export type { BatonOptions } from "./runtime/BatonConfig.ts"
+export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
+export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
+export * as Workflow from "./runtime/Workflow.ts"
+
+// Errors
+export * from "./stores/Errors.ts"
+
+// Store contracts and the domain types they speak
+export { CheckpointStore, type CheckpointStoreShape } from "./stores/CheckpointStore.ts"
+export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./stores/ChildQueueStore.ts"
+export type { ExecutionRecord, ExecutionStatus, PauseAnswer, RecordCursor, ThreadRecord } from "./stores/ExecutionRecord.ts"
+export { type Fence, type FenceCheck, type FencedWrite, renewalDueBefore } from "./stores/Fence.ts"
+export {
+  defaultTenant,
+  type ExecutionId,
+  IdGenerator,
+  type InstanceId,
+  type PauseId,
+  type TenantId,
+  type ThreadId
+} from "./stores/Ids.ts"
+export type { Lease } from "./stores/Lease.ts"
+export { LeaseStore, type LeaseStoreShape } from "./stores/LeaseStore.ts"
+export { LeaseWakeups, type LeaseWakeupsShape } from "./stores/LeaseWakeups.ts"
+export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "./stores/LedgerStore.ts"
+export type { Pause, PauseStatus } from "./stores/Pause.ts"
+export { PauseStore, type PauseStoreShape } from "./stores/PauseStore.ts"
+export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
+export { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "./stores/RecordStore.ts"
+export { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
+
+// The checkpoint saver a backend plugs into
+export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./checkpoint/CheckpointRows.ts"
+export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./checkpoint/CheckpointSaver.ts"
+export * as CheckpointStores from "./checkpoint/CheckpointStores.ts"

@@ -6,8 +6,10 @@
  * @since 0.1.0
  */
 import { Layer } from "effect"
-import { type CheckpointRow, type CheckpointRows, CheckpointStore, type WriteRow } from "../../src/CheckpointStore.ts"
-import type { FenceCheck, FencedWrite } from "../../src/Fence.ts"
+import type { CheckpointRow, CheckpointRows, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
+import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import type { FenceCheck, FencedWrite } from "../../src/stores/Fence.ts"
 import { checkFence } from "./MemoryLeaseStore.ts"
 import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
 
@@ -86,7 +88,7 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
   }
 }
 
-export const make = MemoryState.useSync((rows) => CheckpointStore.fromRows(makeRows(rows)))
+export const make = MemoryState.useSync((rows) => CheckpointStores.fromRows(makeRows(rows)))
 
 /** Requires `MemoryState` (its fenced writes check the leases kept there); `MemoryStores.layer` provides it. */
 export const layer = Layer.effect(CheckpointStore, make)

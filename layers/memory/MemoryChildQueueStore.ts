@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { ChildQueueStore, type QueuedChild } from "../../src/ChildQueueStore.ts"
+import { ChildQueueStore, type QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import { type ChildRow, key, MemoryState } from "./MemoryState.ts"
 
 const toChild = (row: ChildRow): QueuedChild => ({

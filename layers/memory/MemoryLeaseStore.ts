@@ -4,9 +4,9 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { LeaseLostError } from "../../src/Errors.ts"
-import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/Fence.ts"
-import { LeaseStore } from "../../src/LeaseStore.ts"
+import { LeaseLostError } from "../../src/stores/Errors.ts"
+import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { key, type MemoryRows, MemoryState, toLease } from "./MemoryState.ts"
 
 /**

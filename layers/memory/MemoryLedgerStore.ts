@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { type LedgerKey, LedgerStore } from "../../src/LedgerStore.ts"
+import { type LedgerKey, LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
 const ledgerKey = (k: LedgerKey) => key(k.tenantId, k.scope, k.scopeId, k.day)

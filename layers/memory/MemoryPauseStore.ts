@@ -4,9 +4,9 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { NotPausedError, UnknownPauseError } from "../../src/Errors.ts"
-import type { Pause } from "../../src/Pause.ts"
-import { PauseStore } from "../../src/PauseStore.ts"
+import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
+import type { Pause } from "../../src/stores/Pause.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { key, MemoryState, type PauseRow } from "./MemoryState.ts"
 
 const toPause = (row: PauseRow): Pause => ({

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { RateLimitStore } from "../../src/RateLimitStore.ts"
+import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
 export const make = MemoryState.useSync((rows) =>

@@ -4,8 +4,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import type { ExecutionRecord } from "../../src/ExecutionRecord.ts"
-import { RecordStore } from "../../src/RecordStore.ts"
+import type { ExecutionRecord } from "../../src/stores/ExecutionRecord.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
 const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenantId: string; executionId: string }) =>

@@ -7,11 +7,11 @@
  * @since 0.1.0
  */
 import { Context, Layer } from "effect"
-import type { BlobRow, CheckpointRow, WriteRow } from "../../src/CheckpointStore.ts"
-import type { ExecutionRecord, PauseAnswer, ThreadRecord } from "../../src/ExecutionRecord.ts"
-import type { QueuedChild } from "../../src/ChildQueueStore.ts"
-import type { Lease } from "../../src/Lease.ts"
-import type { Pause } from "../../src/Pause.ts"
+import type { BlobRow, CheckpointRow, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import type { ExecutionRecord, PauseAnswer, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
+import type { QueuedChild } from "../../src/stores/ChildQueueStore.ts"
+import type { Lease } from "../../src/stores/Lease.ts"
+import type { Pause } from "../../src/stores/Pause.ts"
 
 /** A lease row: `holder` null once released (the epoch stays). */
 export interface LeaseRow {

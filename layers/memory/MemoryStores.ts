@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Layer } from "effect"
-import { IdGenerator } from "../../src/Ids.ts"
+import { IdGenerator } from "../../src/stores/Ids.ts"
 import * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 import * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
 import * as MemoryLeaseStore from "./MemoryLeaseStore.ts"

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { TreeStore } from "../../src/TreeStore.ts"
+import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
 export const make = MemoryState.useSync((rows) =>

@@ -22,7 +22,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 
 /** The config setting read when no `url` is given. */
 export const urlSetting = "BATON_PG_URL"

@@ -15,7 +15,7 @@
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { type BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { sqlErrorDetail } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"

@@ -24,7 +24,7 @@
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Deferred, Duration, Effect, Layer, Queue } from "effect"
-import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/LeaseWakeups.ts"
+import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import { lockKey } from "./PgMigrations.ts"
 

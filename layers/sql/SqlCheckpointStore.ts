@@ -1,6 +1,6 @@
 /**
  * `CheckpointStore` over any `SqlClient`: the {@link CheckpointRows} that
- * baton's own LangGraph saver (`src/CheckpointSaver.ts`) runs on. Fenced.
+ * baton's own LangGraph saver (`src/checkpoint/CheckpointSaver.ts`) runs on. Fenced.
  *
  * A fenced write checks, in the write's own transaction, that the lease row
  * (tenant, root) is still (holder, epoch) and live at the writer's `now`, and
@@ -33,9 +33,11 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import { type BlobRow, CheckpointStore, type CheckpointRow, type CheckpointRows, type CheckpointStoreShape, type ListQuery, type WriteRow } from "../../src/CheckpointStore.ts"
-import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/Errors.ts"
-import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/Fence.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
+import { CheckpointStore, type CheckpointStoreShape } from "../../src/stores/CheckpointStore.ts"
+import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/stores/Errors.ts"
+import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, Commit, type Op, query, texts } from "./internal/direct.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
@@ -365,7 +367,7 @@ const chunks = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => 
 
 /** The service over the client: baton's saver on {@link makeRows} (no migration). */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeRows(options), CheckpointStore.fromRows)
+  Effect.map(makeRows(options), CheckpointStores.fromRows)
 
 /** `CheckpointStore` on the `SqlClient` in context; migrates the schema first. */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>

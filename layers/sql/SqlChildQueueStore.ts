@@ -11,8 +11,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
-import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../src/ChildQueueStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

@@ -9,9 +9,9 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
-import type { Lease } from "../../src/Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../src/LeaseStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { Lease } from "../../src/stores/Lease.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

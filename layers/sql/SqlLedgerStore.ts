@@ -9,8 +9,8 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
-import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/LedgerStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

@@ -17,7 +17,7 @@
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { type BatonConfigError, StoreError } from "../../src/Errors.ts"
+import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */

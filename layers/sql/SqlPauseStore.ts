@@ -8,9 +8,9 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, NotPausedError, type StoreError, UnknownPauseError } from "../../src/Errors.ts"
-import type { Pause, PauseStatus } from "../../src/Pause.ts"
-import { PauseStore, type PauseStoreShape } from "../../src/PauseStore.ts"
+import { type BatonConfigError, NotPausedError, type StoreError, UnknownPauseError } from "../../src/stores/Errors.ts"
+import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
+import { PauseStore, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

@@ -13,8 +13,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
-import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/RateLimitStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { BatonConfigError } from "../../src/Errors.ts"
+import { BatonConfigError } from "../../src/stores/Errors.ts"
 
 /** Options every SQL store Layer takes. */
 export interface SqlStoreOptions {

@@ -8,8 +8,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/Errors.ts"
-import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/TreeStore.ts"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"

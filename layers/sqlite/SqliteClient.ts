@@ -45,7 +45,7 @@ import { SqlClient } from "effect/sql"
 import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
-import { BatonConfigError } from "../../src/Errors.ts"
+import { BatonConfigError } from "../../src/stores/Errors.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 
 /** The config setting read when no `path` is given. */

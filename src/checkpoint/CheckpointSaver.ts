@@ -24,10 +24,10 @@ import {
   WRITES_IDX_MAP,
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
-import { LeaseLostError } from "./Errors.ts"
-import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointStore.ts"
-import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "./Fence.ts"
-import { defaultTenant } from "./Ids.ts"
+import { LeaseLostError } from "../stores/Errors.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointRows.ts"
+import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "../stores/Fence.ts"
+import { defaultTenant } from "../stores/Ids.ts"
 
 /** Writes by the checkpoint they belong to. */
 const byCheckpoint = (writes: ReadonlyArray<WriteRow>): Map<string, Array<WriteRow>> => {

@@ -6,39 +6,38 @@
  */
 import { Clock, Context, Deferred, Duration, Effect, Fiber, FiberSet, Layer, Option } from "effect"
 import * as BatonConfig from "./BatonConfig.ts"
-import { CheckpointStore } from "./CheckpointStore.ts"
+import { CheckpointStore } from "../stores/CheckpointStore.ts"
 import {
   type BatonConfigError,
   ExecutionCancelledError,
-  type ExecutionFailedError,
   InstanceStoppingError,
-  type InvalidInputError,
-  type LeaseLostError,
-  type NotPausedError,
-  type StoreError,
   ThreadBusyError,
   ThreadOwnerError,
   UnknownPauseError,
   UnknownThreadError,
-  UnknownWorkflowError
-} from "./Errors.ts"
-import type { ExecutionRecord } from "./ExecutionRecord.ts"
-import * as Executor from "./Executor.ts"
-import type { ExecutionOutput } from "./Executor.ts"
-import { defaultTenant, IdGenerator, type InstanceId, type TenantId, type ThreadId } from "./Ids.ts"
-import { type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
-import { PauseStore } from "./PauseStore.ts"
-import { RecordStore } from "./RecordStore.ts"
-import * as Cancel from "./Cancel.ts"
+  UnknownWorkflowError,
+  type CancelError,
+  type ExecuteError,
+  type ResumeError
+} from "../stores/Errors.ts"
+import type { ExecutionRecord } from "../stores/ExecutionRecord.ts"
+import * as Executor from "./internal/Executor.ts"
+import type { ExecutionOutput } from "./internal/Executor.ts"
+import { defaultTenant, IdGenerator, type InstanceId, type TenantId, type ThreadId } from "../stores/Ids.ts"
+import { type CompiledGraph, Instance, type InstanceShape } from "./internal/Instance.ts"
+import { PauseStore } from "../stores/PauseStore.ts"
+import { RecordStore } from "../stores/RecordStore.ts"
+import * as Cancel from "./internal/Cancel.ts"
 import * as Health from "./Health.ts"
-import * as RecoverySweep from "./RecoverySweep.ts"
-import * as StepSlots from "./StepSlots.ts"
-import * as TreeDriver from "./TreeDriver.ts"
-import type { Stores } from "./TreeDriver.ts"
-import { TreeStore } from "./TreeStore.ts"
+import * as RecoverySweep from "./internal/RecoverySweep.ts"
+import * as StepSlots from "./internal/StepSlots.ts"
+import * as TreeDriver from "./internal/TreeDriver.ts"
+import type { Stores } from "./internal/TreeDriver.ts"
+import { TreeStore } from "../stores/TreeStore.ts"
 import type { Workflow } from "./Workflow.ts"
 
-export type { ExecutionOutput, PendingPause } from "./Executor.ts"
+export type { ExecutionOutput, PendingPause } from "./internal/Executor.ts"
+export type { CancelError, ExecuteError, ResumeError } from "../stores/Errors.ts"
 
 export interface ExecuteOptions {
   readonly tenantId?: TenantId | undefined
@@ -56,19 +55,6 @@ export interface ResumeInput {
   readonly ownerId?: string | undefined
 }
 
-export type ExecuteError =
-  | LeaseLostError
-  | ExecutionCancelledError
-  | InstanceStoppingError
-  | ExecutionFailedError
-  | StoreError
-  | InvalidInputError
-  | UnknownThreadError
-  | ThreadOwnerError
-  | ThreadBusyError
-  | UnknownWorkflowError
-
-export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError
 
 export interface BatonShape {
   readonly instanceId: InstanceId
@@ -110,7 +96,6 @@ export interface BatonShape {
   readonly checkReadiness: Effect.Effect<Health.HealthReport>
 }
 
-export type CancelError = StoreError | InvalidInputError | UnknownThreadError | ThreadOwnerError | InstanceStoppingError
 
 export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
   /** The runtime of one instance over the store Layers the app provides; bad options fail with `BatonConfigError`. */

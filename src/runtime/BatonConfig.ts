@@ -4,8 +4,8 @@
  * @since 0.1.0
  */
 import { Duration, Effect } from "effect"
-import { BatonConfigError } from "./Errors.ts"
-import type { InstanceId } from "./Ids.ts"
+import { BatonConfigError } from "../stores/Errors.ts"
+import type { InstanceId } from "../stores/Ids.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 
 export interface BatonOptions {

@@ -6,16 +6,16 @@
  * @since 0.1.0
  */
 import { Clock, Context, Duration, Effect } from "effect"
-import { CheckpointStore } from "./CheckpointStore.ts"
-import { ChildQueueStore } from "./ChildQueueStore.ts"
-import type { StoreError } from "./Errors.ts"
-import type { InstanceShape } from "./Instance.ts"
-import { LeaseStore } from "./LeaseStore.ts"
-import { LedgerStore } from "./LedgerStore.ts"
-import { PauseStore } from "./PauseStore.ts"
-import { RateLimitStore } from "./RateLimitStore.ts"
-import { RecordStore } from "./RecordStore.ts"
-import { TreeStore } from "./TreeStore.ts"
+import { CheckpointStore } from "../stores/CheckpointStore.ts"
+import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
+import type { StoreError } from "../stores/Errors.ts"
+import type { InstanceShape } from "./internal/Instance.ts"
+import { LeaseStore } from "../stores/LeaseStore.ts"
+import { LedgerStore } from "../stores/LedgerStore.ts"
+import { PauseStore } from "../stores/PauseStore.ts"
+import { RateLimitStore } from "../stores/RateLimitStore.ts"
+import { RecordStore } from "../stores/RecordStore.ts"
+import { TreeStore } from "../stores/TreeStore.ts"
 
 export type HealthStatus = "Healthy" | "Degraded" | "Unhealthy"
 

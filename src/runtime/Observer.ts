@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
-import type { ExecutionId, InstanceId, TenantId } from "./Ids.ts"
+import type { ExecutionId, InstanceId, TenantId } from "../stores/Ids.ts"
 
 export interface ExecutionEvent {
   readonly tenantId: TenantId

@@ -9,7 +9,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import type { Effect } from "effect"
 import { passOf } from "./internal/pass.ts"
-import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
+import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
 
 /** The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it). */
 export interface GraphBuilder {

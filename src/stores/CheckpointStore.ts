@@ -4,126 +4,17 @@
  * @since 0.1.0
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Context, Effect } from "effect"
-import { BatonCheckpointSaver, RenewingCheckpointSaver } from "./CheckpointSaver.ts"
-import { type InvalidInputError, StoreError } from "./Errors.ts"
-import type { FenceCheck, FencedWrite } from "./Fence.ts"
+import { Context, type Effect } from "effect"
+import type { InvalidInputError, StoreError } from "./Errors.ts"
 import type { TenantId, ThreadId } from "./Ids.ts"
-import * as V from "./internal/validate.ts"
 
+/**
+ * What a checkpoint store operation fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type Failure = StoreError | InvalidInputError
-
-/** One stored checkpoint: both blobs as LangGraph's serde wrote them. */
-export interface CheckpointRow {
-  readonly tenantId: TenantId
-  readonly threadId: ThreadId
-  readonly checkpointNs: string
-  readonly checkpointId: string
-  readonly parentCheckpointId: string | null
-  readonly type: string
-  readonly checkpoint: Uint8Array
-  readonly metadataType: string
-  readonly metadata: Uint8Array
-}
-
-/**
- * One channel's value at one version. A checkpoint row keeps no channel
- * values; `put` stores a blob only for the channels that changed (its
- * `newVersions`), and a read assembles the values from the versions the
- * checkpoint names. `type` "empty" marks a channel with no value.
- */
-export interface BlobRow {
-  readonly tenantId: TenantId
-  readonly threadId: ThreadId
-  readonly checkpointNs: string
-  readonly channel: string
-  readonly version: string
-  readonly type: string
-  readonly value: Uint8Array
-}
-
-/** One pending write of a task, linked to a checkpoint (no foreign key: it may arrive first). */
-export interface WriteRow {
-  readonly tenantId: TenantId
-  readonly threadId: ThreadId
-  readonly checkpointNs: string
-  readonly checkpointId: string
-  readonly taskId: string
-  /** Position in the task's writes; negative for LangGraph's special channels (error, interrupt, resume…). */
-  readonly idx: number
-  readonly channel: string
-  readonly type: string
-  readonly value: Uint8Array
-  readonly taskPath: string
-}
-
-export interface ListQuery {
-  readonly threadId?: ThreadId | undefined
-  readonly checkpointNs?: string | undefined
-  readonly checkpointId?: string | undefined
-  /** Only checkpoints whose id sorts before this one. */
-  readonly before?: string | undefined
-  readonly limit?: number | undefined
-}
-
-/**
- * The storage a {@link BatonCheckpointSaver} runs on — what a backend
- * implements. Promise-based because LangGraph calls it from its own promises.
- * - `putCheckpoint` upserts the checkpoint by (tenant, thread, ns, id) and
- *   inserts its blobs by (tenant, thread, ns, channel, version), keeping a
- *   blob that exists (a version's value never changes), in one transaction;
- * - `putWrites` inserts each row by (tenant, thread, ns, id, taskId, idx):
- *   a row with `idx >= 0` that exists is kept, one with `idx < 0` replaced;
- * - with a `fence` (only when `fenced` is true) both check in the same
- *   transaction that the lease row is still (holder, epoch) and live at
- *   `fence.now` (`expiresAt > now`), and write; otherwise they reject with
- *   `LeaseLostError` and write nothing. In that transaction they push the
- *   lease's `expiresAt` to `now + ttl` only when a renewal is due (the stored
- *   expiry is earlier than `now + ttl - renewMillis`, see `FenceCheck`) and
- *   otherwise leave the lease row unwritten; they answer the lease's expiry
- *   as stored after the write and whether they pushed it. Without a fence
- *   they answer undefined. The check must hold until the write commits: a
- *   concurrent acquire, renew or release of the lease row waits for it (or
- *   the write waits for them) — SQLite's `BEGIN IMMEDIATE`, a row lock on
- *   Postgres;
- * - `getCheckpoint` without an id answers the newest (greatest id);
- * - `listCheckpoints` answers newest first;
- * - `getWrites` answers the pending writes of the checkpoints named (one or
- *   many of one thread and namespace: `list` reads a batch at once), in any
- *   order (the saver groups and sorts them);
- * - `getBlobs` answers the stored blobs among the (channel, version) pairs
- *   asked for, in any order (a pair not stored is left out).
- */
-export interface CheckpointRows {
-  readonly fenced: boolean
-  readonly putCheckpoint: (
-    row: CheckpointRow,
-    blobs: ReadonlyArray<BlobRow>,
-    fence: FenceCheck | undefined
-  ) => Promise<FencedWrite | undefined>
-  readonly putWrites: (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined) => Promise<FencedWrite | undefined>
-  readonly getCheckpoint: (
-    tenantId: TenantId,
-    threadId: ThreadId,
-    checkpointNs: string,
-    checkpointId: string | undefined
-  ) => Promise<CheckpointRow | undefined>
-  readonly getWrites: (
-    tenantId: TenantId,
-    threadId: ThreadId,
-    checkpointNs: string,
-    checkpointIds: ReadonlyArray<string>
-  ) => Promise<ReadonlyArray<WriteRow>>
-  readonly getBlobs: (
-    tenantId: TenantId,
-    threadId: ThreadId,
-    checkpointNs: string,
-    versions: ReadonlyArray<{ readonly channel: string; readonly version: string }>
-  ) => Promise<ReadonlyArray<BlobRow>>
-  readonly listCheckpoints: (tenantId: TenantId, query: ListQuery) => Promise<ReadonlyArray<CheckpointRow>>
-  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Promise<void>
-  readonly ping: () => Promise<void>
-}
 
 /**
  * Semantics: `saver` is the LangGraph checkpointer every pass compiles with.
@@ -138,42 +29,12 @@ export interface CheckpointStoreShape {
   readonly ping: Effect.Effect<void, StoreError>
 }
 
-const storeError = (operation: string) => (cause: unknown) =>
-  new StoreError({ store: "CheckpointStore", operation, reason: cause instanceof Error ? cause.message : String(cause), cause })
-
-export class CheckpointStore extends Context.Service<CheckpointStore, CheckpointStoreShape>()("baton/CheckpointStore") {
-  /** A store over baton's own saver on the given rows (fenced when the rows are). */
-  static fromRows(rows: CheckpointRows): CheckpointStoreShape {
-    return {
-      saver: new BatonCheckpointSaver(rows),
-      fenced: rows.fenced,
-      deleteThread: (tenantId, threadId) =>
-        V.checked([
-          V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
-          V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
-        ], () => Effect.tryPromise({ try: () => rows.deleteThread(tenantId, threadId), catch: storeError("deleteThread") })),
-      ping: Effect.tryPromise({ try: () => rows.ping(), catch: storeError("ping") })
-    }
-  }
-
-  /**
-   * A store over any `BaseCheckpointSaver`. Unfenced: each write of a pass
-   * follows a lease renewal (see `RenewingCheckpointSaver`). The saver knows
-   * no tenants: its `deleteThread` ignores the tenant, and thread ids must be
-   * unique across tenants.
-   */
-  static fromSaver(inner: BaseCheckpointSaver): CheckpointStoreShape {
-    const saver = new RenewingCheckpointSaver(inner)
-    const op = <A>(operation: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: storeError(operation) })
-    return {
-      saver,
-      fenced: false,
-      deleteThread: (tenantId, threadId) =>
-        V.checked([
-          V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
-          V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
-        ], () => op("deleteThread", () => saver.deleteThread(threadId))),
-      ping: op("ping", () => saver.getTuple({ configurable: { thread_id: "@baton/ping" } })).pipe(Effect.asVoid)
-    }
-  }
-}
+/**
+ * The checkpoint store: the LangGraph saver every pass compiles with. Build
+ * one over baton's fenced saver with `CheckpointStores.fromRows`, or over any
+ * LangGraph saver with `CheckpointStores.fromSaver`.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class CheckpointStore extends Context.Service<CheckpointStore, CheckpointStoreShape>()("baton/CheckpointStore") {}

@@ -154,3 +154,37 @@ export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingEr
     return `Instance ${this.instanceId} is stopping. Its running executions stay running and another instance continues them; send new calls elsewhere.`
   }
 }
+
+/**
+ * What `Baton.execute` fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type ExecuteError =
+  | LeaseLostError
+  | ExecutionCancelledError
+  | InstanceStoppingError
+  | ExecutionFailedError
+  | StoreError
+  | InvalidInputError
+  | UnknownThreadError
+  | ThreadOwnerError
+  | ThreadBusyError
+  | UnknownWorkflowError
+
+/**
+ * What `Baton.resume` fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError
+
+/**
+ * What `Baton.cancel` fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type CancelError = StoreError | InvalidInputError | UnknownThreadError | ThreadOwnerError | InstanceStoppingError

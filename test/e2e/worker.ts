@@ -10,8 +10,8 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Deferred, Effect, Layer } from "effect"
 import { DatabaseSync } from "node:sqlite"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton } from "../../src/Baton.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import { Baton } from "../../src/runtime/Baton.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const [path, instanceId, countArg] = process.argv.slice(2)
 if (path === undefined || instanceId === undefined) throw new Error("usage: worker.ts <path> <instance id> <count>")

@@ -10,11 +10,11 @@ import { type Checkpoint, emptyCheckpoint } from "@langchain/langgraph-checkpoin
 import { Context, Deferred, Effect, Exit, Layer, Option, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { MemoryCheckpointStore, MemoryLeaseStore, MemoryState } from "../../layers/memory/index.ts"
-import { CheckpointStore } from "../../src/CheckpointStore.ts"
-import { LeaseLostError, StoreError } from "../../src/Errors.ts"
-import { fenceKey, tenantKey } from "../../src/Fence.ts"
-import * as LeaseHolder from "../../src/LeaseHolder.ts"
-import { LeaseStore } from "../../src/LeaseStore.ts"
+import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import { LeaseLostError, StoreError } from "../../src/stores/Errors.ts"
+import { fenceKey, tenantKey } from "../../src/stores/Fence.ts"
+import * as LeaseHolder from "../../src/runtime/internal/LeaseHolder.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 
 const leaseMillis = 30_000
 const renewMillis = 10_000

@@ -2,14 +2,15 @@
  * Every conformance suite against the in-memory Layers: once as two instances
  * over one `MemoryState` (two app instances over one database), once as a
  * single instance of the bundle. The CheckpointStore suite also runs over a
- * user's own saver (LangGraph's MemorySaver through `CheckpointStore.fromSaver`),
+ * user's own saver (LangGraph's MemorySaver through `CheckpointStores.fromSaver`),
  * the unfenced path.
  */
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { Layer } from "effect"
 import { MemoryLeaseStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
-import { CheckpointStore } from "../../src/CheckpointStore.ts"
-import { IdGenerator } from "../../src/Ids.ts"
+import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
+import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import { IdGenerator } from "../../src/stores/Ids.ts"
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
@@ -45,7 +46,7 @@ for (const setup of setups) {
 checkpointStoreSuite({
   name: "LangGraph MemorySaver via fromSaver (unfenced)",
   layer: Layer.merge(
-    Layer.sync(CheckpointStore, () => CheckpointStore.fromSaver(new MemorySaver())),
+    Layer.sync(CheckpointStore, () => CheckpointStores.fromSaver(new MemorySaver())),
     MemoryLeaseStore.layer.pipe(Layer.provide(MemoryState.layer))
   ),
   tenants: false

@@ -4,7 +4,7 @@
 import { validate } from "@langchain/langgraph-checkpoint-validation"
 import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
 import { emptyRows } from "../../layers/memory/MemoryState.ts"
-import { BatonCheckpointSaver } from "../../src/CheckpointSaver.ts"
+import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 
 validate({
   checkpointerName: "baton memory",

@@ -8,7 +8,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations, PgStores } from "../../layers/pg/index.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
-import { LeaseStore } from "../../src/LeaseStore.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { randomName, testSchemas, url } from "./db.ts"
 
 /** A schema name of this run (dropped after the file). */

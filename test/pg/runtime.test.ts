@@ -9,9 +9,9 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton, type ExecutionOutput } from "../../src/Baton.ts"
-import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/LeaseWakeups.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import { Baton, type ExecutionOutput } from "../../src/runtime/Baton.ts"
+import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("runtime")

@@ -5,7 +5,7 @@
  * describes run one after another, and each creation clears the rows.
  */
 import { validate } from "@langchain/langgraph-checkpoint-validation"
-import { BatonCheckpointSaver } from "../../src/CheckpointSaver.ts"
+import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 import { testSchema, url } from "./db.ts"
 import { type OpenRows, openRows } from "./saver.ts"
 

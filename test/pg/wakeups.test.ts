@@ -9,9 +9,9 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option, Queue, Scope } from "effect"
 import { PgClient, PgMigrations, PgWakeups } from "../../layers/pg/index.ts"
 import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
-import * as LeaseHolder from "../../src/LeaseHolder.ts"
-import { LeaseStore } from "../../src/LeaseStore.ts"
-import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/LeaseWakeups.ts"
+import * as LeaseHolder from "../../src/runtime/internal/LeaseHolder.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import { randomName, testSchema, url } from "./db.ts"
 
 const schema = testSchema("wakeups")

@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
-import { Baton } from "../../src/Baton.ts"
-import type { BatonOptions } from "../../src/BatonConfig.ts"
-import { Instance } from "../../src/Instance.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import { Baton } from "../../src/runtime/Baton.ts"
+import type { BatonOptions } from "../../src/runtime/BatonConfig.ts"
+import { Instance } from "../../src/runtime/internal/Instance.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 import { makeSideEffects, memoryStores, slow } from "./fixtures.ts"
 
 const wf = slow(makeSideEffects())

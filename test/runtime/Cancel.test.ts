@@ -1,9 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
-import * as Cancel from "../../src/Cancel.ts"
-import { Observer, makeObserver } from "../../src/Observer.ts"
-import { PauseStore } from "../../src/PauseStore.ts"
-import { TreeStore } from "../../src/TreeStore.ts"
+import * as Cancel from "../../src/runtime/internal/Cancel.ts"
+import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, backends, errorTag, makeSideEffects, recordOf, slow, theRunningRoot } from "./fixtures.ts"
 

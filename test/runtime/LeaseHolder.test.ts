@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
-import { RecordStore } from "../../src/RecordStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { backends, errorTag, leaseOf, makeSideEffects, slow, theRunningRoot } from "./fixtures.ts"
 

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import type { ExecutionOutput } from "../../src/Baton.ts"
-import { PauseStore } from "../../src/PauseStore.ts"
+import type { ExecutionOutput } from "../../src/runtime/Baton.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, backends, errorTag, makeSideEffects, parallel, slowBranch } from "./fixtures.ts"
 

@@ -1,12 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
-import { LeaseStore } from "../../src/LeaseStore.ts"
-import { Observer, makeObserver, type ResumeReason } from "../../src/Observer.ts"
-import { PauseStore } from "../../src/PauseStore.ts"
-import { RecordStore } from "../../src/RecordStore.ts"
-import { TreeStore } from "../../src/TreeStore.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import { Observer, makeObserver, type ResumeReason } from "../../src/runtime/Observer.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 import { approval, backends, makeSideEffects, slow, statusOf, theRunningRoot } from "./fixtures.ts"
 
 for (const backend of backends) {

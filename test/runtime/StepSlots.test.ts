@@ -6,12 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Clock, Duration, Effect, Fiber, Layer, Option } from "effect"
-import { Baton } from "../../src/Baton.ts"
-import { Observer, makeObserver } from "../../src/Observer.ts"
-import { RecordStore } from "../../src/RecordStore.ts"
-import * as StepSlots from "../../src/StepSlots.ts"
+import { Baton } from "../../src/runtime/Baton.ts"
+import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
+import * as StepSlots from "../../src/runtime/internal/StepSlots.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 import { backends, errorTag, statusOf } from "./fixtures.ts"
 
 const State = Annotation.Root({

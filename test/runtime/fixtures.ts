@@ -12,10 +12,10 @@ import * as Path from "node:path"
 import { MemoryState } from "../../layers/memory/MemoryState.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
-import { IdGenerator } from "../../src/Ids.ts"
-import { LeaseStore } from "../../src/LeaseStore.ts"
-import { RecordStore } from "../../src/RecordStore.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import { IdGenerator } from "../../src/stores/Ids.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 
 export interface SideEffects {
   /** Every run of a step: node name and instance. */

@@ -13,13 +13,15 @@ import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
 import * as MemoryPauseStore from "../../layers/memory/MemoryPauseStore.ts"
 import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
 import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
-import { CheckpointStore, type CheckpointRows } from "../../src/CheckpointStore.ts"
-import type { FenceCheck } from "../../src/Fence.ts"
-import { IdGenerator } from "../../src/Ids.ts"
-import { PauseStore } from "../../src/PauseStore.ts"
-import { RecordStore } from "../../src/RecordStore.ts"
+import type { CheckpointRows } from "../../src/checkpoint/CheckpointRows.ts"
+import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
+import type { FenceCheck } from "../../src/stores/Fence.ts"
+import { IdGenerator } from "../../src/stores/Ids.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import * as Workflow from "../../src/Workflow.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 
 /** mulberry32: a small, fast, seedable PRNG. */
 const prng = (seed: number) => {
@@ -151,7 +153,7 @@ const recordingRows = (rows: CheckpointRows, world: World): CheckpointRows => {
 const storesFor = (world: World) => {
   const checkpoints = Layer.effect(
     CheckpointStore,
-    MemoryState.useSync((state) => CheckpointStore.fromRows(recordingRows(makeRows(state), world)))
+    MemoryState.useSync((state) => CheckpointStores.fromRows(recordingRows(makeRows(state), world)))
   )
   return Layer.mergeAll(
     MemoryLeaseStore.layer,

@@ -3,7 +3,7 @@
  * validation suite and tests that drive the saver with promises.
  */
 import { Effect, Exit, Layer, Scope } from "effect"
-import { BatonCheckpointSaver } from "../../src/CheckpointSaver.ts"
+import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
 import * as SqliteClient from "../../layers/sqlite/SqliteClient.ts"

@@ -4,7 +4,7 @@
  */
 import { validate } from "@langchain/langgraph-checkpoint-validation"
 import * as Path from "node:path"
-import type { BatonCheckpointSaver } from "../../src/CheckpointSaver.ts"
+import type { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 import { type OpenSaver, openSaver } from "./saver.ts"
 import { tempDir } from "./tmp.ts"
 

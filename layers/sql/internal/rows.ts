@@ -4,7 +4,7 @@
  */
 import { Effect } from "effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
-import { StoreError } from "../../../src/Errors.ts"
+import { StoreError } from "../../../src/stores/Errors.ts"
 
 /** Maps the driver's `SqlError` to the contract's `StoreError` for `store.operation`. */
 export const storeError = (store: string, operation: string) => (error: SqlError): StoreError =>

@@ -8,13 +8,13 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
-import { ExecutionCancelledError } from "./Errors.ts"
-import type { ExecutionRecord } from "./ExecutionRecord.ts"
+import { ExecutionCancelledError } from "../../stores/Errors.ts"
+import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { Instance } from "./Instance.ts"
-import { Observer } from "./Observer.ts"
-import { PauseStore } from "./PauseStore.ts"
-import { RecordStore } from "./RecordStore.ts"
-import { TreeStore } from "./TreeStore.ts"
+import { Observer } from "../Observer.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { RecordStore } from "../../stores/RecordStore.ts"
+import { TreeStore } from "../../stores/TreeStore.ts"
 
 /** The reserved tree key (under `@baton/`) of a cancel request. */
 export const requestName = "cancel-request"

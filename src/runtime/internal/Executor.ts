@@ -14,20 +14,20 @@ import {
   type InvalidInputError,
   LeaseLostError,
   StoreError
-} from "./Errors.ts"
-import type { ExecutionRecord, ExecutionStatus } from "./ExecutionRecord.ts"
-import { fenceKey, tenantKey } from "./Fence.ts"
-import { IdGenerator } from "./Ids.ts"
+} from "../../stores/Errors.ts"
+import type { ExecutionRecord, ExecutionStatus } from "../../stores/ExecutionRecord.ts"
+import { fenceKey, tenantKey } from "../../stores/Fence.ts"
+import { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance } from "./Instance.ts"
-import { type PassHandle, passKey } from "./internal/pass.ts"
+import { type PassHandle, passKey } from "./pass.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
-import { Observer, type ResumeReason } from "./Observer.ts"
-import type { Pause } from "./Pause.ts"
-import { PauseStore } from "./PauseStore.ts"
-import { RecordStore } from "./RecordStore.ts"
+import { Observer, type ResumeReason } from "../Observer.ts"
+import type { Pause } from "../../stores/Pause.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { RecordStore } from "../../stores/RecordStore.ts"
 import * as StepSlots from "./StepSlots.ts"
-import { reservedPrefix, TreeStore } from "./TreeStore.ts"
-import type { AnyWorkflow } from "./Workflow.ts"
+import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
+import type { AnyWorkflow } from "../Workflow.ts"
 
 /** A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`. */
 export interface PendingPause {

@@ -6,9 +6,9 @@
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Context, type Deferred, type Effect } from "effect"
-import type { BatonConfig } from "./BatonConfig.ts"
-import type { InstanceId } from "./Ids.ts"
-import type { AnyWorkflow } from "./Workflow.ts"
+import type { BatonConfig } from "../BatonConfig.ts"
+import type { InstanceId } from "../../stores/Ids.ts"
+import type { AnyWorkflow } from "../Workflow.ts"
 
 /** What `graph.compile` returns, as far as baton uses it. */
 export interface CompiledGraph {

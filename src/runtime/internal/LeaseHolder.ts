@@ -20,11 +20,11 @@
  * @since 0.1.0
  */
 import { Clock, Deferred, Duration, Effect, Option, Scope } from "effect"
-import { LeaseLostError, type InvalidInputError, type StoreError } from "./Errors.ts"
-import type { Fence } from "./Fence.ts"
-import type { Lease } from "./Lease.ts"
-import { LeaseStore } from "./LeaseStore.ts"
-import { LeaseWakeups } from "./LeaseWakeups.ts"
+import { LeaseLostError, type InvalidInputError, type StoreError } from "../../stores/Errors.ts"
+import type { Fence } from "../../stores/Fence.ts"
+import type { Lease } from "../../stores/Lease.ts"
+import { LeaseStore } from "../../stores/LeaseStore.ts"
+import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 
 export interface LeaseHolder {
   /** The lease as last acquired. */

@@ -11,12 +11,12 @@
  */
 import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
-import type { RecordCursor } from "./ExecutionRecord.ts"
+import type { RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { Instance } from "./Instance.ts"
-import { LeaseStore } from "./LeaseStore.ts"
-import { LeaseWakeups } from "./LeaseWakeups.ts"
-import { PauseStore } from "./PauseStore.ts"
-import { RecordStore } from "./RecordStore.ts"
+import { LeaseStore } from "../../stores/LeaseStore.ts"
+import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { RecordStore } from "../../stores/RecordStore.ts"
 import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 

@@ -33,9 +33,9 @@
 import { END, START } from "@langchain/langgraph"
 import { Cause, Clock, Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import { AsyncLocalStorage } from "node:async_hooks"
-import type { HealthComponent } from "./Health.ts"
+import type { HealthComponent } from "../Health.ts"
 import type { InstanceShape } from "./Instance.ts"
-import type { GraphBuilder } from "./Workflow.ts"
+import type { GraphBuilder } from "../Workflow.ts"
 
 /** Each period of waiting counts as one level deeper. */
 export const agingPeriod: Duration.Duration = Duration.seconds(10)

@@ -5,21 +5,21 @@
  * @since 0.1.0
  */
 import { Clock, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
-import type { ResumeError } from "./Baton.ts"
+import type { ResumeError } from "../../stores/Errors.ts"
 import * as Cancel from "./Cancel.ts"
-import type { CheckpointStore } from "./CheckpointStore.ts"
-import { ExecutionCancelledError } from "./Errors.ts"
-import type { ExecutionRecord } from "./ExecutionRecord.ts"
+import type { CheckpointStore } from "../../stores/CheckpointStore.ts"
+import { ExecutionCancelledError } from "../../stores/Errors.ts"
+import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { currentOutput, type ExecutionOutput, type PassStart, runPass } from "./Executor.ts"
-import type { IdGenerator } from "./Ids.ts"
+import type { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import * as LeaseHolder from "./LeaseHolder.ts"
-import { LeaseStore } from "./LeaseStore.ts"
-import { LeaseWakeups } from "./LeaseWakeups.ts"
-import { PauseStore } from "./PauseStore.ts"
-import { RecordStore } from "./RecordStore.ts"
-import { TreeStore } from "./TreeStore.ts"
-import type { AnyWorkflow } from "./Workflow.ts"
+import { LeaseStore } from "../../stores/LeaseStore.ts"
+import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { RecordStore } from "../../stores/RecordStore.ts"
+import { TreeStore } from "../../stores/TreeStore.ts"
+import type { AnyWorkflow } from "../Workflow.ts"
 
 export type Stores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 

@@ -8,11 +8,11 @@ import type { RunnableConfig } from "@langchain/core/runnables"
 import type { Checkpoint, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Clock, Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { CheckpointStore, type CheckpointStoreShape } from "../../CheckpointStore.ts"
-import { LeaseLostError } from "../../Errors.ts"
-import { type Fence, fenceKey, tenantKey } from "../../Fence.ts"
-import type { Lease } from "../../Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../LeaseStore.ts"
+import { CheckpointStore, type CheckpointStoreShape } from "../../stores/CheckpointStore.ts"
+import { LeaseLostError } from "../../stores/Errors.ts"
+import { type Fence, fenceKey, tenantKey } from "../../stores/Fence.ts"
+import type { Lease } from "../../stores/Lease.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { expectFailure, expectInvalid, instancesKey, instancesLayer, makeIds, now, some, type SuiteOptions } from "./Suite.ts"
 
 const leaseTtl = 30_000
@@ -27,7 +27,7 @@ const fenceRenew = 20_000
 export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStore | LeaseStore> {
   /**
    * Whether the store keeps checkpoints per tenant (`configurable[tenantKey]`).
-   * Default true. A store made with `CheckpointStore.fromSaver` over a saver
+   * Default true. A store made with `CheckpointStores.fromSaver` over a saver
    * that knows no tenants sets false: the tenant-isolation tests are then not
    * registered (such a store needs thread ids unique across tenants).
    */

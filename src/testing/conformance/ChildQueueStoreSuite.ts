@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { type ChildOutcome, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../ChildQueueStore.ts"
+import { type ChildOutcome, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../stores/ChildQueueStore.ts"
 import {
   expectInvalid,
   type Instances,

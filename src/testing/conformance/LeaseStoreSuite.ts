@@ -6,8 +6,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import type { Lease } from "../../Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../LeaseStore.ts"
+import type { Lease } from "../../stores/Lease.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import {
   expectInvalid,
   instancesKey,

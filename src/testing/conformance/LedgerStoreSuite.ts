@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect } from "effect"
-import { type LedgerKey, type LedgerScope, LedgerStore, type LedgerStoreShape } from "../../LedgerStore.ts"
+import { type LedgerKey, type LedgerScope, LedgerStore, type LedgerStoreShape } from "../../stores/LedgerStore.ts"
 import { expectInvalid, instancesKey, instancesLayer, makeIds, race, racersOf, successes, type SuiteOptions } from "./Suite.ts"
 
 /**

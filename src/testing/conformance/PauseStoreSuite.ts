@@ -6,8 +6,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect } from "effect"
 import { TestClock } from "effect/testing"
-import type { Pause, PauseStatus } from "../../Pause.ts"
-import { PauseStore, type PauseStoreShape } from "../../PauseStore.ts"
+import type { Pause, PauseStatus } from "../../stores/Pause.ts"
+import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
 import {
   expectInvalid,
   expectTag,

@@ -6,7 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../RateLimitStore.ts"
+import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../stores/RateLimitStore.ts"
 import {
   expectInvalid,
   instancesKey,

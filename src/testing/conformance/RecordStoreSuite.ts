@@ -6,8 +6,8 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../../ExecutionRecord.ts"
-import { RecordStore, type RecordStoreShape } from "../../RecordStore.ts"
+import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../../stores/ExecutionRecord.ts"
+import { RecordStore, type RecordStoreShape } from "../../stores/RecordStore.ts"
 import {
   expectInvalid,
   instancesKey,

@@ -5,7 +5,7 @@
  */
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
-import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../TreeStore.ts"
+import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import {
   expectInvalid,
   expectTag,

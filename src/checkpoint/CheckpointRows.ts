@@ -1,0 +1,120 @@
+/**
+ * The storage baton's LangGraph saver runs on: checkpoint, blob and write
+ * rows, and the `CheckpointRows` interface a backend implements.
+ *
+ * @since 0.1.0
+ */
+import type { FenceCheck, FencedWrite } from "../stores/Fence.ts"
+import type { TenantId, ThreadId } from "../stores/Ids.ts"
+
+/** One stored checkpoint: both blobs as LangGraph's serde wrote them. */
+export interface CheckpointRow {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly checkpointNs: string
+  readonly checkpointId: string
+  readonly parentCheckpointId: string | null
+  readonly type: string
+  readonly checkpoint: Uint8Array
+  readonly metadataType: string
+  readonly metadata: Uint8Array
+}
+
+/**
+ * One channel's value at one version. A checkpoint row keeps no channel
+ * values; `put` stores a blob only for the channels that changed (its
+ * `newVersions`), and a read assembles the values from the versions the
+ * checkpoint names. `type` "empty" marks a channel with no value.
+ */
+export interface BlobRow {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly checkpointNs: string
+  readonly channel: string
+  readonly version: string
+  readonly type: string
+  readonly value: Uint8Array
+}
+
+/** One pending write of a task, linked to a checkpoint (no foreign key: it may arrive first). */
+export interface WriteRow {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly checkpointNs: string
+  readonly checkpointId: string
+  readonly taskId: string
+  /** Position in the task's writes; negative for LangGraph's special channels (error, interrupt, resume…). */
+  readonly idx: number
+  readonly channel: string
+  readonly type: string
+  readonly value: Uint8Array
+  readonly taskPath: string
+}
+
+export interface ListQuery {
+  readonly threadId?: ThreadId | undefined
+  readonly checkpointNs?: string | undefined
+  readonly checkpointId?: string | undefined
+  /** Only checkpoints whose id sorts before this one. */
+  readonly before?: string | undefined
+  readonly limit?: number | undefined
+}
+
+/**
+ * The storage a `BatonCheckpointSaver` runs on — what a backend
+ * implements. Promise-based because LangGraph calls it from its own promises.
+ * - `putCheckpoint` upserts the checkpoint by (tenant, thread, ns, id) and
+ *   inserts its blobs by (tenant, thread, ns, channel, version), keeping a
+ *   blob that exists (a version's value never changes), in one transaction;
+ * - `putWrites` inserts each row by (tenant, thread, ns, id, taskId, idx):
+ *   a row with `idx >= 0` that exists is kept, one with `idx < 0` replaced;
+ * - with a `fence` (only when `fenced` is true) both check in the same
+ *   transaction that the lease row is still (holder, epoch) and live at
+ *   `fence.now` (`expiresAt > now`), and write; otherwise they reject with
+ *   `LeaseLostError` and write nothing. In that transaction they push the
+ *   lease's `expiresAt` to `now + ttl` only when a renewal is due (the stored
+ *   expiry is earlier than `now + ttl - renewMillis`, see `FenceCheck`) and
+ *   otherwise leave the lease row unwritten; they answer the lease's expiry
+ *   as stored after the write and whether they pushed it. Without a fence
+ *   they answer undefined. The check must hold until the write commits: a
+ *   concurrent acquire, renew or release of the lease row waits for it (or
+ *   the write waits for them) — SQLite's `BEGIN IMMEDIATE`, a row lock on
+ *   Postgres;
+ * - `getCheckpoint` without an id answers the newest (greatest id);
+ * - `listCheckpoints` answers newest first;
+ * - `getWrites` answers the pending writes of the checkpoints named (one or
+ *   many of one thread and namespace: `list` reads a batch at once), in any
+ *   order (the saver groups and sorts them);
+ * - `getBlobs` answers the stored blobs among the (channel, version) pairs
+ *   asked for, in any order (a pair not stored is left out).
+ */
+export interface CheckpointRows {
+  readonly fenced: boolean
+  readonly putCheckpoint: (
+    row: CheckpointRow,
+    blobs: ReadonlyArray<BlobRow>,
+    fence: FenceCheck | undefined
+  ) => Promise<FencedWrite | undefined>
+  readonly putWrites: (rows: ReadonlyArray<WriteRow>, fence: FenceCheck | undefined) => Promise<FencedWrite | undefined>
+  readonly getCheckpoint: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    checkpointId: string | undefined
+  ) => Promise<CheckpointRow | undefined>
+  readonly getWrites: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    checkpointIds: ReadonlyArray<string>
+  ) => Promise<ReadonlyArray<WriteRow>>
+  readonly getBlobs: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    versions: ReadonlyArray<{ readonly channel: string; readonly version: string }>
+  ) => Promise<ReadonlyArray<BlobRow>>
+  readonly listCheckpoints: (tenantId: TenantId, query: ListQuery) => Promise<ReadonlyArray<CheckpointRow>>
+  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Promise<void>
+  readonly ping: () => Promise<void>
+}

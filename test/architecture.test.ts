@@ -1,0 +1,125 @@
+/**
+ * The direction of imports is the architecture: runtime → contracts,
+ * checkpoint → contracts, backends → contracts (and the shared SQL stores),
+ * never back, never around in a cycle. This test reads the import graph of
+ * `src/` and `layers/` from the files themselves.
+ */
+import { readdirSync, readFileSync } from "node:fs"
+import { dirname, join, normalize, relative } from "node:path"
+import { describe, expect, it } from "vitest"
+
+const root = join(import.meta.dirname, "..")
+
+const sourceFiles = (folder: string): Array<string> =>
+  readdirSync(join(root, folder), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith(".ts"))
+    .map((entry) => relative(root, join(entry.parentPath, entry.name)))
+
+const importPattern = /(?:^|\n)\s*(?:import|export)\b[^"';]*?from\s*["'](\.{1,2}\/[^"']+)["']/g
+
+/** Each file's relative imports (type-only ones too: a type cycle is still a tangle), as root-relative paths. */
+const importGraph = (files: ReadonlyArray<string>): Map<string, Array<string>> =>
+  new Map(files.map((file) => {
+    const text = readFileSync(join(root, file), "utf8")
+    const targets = [...text.matchAll(importPattern)].map((m) => normalize(join(dirname(file), m[1]!)))
+    return [file, targets]
+  }))
+
+/** Strongly connected components with more than one file (or a file importing itself): the cycles. */
+const cycles = (graph: Map<string, Array<string>>): Array<Array<string>> => {
+  let counter = 0
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: Array<string> = []
+  const onStack = new Set<string>()
+  const found: Array<Array<string>> = []
+  const visit = (v: string): void => {
+    index.set(v, counter)
+    low.set(v, counter)
+    counter++
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue
+      if (!index.has(w)) {
+        visit(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!))
+      }
+    }
+    if (low.get(v) === index.get(v)) {
+      const component: Array<string> = []
+      let w: string
+      do {
+        w = stack.pop()!
+        onStack.delete(w)
+        component.push(w)
+      } while (w !== v)
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort())
+    }
+  }
+  for (const v of graph.keys()) if (!index.has(v)) visit(v)
+  return found
+}
+
+const graph = importGraph([...sourceFiles("src"), ...sourceFiles("layers")])
+const edges = [...graph].flatMap(([from, targets]) => targets.map((to) => ({ from, to })))
+const within = (path: string, folder: string) => path.startsWith(folder + "/")
+const violations = (rule: (from: string, to: string) => boolean) =>
+  edges.filter(({ from, to }) => rule(from, to)).map(({ from, to }) => `${from} → ${to}`)
+
+const backends = ["memory", "sqlite", "pg"]
+const backendOf = (path: string) => backends.find((b) => within(path, `layers/${b}`))
+
+describe("the import graph of src/ and layers/", () => {
+  it("reads the files it judges", () => {
+    expect(graph.size).toBeGreaterThan(50)
+    expect(graph.get("src/runtime/Baton.ts")).toContain("src/stores/RecordStore.ts")
+  })
+
+  it("has no cycle", () => {
+    expect(cycles(graph)).toEqual([])
+  })
+
+  it("finds a cycle when there is one (the checker itself)", () => {
+    const tangled = new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]])
+    expect(cycles(tangled)).toEqual([["a", "b", "c"]])
+  })
+
+  it("src/ never imports a backend from layers/", () => {
+    expect(violations((from, to) => within(from, "src") && within(to, "layers"))).toEqual([])
+  })
+
+  it("the store contracts import nothing but contracts and domain types", () => {
+    expect(violations((from, to) => within(from, "src/stores") && !within(to, "src/stores"))).toEqual([])
+  })
+
+  it("the checkpoint saver imports only contracts and itself", () => {
+    expect(violations((from, to) =>
+      within(from, "src/checkpoint") && !within(to, "src/stores") && !within(to, "src/checkpoint")
+    )).toEqual([])
+  })
+
+  it("the runtime's internals are imported only by the runtime and the test harness", () => {
+    expect(violations((from, to) =>
+      within(to, "src/runtime/internal") && !within(from, "src/runtime") && !within(from, "src/testing")
+    )).toEqual([])
+  })
+
+  it("the runtime and the contracts never import the testing entry", () => {
+    expect(violations((from, to) => !within(from, "src/testing") && within(to, "src/testing"))).toEqual([])
+  })
+
+  it("no backend folder imports another (memory, sqlite, pg; all may use the shared layers/sql)", () => {
+    expect(violations((from, to) => {
+      const a = backendOf(from)
+      const b = backendOf(to)
+      return b !== undefined && a !== b
+    })).toEqual([])
+  })
+
+  it("backends speak to the contracts, never to the runtime", () => {
+    expect(violations((from, to) => within(from, "layers") && within(to, "src/runtime"))).toEqual([])
+  })
+})
