@@ -13,15 +13,16 @@
  */
 import { BaseCheckpointSaver, type ChannelVersions, type Checkpoint, type CheckpointListOptions, type CheckpointMetadata, type PendingWrite } from "@langchain/langgraph-checkpoint"
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { Baton, type BatonShape, layer as batonLayer } from "../runtime/Baton.ts"
-import type { BatonOptions } from "../runtime/BatonConfig.ts"
+import type { BatonShape } from "../runtime/Baton.ts"
+import * as BatonConfig from "../runtime/BatonConfig.ts"
 import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../stores/CheckpointStore.ts"
 import { type BatonConfigError, StoreError } from "../stores/Errors.ts"
 import type { IdGenerator } from "../stores/Ids.ts"
-import { Instance, type InstanceShape } from "../runtime/internal/Instance.ts"
+import type { InstanceShape } from "../runtime/internal/Instance.ts"
+import * as Runtime from "../runtime/internal/Runtime.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
 import { LedgerStore } from "../stores/LedgerStore.ts"
 import { PauseStore } from "../stores/PauseStore.ts"
@@ -157,7 +158,7 @@ const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, 
  */
 export const make = Effect.fnUntraced(function*(options: {
   readonly instances: number
-  readonly baton: Omit<BatonOptions, "instanceId">
+  readonly baton: Omit<BatonConfig.BatonOptions, "instanceId">
 }): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
   const stores = yield* Effect.context<HarnessStores>()
   const clock = yield* Clock.Clock
@@ -204,9 +205,11 @@ export const make = Effect.fnUntraced(function*(options: {
     context = Context.merge(stores as Context.Context<never>, context)
     const scope = yield* Scope.fork(harnessScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
-    const built = yield* Layer.buildWithScope(
-      batonLayer({ ...options.baton, instanceId }).pipe(Layer.provide(Layer.succeedContext(context as Context.Context<HarnessStores>))),
-      scope
+    const { workflows, ...rest } = options.baton
+    const built = yield* Runtime.make(workflows).pipe(
+      Effect.provide(BatonConfig.layer({ ...rest, instanceId })),
+      Effect.provide(context as Context.Context<HarnessStores>),
+      Scope.provide(scope)
     )
     const slot: Slot = {
       gate,
@@ -214,8 +217,8 @@ export const make = Effect.fnUntraced(function*(options: {
       entry: {
         index,
         instanceId,
-        baton: Context.get(built, Baton),
-        instance: Context.get(built, Instance),
+        baton: built,
+        instance: built.instance,
         get state() {
           return gate.state
         }

@@ -1,14 +1,21 @@
 /**
  * One running instance: its id, its configuration, the passes it is moving
- * and the services its Effect steps run with.
+ * and the services its Effect steps run with. Internal: no public type
+ * mentions it (the testing harness reaches it through `Runtime.make`).
  *
  * @since 0.1.0
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Context, type Deferred, type Effect } from "effect"
-import type { BatonConfig } from "../BatonConfig.ts"
+import { Context, type Deferred, Effect } from "effect"
+import { InstanceStoppingError } from "../../stores/Errors.ts"
+import type * as BatonConfig from "../BatonConfig.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
+
+/** The instance's checked configuration and the workflows it runs, by name (children included). */
+export interface RuntimeConfig extends BatonConfig.BatonConfigShape {
+  readonly workflows: ReadonlyMap<string, AnyWorkflow>
+}
 
 /** What `graph.compile` returns, as far as baton uses it. */
 export interface CompiledGraph {
@@ -37,7 +44,7 @@ export interface ActivePass {
 
 export interface InstanceShape {
   readonly instanceId: InstanceId
-  readonly config: BatonConfig
+  readonly config: RuntimeConfig
   readonly saver: BaseCheckpointSaver
   readonly passes: Set<ActivePass>
   /** Resolves at the next end of a pass of this instance. */
@@ -65,3 +72,7 @@ export interface InstanceShape {
 }
 
 export class Instance extends Context.Service<Instance, InstanceShape>()("baton/Instance") {}
+
+/** Fails with `InstanceStoppingError` once a close began: new calls are refused. */
+export const notStopping: Effect.Effect<void, InstanceStoppingError, Instance> = Effect.flatMap(Effect.service(Instance), (instance) =>
+  instance.health.stopping ? Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })) : Effect.void)
