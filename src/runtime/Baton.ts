@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Context, type Duration, Effect, type Effect as EffectNs, Layer } from "effect"
+import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
 import type { BatonConfigError, CancelError, ExecuteError, ResumeError } from "../stores/Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
@@ -22,6 +22,7 @@ import type { TreeStore } from "../stores/TreeStore.ts"
 import * as BatonConfig from "./BatonConfig.ts"
 import type * as Health from "./Health.ts"
 import type { CancelOptions } from "./internal/CancelThread.ts"
+import type { CloseOptions } from "./internal/Close.ts"
 import type { ExecuteOptions } from "./internal/Execute.ts"
 import type { ExecutionOutput } from "./internal/Executor.ts"
 import type { ResumeInput } from "./internal/Resume.ts"
@@ -80,7 +81,7 @@ export interface BatonShape {
    * another instance takes it at once. Ends within `timeout` (default 25 s;
    * 0 stops at once). New calls fail with `InstanceStoppingError`.
    */
-  readonly close: (options?: { readonly timeout?: Duration.Input | undefined }) => EffectNs.Effect<void>
+  readonly close: (options?: CloseOptions) => EffectNs.Effect<void>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
   readonly checkLiveness: EffectNs.Effect<Health.HealthReport>
   /** Liveness plus every store's ping under 2 s. */

@@ -131,7 +131,12 @@ const show = (value: unknown): string =>
 
 const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
 
-/** Fails on any field of `options` not in `known`, naming it and the fields there are. */
+/**
+ * Fails on any field of `options` not in `known`, naming it and the fields there are.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const refuseUnknown = (options: object, known: ReadonlyArray<string>): Effect.Effect<void, BatonConfigError> => {
   const unknown = Object.keys(options).find((k) => !known.includes(k))
   return unknown === undefined

@@ -30,11 +30,28 @@ import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
 import { TreeStore } from "../stores/TreeStore.ts"
 
-/** What an instance's process is doing, as far as its stores and clock can tell. */
+/**
+ * What an instance's process is doing, as far as its stores and clock can tell.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type InstanceState = "alive" | "unreachable" | "hanging" | "frozen" | "dead"
 
+/**
+ * The stores a harness needs in context.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HarnessStores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 
+/**
+ * One instance of a harness: its runtime, its state and what its process is doing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface HarnessInstance {
   readonly index: number
   readonly instanceId: string
@@ -43,6 +60,12 @@ export interface HarnessInstance {
   readonly state: InstanceState
 }
 
+/**
+ * N baton instances in one process over shared stores, with ways to kill, freeze or cut off any of them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Harness {
   readonly instances: ReadonlyArray<HarnessInstance>
   readonly instance: (index: number) => HarnessInstance
@@ -155,6 +178,9 @@ const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, 
 /**
  * Builds `instances` baton instances over the store services in context
  * (built once: every instance shares their rows), on the test's clock.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(options: {
   readonly instances: number

@@ -64,7 +64,12 @@ const settleRequest = Effect.fnUntraced(function*(root: ExecutionRecord) {
   return false
 })
 
-/** Cancels the thread's Running or Paused roots (see `Baton.cancel`). */
+/**
+ * Cancels the thread's Running or Paused roots (see `Baton.cancel`).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const cancel = (threadId: ThreadId, options?: CancelOptions) =>
   Effect.gen(function*() {
     yield* notStopping

@@ -37,6 +37,9 @@ const interruptPasses = Effect.fnUntraced(function*() {
  * The instance's `close`: stops the sweep, waits for running passes, and a
  * grace before `timeout` (min(5 s, 20 %)) interrupts what is left.
  * Background waits live in `closeScope`, the instance's scope.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const close = (sweep: Fiber.Fiber<unknown, unknown>, closeScope: Scope.Scope) => (options?: CloseOptions) =>
   Effect.gen(function*() {

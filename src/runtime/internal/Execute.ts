@@ -53,7 +53,12 @@ const threadFor = Effect.fnUntraced(function*(tenantId: TenantId, options: Execu
   return made.thread.threadId
 })
 
-/** Runs `workflow` on `input` as a new root execution (see `Baton.execute`). */
+/**
+ * Runs `workflow` on `input` as a new root execution (see `Baton.execute`).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const execute = <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) =>
   Effect.gen(function*() {
     yield* notStopping

@@ -29,12 +29,23 @@ import * as StepSlots from "./StepSlots.ts"
 import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
-/** A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`. */
+/**
+ * A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PendingPause {
   readonly pauseId: string
   readonly payload: unknown
 }
 
+/**
+ * What `execute` and `resume` answer once the tree rests: its final state, or its pending pauses.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ExecutionOutput =
   | {
     readonly _tag: "Finished"
@@ -52,9 +63,20 @@ export type ExecutionOutput =
     readonly pauses: ReadonlyArray<PendingPause>
   }
 
-/** The reserved tree key (under `@baton/`) that keeps a root's input until the tree ends. */
+/**
+ * The reserved tree key (under `@baton/`) that keeps a root's input until the tree ends.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const inputKeyName = "input"
 
+/**
+ * How a pass may fail.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type PassError =
   | LeaseLostError
   | ExecutionFailedError
@@ -63,7 +85,12 @@ export type PassError =
   | StoreError
   | InvalidInputError
 
-/** How a pass begins: with the root's input, or by continuing from the last checkpoint. */
+/**
+ * How a pass begins: with the root's input, or by continuing from the last checkpoint.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type PassStart =
   | { readonly _tag: "Input"; readonly input: unknown }
   | { readonly _tag: "Continue"; readonly reason: ResumeReason }
@@ -80,7 +107,12 @@ const graphConfig = (record: ExecutionRecord) => ({
 const pendingOf = (pauses: ReadonlyArray<Pause>): ReadonlyArray<PendingPause> =>
   pauses.map((p) => ({ pauseId: p.pauseId, payload: p.payload }))
 
-/** The tree's output as it rests now (no pass needed): its pending pauses, or its final state. */
+/**
+ * The tree's output as it rests now (no pass needed): its pending pauses, or its final state.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const currentOutput = Effect.fnUntraced(function*(workflow: AnyWorkflow, record: ExecutionRecord) {
   const instance = yield* Instance
   const pauses = yield* PauseStore
@@ -394,6 +426,9 @@ const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Inte
  * taken before it may rest), rest. Loses no decision. On a lost lease it
  * fails with `LeaseLostError` and writes nothing more (the record stays
  * Running for the new holder).
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const runPass = Effect.fnUntraced(function*(
   options: PassOptions

@@ -12,12 +12,22 @@ import type * as BatonConfig from "../BatonConfig.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
-/** The instance's checked configuration and the workflows it runs, by name (children included). */
+/**
+ * The instance's checked configuration and the workflows it runs, by name (children included).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface RuntimeConfig extends BatonConfig.BatonConfigShape {
   readonly workflows: ReadonlyMap<string, AnyWorkflow>
 }
 
-/** What `graph.compile` returns, as far as baton uses it. */
+/**
+ * What `graph.compile` returns, as far as baton uses it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface CompiledGraph {
   invoke(input: unknown, config: unknown): Promise<unknown>
   getState(config: unknown): Promise<{
@@ -27,7 +37,12 @@ export interface CompiledGraph {
   }>
 }
 
-/** A pass this instance is moving (or waiting to move). */
+/**
+ * A pass this instance is moving (or waiting to move).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ActivePass {
   readonly tenantId: string
   readonly rootExecutionId: string
@@ -42,6 +57,12 @@ export interface ActivePass {
   readonly abort: (error: unknown) => void
 }
 
+/**
+ * The state of one running instance.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface InstanceShape {
   readonly instanceId: InstanceId
   readonly config: RuntimeConfig
@@ -71,8 +92,19 @@ export interface InstanceShape {
   readonly services: Context.Context<any>
 }
 
+/**
+ * The running instance's state, as a service for the runtime's programs.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class Instance extends Context.Service<Instance, InstanceShape>()("baton/Instance") {}
 
-/** Fails with `InstanceStoppingError` once a close began: new calls are refused. */
+/**
+ * Fails with `InstanceStoppingError` once a close began: new calls are refused.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const notStopping: Effect.Effect<void, InstanceStoppingError, Instance> = Effect.flatMap(Effect.service(Instance), (instance) =>
   instance.health.stopping ? Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })) : Effect.void)

@@ -186,6 +186,9 @@ const look = Effect.fnUntraced(function*(
  * The sweep loop; runs until interrupted. The recoveries it starts run in
  * `recoveries`, owned by the instance: stopping the loop leaves them to the
  * instance's close, like any other pass.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unknown, unknown>) {
   const instance = yield* Instance

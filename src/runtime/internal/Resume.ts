@@ -43,7 +43,12 @@ const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId:
   return record.value
 })
 
-/** Records a decision and continues its tree, waiting for the tree's lease (see `Baton.resume`). */
+/**
+ * Records a decision and continues its tree, waiting for the tree's lease (see `Baton.resume`).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const resume = (input: ResumeInput) =>
   Effect.gen(function*() {
     yield* notStopping

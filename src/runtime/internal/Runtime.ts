@@ -22,7 +22,12 @@ import { resume, type ResumeInput } from "./Resume.ts"
 import * as StepSlots from "./StepSlots.ts"
 import type { Stores } from "./TreeDriver.ts"
 
-/** The workflows by name, children included; a list that cannot work fails on field `workflows`. */
+/**
+ * The workflows by name, children included; a list that cannot work fails on field `workflows`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkflow>) {
   const refuse = (reason: string) => Effect.fail(new BatonConfigError({ field: "workflows", reason }))
   if (!Array.isArray(list)) return yield* refuse("must be an array of workflows made with Workflow.make")
@@ -97,6 +102,9 @@ const makeInstance = Effect.fnUntraced(function*(config: RuntimeConfig, slots: S
 /**
  * One instance's runtime over the stores and `BatonConfig` in context: its
  * state and its calls. Its sweep and background waits live in the scope.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWorkflow>) {
   const registered = yield* registry(workflows)

@@ -9,7 +9,12 @@ import { ThreadOwnerError, UnknownThreadError } from "../../stores/Errors.ts"
 import type { TenantId, ThreadId } from "../../stores/Ids.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 
-/** The thread, when it exists and `ownerId` may act on it. */
+/**
+ * The thread, when it exists and `ownerId` may act on it.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const checkThread = Effect.fnUntraced(function*(tenantId: TenantId, threadId: ThreadId, ownerId: string | undefined) {
   const records = yield* RecordStore
   const thread = yield* records.getThread(tenantId, threadId)

@@ -21,6 +21,12 @@ import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
+/**
+ * The store services the runtime runs over.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Stores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 
 interface TrackedPass extends ActivePass {
@@ -115,6 +121,9 @@ const stoppedWhileWaiting = (pass: TrackedPass): Effect.Effect<never, ResumeErro
 /**
  * Ends a paused (or orphaned) tree as cancelled if its lease is free now:
  * true when it was ended here, false when another holder keeps it.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const endIfFree = (record: ExecutionRecord) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
@@ -129,7 +138,12 @@ export const endIfFree = (record: ExecutionRecord) =>
       return true
     })))
 
-/** Runs a brand-new tree (its record just written Running) from its input. */
+/**
+ * Runs a brand-new tree (its record just written Running) from its input.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
     Effect.scoped(Effect.gen(function*() {
@@ -144,6 +158,9 @@ export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unk
  * its expiry or the next poll); when false, giving up (`None`) if it is
  * held. Then runs a pass, or answers the tree's current output when there is
  * nothing to do (it finished, or rests paused with no decision waiting).
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const drive = (
   workflow: AnyWorkflow,
