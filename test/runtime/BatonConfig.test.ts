@@ -1,6 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import { ConfigProvider, Context, Effect, Exit, Layer } from "effect"
-import { Baton } from "../../src/runtime/Baton.ts"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option } from "effect"
+import { Baton, type BatonStores } from "../../src/runtime/Baton.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { Instance } from "../../src/runtime/internal/Instance.ts"
 import * as BatonConfig from "../../src/runtime/BatonConfig.ts"
 import type { BatonOptions } from "../../src/runtime/BatonConfig.ts"
 import * as Runtime from "../../src/runtime/internal/Runtime.ts"
@@ -163,5 +165,15 @@ describe("BatonConfig", () => {
       assert.strictEqual(failedField(bad), "renewEvery")
       const typo = yield* Layer.build(BatonConfig.layer({ workflows: [] } as never)).pipe(Effect.scoped, Effect.exit)
       assert.strictEqual(failedField(typo), "workflows")
+    }))
+})
+
+describe("the Baton Layer's public type", () => {
+  it.effect("gives Baton only: the instance's internal state stays inside", () =>
+    Effect.gen(function*() {
+      const layer: Layer.Layer<Baton, BatonConfigError, BatonStores> = Baton.layer({ workflows: [wf] })
+      const built = yield* Layer.build(layer).pipe(Effect.provide(Layer.fresh(memoryStores)), Effect.scoped)
+      assert.isTrue(Option.isSome(Context.getOption(built, Baton)))
+      assert.isTrue(Option.isNone(Context.getOption(built, Instance)), "Instance is not in the Layer's output")
     }))
 })
