@@ -14,6 +14,7 @@ import {
   type ThreadRecord
 } from "./ExecutionRecord.ts"
 import { type ExecutionId, IdGenerator, type TenantId, type ThreadId } from "./Ids.ts"
+import { storableError } from "./internal/storable.ts"
 import * as V from "./internal/validate.ts"
 
 export type Failure = StoreError | InvalidInputError
@@ -26,6 +27,9 @@ export type Failure = StoreError | InvalidInputError
  * - `createRecord` writes a new record once (false if the id exists);
  * - `setStatus` is a compare-and-set: it changes the status only if it is
  *   still `from`, atomically across instances;
+ * - an `error` text is written storable (`storableText`: NUL and lone
+ *   surrogates escaped, at most 8192 characters), so no error a step throws
+ *   can make a status write fail;
  * - `findByStatus` pages over every tenant in the stable order
  *   (tenantId, executionId): each page starts strictly after `after`, so a
  *   record present for the whole paging is seen exactly once, however many
@@ -98,7 +102,7 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.oneOf("RecordStore.createRecord", "status", r.status, executionStatuses),
           V.time("RecordStore.createRecord", "createdAt", r.createdAt),
           V.time("RecordStore.createRecord", "updatedAt", r.updatedAt)
-        ], () => impl.createRecord(r)),
+        ], () => impl.createRecord({ ...r, error: storableError(r.error) })),
       getRecord: (tenantId, executionId) =>
         V.checked([
           V.nonEmpty("RecordStore.getRecord", "tenantId", tenantId),
@@ -111,7 +115,7 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.oneOf("RecordStore.setStatus", "from", input.from, executionStatuses),
           V.oneOf("RecordStore.setStatus", "to", input.to, executionStatuses),
           V.time("RecordStore.setStatus", "now", input.now)
-        ], () => impl.setStatus(input)),
+        ], () => impl.setStatus({ ...input, error: storableError(input.error) })),
       findByStatus: (status, limit, after) =>
         V.checked([
           V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),

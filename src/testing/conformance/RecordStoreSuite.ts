@@ -7,6 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../../stores/ExecutionRecord.ts"
+import { maxErrorTextLength } from "../../stores/internal/storable.ts"
 import { RecordStore, type RecordStoreShape } from "../../stores/RecordStore.ts"
 import {
   expectInvalid,
@@ -159,6 +160,26 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           const failed = some(yield* stores.second.getRecord(tenantId, r.executionId), "failed")
           assert.strictEqual(failed.status, "Failed")
           assert.strictEqual(failed.error, "boom")
+        }))
+
+      it.effect("error text is kept storable: NUL and lone surrogates escaped, a long text cut to a bound", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenantId = ids("tenant")
+          const t = yield* now
+          const written = ["nul\u0000byte", "lone \ud800 high", "lone \udc00 low", "x".repeat(100_000)]
+          const kept = ["nul\\u0000byte", "lone \\ud800 high", "lone \\udc00 low"]
+          for (const [i, error] of written.entries()) {
+            const r = record(tenantId, ids("thread"), t)
+            assert.isTrue(yield* stores.first.createRecord(r))
+            assert.isTrue(yield* stores.first.setStatus({ tenantId, executionId: r.executionId, from: "Running", to: "Failed", now: t, error }))
+            const stored = some(yield* stores.second.getRecord(tenantId, r.executionId), "failed").error ?? ""
+            if (i < kept.length) assert.strictEqual(stored, kept[i])
+            else {
+              assert.isAtMost(stored.length, maxErrorTextLength)
+              assert.match(stored, /^x+… \[\d+ more characters cut\]$/)
+            }
+          }
         }))
 
       it.effect(`of ${racers} racers moving a record from Running exactly one wins`, () =>
