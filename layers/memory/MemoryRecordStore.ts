@@ -39,6 +39,14 @@ export const make = Effect.gen(function*() {
         rows.records.set(k, { ...record, status: to, updatedAt: now, error: error === undefined ? record.error : error })
         return true
       }),
+    noteRecoveryFailure: ({ error, executionId, failures, now, retryAt, tenantId }) =>
+      Effect.sync(() => {
+        const k = key(tenantId, executionId)
+        const record = rows.records.get(k)
+        if (record === undefined || record.status !== "Running" || (record.recoveryFailures ?? 0) !== failures) return false
+        rows.records.set(k, { ...record, recoveryFailures: failures + 1, recoverAfter: retryAt, error, updatedAt: now })
+        return true
+      }),
     findByStatus: (status, limit, after) =>
       Effect.sync(() => {
         const out: Array<ExecutionRecord> = []

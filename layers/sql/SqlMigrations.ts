@@ -200,10 +200,21 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
+/**
+ * 5 (#18): a record counts its failed recoveries and keeps the time before
+ * which no sweep may try it again (the backoff), so a poison execution backs
+ * off and is marked Failed after `maxRecoveryAttempts`, on every instance.
+ */
+const recoveryBackoff = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.records}" ADD COLUMN recovery_failures ${y.int} NOT NULL DEFAULT 0`,
+  `ALTER TABLE "${t.records}" ADD COLUMN recover_after ${y.time}`
+]
+
 /** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
-  [2, "indexes", indexes]
+  [2, "indexes", indexes],
+  [5, "recovery_backoff", recoveryBackoff]
 ]
 
 /** The schema version this code writes. */

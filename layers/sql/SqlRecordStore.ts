@@ -22,6 +22,14 @@ const toThread = (row: any): ThreadRecord => ({
   createdAt: num(row.created_at)
 })
 
+/** The recovery columns, present on a record only once a recovery of it failed (a fresh record reads like the one written). */
+const recoveryOf = (row: any): Partial<ExecutionRecord> => {
+  const failures = row.recovery_failures == null ? 0 : num(row.recovery_failures)
+  return failures === 0 && row.recover_after == null
+    ? {}
+    : { recoveryFailures: failures, recoverAfter: row.recover_after == null ? null : num(row.recover_after) }
+}
+
 const toRecord = (row: any): ExecutionRecord => ({
   tenantId: row.tenant_id,
   executionId: row.execution_id,
@@ -35,7 +43,8 @@ const toRecord = (row: any): ExecutionRecord => ({
   status: row.status as ExecutionStatus,
   error: textOrNull(row.error),
   createdAt: num(row.created_at),
-  updatedAt: num(row.updated_at)
+  updatedAt: num(row.updated_at),
+  ...recoveryOf(row)
 })
 
 const toAnswer = (row: any): PauseAnswer => ({
@@ -98,6 +107,15 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             : sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}, error = ${input.error}
                   WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}
                   RETURNING execution_id`,
+          (rows) => rows.length > 0
+        )),
+      noteRecoveryFailure: (input) =>
+        run(store, "noteRecoveryFailure", () => Effect.map(
+          sql`UPDATE ${records} SET recovery_failures = ${input.failures + 1}, recover_after = ${input.retryAt},
+                error = ${input.error}, updated_at = ${input.now}
+              WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = 'Running'
+                AND recovery_failures = ${input.failures}
+              RETURNING execution_id`,
           (rows) => rows.length > 0
         )),
       findByStatus: (status, limit, after) =>

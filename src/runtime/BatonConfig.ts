@@ -43,6 +43,19 @@ export interface BatonConfigOptions {
    * turn. Unset: no cap.
    */
   readonly maxConcurrentSteps?: number | undefined
+  /**
+   * How many recoveries of one execution may fail (the graph or a store
+   * failing it while its record stays Running) before the sweep marks it
+   * Failed with the last cause: a whole number ≥ 1. Default 5.
+   */
+  readonly maxRecoveryAttempts?: number | undefined
+  /**
+   * The wait before retrying a failed recovery; it doubles with each failure
+   * of the same execution, up to `recoveryBackoffMax`. Default 1 second.
+   */
+  readonly recoveryBackoff?: Duration.Input | undefined
+  /** The longest wait between two recoveries of one execution: at least `recoveryBackoff`. Default 5 minutes. */
+  readonly recoveryBackoffMax?: Duration.Input | undefined
 }
 
 /**
@@ -74,6 +87,12 @@ export interface BatonConfigShape {
   readonly sweepPageSize: number
   /** The cap on steps running at once; `undefined`: no cap. */
   readonly maxConcurrentSteps: number | undefined
+  /** Failed recoveries of one execution before it is marked Failed. */
+  readonly maxRecoveryAttempts: number
+  /** The first wait after a failed recovery; doubled per failure. */
+  readonly recoveryBackoffMillis: number
+  /** The cap of that wait. */
+  readonly recoveryBackoffMaxMillis: number
 }
 
 /**
@@ -98,7 +117,10 @@ export const defaults: BatonConfigShape = {
   sweepMillis: 30_000,
   pauseRetentionMillis: 24 * 60 * 60 * 1000,
   sweepPageSize: 100,
-  maxConcurrentSteps: undefined
+  maxConcurrentSteps: undefined,
+  maxRecoveryAttempts: 5,
+  recoveryBackoffMillis: 1_000,
+  recoveryBackoffMaxMillis: 5 * 60 * 1000
 }
 
 /**
@@ -115,7 +137,10 @@ export const configKeys = {
   sweepInterval: "BATON_SWEEP_INTERVAL",
   pauseRetention: "BATON_PAUSE_RETENTION",
   sweepPageSize: "BATON_SWEEP_PAGE_SIZE",
-  maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS"
+  maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS",
+  maxRecoveryAttempts: "BATON_MAX_RECOVERY_ATTEMPTS",
+  recoveryBackoff: "BATON_RECOVERY_BACKOFF",
+  recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX"
 } as const satisfies { readonly [K in keyof Required<BatonConfigOptions>]: string }
 
 type Field = keyof typeof configKeys
@@ -177,6 +202,15 @@ const checkInstanceId = (id: unknown) => {
 const atMost = (field: Field, ms: number, ceiling: number, what: string) =>
   ms <= ceiling ? Effect.void : refuse(field, `must be at most ${what} (got ${ms} ms)`)
 
+/** The recovery limits: a whole number of attempts, a positive backoff no longer than its cap, a cap a timer can hold. */
+const checkRecovery = Effect.fnUntraced(function*(config: BatonConfigShape) {
+  yield* wholeNumber("maxRecoveryAttempts", config.maxRecoveryAttempts, undefined, "")
+  const { recoveryBackoffMaxMillis: cap, recoveryBackoffMillis: base } = config
+  if (!(Number.isFinite(base) && base > 0)) return yield* refuse("recoveryBackoff", `must be a finite duration greater than 0 (got ${show(base)} ms)`)
+  yield* atMost("recoveryBackoffMax", cap, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
+  if (!(cap >= base)) return yield* refuse("recoveryBackoffMax", `must be at least recoveryBackoff (${base} ms) (got ${show(cap)} ms)`)
+})
+
 /**
  * Checks a configuration's values against what the runtime, its timers and
  * the stores can hold.
@@ -198,6 +232,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* atMost("pauseRetention", pauseRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
   yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
+  yield* checkRecovery(config)
   return config
 })
 
@@ -221,7 +256,10 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     sweepMillis: yield* millis("sweepInterval", options.sweepInterval, defaults.sweepMillis),
     pauseRetentionMillis: yield* millis("pauseRetention", options.pauseRetention, defaults.pauseRetentionMillis),
     sweepPageSize: (yield* wholeNumber("sweepPageSize", options.sweepPageSize, defaults.sweepPageSize, ""))!,
-    maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap")
+    maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
+    maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
+    recoveryBackoffMillis: yield* millis("recoveryBackoff", options.recoveryBackoff, defaults.recoveryBackoffMillis),
+    recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis)
   })
 })
 
@@ -266,7 +304,10 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   sweepInterval: optionalText(configKeys.sweepInterval).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   pauseRetention: optionalText(configKeys.pauseRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   sweepPageSize: optionalText(configKeys.sweepPageSize).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number))
+  maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  recoveryBackoff: optionalText(configKeys.recoveryBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input))
 })
 
 /** The key a field was read from, added to a refusal of a value from config. */

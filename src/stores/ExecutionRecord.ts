@@ -36,6 +36,14 @@ export interface ExecutionRecord {
   readonly error: string | null
   readonly createdAt: number
   readonly updatedAt: number
+  /**
+   * Recoveries of this execution that failed while it stayed Running (absent:
+   * none). The recovery sweep marks it Failed once this reaches
+   * `maxRecoveryAttempts`.
+   */
+  readonly recoveryFailures?: number | undefined
+  /** No sweep recovers it before this time (epoch ms): the backoff after its last failed recovery (absent: none). */
+  readonly recoverAfter?: number | null | undefined
 }
 
 /** Who answered a pause of an execution, and when. */

@@ -53,6 +53,20 @@ export interface RecordStoreShape {
     readonly now: number
     readonly error?: string | null | undefined
   }) => Effect.Effect<boolean, Failure>
+  /**
+   * Counts a failed recovery of a Running record: a compare-and-set from
+   * `failures` (the count the caller read) to `failures + 1`, keeping the
+   * cause in `error` and `retryAt` as the earliest next recovery. False when
+   * the record is not Running or another instance counted first.
+   */
+  readonly noteRecoveryFailure: (input: {
+    readonly tenantId: TenantId
+    readonly executionId: ExecutionId
+    readonly failures: number
+    readonly retryAt: number
+    readonly error: string
+    readonly now: number
+  }) => Effect.Effect<boolean, Failure>
   readonly findByStatus: (
     status: ExecutionStatus,
     limit: number,
@@ -116,6 +130,14 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.oneOf("RecordStore.setStatus", "to", input.to, executionStatuses),
           V.time("RecordStore.setStatus", "now", input.now)
         ], () => impl.setStatus({ ...input, error: storableError(input.error) })),
+      noteRecoveryFailure: (input) =>
+        V.checked([
+          V.nonEmpty("RecordStore.noteRecoveryFailure", "tenantId", input.tenantId),
+          V.nonEmpty("RecordStore.noteRecoveryFailure", "executionId", input.executionId),
+          V.wholeAtLeast("RecordStore.noteRecoveryFailure", "failures", input.failures, 0),
+          V.time("RecordStore.noteRecoveryFailure", "retryAt", input.retryAt),
+          V.time("RecordStore.noteRecoveryFailure", "now", input.now)
+        ], () => impl.noteRecoveryFailure({ ...input, error: storableError(String(input.error)) })),
       findByStatus: (status, limit, after) =>
         V.checked([
           V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),

@@ -125,6 +125,9 @@ describe("BatonConfig", () => {
           BATON_PAUSE_RETENTION: "2 hours",
           BATON_SWEEP_PAGE_SIZE: "50",
           BATON_MAX_CONCURRENT_STEPS: "4",
+          BATON_MAX_RECOVERY_ATTEMPTS: "3",
+          BATON_RECOVERY_BACKOFF: "2 seconds",
+          BATON_RECOVERY_BACKOFF_MAX: "1 minute",
           BATON_INSTANCE_ID: "from-env"
         }))
       )
@@ -136,7 +139,10 @@ describe("BatonConfig", () => {
         sweepMillis: 60_000,
         pauseRetentionMillis: 2 * 60 * 60 * 1000,
         sweepPageSize: 50,
-        maxConcurrentSteps: 4
+        maxConcurrentSteps: 4,
+        maxRecoveryAttempts: 3,
+        recoveryBackoffMillis: 2_000,
+        recoveryBackoffMaxMillis: 60_000
       })
       const none = yield* Effect.service(BatonConfig.BatonConfig).pipe(Effect.provide(BatonConfig.layerConfig()), Effect.provide(fromEnv({})))
       assert.deepStrictEqual(none, BatonConfig.defaults)
@@ -152,6 +158,18 @@ describe("BatonConfig", () => {
       assert.strictEqual(failedField(yield* buildFromConfig({ BATON_SWEEP_PAGE_SIZE: "1.5" })), "sweepPageSize")
       assert.strictEqual(failedField(yield* buildFromConfig({ BATON_RENEW_EVERY: "40 seconds" })), "renewEvery")
       assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_LEASE: "5 seconds" })))
+    }))
+
+  it.effect("recovery limits that cannot work are refused naming the field (#18 item 2)", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "0" })), "maxRecoveryAttempts")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "2.5" })), "maxRecoveryAttempts")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_RECOVERY_BACKOFF: "never" })), "recoveryBackoff")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_RECOVERY_BACKOFF: "10 seconds", BATON_RECOVERY_BACKOFF_MAX: "5 seconds" })), "recoveryBackoffMax")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_RECOVERY_BACKOFF_MAX: "100 days" })), "recoveryBackoffMax")
+      const bad = yield* Layer.build(BatonConfig.layer({ maxRecoveryAttempts: Number.NaN })).pipe(Effect.scoped, Effect.exit)
+      assert.strictEqual(failedField(bad), "maxRecoveryAttempts")
+      assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "1", BATON_RECOVERY_BACKOFF: "5 seconds", BATON_RECOVERY_BACKOFF_MAX: "5 seconds" })))
     }))
 
   it.effect("Baton.layerWith takes a provided BatonConfig; BatonConfig.layer checks its options", () =>

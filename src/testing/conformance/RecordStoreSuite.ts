@@ -182,6 +182,36 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           }
         }))
 
+      it.effect("noteRecoveryFailure counts a failed recovery of a Running record once per count; the record keeps it", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenantId = ids("tenant")
+          const r = record(tenantId, ids("thread"), yield* now)
+          assert.isTrue(yield* stores.first.createRecord(r))
+          yield* TestClock.adjust(1_000)
+          const t = yield* now
+          const note = (i: number, failures: number, error: string) =>
+            stores.at(i).noteRecoveryFailure({ tenantId, executionId: r.executionId, failures, retryAt: t + 2_000, error, now: t })
+          const exits = yield* race(racers, (i) => note(i, 0, `racer ${i}`))
+          const winners = successes(exits).flatMap((won, i) => (won ? [i] : []))
+          assert.strictEqual(winners.length, 1, "one racer counts the failure")
+          assert.deepStrictEqual(some(yield* stores.second.getRecord(tenantId, r.executionId), "counted"), {
+            ...r,
+            error: `racer ${winners[0]}`,
+            updatedAt: t,
+            recoveryFailures: 1,
+            recoverAfter: t + 2_000
+          })
+          assert.isFalse(yield* note(0, 0, "stale count"), "a stale count changes nothing")
+          assert.isTrue(yield* note(1, 1, "nul\u0000"))
+          const twice = some(yield* stores.first.getRecord(tenantId, r.executionId), "counted twice")
+          assert.strictEqual(twice.recoveryFailures, 2)
+          assert.strictEqual(twice.error, "nul\\u0000", "the cause is kept storable")
+          assert.isTrue(yield* stores.first.setStatus({ tenantId, executionId: r.executionId, from: "Running", to: "Failed", now: t, error: "gave up" }))
+          assert.isFalse(yield* note(0, 2, "not running"), "only a Running record counts")
+          yield* expectInvalid(stores.first.noteRecoveryFailure({ tenantId, executionId: r.executionId, failures: -1, retryAt: t, error: "", now: t }), "failures", "a negative count")
+        }))
+
       it.effect(`of ${racers} racers moving a record from Running exactly one wins`, () =>
         Effect.gen(function*() {
           const stores = yield* Stores
