@@ -5,11 +5,15 @@
  * so only a dead or stopped holder's tree is free; of two sweepers the lease
  * store lets exactly one take it. It also wakes at the earliest lease expiry
  * it saw and at once when a lease is released in this process, and deletes
- * settled pauses older than the retention.
+ * settled pauses older than the retention. A recovery that fails while the
+ * tree stays Running is counted in its record and backs off on the Clock;
+ * after `maxRecoveryAttempts` the tree is marked Failed (see
+ * `RecoveryFailures`). One root whose visit fails is skipped for that look;
+ * the others are still visited.
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
+import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { Instance } from "./Instance.ts"
@@ -17,12 +21,26 @@ import { LeaseStore } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as RecoveryFailures from "./RecoveryFailures.ts"
 import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
 const cursorOf = (record: ExecutionRecord): Option.Option<RecordCursor> =>
   Option.some({ tenantId: record.tenantId, executionId: record.executionId })
+
+/** One root's visit; what fails in it (a store refusing this tree's rows, a defect) is logged and the look goes on to the next root. */
+const visitAlone = <E, R>(record: ExecutionRecord, visit: (record: ExecutionRecord) => Effect.Effect<boolean, E, R>) =>
+  visit(record).pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause as Cause.Cause<never>) : Effect.as(
+        Effect.logWarning(`recovery sweep skipped execution ${record.rootExecutionId} this look`, Cause.pretty(cause)).pipe(
+          Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })
+        ),
+        true
+      )
+    )
+  )
 
 /**
  * The one paging loop of the sweep: every root in `status` from `from` on
@@ -47,7 +65,7 @@ const eachRoot = Effect.fnUntraced(function*<E, R>(
       const { rootExecutionId, tenantId } = record
       const root = record.executionId === rootExecutionId
       const movingHere = root && [...instance.passes].some((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId)
-      if (root && !movingHere && !(yield* visit(record))) return cursor
+      if (root && !movingHere && !(yield* visitAlone(record, visit))) return cursor
       cursor = cursorOf(record)
     }
     if (page.length < pageSize) break
@@ -81,7 +99,11 @@ const leaveAlone = Effect.fnUntraced(function*(look: Look, record: ExecutionReco
   )
 })
 
-/** Continues a free tree in a recovery fiber of the instance, logging how it ended. */
+/**
+ * Continues a free tree in a recovery fiber of the instance, logging how it
+ * ended. A failure that counts against the execution is noted in its record
+ * (backoff, then Failed after `maxRecoveryAttempts`).
+ */
 const continueTree = (
   look: Look,
   workflow: AnyWorkflow,
@@ -91,12 +113,24 @@ const continueTree = (
 ) =>
   FiberSet.run(
     look.recoveries,
-    TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, { wait: false }).pipe(
+    TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, {
+      wait: false,
+      // Counted before the lease is released: a sweep woken by the release already sees the backoff.
+      onFailure: (cause) => {
+        const counted = RecoveryFailures.countedCause(cause)
+        return counted === undefined ? Effect.void : RecoveryFailures.note(look.local, record, counted)
+      }
+    }).pipe(
       Effect.tap((out) => {
         const message = Option.isSome(out) ? say.done(out.value._tag) : say.other
         return message === undefined ? Effect.void : Option.isSome(out) ? Effect.logInfo(message) : Effect.logDebug(message)
       }),
-      Effect.catch((e) => Effect.logWarning(`${say.ended}: ${e.message}`)),
+      Effect.tap(() => Effect.sync(() => look.local.delete(`${record.tenantId}/${record.rootExecutionId}`))),
+      Effect.catchCause((cause) =>
+        Cause.hasInterruptsOnly(cause) || RecoveryFailures.countedCause(cause) !== undefined
+          ? Effect.void
+          : Effect.logWarning(`${say.ended}: ${Cause.squash(cause)}`)
+      ),
       Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })
     )
   )
@@ -113,6 +147,9 @@ const leaseLive = Effect.fnUntraced(function*(record: ExecutionRecord, onLive: (
 interface Look {
   readonly recoveries: FiberSet.FiberSet<unknown, unknown>
   readonly leftAlone: Set<string>
+  /** Failed recoveries this instance saw (kept across looks). */
+  readonly local: RecoveryFailures.Local
+  readonly now: number
   /** Recoveries this look may still start (step slots free); Infinity without a cap. */
   budget: number
   /** The earliest live lease expiry seen. */
@@ -128,6 +165,7 @@ const visitRunning = (look: Look) =>
       yield* leaveAlone(look, record, mismatch)
       return true
     }
+    if (RecoveryFailures.backingOff(look.local, record, look.now, (at) => (look.earliest = Math.min(look.earliest, at)))) return true
     if (yield* leaseLive(record, (at) => (look.earliest = Math.min(look.earliest, at)))) return true
     if (look.budget <= 0) return false
     look.budget--
@@ -148,6 +186,7 @@ const visitPaused = (look: Look) =>
   Effect.fnUntraced(function*(record: ExecutionRecord) {
     const workflow = (yield* Instance).config.workflows.get(record.workflowName)
     if (workflow === undefined || mismatchOf(workflow, record) !== undefined) return true
+    if (RecoveryFailures.backingOff(look.local, record, look.now, (at) => (look.earliest = Math.min(look.earliest, at)))) return true
     if ((yield* (yield* PauseStore).listByRoot(record.tenantId, record.rootExecutionId, ["Resolved"])).length === 0) return true
     if (yield* leaseLive(record)) return true
     if (look.budget-- <= 0) return false
@@ -169,12 +208,14 @@ const visitPaused = (look: Look) =>
 const look = Effect.fnUntraced(function*(
   recoveries: FiberSet.FiberSet<unknown, unknown>,
   leftAlone: Set<string>,
+  local: RecoveryFailures.Local,
   resume: { from: Option.Option<RecordCursor> }
 ) {
   const instance = yield* Instance
   const pauses = yield* PauseStore
   const slots = StepSlots.fromInstance(instance)
-  const state: Look = { recoveries, leftAlone, budget: slots === undefined ? Infinity : slots.free, earliest: Infinity }
+  const now = yield* Clock.currentTimeMillis
+  const state: Look = { recoveries, leftAlone, local, now, budget: slots === undefined ? Infinity : slots.free, earliest: Infinity }
   resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state))
   yield* eachRoot("Paused", Option.none(), () => state.budget > 0, visitPaused(state))
   const deleted = yield* pauses.deleteSettledBefore((yield* Clock.currentTimeMillis) - instance.config.pauseRetentionMillis)
@@ -195,16 +236,17 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
   const wakeups = yield* LeaseWakeups
   const clock = yield* Clock.Clock
   const leftAlone = new Set<string>()
+  const local: RecoveryFailures.Local = new Map()
   const resume = { from: Option.none<RecordCursor>() }
   while (true) {
     // Listen before looking: a release during the look wakes the next one at once.
     const released = yield* Effect.forkChild(wakeups.next(undefined, undefined), { startImmediately: true })
-    const earliest = yield* look(recoveries, leftAlone, resume).pipe(
+    const earliest = yield* look(recoveries, leftAlone, local, resume).pipe(
       Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
     )
     const now = clock.currentTimeMillisUnsafe()
     instance.health.lastSweepEndedAt = now
-    const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now))
+    const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now, RecoveryFailures.nextRetry(local, now) - now))
     yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), Fiber.join(released)).pipe(
       Effect.ensuring(Fiber.interrupt(released))
     )

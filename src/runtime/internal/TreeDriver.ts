@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { type Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { ResumeError } from "../../stores/Errors.ts"
 import * as Cancel from "./Cancel.ts"
 import type { CheckpointStore } from "../../stores/CheckpointStore.ts"
@@ -152,9 +152,12 @@ export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unk
       return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
     })))
 
+/** Told how a try failed, before its lease is released. */
+type OnFailure = (cause: Cause.Cause<unknown>) => Effect.Effect<void, never, Stores | Instance>
+
 /** One try at moving the tree: `None` when another holder keeps its lease. */
-const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart) =>
-  Effect.scoped(Effect.gen(function*() {
+const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart, onFailure?: OnFailure) =>
+  Effect.scoped(Effect.tapCause(Effect.gen(function*() {
     const { rootExecutionId, tenantId } = pass
     const holder = yield* acquireFor(pass)
     if (Option.isNone(holder)) return Option.none<ExecutionOutput>()
@@ -175,7 +178,7 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart)
       if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
     }
     return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin }))
-  }))
+  }), (cause) => onFailure === undefined ? Effect.void : onFailure(cause)))
 
 /** Waits for the held lease: until a release in this process, its expiry, or the next poll, whichever comes first. */
 const waitForLease = (pass: TrackedPass) =>
@@ -203,6 +206,7 @@ const waitForLease = (pass: TrackedPass) =>
  * its expiry or the next poll); when false, giving up (`None`) if it is
  * held. Then runs a pass, or answers the tree's current output when there is
  * nothing to do (it finished, or rests paused with no decision waiting).
+ * `onFailure` sees a failed try while its lease (if taken) is still held.
  *
  * @category internal
  * @since 0.1.0
@@ -212,10 +216,10 @@ export const drive = (
   tenantId: string,
   rootExecutionId: string,
   begin: PassStart,
-  options: { readonly wait: boolean }
+  options: { readonly wait: boolean; readonly onFailure?: OnFailure | undefined }
 ): Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> =>
   tracked(tenantId, rootExecutionId, (pass) => {
-    const attempt = attemptPass(workflow, pass, begin)
+    const attempt = attemptPass(workflow, pass, begin, options.onFailure)
     if (!options.wait) return attempt
     const loop: Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> = attempt.pipe(
       Effect.flatMap((out) =>

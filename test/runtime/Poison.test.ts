@@ -1,0 +1,104 @@
+/**
+ * #18 item 2: a poison execution — one whose recovery fails every time while
+ * its record stays Running — backs off on the Clock, is counted in its
+ * record and marked Failed after `maxRecoveryAttempts`, said once; a healthy
+ * execution recovered alongside it finishes.
+ */
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { assert, describe, it } from "@effect/vitest"
+import { Clock, Context, Effect, Fiber, Layer } from "effect"
+import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
+import { StoreError } from "../../src/stores/Errors.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import { backends, errorTag, makeSideEffects, recordOf, slow, statusOf } from "./fixtures.ts"
+
+const State = Annotation.Root({
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+})
+
+/** One step that throws an error the (wrapped) store refuses to record; each run's time and instance noted. */
+const poison = (runs: Array<{ readonly at: number; readonly instanceId: string }>) =>
+  Workflow.make({
+    name: "poison",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("boom", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          runs.push({ at: yield* Clock.currentTimeMillis, instanceId: ctx.instanceId })
+          return yield* Effect.fail(new Error("refused: a cause the store will not keep"))
+        })
+      ))
+      .addEdge(START, "boom")
+      .addEdge("boom", END)
+  })
+
+/**
+ * The backend's stores, with a RecordStore that refuses (as Postgres refused a NUL byte) every status
+ * write whose error starts with "refused:": the record of a failing step stays Running.
+ */
+const refusingStatus = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Harness.HarnessStores>()
+    const records = Context.get(context, RecordStore)
+    return Context.add(context, RecordStore, {
+      ...records,
+      setStatus: (input) =>
+        input.error?.startsWith("refused:")
+          ? Effect.fail(new StoreError({ store: "RecordStore", operation: "setStatus", reason: "the server refused the error text" }))
+          : records.setStatus(input)
+    })
+  })).pipe(Layer.provide(Layer.fresh(stores)))
+
+for (const backend of backends) {
+  describe(`poison executions on ${backend.name}`, () => {
+    it.effect("recoveries of a poison execution back off (1, 2, 4, 4 s), are counted, and end Failed after 5; a healthy one recovered alongside finishes", () => {
+      const errors: Array<{ executionId: string; error: string }> = []
+      return Effect.gen(function*() {
+        const runs: Array<{ readonly at: number; readonly instanceId: string }> = []
+        const fx = makeSideEffects()
+        const bad = poison(runs)
+        const healthy = slow(fx, "45 seconds")
+        const h = yield* Harness.make({
+          instances: 2,
+          baton: { workflows: [bad, healthy], maxRecoveryAttempts: 5, recoveryBackoff: "1 second", recoveryBackoffMax: "4 seconds" }
+        })
+        // Both start on instance 0, which then dies: instance 1 recovers the poison tree (at once: its lease was
+        // released) again and again, and must still recover the healthy one when its lease expires.
+        yield* h.run(0, (b) => b.execute(healthy, { log: [] }))
+        yield* h.settle
+        const started = yield* Clock.currentTimeMillis
+        const caller = yield* h.run(0, (b) => b.execute(bad, { log: [] }))
+        yield* h.settle
+        assert.strictEqual(errorTag(yield* Fiber.await(caller)), "ExecutionFailedError", "the caller is told the step failed")
+        yield* h.kill(0)
+        // Sweeps at many instants: every 250 ms of Clock for 20 s.
+        for (let i = 0; i < 80; i++) yield* h.advance("250 millis")
+        const times = runs.map((r) => r.at - started)
+        assert.strictEqual(runs.length, 6, `the execute and 5 recoveries, no more: ${times.join(", ")}`)
+        const recoveries = times.slice(1)
+        assert.isAtMost(recoveries[0]!, 250, "the first recovery follows the released lease at once")
+        assert.deepStrictEqual(recoveries.slice(1).map((t, i) => t - recoveries[i]!), [1_000, 2_000, 4_000, 4_000], "exponential, capped")
+        const executionId = (errors.find((e) => e.error.includes("recovery failed")) ?? errors[0])?.executionId
+        assert.isDefined(executionId, "the observer was told")
+        const record = yield* recordOf("default", executionId!)
+        assert.strictEqual(record?.status, "Failed")
+        assert.include(record?.error ?? "", "recovery failed 5 times")
+        assert.include(record?.error ?? "", "refused: a cause the store will not keep", "the last cause is kept")
+        assert.strictEqual(record?.recoveryFailures, 4, "four failures counted before the fifth gave up")
+        assert.strictEqual(errors.filter((e) => e.executionId === executionId).length, 1, "said once")
+        // Long after: nothing runs it again; the healthy tree, recovered 30 s after its holder died, finished.
+        yield* h.advance("90 seconds")
+        assert.strictEqual(runs.length, 6)
+        const others = yield* RecordStore.use((r) => r.findByStatus("Finished", 10, { _tag: "None" } as never))
+        assert.strictEqual(others.length, 1, "the healthy execution finished")
+        assert.strictEqual(yield* statusOf("default", others[0]!.executionId), "Finished")
+        assert.deepStrictEqual(fx.runs.map((r) => `${r.node}@${r.instanceId}`), ["first@instance-0", "slow@instance-0", "slow@instance-1", "last@instance-1"])
+      }).pipe(
+        Effect.provideService(Observer, makeObserver({ onError: (e) => Effect.sync(() => errors.push({ executionId: e.executionId, error: e.error })) })),
+        Effect.provide(refusingStatus(backend.stores))
+      )
+    })
+  })
+}
