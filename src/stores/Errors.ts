@@ -137,12 +137,21 @@ export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("Thre
   }
 }
 
-/** No workflow of this name is registered with the instance. */
+/**
+ * No workflow of this name is registered with the instance — or none with
+ * this config hash: a graph is matched by name and config hash (`configHash`
+ * the one asked for, `registeredHash` the one this instance runs).
+ */
 export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowError>()("UnknownWorkflowError", {
-  workflowName: Schema.String
+  workflowName: Schema.String,
+  configHash: Schema.optional(Schema.String),
+  registeredHash: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return `No workflow named "${this.workflowName}" is registered with this instance. Add it to the workflows given to Baton.layer.`
+    if (this.registeredHash === undefined) {
+      return `No workflow named "${this.workflowName}" is registered with this instance. Add it to the workflows given to Baton.layer.`
+    }
+    return `Workflow "${this.workflowName}" with config hash ${this.configHash} is not registered with this instance, which runs "${this.workflowName}" with config hash ${this.registeredHash}: a graph is matched by name and config hash (name, version, graph shape, children). Nothing was written; send the call to an instance running that config, or deploy the same workflow everywhere (Workflow.make with resumeAnyway lets an instance continue executions started under another hash).`
   }
 }
 

@@ -5,14 +5,14 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
-import { ThreadBusyError, UnknownWorkflowError } from "../../stores/Errors.ts"
+import { ThreadBusyError } from "../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../stores/Ids.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import type { Workflow } from "../Workflow.ts"
 import * as Executor from "./Executor.ts"
-import { Instance, notStopping } from "./Instance.ts"
+import { notStopping, registeredWorkflow } from "./Instance.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 
@@ -62,10 +62,10 @@ const threadFor = Effect.fnUntraced(function*(tenantId: TenantId, options: Execu
 export const execute = <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) =>
   Effect.gen(function*() {
     yield* notStopping
-    const { config } = yield* Instance
     const records = yield* RecordStore
     const tenantId = options?.tenantId ?? defaultTenant
-    if (!config.workflows.has(workflow.name)) return yield* new UnknownWorkflowError({ workflowName: workflow.name })
+    // Matched by name and config hash: the graph run is the registered one, never the caller's object.
+    const registered = yield* registeredWorkflow(workflow)
     const now = yield* Clock.currentTimeMillis
     const threadId = yield* threadFor(tenantId, options, now)
     const executionId = yield* (yield* IdGenerator).make("exec")
@@ -76,9 +76,9 @@ export const execute = <I>(workflow: Workflow<I>, input: I, options?: ExecuteOpt
       rootExecutionId: executionId,
       parentExecutionId: null,
       depth: 1,
-      workflowName: workflow.name,
-      workflowVersion: workflow.version,
-      configHash: workflow.configHash,
+      workflowName: registered.name,
+      workflowVersion: registered.version,
+      configHash: registered.configHash,
       status: "Running",
       error: null,
       createdAt: now,
@@ -88,5 +88,5 @@ export const execute = <I>(workflow: Workflow<I>, input: I, options?: ExecuteOpt
     // checkpoint leaves a recovery nothing else to start from.
     yield* TreeStore.use((tree) => tree.saveReservedIfAbsent(tenantId, executionId, Executor.inputKeyName, input ?? null))
     yield* records.createRecord(record)
-    return yield* TreeDriver.start(workflow, record, input)
+    return yield* TreeDriver.start(registered, record, input)
   }).pipe(Effect.withSpan("Baton.execute"))

@@ -7,7 +7,7 @@
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Context, type Deferred, Effect } from "effect"
-import { InstanceStoppingError } from "../../stores/Errors.ts"
+import { InstanceStoppingError, UnknownWorkflowError } from "../../stores/Errors.ts"
 import type * as BatonConfig from "../BatonConfig.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
@@ -99,6 +99,38 @@ export interface InstanceShape {
  * @since 0.1.0
  */
 export class Instance extends Context.Service<Instance, InstanceShape>()("baton/Instance") {}
+
+/**
+ * The registered workflow `workflow` names, matched by name and config hash:
+ * an unregistered name, or the same name under another hash, is
+ * `UnknownWorkflowError` (naming both hashes).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const registeredWorkflow = (workflow: { readonly name: string; readonly configHash: string }) =>
+  Effect.flatMap(Effect.service(Instance), (instance) => {
+    const registered = instance.config.workflows.get(workflow.name)
+    if (registered === undefined) return Effect.fail(new UnknownWorkflowError({ workflowName: workflow.name }))
+    return registered.configHash === workflow.configHash
+      ? Effect.succeed(registered)
+      : Effect.fail(new UnknownWorkflowError({ workflowName: workflow.name, configHash: workflow.configHash, registeredHash: registered.configHash }))
+  })
+
+/**
+ * The registered workflow that may continue `record`'s tree: its name, and
+ * its config hash unless the registered workflow says `resumeAnyway`.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const workflowForRecord = (record: { readonly workflowName: string; readonly configHash: string }) =>
+  Effect.flatMap(Effect.service(Instance), (instance) => {
+    const registered = instance.config.workflows.get(record.workflowName)
+    return registered?.resumeAnyway === true
+      ? Effect.succeed(registered)
+      : registeredWorkflow({ name: record.workflowName, configHash: record.configHash })
+  })
 
 /**
  * Fails with `InstanceStoppingError` once a close began: new calls are refused.

@@ -64,14 +64,15 @@ const passEndSignal = () => {
   }
 }
 
-/** Each workflow's graph compiled once with the instance's checkpointer. */
+/** Each workflow's graph compiled once with the instance's checkpointer, keyed by config hash (never by name alone). */
 const compiledOnce = (checkpointer: InstanceShape["saver"]) => {
   const graphs = new Map<string, CompiledGraph>()
   return (workflow: AnyWorkflow) => {
-    let graph = graphs.get(workflow.name)
+    const key = `${workflow.name}#${workflow.configHash}`
+    let graph = graphs.get(key)
     if (graph === undefined) {
       graph = workflow.graph.compile({ checkpointer }) as CompiledGraph
-      graphs.set(workflow.name, graph)
+      graphs.set(key, graph)
     }
     return graph
   }
