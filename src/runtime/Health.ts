@@ -80,7 +80,9 @@ export const livenessComponents = (instance: InstanceShape, now: number): Readon
   const stuckAfter = 3 * instance.config.sweepMillis
   const since = now - (health.lastSweepEndedAt ?? health.startedAt)
   return [
-    health.stopping
+    health.closed === true
+      ? { name: "instance", status: "Unhealthy", message: "closed: the scope the Baton Layer was built in has ended; build a new one" }
+      : health.stopping
       ? { name: "instance", status: "Unhealthy", message: "stopping" }
       : { name: "instance", status: "Healthy", message: `instance ${instance.instanceId} running` },
     since > stuckAfter

@@ -83,8 +83,10 @@ export interface InstanceShape {
     readonly startedAt: number
     /** When the recovery sweep last finished a look. */
     lastSweepEndedAt: number | undefined
-    /** Set once a graceful close began. */
+    /** Set once a graceful close began (and when the Layer's scope closed). */
     stopping: boolean
+    /** Set when the scope the runtime was built in closed: the instance is gone for good. */
+    closed?: boolean
   }
   /** Completed when a graceful close reaches its deadline: nothing waits for step bodies after it. */
   readonly closeDeadline: Deferred.Deferred<void>

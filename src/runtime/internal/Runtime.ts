@@ -117,6 +117,13 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const closeScope = yield* Effect.scope
   const recoveries = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
+  // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      instance.health.stopping = true
+      instance.health.closed = true
+    })
+  )
   const closeInstance = close(sweep, closeScope)
   return {
     instance,
