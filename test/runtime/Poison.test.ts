@@ -10,9 +10,10 @@ import { Clock, Context, Effect, Fiber, Layer } from "effect"
 import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { StoreError } from "../../src/stores/Errors.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { backends, errorTag, makeSideEffects, recordOf, slow, statusOf } from "./fixtures.ts"
+import { backends, errorTag, leaseOf, makeSideEffects, recordOf, slow, statusOf } from "./fixtures.ts"
 
 const State = Annotation.Root({
   log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
@@ -48,6 +49,17 @@ const refusingStatus = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
         input.error?.startsWith("refused:")
           ? Effect.fail(new StoreError({ store: "RecordStore", operation: "setStatus", reason: "the server refused the error text" }))
           : records.setStatus(input)
+    })
+  })).pipe(Layer.provide(Layer.fresh(stores)))
+
+/** The backend's stores, with a LeaseStore whose `get` of the root named in `poisoned` dies (a corrupt row, a driver bug). */
+const defectiveLeaseRead = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, poisoned: { root?: string }) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Harness.HarnessStores>()
+    const leases = Context.get(context, LeaseStore)
+    return Context.add(context, LeaseStore, {
+      ...leases,
+      get: (tenantId, root) => root === poisoned.root ? Effect.die(new Error(`corrupt lease row of ${root}`)) : leases.get(tenantId, root)
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 
@@ -99,6 +111,29 @@ for (const backend of backends) {
         Effect.provideService(Observer, makeObserver({ onError: (e) => Effect.sync(() => errors.push({ executionId: e.executionId, error: e.error })) })),
         Effect.provide(refusingStatus(backend.stores))
       )
+    })
+
+    it.effect("a root whose visit dies is skipped; the sweep goes on and recovers the root after it", () => {
+      const poisoned: { root?: string } = {}
+      return Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = slow(fx, "45 seconds")
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+        yield* h.settle
+        yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+        yield* h.settle
+        const [first, second] = yield* RecordStore.use((r) => r.findByStatus("Running", 10, { _tag: "None" } as never))
+        // The first root in the sweep's order is the one whose lease read dies.
+        poisoned.root = first!.rootExecutionId
+        yield* h.kill(0)
+        yield* h.advance("31 seconds")
+        assert.isTrue((yield* leaseOf("default", second!.rootExecutionId))?.holder.startsWith("instance-1#"), "the root after it was recovered")
+        yield* h.advance("45 seconds")
+        assert.strictEqual(yield* statusOf("default", second!.rootExecutionId), "Finished")
+        assert.strictEqual(yield* statusOf("default", first!.rootExecutionId), "Running", "the defective one is left for a later look")
+        assert.strictEqual((yield* h.instance(1).baton.checkLiveness).status, "Healthy", "the sweep still ends its looks")
+      }).pipe(Effect.provide(defectiveLeaseRead(backend.stores, poisoned)))
     })
   })
 }
