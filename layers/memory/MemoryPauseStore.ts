@@ -6,7 +6,7 @@
 import { Effect, Layer, Option } from "effect"
 import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
-import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { PauseStore, type RootCursor } from "../../src/stores/PauseStore.ts"
 import { key, MemoryState, type PauseRow } from "./MemoryState.ts"
 
 const toPause = (row: PauseRow): Pause => ({
@@ -14,6 +14,9 @@ const toPause = (row: PauseRow): Pause => ({
   payload: JSON.parse(row.payload),
   decision: row.decision === null ? null : JSON.parse(row.decision)
 })
+
+const compareRoot = (a: RootCursor, b: RootCursor) =>
+  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.rootExecutionId < b.rootExecutionId ? -1 : a.rootExecutionId > b.rootExecutionId ? 1 : 0
 
 export const make = MemoryState.useSync((rows) =>
   PauseStore.make({
@@ -64,6 +67,15 @@ export const make = MemoryState.useSync((rows) =>
           .sort((a, b) => a.createdAt - b.createdAt || (a.pauseId < b.pauseId ? -1 : 1))
           .map(toPause)
       ),
+    findResolvedRoots: (limit, after) =>
+      Effect.sync(() => {
+        const roots = new Map<string, { tenantId: string; rootExecutionId: string }>()
+        for (const p of rows.pauses.values()) {
+          if (p.status !== "Resolved" || (Option.isSome(after) && compareRoot(p, after.value) <= 0)) continue
+          roots.set(key(p.tenantId, p.rootExecutionId), { tenantId: p.tenantId, rootExecutionId: p.rootExecutionId })
+        }
+        return [...roots.values()].sort(compareRoot).slice(0, limit)
+      }),
     deleteSettledBefore: (cutoff) =>
       Effect.sync(() => {
         let deleted = 0

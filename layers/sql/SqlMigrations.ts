@@ -203,11 +203,14 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
 /**
  * 5 (#18): a record counts its failed recoveries and keeps the time before
  * which no sweep may try it again (the backoff), so a poison execution backs
- * off and is marked Failed after `maxRecoveryAttempts`, on every instance.
+ * off and is marked Failed after `maxRecoveryAttempts`, on every instance;
+ * and the sweep finds the trees with a decision not yet taken by one index
+ * range a page (not one query per paused tree).
  */
 const recoveryBackoff = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
   `ALTER TABLE "${t.records}" ADD COLUMN recovery_failures ${y.int} NOT NULL DEFAULT 0`,
-  `ALTER TABLE "${t.records}" ADD COLUMN recover_after ${y.time}`
+  `ALTER TABLE "${t.records}" ADD COLUMN recover_after ${y.time}`,
+  `CREATE INDEX "${t.pauses}_resolved_idx" ON "${t.pauses}" (status, tenant_id, root_execution_id)`
 ]
 
 /** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */

@@ -93,6 +93,16 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
                 ORDER BY created_at, pause_id`,
             (rows) => rows.map(toPause)
           )),
+      findResolvedRoots: (limit, after) =>
+        run(store, "findResolvedRoots", () => Effect.map(
+          Option.isNone(after)
+            ? sql`SELECT DISTINCT tenant_id, root_execution_id FROM ${pauses} WHERE status = 'Resolved'
+                  ORDER BY tenant_id, root_execution_id LIMIT ${limit}`
+            : sql`SELECT DISTINCT tenant_id, root_execution_id FROM ${pauses} WHERE status = 'Resolved'
+                    AND (tenant_id, root_execution_id) > (${after.value.tenantId}, ${after.value.rootExecutionId})
+                  ORDER BY tenant_id, root_execution_id LIMIT ${limit}`,
+          (rows) => rows.map((r: any) => ({ tenantId: r.tenant_id, rootExecutionId: r.root_execution_id }))
+        )),
       deleteSettledBefore: (cutoff) =>
         run(store, "deleteSettledBefore", () => Effect.map(
           sql`DELETE FROM ${pauses} WHERE status IN ('Taken', 'Cancelled') AND resolved_at < ${cutoff}

@@ -3,13 +3,24 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, type Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import type { InvalidInputError, NotPausedError, StoreError, UnknownPauseError } from "./Errors.ts"
 import type { ExecutionId, InstanceId, PauseId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Pause, PauseStatus } from "./Pause.ts"
 
 export type Failure = StoreError | InvalidInputError
+
+/**
+ * A tree, as `findResolvedRoots` answers it and continues after it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RootCursor {
+  readonly tenantId: TenantId
+  readonly rootExecutionId: ExecutionId
+}
 
 const pauseStatuses: ReadonlyArray<PauseStatus> = ["Pending", "Resolved", "Taken", "Cancelled"]
 
@@ -21,6 +32,9 @@ const pauseStatuses: ReadonlyArray<PauseStatus> = ["Pending", "Resolved", "Taken
  *   (or another tenant's) with `UnknownPauseError`;
  * - `take` moves Resolved → Taken once (true for exactly one caller);
  * - `withdraw` moves Pending or Resolved → Cancelled;
+ * - `findResolvedRoots` pages over the distinct trees with a Resolved pause
+ *   (a decision not yet taken), in the stable order (tenantId,
+ *   rootExecutionId), each page strictly after `after`: one query a page;
  * - `deleteSettledBefore(cutoff)` deletes Taken and Cancelled pauses whose
  *   `resolvedAt` is before `cutoff`; a Pending pause, and a Resolved decision
  *   not yet taken, are never deleted.
@@ -43,6 +57,8 @@ export interface PauseStoreShape {
     rootExecutionId: ExecutionId,
     statuses: ReadonlyArray<PauseStatus>
   ) => Effect.Effect<ReadonlyArray<Pause>, Failure>
+  /** Trees with a Resolved pause, at most `limit`, after `after`, in (tenantId, rootExecutionId) order. */
+  readonly findResolvedRoots: (limit: number, after: Option.Option<RootCursor>) => Effect.Effect<ReadonlyArray<RootCursor>, Failure>
   /** Returns how many pauses were deleted. */
   readonly deleteSettledBefore: (cutoff: number) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>
@@ -94,6 +110,16 @@ export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("
           V.nonEmpty("PauseStore.listByRoot", "rootExecutionId", root),
           ...statuses.map((s) => V.oneOf("PauseStore.listByRoot", "statuses", s, pauseStatuses))
         ], () => impl.listByRoot(tenantId, root, statuses)),
+      findResolvedRoots: (limit, after) =>
+        V.checked([
+          V.wholeAtLeast("PauseStore.findResolvedRoots", "limit", limit, 1),
+          ...(Option.isSome(after)
+            ? [
+              V.nonEmpty("PauseStore.findResolvedRoots", "after.tenantId", after.value.tenantId),
+              V.nonEmpty("PauseStore.findResolvedRoots", "after.rootExecutionId", after.value.rootExecutionId)
+            ]
+            : [])
+        ], () => impl.findResolvedRoots(limit, after)),
       deleteSettledBefore: (cutoff) =>
         V.checked([V.time("PauseStore.deleteSettledBefore", "cutoff", cutoff)], () => impl.deleteSettledBefore(cutoff)),
       ping: impl.ping

@@ -16,10 +16,10 @@
 import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
-import { Instance } from "./Instance.ts"
+import { Instance, type InstanceShape } from "./Instance.ts"
 import { LeaseStore } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
-import { PauseStore } from "../../stores/PauseStore.ts"
+import { PauseStore, type RootCursor } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as RecoveryFailures from "./RecoveryFailures.ts"
 import * as StepSlots from "./StepSlots.ts"
@@ -28,6 +28,10 @@ import type { AnyWorkflow } from "../Workflow.ts"
 
 const cursorOf = (record: ExecutionRecord): Option.Option<RecordCursor> =>
   Option.some({ tenantId: record.tenantId, executionId: record.executionId })
+
+/** True while this instance moves (or waits to move) the tree. */
+const movingHere = (instance: InstanceShape, root: RootCursor) =>
+  [...instance.passes].some((p) => p.tenantId === root.tenantId && p.rootExecutionId === root.rootExecutionId)
 
 /** One root's visit; what fails in it (a store refusing this tree's rows, a defect) is logged and the look goes on to the next root. */
 const visitAlone = <E, R>(record: ExecutionRecord, visit: (record: ExecutionRecord) => Effect.Effect<boolean, E, R>) =>
@@ -62,10 +66,8 @@ const eachRoot = Effect.fnUntraced(function*<E, R>(
   while (more()) {
     const page = yield* records.findByStatus(status, pageSize, cursor)
     for (const record of page) {
-      const { rootExecutionId, tenantId } = record
-      const root = record.executionId === rootExecutionId
-      const movingHere = root && [...instance.passes].some((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId)
-      if (root && !movingHere && !(yield* visitAlone(record, visit))) return cursor
+      const root = record.executionId === record.rootExecutionId
+      if (root && !movingHere(instance, record) && !(yield* visitAlone(record, visit))) return cursor
       cursor = cursorOf(record)
     }
     if (page.length < pageSize) break
@@ -187,7 +189,6 @@ const visitPaused = (look: Look) =>
     const workflow = (yield* Instance).config.workflows.get(record.workflowName)
     if (workflow === undefined || mismatchOf(workflow, record) !== undefined) return true
     if (RecoveryFailures.backingOff(look.local, record, look.now, (at) => (look.earliest = Math.min(look.earliest, at)))) return true
-    if ((yield* (yield* PauseStore).listByRoot(record.tenantId, record.rootExecutionId, ["Resolved"])).length === 0) return true
     if (yield* leaseLive(record)) return true
     if (look.budget-- <= 0) return false
     const id = record.rootExecutionId
@@ -198,6 +199,30 @@ const visitPaused = (look: Look) =>
     })
     return true
   })
+
+/**
+ * The Paused trees with a decision not yet taken, found one store query a
+ * page (a paused tree without one costs the look nothing), each visited by
+ * `visitPaused` while the budget lasts.
+ */
+const eachStranded = Effect.fnUntraced(function*(look: Look) {
+  const instance = yield* Instance
+  const pauses = yield* PauseStore
+  const records = yield* RecordStore
+  const pageSize = instance.config.sweepPageSize
+  let after = Option.none<RootCursor>()
+  while (look.budget > 0) {
+    const page = yield* pauses.findResolvedRoots(pageSize, after)
+    for (const root of page) {
+      after = Option.some(root)
+      if (movingHere(instance, root)) continue
+      const record = yield* records.getRecord(root.tenantId, root.rootExecutionId)
+      if (Option.isNone(record) || record.value.status !== "Paused") continue
+      if (!(yield* visitAlone(record.value, visitPaused(look)))) return
+    }
+    if (page.length < pageSize) return
+  }
+})
 
 /**
  * One look over every Running root, then the Paused ones with a stranded
@@ -217,7 +242,7 @@ const look = Effect.fnUntraced(function*(
   const now = yield* Clock.currentTimeMillis
   const state: Look = { recoveries, leftAlone, local, now, budget: slots === undefined ? Infinity : slots.free, earliest: Infinity }
   resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state))
-  yield* eachRoot("Paused", Option.none(), () => state.budget > 0, visitPaused(state))
+  yield* eachStranded(state)
   const deleted = yield* pauses.deleteSettledBefore((yield* Clock.currentTimeMillis) - instance.config.pauseRetentionMillis)
   if (deleted > 0) yield* Effect.logDebug(`recovery sweep deleted ${deleted} settled pauses past retention`)
   return state.earliest

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Effect } from "effect"
+import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { Pause, PauseStatus } from "../../stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
@@ -219,6 +219,45 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
             p4.pauseId
           ])
           assert.deepStrictEqual(yield* s.listByRoot(ids("tenant"), root, ["Pending"]), [], "another tenant sees none")
+        }))
+
+      it.effect("findResolvedRoots pages over the distinct trees with a decision not yet taken, in (tenant, root) order", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const t = yield* now
+          const tenant = ids("tenant")
+          const roots = [ids("root"), ids("root"), ids("root"), ids("root"), ids("root")]
+          const resolve = (p: Pause) => stores.second.resolve({ tenantId: p.tenantId, pauseId: p.pauseId, decision: "yes", resolvedBy: "i", now: t })
+          // roots[0]: two resolved pauses (listed once); [1]: resolved then taken; [2]: pending only; [3]: resolved; [4]: withdrawn.
+          const ps = [
+            pending(tenant, roots[0]!, t), pending(tenant, roots[0]!, t), pending(tenant, roots[1]!, t),
+            pending(tenant, roots[2]!, t), pending(tenant, roots[3]!, t), pending(tenant, roots[4]!, t)
+          ]
+          for (const p of ps) assert.isTrue(yield* stores.first.save(p))
+          for (const i of [0, 1, 2, 4, 5]) yield* resolve(ps[i]!)
+          assert.isTrue(yield* stores.first.take(tenant, ps[2]!.pauseId))
+          assert.isTrue(yield* stores.first.withdraw(tenant, ps[5]!.pauseId, t))
+          const seen: Array<{ tenantId: string; rootExecutionId: string }> = []
+          let after = Option.none<{ tenantId: string; rootExecutionId: string }>()
+          while (true) {
+            const page = yield* stores.at(seen.length).findResolvedRoots(2, after)
+            assert.isAtMost(page.length, 2)
+            seen.push(...page)
+            if (page.length < 2) break
+            after = Option.some(page[page.length - 1]!)
+          }
+          const order = (r: { tenantId: string; rootExecutionId: string }) => JSON.stringify([r.tenantId, r.rootExecutionId])
+          for (let i = 1; i < seen.length; i++) {
+            const a = seen[i - 1]!
+            const b = seen[i]!
+            assert.isTrue(a.tenantId < b.tenantId || (a.tenantId === b.tenantId && a.rootExecutionId < b.rootExecutionId), `strictly ordered at ${order(b)}`)
+          }
+          assert.deepStrictEqual(
+            seen.filter((r) => r.tenantId === tenant).map((r) => r.rootExecutionId),
+            [roots[0]!, roots[3]!].sort(),
+            "each tree with a Resolved pause once; none with only taken, pending or withdrawn ones"
+          )
+          yield* expectInvalid(stores.first.findResolvedRoots(0, Option.none()), "limit", "a zero limit")
         }))
 
       it.effect("deleteSettledBefore deletes old Taken and Cancelled pauses only", () =>

@@ -1,0 +1,51 @@
+/**
+ * #18: the recovery sweep's look at paused trees is one store query a page
+ * (`PauseStore.findResolvedRoots`), not one pause query per paused tree.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer } from "effect"
+import type { ExecutionOutput } from "../../src/runtime/Baton.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"
+
+/** The backend's stores, with a PauseStore that counts its calls by method. */
+const counting = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, calls: Map<string, number>) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Harness.HarnessStores>()
+    const pauses = Context.get(context, PauseStore) as unknown as Record<string, unknown>
+    const counted: Record<string, unknown> = {}
+    for (const [name, f] of Object.entries(pauses)) {
+      counted[name] = typeof f !== "function" ? f : (...args: Array<unknown>) => {
+        calls.set(name, (calls.get(name) ?? 0) + 1)
+        return (f as (...a: Array<unknown>) => unknown)(...args)
+      }
+    }
+    return Context.add(context, PauseStore, counted as never)
+  })).pipe(Layer.provide(Layer.fresh(stores)))
+
+for (const backend of backends) {
+  describe(`the sweep's look at paused trees on ${backend.name}`, () => {
+    it.effect("12 paused trees, pages of 5: one findResolvedRoots query and no per-tree pause query; a stranded decision is still taken", () => {
+      const calls = new Map<string, number>()
+      return Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = approval(fx)
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf], sweepPageSize: 5 } })
+        const outs: Array<ExecutionOutput> = []
+        for (let i = 0; i < 12; i++) outs.push(yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }))))
+        yield* h.settle
+        calls.clear()
+        yield* h.advance("30 seconds")
+        assert.strictEqual(calls.get("listByRoot") ?? 0, 0, "no pause query per paused tree")
+        assert.strictEqual(calls.get("findResolvedRoots"), 1, "one page query (no tree has a decision waiting)")
+        // A decision recorded without its resume taking the lease: the next look takes it.
+        const stranded = outs[7]! as Extract<ExecutionOutput, { _tag: "Paused" }>
+        yield* PauseStore.use((p) => p.resolve({ tenantId: "default", pauseId: stranded.pauses[0]!.pauseId, decision: "yes", resolvedBy: "gone", now: 0 }))
+        yield* h.advance("30 seconds")
+        assert.strictEqual(yield* statusOf("default", stranded.executionId), "Finished")
+        assert.strictEqual(fx.runs.filter((r) => r.node === "send").length, 1)
+      }).pipe(Effect.provide(counting(backend.stores, calls)))
+    })
+  })
+}
