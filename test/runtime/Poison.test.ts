@@ -6,10 +6,11 @@
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Context, Effect, Fiber, Layer } from "effect"
+import { Cause, Clock, Context, Effect, Fiber, Layer } from "effect"
 import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
-import { StoreError } from "../../src/stores/Errors.ts"
+import { InstanceStoppingError, LeaseLostError, StoreError } from "../../src/stores/Errors.ts"
+import * as RecoveryFailures from "../../src/runtime/internal/RecoveryFailures.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
@@ -137,3 +138,19 @@ for (const backend of backends) {
     })
   })
 }
+
+describe("what counts as a failed recovery", () => {
+  it("the execution's failures and defects count; a lost lease, a stopping instance, an interruption or a transient store failure do not", () => {
+    const lost = new LeaseLostError({ tenantId: "t", rootExecutionId: "r", holder: "h", epoch: 1, reason: "taken" })
+    assert.strictEqual(RecoveryFailures.countedCause(Cause.fail(lost)), undefined)
+    assert.strictEqual(RecoveryFailures.countedCause(Cause.fail(new InstanceStoppingError({ instanceId: "i" }))), undefined)
+    assert.strictEqual(RecoveryFailures.countedCause(Cause.interrupt()), undefined)
+    const transient = Object.assign(new StoreError({ store: "s", operation: "o", reason: "connection reset" }), { transient: true })
+    assert.strictEqual(RecoveryFailures.countedCause(Cause.fail(transient)), undefined)
+    assert.include(RecoveryFailures.countedCause(Cause.fail(new StoreError({ store: "s", operation: "o", reason: "value too long" }))) ?? "", "value too long")
+    assert.strictEqual(RecoveryFailures.countedCause(Cause.die(new Error("corrupt row"))), "corrupt row")
+    assert.deepStrictEqual([1, 2, 3, 4, 5, 6].map((n) => RecoveryFailures.backoffMillis({ recoveryBackoffMillis: 1_000, recoveryBackoffMaxMillis: 10_000 }, n)), [
+      1_000, 2_000, 4_000, 8_000, 10_000, 10_000
+    ])
+  })
+})

@@ -18,7 +18,7 @@ import { TreeStore } from "../../stores/TreeStore.ts"
 import { Observer } from "../Observer.ts"
 import { Instance } from "./Instance.ts"
 
-/** Failures that say nothing about the execution: it went on elsewhere, was cancelled, or this instance is stopping. */
+/** Failures that say nothing about the execution: it went on elsewhere, was cancelled, or this instance is stopping (a transient store failure neither). */
 const notTheExecutions = new Set(["LeaseLostError", "InstanceStoppingError", "ExecutionCancelledError"])
 
 /**
@@ -32,6 +32,8 @@ export const countedCause = (cause: Cause.Cause<unknown>): string | undefined =>
   const error = Cause.squash(cause)
   const tag = (error as { _tag?: unknown } | null)?._tag
   if (typeof tag === "string" && notTheExecutions.has(tag)) return undefined
+  // A store failure marked transient (connection, busy) says nothing about the execution either.
+  if ((error as { transient?: unknown } | null)?.transient === true) return undefined
   return error instanceof Error ? error.message : String(error)
 }
 
