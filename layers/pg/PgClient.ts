@@ -159,6 +159,7 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
   return new StoreError({
     store: "PgClient",
     operation: "connect",
+    kind: "Connection",
     reason: `cannot reach Postgres at ${target.where} (${detail}): check that the server is running and accepts connections there, and that \`${target.field}\` names the right host and port`,
     cause: error
   })
@@ -182,6 +183,7 @@ export const make = (options: PgClientOptions = {}) =>
             new StoreError({
               store: "PgClient",
               operation: "connect",
+              kind: "Connection",
               reason: `Postgres at ${target.where} did not answer within ${Duration.format(connectTimeout)}: check that the server is running there and that \`${target.field}\` names the right host and port`
             })
           )

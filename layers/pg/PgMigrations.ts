@@ -16,6 +16,7 @@ import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { kindOf } from "../sql/internal/classify.ts"
 import { sqlErrorDetail } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
@@ -43,7 +44,7 @@ export const lockKey = (options: PgMigrateOptions): number =>
   hash32(`${options.schema ?? ""}.${options.tablePrefix ?? SqlTables.defaultTablePrefix}`)
 
 const failed = (operation: string) => (e: SqlError) =>
-  new StoreError({ store: "PgMigrations", operation, reason: sqlErrorDetail(e), cause: e })
+  new StoreError({ store: "PgMigrations", operation, reason: sqlErrorDetail(e), kind: kindOf(e), cause: e })
 
 /**
  * Brings the database (the schema, when named) to the latest version, or

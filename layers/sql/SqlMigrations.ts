@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { kindOf } from "./internal/classify.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */
@@ -240,6 +241,7 @@ export const migrate = (options: MigrateOptions = {}): Effect.Effect<
           store: "SqlMigrations",
           operation: "migrate",
           reason: e._tag === "MigrationError" ? `${e.kind}: ${e.message}` : `${e.reason._tag}: ${e.message}`,
+          kind: e._tag === "MigrationError" ? (e.kind === "Locked" ? "Busy" : "Config") : kindOf(e),
           cause: e
         })
       )
@@ -257,4 +259,4 @@ export const currentVersion = (options: SqlTables.SqlStoreOptions = {}): Effect.
     if (exists.length === 0) return 0
     const rows = yield* sql<{ v: unknown }>`SELECT MAX(migration_id) AS v FROM ${sql(tables.migrations)}`
     return rows[0]?.v == null ? 0 : Number(rows[0].v)
-  }).pipe(Effect.mapError((e) => e._tag === "SqlError" ? new StoreError({ store: "SqlMigrations", operation: "currentVersion", reason: e.message, cause: e }) : e))
+  }).pipe(Effect.mapError((e) => e._tag === "SqlError" ? new StoreError({ store: "SqlMigrations", operation: "currentVersion", reason: e.message, kind: kindOf(e), cause: e }) : e))

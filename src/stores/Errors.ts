@@ -6,15 +6,100 @@
  */
 import { Schema } from "effect"
 
-/** A store could not do what was asked (unreachable, failed query, …). Retryable. */
+/**
+ * What kind of failure a `StoreError` is:
+ * - `"Busy"` — the database was locked or busy (lock timeout, deadlock,
+ *   serialization failure, statement timeout). Transient.
+ * - `"Connection"` — the database could not be reached or the connection
+ *   broke. Transient.
+ * - `"Constraint"` — a uniqueness or other constraint refused the write.
+ *   Permanent: the same call fails the same way.
+ * - `"Data"` — a value the database cannot hold (a NUL byte, numeric
+ *   overflow, invalid text, a value too long to index). Permanent.
+ * - `"Config"` — the database cannot work as configured (not a database, a
+ *   read-only file, a missing schema or table, a refused login, a SQLite file
+ *   deleted or replaced while open). Permanent until an operator fixes it.
+ * - `"Other"` — not classified. Not known to be transient.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const StoreErrorKind = Schema.Literals(["Busy", "Connection", "Constraint", "Data", "Config", "Other"])
+
+/**
+ * The kinds of `StoreError`; see `StoreErrorKind`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type StoreErrorKind = typeof StoreErrorKind.Type
+
+/**
+ * Whether a failure of this kind can go away by itself, so that retrying the
+ * call can succeed (`"Busy"`, `"Connection"`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const isTransientKind = (kind: StoreErrorKind): boolean => kind === "Busy" || kind === "Connection"
+
+/**
+ * What `new StoreError(...)` takes: `kind` defaults to `"Other"`, and
+ * `transient` to what the kind implies (`isTransientKind`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export interface StoreErrorInput {
+  readonly store: string
+  readonly operation: string
+  /** What went wrong, in words (the database's own message included). */
+  readonly reason: string
+  readonly kind?: StoreErrorKind | undefined
+  readonly transient?: boolean | undefined
+  readonly cause?: unknown
+}
+
+/**
+ * A store could not do what was asked. `kind` says what kind of failure it is
+ * and `transient` whether a retry can fix it; the message says both.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   store: Schema.String,
   operation: Schema.String,
   reason: Schema.String,
+  kind: StoreErrorKind,
+  transient: Schema.Boolean,
   cause: Schema.optional(Schema.Defect())
 }) {
+  constructor(input: StoreErrorInput) {
+    const kind = input.kind ?? "Other"
+    super({ ...input, kind, transient: input.transient ?? isTransientKind(kind) })
+  }
+
   override get message() {
-    return `${this.store}.${this.operation} failed: ${this.reason}. The store may be unreachable; the call can be retried.`
+    return `${this.store}.${this.operation} failed (${this.kind}): ${this.reason}. ${advice(this.kind, this.transient)}`
+  }
+}
+
+const advice = (kind: StoreErrorKind, transient: boolean): string => {
+  if (transient) {
+    return kind === "Busy"
+      ? "Transient: the database was busy; the call can be retried."
+      : "Transient: the store may be unreachable; the call can be retried."
+  }
+  switch (kind) {
+    case "Constraint":
+      return "Permanent: the database refused the write; retrying the same call fails the same way."
+    case "Data":
+      return "Permanent: the database cannot hold a value of this call; retrying it fails the same way — change the value."
+    case "Config":
+      return "Permanent: the database cannot work as configured; retrying does not help until it is fixed."
+    default:
+      return "Not known to be transient: look at the cause before retrying."
   }
 }
 
