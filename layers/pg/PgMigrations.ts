@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
@@ -69,3 +69,16 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
       return yield* SqlMigrations.migrate(options)
     })).pipe(Effect.mapError((e) => e._tag === "SqlError" ? failed("migrate")(e) : e))
   })
+
+/**
+ * Migrates the Postgres database (the schema, when named) of the `SqlClient`
+ * in context (a `PgClient.layer`) once, at build, under the advisory lock of
+ * `migrate`; provides `SqlMigrations.Migrated`, which every SQL store Layer
+ * requires.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: (options?: PgMigrateOptions) => Layer.Layer<SqlMigrations.Migrated, StoreError | BatonConfigError, SqlClient.SqlClient> = (
+  options = {}
+) => SqlMigrations.layerWith(migrate)(options)

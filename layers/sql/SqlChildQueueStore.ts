@@ -11,7 +11,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -103,5 +103,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
   })
 
 /** `ChildQueueStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(ChildQueueStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(ChildQueueStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import { num, run } from "./internal/rows.ts"
@@ -74,5 +74,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
   })
 
 /** `LeaseStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -57,5 +57,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
   })
 
 /** `LedgerStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

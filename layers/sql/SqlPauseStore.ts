@@ -8,7 +8,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, NotPausedError, type StoreError, UnknownPauseError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
@@ -105,5 +105,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
   })
 
 /** `PauseStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

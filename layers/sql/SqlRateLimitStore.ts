@@ -13,7 +13,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -110,5 +110,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
   })
 
 /** `RateLimitStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(RateLimitStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(RateLimitStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -5,7 +5,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus, PauseAnswer, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "../../src/stores/RecordStore.ts"
@@ -138,5 +138,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rec
   Effect.flatMap(makeBackend(options), RecordStore.make)
 
 /** `RecordStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, StoreError | BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
-  Layer.effect(RecordStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator> =>
+  Layer.effect(RecordStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -8,7 +8,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -69,5 +69,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tre
   Effect.map(makeBackend(options), TreeStore.make)
 
 /** `TreeStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -25,14 +25,14 @@ describe("PgStores, each store alone", () => {
   it.live("every store alone builds on its own pool and answers ping", () =>
     Effect.gen(function*() {
       const context = yield* Layer.build(Layer.mergeAll(
-        PgStores.leaseStore(options),
-        PgStores.recordStore(options).pipe(Layer.provide(IdGenerator.layer)),
-        PgStores.pauseStore(options),
-        PgStores.treeStore(options),
-        PgStores.checkpointStore(options),
-        PgStores.ledgerStore(options),
-        PgStores.rateLimitStore(options),
-        PgStores.childQueueStore(options)
+        PgStores.layerLeaseStore(options),
+        PgStores.layerRecordStore(options).pipe(Layer.provide(IdGenerator.layer)),
+        PgStores.layerPauseStore(options),
+        PgStores.layerTreeStore(options),
+        PgStores.layerCheckpointStore(options),
+        PgStores.layerLedgerStore(options),
+        PgStores.layerRateLimitStore(options),
+        PgStores.layerChildQueueStore(options)
       ))
       for (const key of [LeaseStore, RecordStore, PauseStore, TreeStore, CheckpointStore, LedgerStore, RateLimitStore, ChildQueueStore] as const) {
         yield* (Context.get(context, key as typeof LeaseStore) as { readonly ping: Effect.Effect<void, unknown> }).ping
@@ -41,7 +41,7 @@ describe("PgStores, each store alone", () => {
 
   it.live("a CheckpointStore alone fences with the leases of a LeaseStore alone on the same schema", () =>
     Effect.gen(function*() {
-      const context = yield* Layer.build(Layer.merge(PgStores.leaseStore(options), PgStores.checkpointStore(options)))
+      const context = yield* Layer.build(Layer.merge(PgStores.layerLeaseStore(options), PgStores.layerCheckpointStore(options)))
       const leases = Context.get(context, LeaseStore)
       const saver = Context.get(context, CheckpointStore).saver
       const root = randomName("root")

@@ -53,14 +53,14 @@ describe("SqliteStores", () => {
       const path = Path.join(dir, "alone.db")
       const scope = yield* Scope.make()
       const build = <A>(layer: Layer.Layer<A, unknown>) => Layer.buildWithScope(layer, scope)
-      yield* Context.get(yield* build(SqliteStores.leaseStore({ path })), LeaseStore).ping
-      yield* Context.get(yield* build(SqliteStores.recordStore({ path }).pipe(Layer.provide(IdGenerator.layer))), RecordStore).ping
-      yield* Context.get(yield* build(SqliteStores.pauseStore({ path })), PauseStore).ping
-      yield* Context.get(yield* build(SqliteStores.treeStore({ path })), TreeStore).ping
-      yield* Context.get(yield* build(SqliteStores.checkpointStore({ path })), CheckpointStore).ping
-      yield* Context.get(yield* build(SqliteStores.ledgerStore({ path })), LedgerStore).ping
-      yield* Context.get(yield* build(SqliteStores.rateLimitStore({ path })), RateLimitStore).ping
-      yield* Context.get(yield* build(SqliteStores.childQueueStore({ path })), ChildQueueStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerLeaseStore({ path })), LeaseStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerRecordStore({ path }).pipe(Layer.provide(IdGenerator.layer))), RecordStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerPauseStore({ path })), PauseStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerTreeStore({ path })), TreeStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerCheckpointStore({ path })), CheckpointStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerLedgerStore({ path })), LedgerStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerRateLimitStore({ path })), RateLimitStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerChildQueueStore({ path })), ChildQueueStore).ping
       yield* Scope.close(scope, Exit.void)
     }))
 
@@ -68,7 +68,7 @@ describe("SqliteStores", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = Layer.mergeAll(
-        SqliteStores.leaseStore({ path: Path.join(dir, "mixed.db") }),
+        SqliteStores.layerLeaseStore({ path: Path.join(dir, "mixed.db") }),
         MemoryRateLimitStore.layer.pipe(Layer.provide(MemoryState.layer))
       )
       const ctx = yield* Layer.buildWithScope(layer, scope)
