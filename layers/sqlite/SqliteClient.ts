@@ -102,17 +102,65 @@ const bind = (params: ReadonlyArray<unknown>): Array<any> => {
   return out
 }
 
+/** The code of the error a connection raises once its file was deleted or replaced (classified "Config"). */
+export const detachedCode = "BATON_SQLITE_DETACHED"
+
+/** The identity of the file at `path` (device and inode), or undefined when no file is there. */
+const identityOf = (path: string): string | undefined => {
+  const stat = Fs.statSync(path, { throwIfNoEntry: false })
+  return stat === undefined ? undefined : `${stat.dev}:${stat.ino}`
+}
+
+/**
+ * Watches that the file a connection opened is still the one at its path:
+ * unlinked (with its -wal/-shm) or replaced, the connection would go on
+ * reading and writing a file no other instance sees. Checked before each
+ * statement outside a transaction and at each `BEGIN` (one `stat`), so a ping
+ * fails and no write reaches a detached file. Once detached, always detached.
+ */
+class FileIdentity {
+  readonly path: string
+  readonly opened: string | undefined
+  detached = false
+
+  constructor(path: string) {
+    this.path = path
+    this.opened = path === ":memory:" || path.startsWith("file:") ? undefined : identityOf(path)
+  }
+
+  /** Throws the detached error when the file at the path is no longer the one opened. */
+  check(): void {
+    if (this.opened === undefined) return
+    if (!this.detached && identityOf(this.path) !== this.opened) this.detached = true
+    if (this.detached) {
+      throw Object.assign(
+        new Error(
+          `SQLite database "${this.path}" was deleted or replaced while open: this connection's file is no longer the one at the path, so other instances cannot see what it holds; nothing more is read from or written to it. Restore the file or restart the instance on the right file`
+        ),
+        { code: detachedCode }
+      )
+    }
+  }
+}
+
 /** One open `DatabaseSync` with its statement cache, as effect's `Connection`. */
 class NodeSqliteConnection implements Connection {
   readonly db: DatabaseSync
   readonly cache = new Map<string, Prepared>()
   readonly cacheSize: number
   readonly busyRetries: number
+  readonly identity: FileIdentity
 
-  constructor(db: DatabaseSync, cacheSize: number, busyRetries: number) {
+  constructor(db: DatabaseSync, cacheSize: number, busyRetries: number, identity: FileIdentity) {
     this.db = db
     this.cacheSize = cacheSize
     this.busyRetries = busyRetries
+    this.identity = identity
+  }
+
+  /** Checks the file's identity when a statement starts outside a transaction (a `BEGIN` included). */
+  checkFile(): void {
+    if (!this.db.isTransaction) this.identity.check()
   }
 
   prepared(sql: string, arrays: boolean): Prepared {
@@ -132,6 +180,7 @@ class NodeSqliteConnection implements Connection {
   attempt<A>(operation: string, f: () => A): Effect.Effect<A, SqlError> {
     const loop = (left: number): Effect.Effect<A, SqlError> => {
       try {
+        this.checkFile()
         return Effect.succeed(f())
       } catch (cause) {
         const error = toSqlError(cause, operation)
@@ -161,6 +210,7 @@ class NodeSqliteConnection implements Connection {
   /** For synchronous access: runs one statement now; throws a `SqlError`. */
   executeSync(sql: string, params: ReadonlyArray<unknown>): Array<any> {
     try {
+      this.checkFile()
       return this.rows(sql, params, false, true)
     } catch (cause) {
       throw toSqlError(cause, "execute")
@@ -290,7 +340,7 @@ export const make = (options: SqliteClientOptions = {}) =>
       } catch (cause) {
         return Effect.fail(toSqlError(cause, "open", `cannot open SQLite database "${path}": ${cause instanceof Error ? cause.message : String(cause)}`))
       }
-      const conn = new NodeSqliteConnection(db, settings.statementCacheSize, settings.busyRetries)
+      const conn = new NodeSqliteConnection(db, settings.statementCacheSize, settings.busyRetries, new FileIdentity(path))
       return conn.attempt("open", () => {
         db.exec("PRAGMA journal_mode = WAL")
         db.exec(`PRAGMA synchronous = ${settings.synchronous}`)

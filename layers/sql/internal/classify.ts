@@ -76,6 +76,7 @@ export const kindOfCause = (cause: unknown): StoreErrorKind | undefined => {
   const message = typeof c.message === "string" ? c.message : ""
   if (typeof c.errcode === "number") return sqliteKind(c.errcode, message)
   if (typeof c.code === "string") {
+    if (c.code === "BATON_SQLITE_DETACHED") return "Config"
     if (socketCodes.has(c.code)) return "Connection"
     // node:sqlite refuses a value it cannot bind (a bigint beyond 64 bits, an object).
     if (c.code === "ERR_OUT_OF_RANGE" || c.code === "ERR_INVALID_ARG_TYPE" || c.code === "ERR_INVALID_ARG_VALUE") return "Data"
