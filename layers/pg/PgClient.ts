@@ -23,6 +23,7 @@ import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 
 /** The config setting read when no `url` is given. */
 export const urlSetting = "BATON_PG_URL"
@@ -56,6 +57,31 @@ export interface PgTarget {
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 const defaultConnectTimeout = Duration.seconds(5)
+
+/**
+ * Checks a schema name for baton's tables: a plain identifier, and not one of
+ * Postgres's own schemas (`pg_catalog`, `information_schema`, `pg_toast`, any
+ * name starting `pg_`, which Postgres reserves).
+ *
+ * @category config
+ * @since 0.1.0
+ */
+export const checkSchema = (schema: unknown): Effect.Effect<string | undefined, BatonConfigError> => {
+  if (schema === undefined) return Effect.succeed(undefined)
+  if (typeof schema !== "string" || !identifier.test(schema)) {
+    return Effect.fail(new BatonConfigError({
+      field: "schema",
+      reason: `is ${show(schema)}: it must be up to 63 letters, digits or "_", starting with a letter or "_"`
+    }))
+  }
+  if (/^pg_/i.test(schema) || schema.toLowerCase() === "information_schema") {
+    return Effect.fail(new BatonConfigError({
+      field: "schema",
+      reason: `is "${schema}", a schema of Postgres itself (names starting "pg_" and "information_schema" are reserved): choose a schema of your own, e.g. "baton"`
+    }))
+  }
+  return Effect.succeed(schema)
+}
 
 /** Checks the options and reads the URL; every problem is a `BatonConfigError` naming its field. */
 export const resolve = (options: PgClientOptions = {}): Effect.Effect<
@@ -97,22 +123,16 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     if (url.port !== "" && !(Number(url.port) >= 1 && Number(url.port) <= 65535)) {
       return yield* new BatonConfigError({ field, reason: `names port ${url.port}: it must be 1 to 65535` })
     }
-    if (options.schema !== undefined && (typeof options.schema !== "string" || !identifier.test(options.schema))) {
-      return yield* new BatonConfigError({
-        field: "schema",
-        reason: `is ${JSON.stringify(options.schema)}: it must be up to 63 letters, digits or "_", starting with a letter or "_"`
-      })
-    }
-    const maxConnections = options.maxConnections ?? 10
-    if (!Number.isInteger(maxConnections) || maxConnections < 1) {
-      return yield* new BatonConfigError({ field: "maxConnections", reason: "must be a whole number ≥ 1" })
-    }
+    yield* checkSchema(options.schema)
+    const maxConnections = yield* wholeNumber("maxConnections", options.maxConnections ?? 10, 1)
     // The option, else the URL's `connect_timeout` (seconds) when > 0, else 5 s: never unbounded.
     const fromUrl = Number(url.searchParams.get("connect_timeout") ?? NaN)
     const timeout = options.connectTimeout !== undefined
-      ? Duration.fromInput(options.connectTimeout)
+      ? Option.some(Duration.millis(
+        yield* durationMillis("connectTimeout", options.connectTimeout, { min: 1, max: 600_000, why: "a longer wait only hides an unreachable server" })
+      ))
       : Option.some(Number.isInteger(fromUrl) && fromUrl > 0 ? Duration.seconds(fromUrl) : defaultConnectTimeout)
-    if (Option.isNone(timeout) || !Duration.isFinite(timeout.value) || Duration.toMillis(timeout.value) <= 0) {
+    if (Option.isNone(timeout)) {
       return yield* new BatonConfigError({ field: "connectTimeout", reason: "must be a finite duration > 0" })
     }
     const host = url.searchParams.get("host") ?? (url.hostname === "" ? "localhost" : url.hostname)

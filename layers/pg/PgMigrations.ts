@@ -17,6 +17,7 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { kindOf } from "../sql/internal/classify.ts"
+import { checkSchema } from "./PgClient.ts"
 import { sqlErrorDetail } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
@@ -58,6 +59,7 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
   SqlClient.SqlClient
 > =>
   Effect.gen(function*() {
+    yield* checkSchema(options.schema)
     const target = options.upTo ?? SqlMigrations.latestVersion
     if ((yield* SqlMigrations.currentVersion(options)) >= target) return []
     const sql = yield* SqlClient.SqlClient

@@ -46,6 +46,7 @@ import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
+import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 
 /** The config setting read when no `path` is given. */
@@ -292,29 +293,27 @@ const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly pat
     return { path, field }
   })
 
+/**
+ * The longest busy timeout accepted: `node:sqlite` waits synchronously, so
+ * the whole process stalls that long behind another connection's write lock.
+ */
+export const maxBusyTimeoutMillis = 60_000
+
 const checkOptions = (options: SqliteClientOptions) =>
   Effect.gen(function*() {
-    let busyTimeoutMillis = 5000
-    if (options.busyTimeout !== undefined) {
-      const d = Duration.fromInput(options.busyTimeout)
-      const millis = Option.isSome(d) ? Duration.toMillis(d.value) : NaN
-      if (!Number.isFinite(millis) || millis < 0) {
-        return yield* new BatonConfigError({ field: "busyTimeout", reason: "must be a finite duration ≥ 0" })
-      }
-      busyTimeoutMillis = Math.round(millis)
-    }
+    const busyTimeoutMillis = options.busyTimeout === undefined ? 5000 : Math.round(
+      yield* durationMillis("busyTimeout", options.busyTimeout, {
+        min: 0,
+        max: maxBusyTimeoutMillis,
+        why: "node:sqlite waits synchronously: the whole process stalls that long behind another connection's lock"
+      })
+    )
     const synchronous = options.synchronous ?? "NORMAL"
     if (synchronous !== "NORMAL" && synchronous !== "FULL") {
-      return yield* new BatonConfigError({ field: "synchronous", reason: `must be "NORMAL" or "FULL"` })
+      return yield* new BatonConfigError({ field: "synchronous", reason: `is ${show(synchronous)}: it must be "NORMAL" or "FULL"` })
     }
-    const busyRetries = options.busyRetries ?? 1000
-    if (!Number.isInteger(busyRetries) || busyRetries < 0) {
-      return yield* new BatonConfigError({ field: "busyRetries", reason: "must be a whole number ≥ 0" })
-    }
-    const statementCacheSize = options.statementCacheSize ?? 256
-    if (!Number.isInteger(statementCacheSize) || statementCacheSize < 1) {
-      return yield* new BatonConfigError({ field: "statementCacheSize", reason: "must be a whole number ≥ 1" })
-    }
+    const busyRetries = yield* wholeNumber("busyRetries", options.busyRetries ?? 1000, 0)
+    const statementCacheSize = yield* wholeNumber("statementCacheSize", options.statementCacheSize ?? 256, 1)
     return { busyTimeoutMillis, synchronous, busyRetries, statementCacheSize } as const
   })
 
