@@ -4,7 +4,8 @@
  * LeaseStore alone on the same schema.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Layer, Option } from "effect"
+import { ConfigProvider, Context, Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
 import { PgStores } from "../../layers/pg/index.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
@@ -69,5 +70,39 @@ describe("PgStores, each store alone", () => {
       assert.strictEqual(confirmed.length, 1, "the write confirmed the lease")
       assert.isTrue(confirmed[0]![1], "the write renewed the lease (a renewal was due)")
       assert.strictEqual(Option.getOrThrow(yield* leases.get("default", root)).expiresAt, confirmed[0]![0])
+    }).pipe(Effect.scoped))
+})
+
+describe("PgStores.layerConfig", () => {
+  const configSchema = testSchema("config")
+  const build = (env: Record<string, string>) =>
+    Layer.build(PgStores.layerConfig()).pipe(Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env))))
+
+  it.live("reads the URL, schema, pool size, wake-ups and table prefix through Effect Config", () =>
+    Effect.gen(function*() {
+      const context = yield* build({
+        BATON_PG_URL: url,
+        BATON_PG_SCHEMA: configSchema,
+        BATON_PG_MAX_CONNECTIONS: "2",
+        BATON_PG_WAKEUPS: "false",
+        BATON_TABLE_PREFIX: "cfg_"
+      })
+      const leases = Context.get(context, LeaseStore)
+      assert.isTrue(Option.isSome(yield* leases.acquire("default", "root", "me", 30_000, Date.now())))
+      const sql = Context.get(context, SqlClient.SqlClient)
+      const rows = yield* sql<{ n: unknown }>`SELECT COUNT(*) AS n FROM ${sql(configSchema)}.cfg_leases`
+      assert.strictEqual(Number(rows[0]!.n), 1, "the row landed in BATON_PG_SCHEMA under BATON_TABLE_PREFIX")
+    }).pipe(Effect.scoped))
+
+  it.live("a setting that cannot be read, or cannot work, fails the build with a BatonConfigError naming it", () =>
+    Effect.gen(function*() {
+      const unreadable = yield* Effect.flip(build({ BATON_PG_URL: url, BATON_PG_MAX_CONNECTIONS: "many" }))
+      assert.strictEqual(unreadable._tag, "BatonConfigError")
+      assert.strictEqual((unreadable as any).field, "BATON_PG_MAX_CONNECTIONS")
+      const system = yield* Effect.flip(build({ BATON_PG_URL: url, BATON_PG_SCHEMA: "pg_catalog" }))
+      assert.strictEqual(system._tag, "BatonConfigError")
+      assert.strictEqual((system as any).field, "schema")
+      const missing = yield* Effect.flip(build({}))
+      assert.strictEqual((missing as any).field, "BATON_PG_URL")
     }).pipe(Effect.scoped))
 })
