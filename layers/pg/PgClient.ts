@@ -25,9 +25,20 @@ import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 
-/** The config setting read when no `url` is given. */
+/**
+ * The config setting read when no `url` is given.
+ *
+ * @category config
+ * @since 0.1.0
+ */
 export const urlSetting = "BATON_PG_URL"
 
+/**
+ * Where the Postgres server is and how to connect to it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgClientOptions {
   /** `postgres://user:password@host:5432/database`. Default: the `BATON_PG_URL` config. */
   readonly url?: string | Redacted.Redacted<string> | undefined
@@ -46,7 +57,12 @@ export interface PgClientOptions {
   readonly ssl?: PgClient.PgClientConfig["ssl"]
 }
 
-/** What the options resolved to (no password). */
+/**
+ * What the options resolved to (no password).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgTarget {
   /** The setting the URL came from: `url` or `BATON_PG_URL`. */
   readonly field: string
@@ -83,7 +99,12 @@ export const checkSchema = (schema: unknown): Effect.Effect<string | undefined, 
   return Effect.succeed(schema)
 }
 
-/** Checks the options and reads the URL; every problem is a `BatonConfigError` naming its field. */
+/**
+ * Checks the options and reads the URL; every problem is a `BatonConfigError` naming its field.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const resolve = (options: PgClientOptions = {}): Effect.Effect<
   { readonly config: PgClient.PgPoolConfig; readonly target: PgTarget; readonly connectTimeout: Duration.Duration },
   BatonConfigError
@@ -188,6 +209,9 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
 /**
  * The pooled client in the current scope, checked with one `SELECT 1`
  * (bounded by the connect timeout) before it is handed out.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = (options: PgClientOptions = {}) =>
   Effect.gen(function*() {
@@ -212,7 +236,12 @@ export const make = (options: PgClientOptions = {}) =>
     return { client, target }
   })
 
-/** Provides `@effect/sql-pg`'s `PgClient` and effect's `SqlClient` (one pool, closed with the Layer). */
+/**
+ * Provides `@effect/sql-pg`'s `PgClient` and effect's `SqlClient` (one pool, closed with the Layer).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: PgClientOptions = {}): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreError | BatonConfigError> =>
   PgClient.layerFrom(Effect.map(make(options), ({ client }) => client)) as Layer.Layer<
     PgClient.PgClient | SqlClient.SqlClient,

@@ -22,12 +22,23 @@ import { sqlErrorDetail } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 
+/**
+ * The options of the Postgres migrations: the table prefix, an optional schema, and `upTo` for tests of upgrades.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgMigrateOptions extends SqlMigrations.MigrateOptions {
   /** The schema the client's `search_path` names (see `PgClient`); created when missing. */
   readonly schema?: string | undefined
 }
 
-/** The advisory lock's first key: "btn". The second is a hash of (schema, prefix). */
+/**
+ * The advisory lock's first key: "btn". The second is a hash of (schema, prefix).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const lockClass = 0x62746e
 
 /** 32-bit FNV-1a of `text`, as a signed int4. */
@@ -40,7 +51,12 @@ const hash32 = (text: string): number => {
   return h | 0
 }
 
-/** The advisory lock key `(lockClass, key)` migrations of these options take. */
+/**
+ * The advisory lock key `(lockClass, key)` migrations of these options take.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const lockKey = (options: PgMigrateOptions): number =>
   hash32(`${options.schema ?? ""}.${options.tablePrefix ?? SqlTables.defaultTablePrefix}`)
 
@@ -52,6 +68,9 @@ const failed = (operation: string) => (e: SqlError) =>
  * `upTo`; answers the migrations this call applied (none when another
  * instance did it first). Safe to call at every start, from any number of
  * instances at once.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,

@@ -35,7 +35,12 @@ const toChild = (row: any): QueuedChild => ({
   result: fromJson(row.result)
 })
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ChildQueueStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -102,6 +107,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
     return ChildQueueStore.make(impl)
   })
 
-/** `ChildQueueStore` on the `SqlClient` in context; migrates the schema first. */
+/**
+ * `ChildQueueStore` on the `SqlClient` in context; migrates the schema first.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
   Layer.effect(ChildQueueStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

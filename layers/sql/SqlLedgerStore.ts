@@ -17,7 +17,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "LedgerStore"
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LedgerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -56,6 +61,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
     return LedgerStore.make(impl)
   })
 
-/** `LedgerStore` on the `SqlClient` in context; migrates the schema first. */
+/**
+ * `LedgerStore` on the `SqlClient` in context; migrates the schema first.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
   Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

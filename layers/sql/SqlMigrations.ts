@@ -201,16 +201,31 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
-/** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
+/**
+ * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
   [2, "indexes", indexes]
 ]
 
-/** The schema version this code writes. */
+/**
+ * The schema version this code writes.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const latestVersion = migrations[migrations.length - 1][0]
 
-/** effect's Migrator loader for the tables (only ids ≤ `upTo`, when given). */
+/**
+ * effect's Migrator loader for the tables (only ids ≤ `upTo`, when given).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const loader = (tables: SqlTables.SqlTables, upTo?: number): Migrator.Loader =>
   Effect.succeed(
     migrations
@@ -220,6 +235,12 @@ export const loader = (tables: SqlTables.SqlTables, upTo?: number): Migrator.Loa
 
 const run = Migrator.make({})
 
+/**
+ * The options of a migration: the table prefix, and `upTo` to stop at a schema version.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface MigrateOptions extends SqlTables.SqlStoreOptions {
   /** Stop at this schema version (for tests of upgrades and for tools); default: the latest. */
   readonly upTo?: number | undefined
@@ -228,6 +249,9 @@ export interface MigrateOptions extends SqlTables.SqlStoreOptions {
 /**
  * Brings the database to the latest schema (or `upTo`); answers the migrations
  * it applied (none when already current). Safe to call on every start.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const migrate = (options: MigrateOptions = {}): Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
@@ -247,7 +271,12 @@ export const migrate = (options: MigrateOptions = {}): Effect.Effect<
       )
     ))
 
-/** The schema version of the database: the newest applied migration id, 0 when none. */
+/**
+ * The schema version of the database: the newest applied migration id, 0 when none.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const currentVersion = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<number, StoreError | BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const tables = yield* SqlTables.make(options)

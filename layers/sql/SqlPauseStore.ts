@@ -32,7 +32,12 @@ const toPause = (row: any): Pause => ({
   resolvedBy: textOrNull(row.resolved_by)
 })
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -104,6 +109,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
     return PauseStore.make(impl)
   })
 
-/** `PauseStore` on the `SqlClient` in context; migrates the schema first. */
+/**
+ * `PauseStore` on the `SqlClient` in context; migrates the schema first.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
   Layer.effect(PauseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -21,7 +21,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "RateLimitStore"
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RateLimitStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -109,6 +114,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
     return RateLimitStore.make(impl)
   })
 
-/** `RateLimitStore` on the `SqlClient` in context; migrates the schema first. */
+/**
+ * `RateLimitStore` on the `SqlClient` in context; migrates the schema first.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
   Layer.effect(RateLimitStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -49,9 +49,20 @@ import { BatonConfigError } from "../../src/stores/Errors.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 
-/** The config setting read when no `path` is given. */
+/**
+ * The config setting read when no `path` is given.
+ *
+ * @category config
+ * @since 0.1.0
+ */
 export const pathSetting = "BATON_SQLITE_PATH"
 
+/**
+ * Where the SQLite file is and how the connection is opened.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqliteClientOptions {
   /** A file path, or `":memory:"`. Default: the `BATON_SQLITE_PATH` config. */
   readonly path?: string | undefined
@@ -69,13 +80,24 @@ export interface SqliteClientOptions {
   readonly statementCacheSize?: number | undefined
 }
 
-/** The client: effect's `SqlClient`, plus what it was opened with. */
+/**
+ * The client: effect's `SqlClient`, plus what it was opened with.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqliteClient extends SqlClient.SqlClient {
   readonly path: string
   readonly busyTimeoutMillis: number
   readonly synchronous: "NORMAL" | "FULL"
 }
 
+/**
+ * The service of the SQLite client: effect's `SqlClient` plus the path and settings it was opened with.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export const SqliteClient = Context.Service<SqliteClient>("baton/sqlite/SqliteClient")
 
 interface Prepared {
@@ -103,7 +125,12 @@ const bind = (params: ReadonlyArray<unknown>): Array<any> => {
   return out
 }
 
-/** The code of the error a connection raises once its file was deleted or replaced (classified "Config"). */
+/**
+ * The code of the error a connection raises once its file was deleted or replaced (classified "Config").
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const detachedCode = "BATON_SQLITE_DETACHED"
 
 /** The identity of the file at `path` (device and inode), or undefined when no file is there. */
@@ -296,6 +323,9 @@ const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly pat
 /**
  * The longest busy timeout accepted: `node:sqlite` waits synchronously, so
  * the whole process stalls that long behind another connection's write lock.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const maxBusyTimeoutMillis = 60_000
 
@@ -320,6 +350,9 @@ const checkOptions = (options: SqliteClientOptions) =>
 /**
  * Builds the client in the current scope. The connection opens on the first
  * statement; a failure to open is a `SqlError` (ConnectionError) naming the path.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = (options: SqliteClientOptions = {}) =>
   Effect.gen(function*() {
@@ -408,7 +441,12 @@ export const make = (options: SqliteClientOptions = {}) =>
     }) as SqliteClient
   })
 
-/** Provides `SqliteClient` and effect's `SqlClient` (one connection, closed with the Layer). */
+/**
+ * Provides `SqliteClient` and effect's `SqlClient` (one connection, closed with the Layer).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqliteClientOptions = {}): Layer.Layer<SqliteClient | SqlClient.SqlClient, BatonConfigError> =>
   Layer.effectContext(
     Effect.map(make(options), (client) => Context.make(SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))

@@ -103,7 +103,12 @@ const advice = (kind: StoreErrorKind, transient: boolean): string => {
   }
 }
 
-/** An argument given to a store or to the runtime is not acceptable; nothing was written. */
+/**
+ * An argument given to a store or to the runtime is not acceptable; nothing was written.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("InvalidInputError", {
   operation: Schema.String,
   field: Schema.String,
@@ -114,7 +119,12 @@ export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("
   }
 }
 
-/** A configuration value is missing or invalid; raised when a Layer is built. */
+/**
+ * A configuration value is missing or invalid; raised when a Layer is built.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class BatonConfigError extends Schema.TaggedError<BatonConfigError>()("BatonConfigError", {
   field: Schema.String,
   reason: Schema.String
@@ -124,7 +134,12 @@ export class BatonConfigError extends Schema.TaggedError<BatonConfigError>()("Ba
   }
 }
 
-/** The caller no longer holds the lease of the execution tree (taken over, expired or unconfirmed). */
+/**
+ * The caller no longer holds the lease of the execution tree (taken over, expired or unconfirmed).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class LeaseLostError extends Schema.TaggedError<LeaseLostError>()("LeaseLostError", {
   tenantId: Schema.String,
   rootExecutionId: Schema.String,
@@ -137,7 +152,12 @@ export class LeaseLostError extends Schema.TaggedError<LeaseLostError>()("LeaseL
   }
 }
 
-/** The thread does not exist for this tenant (another tenant's thread is reported the same way). */
+/**
+ * The thread does not exist for this tenant (another tenant's thread is reported the same way).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()("UnknownThreadError", {
   tenantId: Schema.String,
   threadId: Schema.String
@@ -147,7 +167,12 @@ export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()
   }
 }
 
-/** The thread belongs to another owner. */
+/**
+ * The thread belongs to another owner.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("ThreadOwnerError", {
   tenantId: Schema.String,
   threadId: Schema.String,
@@ -158,7 +183,12 @@ export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("Th
   }
 }
 
-/** The pause exists but is no longer pending (already answered, taken or withdrawn). */
+/**
+ * The pause exists but is no longer pending (already answered, taken or withdrawn).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class NotPausedError extends Schema.TaggedError<NotPausedError>()("NotPausedError", {
   tenantId: Schema.String,
   pauseId: Schema.String,
@@ -169,7 +199,12 @@ export class NotPausedError extends Schema.TaggedError<NotPausedError>()("NotPau
   }
 }
 
-/** No pause with this id exists for this tenant. */
+/**
+ * No pause with this id exists for this tenant.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownPauseError extends Schema.TaggedError<UnknownPauseError>()("UnknownPauseError", {
   tenantId: Schema.String,
   pauseId: Schema.String
@@ -179,7 +214,12 @@ export class UnknownPauseError extends Schema.TaggedError<UnknownPauseError>()("
   }
 }
 
-/** User code tried to write a tree key under the runtime's reserved `@baton/` prefix. */
+/**
+ * User code tried to write a tree key under the runtime's reserved `@baton/` prefix.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ReservedKeyError extends Schema.TaggedError<ReservedKeyError>()("ReservedKeyError", {
   key: Schema.String
 }) {
@@ -188,7 +228,12 @@ export class ReservedKeyError extends Schema.TaggedError<ReservedKeyError>()("Re
   }
 }
 
-/** The execution was cancelled (by `cancel` on any instance). */
+/**
+ * The execution was cancelled (by `cancel` on any instance).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ExecutionCancelledError extends Schema.TaggedError<ExecutionCancelledError>()("ExecutionCancelledError", {
   tenantId: Schema.String,
   executionId: Schema.String
@@ -198,7 +243,12 @@ export class ExecutionCancelledError extends Schema.TaggedError<ExecutionCancell
   }
 }
 
-/** A step of the execution failed; the execution is recorded Failed. */
+/**
+ * A step of the execution failed; the execution is recorded Failed.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedError>()("ExecutionFailedError", {
   tenantId: Schema.String,
   executionId: Schema.String,
@@ -210,7 +260,12 @@ export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedErro
   }
 }
 
-/** The thread already has an execution running or paused; resume or cancel it before starting another. */
+/**
+ * The thread already has an execution running or paused; resume or cancel it before starting another.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("ThreadBusyError", {
   tenantId: Schema.String,
   threadId: Schema.String,
@@ -222,7 +277,12 @@ export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("Thre
   }
 }
 
-/** No workflow of this name is registered with the instance. */
+/**
+ * No workflow of this name is registered with the instance.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowError>()("UnknownWorkflowError", {
   workflowName: Schema.String
 }) {
@@ -231,7 +291,12 @@ export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowErro
   }
 }
 
-/** The instance is closing: the call was not started, or its pass was interrupted (the execution stays running for another instance). */
+/**
+ * The instance is closing: the call was not started, or its pass was interrupted (the execution stays running for another instance).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingError>()("InstanceStoppingError", {
   instanceId: Schema.String
 }) {
