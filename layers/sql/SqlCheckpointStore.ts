@@ -369,6 +369,6 @@ const chunks = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => 
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeRows(options), CheckpointStores.fromRows)
 
-/** `CheckpointStore` on the `SqlClient` in context; migrates the schema first. */
+/** `CheckpointStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
   Layer.effect(CheckpointStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

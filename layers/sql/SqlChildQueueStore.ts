@@ -108,7 +108,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
   })
 
 /**
- * `ChildQueueStore` on the `SqlClient` in context; migrates the schema first.
+ * `ChildQueueStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
  * @since 0.1.0

@@ -62,7 +62,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
   })
 
 /**
- * `LedgerStore` on the `SqlClient` in context; migrates the schema first.
+ * `LedgerStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
  * @since 0.1.0

@@ -110,7 +110,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
   })
 
 /**
- * `PauseStore` on the `SqlClient` in context; migrates the schema first.
+ * `PauseStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
  * @since 0.1.0

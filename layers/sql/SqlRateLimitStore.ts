@@ -115,7 +115,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
   })
 
 /**
- * `RateLimitStore` on the `SqlClient` in context; migrates the schema first.
+ * `RateLimitStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
  * @since 0.1.0
