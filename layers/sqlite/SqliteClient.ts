@@ -29,6 +29,12 @@
  *   `":memory:"` is allowed: it is a private database of this one connection
  *   (two Layers never share it — use a temporary file for several instances).
  * - prepared statements are kept per connection, keyed by their SQL;
+ * - a database file deleted or replaced while open is noticed: its identity
+ *   (device and inode) is checked at each `BEGIN`, before each write outside
+ *   a transaction and at each ping; from then on every statement fails with a
+ *   `SqlError` whose cause has code `BATON_SQLITE_DETACHED` (the stores report
+ *   a permanent `StoreError` of kind "Config"), and nothing is written to
+ *   the detached file;
  * - it offers synchronous access to hot paths (`SyncAccess`, used by the
  *   checkpoint saver): an operation runs at once, in one go, when no fiber
  *   holds the connection — `node:sqlite` is synchronous anyway, so this only
@@ -142,9 +148,10 @@ const identityOf = (path: string): string | undefined => {
 /**
  * Watches that the file a connection opened is still the one at its path:
  * unlinked (with its -wal/-shm) or replaced, the connection would go on
- * reading and writing a file no other instance sees. Checked before each
- * statement outside a transaction and at each `BEGIN` (one `stat`), so a ping
- * fails and no write reaches a detached file. Once detached, always detached.
+ * reading and writing a file no other instance sees. Checked (one `stat`) at
+ * each `BEGIN`, before each write outside a transaction and at each ping
+ * (`SELECT 1`), so a ping fails and no write reaches a detached file. Once
+ * detached, always detached: every statement fails.
  */
 class FileIdentity {
   readonly path: string
@@ -171,6 +178,19 @@ class FileIdentity {
   }
 }
 
+const plainRead = /^\s*SELECT\b/i
+const ping = /^\s*SELECT\s+1\s*;?\s*$/i
+const checked = new Map<string, boolean>()
+/** Whether a statement (outside a transaction) checks the file's identity: all but plain reads; the ping does. */
+const checksFile = (sql: string): boolean => {
+  let yes = checked.get(sql)
+  if (yes === undefined) {
+    yes = !plainRead.test(sql) || ping.test(sql)
+    if (checked.size < 4096) checked.set(sql, yes)
+  }
+  return yes
+}
+
 /** One open `DatabaseSync` with its statement cache, as effect's `Connection`. */
 class NodeSqliteConnection implements Connection {
   readonly db: DatabaseSync
@@ -186,9 +206,17 @@ class NodeSqliteConnection implements Connection {
     this.identity = identity
   }
 
-  /** Checks the file's identity when a statement starts outside a transaction (a `BEGIN` included). */
-  checkFile(): void {
-    if (!this.db.isTransaction) this.identity.check()
+  /**
+   * Before a statement: fails at once when the file is known to be detached;
+   * otherwise checks the file's identity (one `stat`) when the statement
+   * starts outside a transaction and may write — a `BEGIN`, a write, DDL — or
+   * is the stores' ping (`SELECT 1`). A plain read skips the `stat` (reading
+   * writes nothing; the next ping or write finds the file gone).
+   */
+  checkFile(sql: string): void {
+    if (this.identity.detached) this.identity.check()
+    if (this.db.isTransaction || !checksFile(sql)) return
+    this.identity.check()
   }
 
   prepared(sql: string, arrays: boolean): Prepared {
@@ -205,10 +233,10 @@ class NodeSqliteConnection implements Connection {
   }
 
   /** Runs `f`; a busy failure outside a transaction is retried after yielding the fiber. */
-  attempt<A>(operation: string, f: () => A): Effect.Effect<A, SqlError> {
+  attempt<A>(operation: string, sql: string, f: () => A): Effect.Effect<A, SqlError> {
     const loop = (left: number): Effect.Effect<A, SqlError> => {
       try {
-        this.checkFile()
+        this.checkFile(sql)
         return Effect.succeed(f())
       } catch (cause) {
         const error = toSqlError(cause, operation)
@@ -238,7 +266,7 @@ class NodeSqliteConnection implements Connection {
   /** For synchronous access: runs one statement now; throws a `SqlError`. */
   executeSync(sql: string, params: ReadonlyArray<unknown>): Array<any> {
     try {
-      this.checkFile()
+      this.checkFile(sql)
       return this.rows(sql, params, false, true)
     } catch (cause) {
       throw toSqlError(cause, "execute")
@@ -246,14 +274,14 @@ class NodeSqliteConnection implements Connection {
   }
 
   execute(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
-    return this.attempt("execute", () => {
+    return this.attempt("execute", sql, () => {
       const rows = this.rows(sql, params, false, true)
       return transformRows ? transformRows(rows) : rows
     })
   }
 
   executeRaw(sql: string, params: ReadonlyArray<unknown>) {
-    return this.attempt("executeRaw", () => {
+    return this.attempt("executeRaw", sql, () => {
       const { reader, statement } = this.prepared(sql, false)
       const bound = bind(params)
       return reader ? statement.all(...bound) : statement.run(...bound)
@@ -268,15 +296,15 @@ class NodeSqliteConnection implements Connection {
   }
 
   executeValues(sql: string, params: ReadonlyArray<unknown>) {
-    return this.attempt("executeValues", () => this.rows(sql, params, true, true))
+    return this.attempt("executeValues", sql, () => this.rows(sql, params, true, true))
   }
 
   executeValuesUnprepared(sql: string, params: ReadonlyArray<unknown>) {
-    return this.attempt("executeValuesUnprepared", () => this.rows(sql, params, true, false))
+    return this.attempt("executeValuesUnprepared", sql, () => this.rows(sql, params, true, false))
   }
 
   executeUnprepared(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
-    return this.attempt("executeUnprepared", () => {
+    return this.attempt("executeUnprepared", sql, () => {
       const rows = this.rows(sql, params, false, false)
       return transformRows ? transformRows(rows) : rows
     })
@@ -373,7 +401,7 @@ export const make = (options: SqliteClientOptions = {}) =>
         return Effect.fail(toSqlError(cause, "open", `cannot open SQLite database "${path}": ${cause instanceof Error ? cause.message : String(cause)}`))
       }
       const conn = new NodeSqliteConnection(db, settings.statementCacheSize, settings.busyRetries, new FileIdentity(path))
-      return conn.attempt("open", () => {
+      return conn.attempt("open", "PRAGMA journal_mode = WAL", () => {
         db.exec("PRAGMA journal_mode = WAL")
         db.exec(`PRAGMA synchronous = ${settings.synchronous}`)
       }).pipe(
