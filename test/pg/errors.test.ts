@@ -4,12 +4,13 @@
  * is `transient`, and a message that says "can be retried" only when it is.
  */
 import { assert, layer } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations, PgStores } from "../../layers/pg/index.ts"
 import { run } from "../../layers/sql/internal/rows.ts"
 import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
 import type { StoreError } from "../../src/stores/Errors.ts"
+import { assertPermanent, assertTransient, storeFailure } from "../storeErrors.ts"
 import type { LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import { testSchema, url } from "./db.ts"
 
@@ -29,31 +30,18 @@ const env = Layer.effect(
   })
 ).pipe(Layer.provide(PgClient.layer({ url, schema, maxConnections: 2 })))
 
-const failure = <A, E>(effect: Effect.Effect<A, E>) =>
-  Effect.map(Effect.exit(effect), (exit) => {
-    const error = Option.getOrThrow(Exit.findErrorOption(exit)) as unknown as StoreError
-    assert.strictEqual(error._tag, "StoreError")
-    return error
-  })
-
-const permanent = (error: StoreError, kind: StoreError["kind"]) => {
-  assert.strictEqual(error.kind, kind)
-  assert.isFalse(error.transient)
-  assert.include(error.message, "Permanent")
-  assert.notInclude(error.message, "can be retried")
-}
 
 layer(env, { excludeTestServices: true })("StoreError kinds on Postgres", (it) => {
   it.effect("a NUL byte in a value is a permanent Data error", () =>
     Effect.gen(function*() {
       const { leases } = yield* Env
-      permanent(yield* failure(leases.acquire("default", "root-nul", "holder\u0000x", 30_000, 0)), "Data")
+      assertPermanent(yield* storeFailure(leases.acquire("default", "root-nul", "holder\u0000x", 30_000, 0)), "Data")
     }))
 
   it.effect("numeric overflow is a permanent Data error", () =>
     Effect.gen(function*() {
       const { sql } = yield* Env
-      permanent(yield* failure(run("Test", "overflow", () => sql`SELECT ${2147483647}::int4 + 1 AS n`)), "Data")
+      assertPermanent(yield* storeFailure(run("Test", "overflow", () => sql`SELECT ${2147483647}::int4 + 1 AS n`)), "Data")
     }))
 
   it.effect("a unique violation is a permanent Constraint error", () =>
@@ -61,13 +49,13 @@ layer(env, { excludeTestServices: true })("StoreError kinds on Postgres", (it) =
       const { sql } = yield* Env
       const insert = () => sql`INSERT INTO baton_threads (tenant_id, thread_id, created_at) VALUES ('default', 'dup', 0)`
       yield* run("Test", "insert", insert)
-      permanent(yield* failure(run("Test", "insert", insert)), "Constraint")
+      assertPermanent(yield* storeFailure(run("Test", "insert", insert)), "Constraint")
     }))
 
   it.effect("a missing table (a schema that does not match) is a permanent Config error", () =>
     Effect.gen(function*() {
       const { sql } = yield* Env
-      permanent(yield* failure(run("Test", "read", () => sql`SELECT * FROM baton_no_such_table`)), "Config")
+      assertPermanent(yield* storeFailure(run("Test", "read", () => sql`SELECT * FROM baton_no_such_table`)), "Config")
     }))
 
   it.effect("a lock wait that timed out is a transient Busy error that says it can be retried", () =>
@@ -79,14 +67,12 @@ layer(env, { excludeTestServices: true })("StoreError kinds on Postgres", (it) =
         sql`SELECT pg_advisory_xact_lock(${7}, ${8})`.pipe(Effect.andThen(Deferred.succeed(held, void 0)), Effect.andThen(Deferred.await(done)))
       ).pipe(Effect.forkChild)
       yield* Deferred.await(held)
-      const error = yield* failure(run("Test", "lock", () =>
+      const error = yield* storeFailure(run("Test", "lock", () =>
         sql.withTransaction(Effect.andThen(sql`SET LOCAL lock_timeout = '50ms'`, sql`SELECT pg_advisory_xact_lock(${7}, ${8})`))
       ))
       yield* Deferred.succeed(done, void 0)
       yield* Fiber.join(holder)
-      assert.strictEqual(error.kind, "Busy")
-      assert.isTrue(error.transient)
-      assert.include(error.message, "can be retried")
+      assertTransient(error, "Busy")
     }))
 
   it.effect("an unreachable server at build is a transient Connection error", () =>
@@ -96,8 +82,6 @@ layer(env, { excludeTestServices: true })("StoreError kinds on Postgres", (it) =
         Effect.flip
       ) as Effect.Effect<StoreError>
       assert.strictEqual(error._tag, "StoreError")
-      assert.strictEqual(error.kind, "Connection")
-      assert.isTrue(error.transient)
-      assert.include(error.message, "can be retried")
+      assertTransient(error, "Connection")
     }))
 })

@@ -11,7 +11,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
-import type { StoreError } from "../../src/stores/Errors.ts"
+import { storeFailure } from "../storeErrors.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { makeSideEffects, slow } from "../runtime/fixtures.ts"
@@ -24,11 +24,6 @@ const unlinkAll = (path: string) => {
   for (const suffix of ["", "-wal", "-shm"]) Fs.rmSync(path + suffix, { force: true })
 }
 
-const storeError = <A>(exit: Exit.Exit<A, unknown>): StoreError => {
-  const error = Option.getOrThrow(Exit.findErrorOption(exit)) as StoreError
-  assert.strictEqual(error._tag, "StoreError")
-  return error
-}
 
 const open = (path: string, scope: Scope.Scope) =>
   Effect.map(Layer.buildWithScope(SqliteStores.layer({ path, busyTimeout: 0 }), scope), (ctx) => ({
@@ -47,14 +42,14 @@ describe("a SQLite file deleted while open", () => {
 
       unlinkAll(path)
 
-      const ping = storeError(yield* Effect.exit(leases.ping))
+      const ping = yield* storeFailure(leases.ping)
       assert.strictEqual(ping.kind, "Config")
       assert.isFalse(ping.transient)
       assert.match(ping.message, /deleted or replaced/)
       assert.notMatch(ping.message, /can be retried/)
-      storeError(yield* Effect.exit(records.ping))
+      assert.strictEqual((yield* storeFailure(records.ping)).kind, "Config")
 
-      const write = storeError(yield* Effect.exit(leases.acquire("default", "root-2", "a", 30_000, 0)))
+      const write = yield* storeFailure(leases.acquire("default", "root-2", "a", 30_000, 0))
       assert.strictEqual(write.kind, "Config")
       assert.isFalse(Fs.existsSync(path), "nothing re-created the file")
       yield* Scope.close(scope, Exit.void)
@@ -72,8 +67,8 @@ describe("a SQLite file deleted while open", () => {
       yield* fresh.leases.ping
       assert.isTrue(Option.isNone(yield* fresh.leases.get("default", "root-1")), "the new file is empty")
 
-      assert.strictEqual(storeError(yield* Effect.exit(old.leases.ping)).kind, "Config")
-      const refused = storeError(yield* Effect.exit(old.leases.acquire("default", "root-2", "old", 30_000, 0)))
+      assert.strictEqual((yield* storeFailure(old.leases.ping)).kind, "Config")
+      const refused = yield* storeFailure(old.leases.acquire("default", "root-2", "old", 30_000, 0))
       assert.strictEqual(refused.kind, "Config")
       assert.isTrue(Option.isNone(yield* fresh.leases.get("default", "root-2")), "the old instance wrote nothing into the new file")
       yield* Scope.close(scope, Exit.void)

@@ -3,32 +3,19 @@
  * the SQLite result code (or node:sqlite's own refusal), whether it is
  * `transient`, and a message that says "can be retried" only when it is.
  */
-import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
+import { describe, it } from "@effect/vitest"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { SqliteClient, SqliteStores } from "../../layers/sqlite/index.ts"
 import { run } from "../../layers/sql/internal/rows.ts"
-import type { StoreError } from "../../src/stores/Errors.ts"
+import { assertPermanent, assertTransient, storeFailure } from "../storeErrors.ts"
 import { tempDir } from "./tmp.ts"
 
 const dir = tempDir("errors")
 let n = 0
 
-const failure = <A, E>(effect: Effect.Effect<A, E>) =>
-  Effect.map(Effect.exit(effect), (exit) => {
-    const error = Option.getOrThrow(Exit.findErrorOption(exit)) as unknown as StoreError
-    assert.strictEqual(error._tag, "StoreError")
-    return error
-  })
-
-const permanent = (error: StoreError, kind: StoreError["kind"]) => {
-  assert.strictEqual(error.kind, kind)
-  assert.isFalse(error.transient)
-  assert.include(error.message, "Permanent")
-  assert.notInclude(error.message, "can be retried")
-}
 
 const client = (scope: Scope.Scope, options: SqliteClient.SqliteClientOptions) =>
   Effect.map(Layer.buildWithScope(SqliteClient.layer(options), scope), (ctx) => Context.get(ctx, SqlClient.SqlClient))
@@ -38,8 +25,8 @@ describe("StoreError kinds on SQLite", () => {
     Effect.gen(function*() {
       const path = Path.join(dir, `garbage-${++n}.db`)
       Fs.writeFileSync(path, "this is no SQLite database, just text long enough to have a header....................................")
-      const error = yield* failure(Layer.build(SqliteStores.layer({ path })).pipe(Effect.scoped))
-      permanent(error, "Config")
+      const error = yield* storeFailure(Layer.build(SqliteStores.layer({ path })).pipe(Effect.scoped))
+      assertPermanent(error, "Config")
     }))
 
   it.effect("a duplicate key is a permanent Constraint error; a value node:sqlite cannot bind is a permanent Data error", () =>
@@ -48,8 +35,8 @@ describe("StoreError kinds on SQLite", () => {
       const sql = yield* client(scope, { path: Path.join(dir, `data-${++n}.db`) })
       yield* sql`CREATE TABLE t (k TEXT PRIMARY KEY)`
       yield* sql`INSERT INTO t VALUES ('a')`
-      permanent(yield* failure(run("Test", "insert", () => sql`INSERT INTO t VALUES ('a')`)), "Constraint")
-      permanent(yield* failure(run("Test", "insert", () => sql`INSERT INTO t VALUES (${2n ** 70n})`)), "Data")
+      assertPermanent(yield* storeFailure(run("Test", "insert", () => sql`INSERT INTO t VALUES ('a')`)), "Constraint")
+      assertPermanent(yield* storeFailure(run("Test", "insert", () => sql`INSERT INTO t VALUES (${2n ** 70n})`)), "Data")
       yield* Scope.close(scope, Exit.void)
     }))
 
@@ -61,11 +48,9 @@ describe("StoreError kinds on SQLite", () => {
       const b = yield* client(scope, { path, busyTimeout: 0, busyRetries: 0 })
       yield* a`CREATE TABLE t (k TEXT)`
       const error = yield* a.withTransaction(
-        Effect.andThen(a`INSERT INTO t VALUES ('a')`, failure(run("Test", "insert", () => b`INSERT INTO t VALUES ('b')`)))
+        Effect.andThen(a`INSERT INTO t VALUES ('a')`, storeFailure(run("Test", "insert", () => b`INSERT INTO t VALUES ('b')`)))
       )
-      assert.strictEqual(error.kind, "Busy")
-      assert.isTrue(error.transient)
-      assert.include(error.message, "can be retried")
+      assertTransient(error, "Busy")
       yield* Scope.close(scope, Exit.void)
     }))
 })
