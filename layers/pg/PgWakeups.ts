@@ -25,6 +25,8 @@
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Deferred, Duration, Effect, Layer, Queue } from "effect"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { durationMillis } from "../sql/internal/config.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import { lockKey } from "./PgMigrations.ts"
 
@@ -90,7 +92,7 @@ export const parse = (payload: string): { readonly origin: string; readonly tena
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, never, PgClient.PgClient> =>
+export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonConfigError, PgClient.PgClient> =>
   Layer.effect(
     LeaseWakeups,
     Effect.gen(function*() {
@@ -98,7 +100,9 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, never,
       const hub = yield* LeaseWakeups
       const origin = originOf(hub)
       const name = channel(options)
-      const reconnectDelay = Duration.fromInputUnsafe(options.reconnectDelay ?? Duration.seconds(1))
+      const reconnectDelay = options.reconnectDelay === undefined ? Duration.seconds(1) : Duration.millis(
+        yield* durationMillis("reconnectDelay", options.reconnectDelay, { min: 1, max: 600_000, why: "a longer pause leaves other instances polling" })
+      )
 
       // Outgoing NOTIFYs, sent in order by one fiber so `released` never blocks.
       const outbox = yield* Queue.unbounded<string>()

@@ -5,6 +5,7 @@
  */
 import { Effect } from "effect"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
+import { show } from "./internal/config.ts"
 
 /**
  * Options every SQL store Layer takes.
@@ -67,7 +68,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
   if (typeof prefix !== "string" || !validPrefix.test(prefix)) {
     return Effect.fail(new BatonConfigError({
       field: "tablePrefix",
-      reason: `is ${JSON.stringify(prefix)}: it must be empty or up to 41 letters, digits or "_", starting with a letter or "_"`
+      reason: `is ${show(prefix)}: it must be empty or up to 41 letters, digits or "_", starting with a letter or "_"`
     }))
   }
   return Effect.succeed({
