@@ -18,6 +18,12 @@ const toPause = (row: PauseRow): Pause => ({
 const compareRoot = (a: RootCursor, b: RootCursor) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.rootExecutionId < b.rootExecutionId ? -1 : a.rootExecutionId > b.rootExecutionId ? 1 : 0
 
+/**
+ * The in-memory `PauseStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   PauseStore.make({
     save: (pause) =>
@@ -90,5 +96,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(PauseStore, make)
