@@ -9,9 +9,11 @@ import { TestClock } from "effect/testing"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { RecordStore, type RecordStoreShape } from "../../stores/RecordStore.ts"
 import {
+  badIds,
   expectInvalid,
   instancesKey,
   instancesLayer,
+  longestId,
   makeIds,
   none,
   now,
@@ -316,6 +318,36 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           assert.deepStrictEqual(some(yield* s.getRecord(tenantId, r.executionId), "the first tenant's record"), r)
           assert.strictEqual(some(yield* s.getThread(tenantId, threadId), "the first tenant's thread").ownerId, null)
           assert.strictEqual((yield* s.listPauseAnswers(tenantId, r.executionId)).length, 1)
+        }))
+
+      it.effect("ids up to 200 characters are kept; longer ones, or ones holding NUL, fail with InvalidInputError before any write", () =>
+        Effect.gen(function*() {
+          const s = (yield* Stores).first
+          const t = yield* now
+          const tenantId = longestId(ids("tenant"))
+          const threadId = longestId(ids("thread"))
+          const made = yield* s.createThread({ tenantId, threadId, ownerId: longestId(ids("owner")), now: t })
+          assert.isTrue(made.created, "a 200-character thread id is kept")
+          const r = record(tenantId, threadId, t, { executionId: longestId(ids("exec")) })
+          const kept = { ...r, rootExecutionId: r.executionId }
+          assert.isTrue(yield* s.createRecord(kept))
+          assert.deepStrictEqual(some(yield* (yield* Stores).second.getRecord(tenantId, kept.executionId), "the longest ids"), kept)
+          for (const [what, bad] of badIds) {
+            const other = ids("thread")
+            yield* expectInvalid(s.createThread({ tenantId: bad, threadId: other, now: t }), "tenantId", `createThread, tenant of ${what}`)
+            yield* expectInvalid(s.createThread({ tenantId, threadId: bad, now: t }), "threadId", `createThread, thread of ${what}`)
+            yield* expectInvalid(s.createThread({ tenantId, threadId: other, ownerId: bad, now: t }), "ownerId", `createThread, owner of ${what}`)
+            none(yield* s.getThread(tenantId, other), `no createThread with an id of ${what} wrote the thread`)
+            const fresh = record(tenantId, other, t)
+            yield* expectInvalid(s.createRecord({ ...fresh, executionId: bad }), "executionId", `createRecord, id of ${what}`)
+            yield* expectInvalid(s.createRecord({ ...fresh, threadId: bad }), "threadId", `createRecord, thread of ${what}`)
+            yield* expectInvalid(s.createRecord({ ...fresh, tenantId: bad }), "tenantId", `createRecord, tenant of ${what}`)
+            yield* expectInvalid(s.createRecord({ ...fresh, rootExecutionId: bad }), "rootExecutionId", `createRecord, root of ${what}`)
+            none(yield* s.getRecord(tenantId, fresh.executionId), `no createRecord with an id of ${what} wrote the record`)
+            assert.deepStrictEqual(yield* s.listByThread(tenantId, other), [])
+            yield* expectInvalid(s.getRecord(tenantId, bad), "executionId", `getRecord, id of ${what}`)
+            yield* expectInvalid(s.getThread(bad, threadId), "tenantId", `getThread, tenant of ${what}`)
+          }
         }))
 
       it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
