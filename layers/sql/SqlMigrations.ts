@@ -200,10 +200,28 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
+/**
+ * 3: one active root per thread, decided by the database — a partial unique
+ * index over the roots (`execution_id = root_execution_id`) that are Running
+ * or Paused, which `RecordStore.startRoot`'s conditional insert relies on —
+ * and the index `RecordStore.list` pages by (a tenant's records, newest first).
+ *
+ * A database written before it may hold two active roots on one thread (the
+ * race this closes); this migration then fails naming the index, and
+ * nothing is changed: settle (cancel) one of the two roots and start again.
+ * (Ids 4 and 5 are taken by other changes; ids need not be consecutive.)
+ */
+const handles = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
+  `CREATE UNIQUE INDEX "${t.records}_active_root_idx" ON "${t.records}" (tenant_id, thread_id)
+    WHERE execution_id = root_execution_id AND status IN ('Running', 'Paused')`,
+  `CREATE INDEX "${t.records}_created_idx" ON "${t.records}" (tenant_id, created_at, execution_id)`
+]
+
 /** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
-  [2, "indexes", indexes]
+  [2, "indexes", indexes],
+  [3, "handles", handles]
 ]
 
 /** The schema version this code writes. */
