@@ -16,8 +16,9 @@
  */
 import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { sqlErrorDetail } from "./internal/rows.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */
@@ -257,7 +258,9 @@ export const migrate = (options: MigrateOptions = {}): Effect.Effect<
         new StoreError({
           store: "SqlMigrations",
           operation: "migrate",
-          reason: e._tag === "MigrationError" ? `${e.kind}: ${e.message}` : `${e.reason._tag}: ${e.message}`,
+          reason: e._tag === "MigrationError"
+            ? `${e.kind}: ${e.message}${isSqlError(e.cause) ? ` (${sqlErrorDetail(e.cause)})` : ""}`
+            : `${e.reason._tag}: ${e.message}`,
           cause: e
         })
       )
