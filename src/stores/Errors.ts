@@ -155,7 +155,12 @@ export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingEr
   }
 }
 
-/** No execution with this id exists for this tenant (another tenant's execution is reported the same way). */
+/**
+ * No execution with this id exists for this tenant (another tenant's execution is reported the same way).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownExecutionError extends Schema.TaggedError<UnknownExecutionError>()("UnknownExecutionError", {
   tenantId: Schema.String,
   executionId: Schema.String
@@ -165,7 +170,12 @@ export class UnknownExecutionError extends Schema.TaggedError<UnknownExecutionEr
   }
 }
 
-/** `await` gave up waiting: the execution is still running (nothing was changed). */
+/**
+ * `await` gave up waiting: the execution is still running (nothing was changed).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class AwaitTimeoutError extends Schema.TaggedError<AwaitTimeoutError>()("AwaitTimeoutError", {
   tenantId: Schema.String,
   executionId: Schema.String,

@@ -25,7 +25,12 @@ import { checkLease } from "./LeaseStore.ts"
 
 export type Failure = StoreError | InvalidInputError
 
-/** What `setStatus` takes. */
+/**
+ * What `setStatus` takes.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SetStatusInput {
   readonly tenantId: TenantId
   readonly executionId: ExecutionId
@@ -35,12 +40,22 @@ export interface SetStatusInput {
   readonly error?: string | null | undefined
 }
 
-/** What `setStatusFenced` takes: a transition and the holder's lease of the record's tree. */
+/**
+ * What `setStatusFenced` takes: a transition and the holder's lease of the record's tree.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface FencedSetStatusInput extends SetStatusInput {
   readonly lease: Lease
 }
 
-/** What a backend's `list` takes: the query with its cursor decoded. */
+/**
+ * What a backend's `list` takes: the query with its cursor decoded.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ListInput {
   readonly tenantId: TenantId
   readonly status?: ExecutionStatus | undefined
