@@ -19,7 +19,12 @@ import { passOf } from "./internal/pass.ts"
 import { InvalidInputError } from "../stores/Errors.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
 
-/** The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it). */
+/**
+ * The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface GraphBuilder {
   readonly nodes: Record<string, unknown>
   compile(options: { checkpointer: BaseCheckpointSaver }): unknown
@@ -185,7 +190,12 @@ export const make = <
   }
 }
 
-/** Which payload of a workflow a value is. */
+/**
+ * Which payload of a workflow a value is.
+ *
+ * @category decoding
+ * @since 0.1.0
+ */
 export type Payload = "input" | "output" | "decision"
 
 /**
@@ -227,7 +237,12 @@ const pathOf = (root: string, path: ReadonlyArray<PropertyKey | { readonly key: 
     return typeof key === "number" ? `${out}[${key}]` : `${out}.${String(key)}`
   }, root)
 
-/** What a step (one node visit) knows about where it runs. */
+/**
+ * What a step (one node visit) knows about where it runs.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface StepContext {
   readonly tenantId: TenantId
   readonly threadId: ThreadId
@@ -256,7 +271,12 @@ export interface StepContext {
   readonly idempotencyKeyFor: (n: number | string) => string
 }
 
-/** The step context of a node call. Fails if the node is not running under baton. */
+/**
+ * The step context of a node call. Fails if the node is not running under baton.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
   const pass = passOf(config)
   const taskId = (config as { executionInfo?: { taskId?: string } }).executionInfo?.taskId ??
@@ -282,6 +302,9 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
  * A node from an async function of the state and its step context. Its body
  * is tracked: the tree's lease is released only once it returned, even when
  * the pass was aborted meanwhile.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U) =>
 (state: S, config: LangGraphRunnableConfig): Promise<U> => {
@@ -293,6 +316,9 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U)
  * A node from an Effect. It runs with the instance's services (anything
  * provided to the `Baton` Layer) and is interrupted when the pass stops.
  * A failure of the Effect fails the step like a thrown error.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>): EffectNode<S, U, R> => {
   const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {

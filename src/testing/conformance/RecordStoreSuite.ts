@@ -47,6 +47,9 @@ type Both = RecordStoreShape & { readonly leases: LeaseStoreShape }
  * vitest file). The Layer must also provide what `RecordStore.make` needs
  * (an `IdGenerator`) to build its service, and the `LeaseStore` over the
  * same database — the leases `setStatusFenced` checks.
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>): void => {
   const Stores = instancesKey<Both>("RecordStore")
