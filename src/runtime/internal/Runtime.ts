@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, FiberSet } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, FiberSet } from "effect"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
@@ -15,9 +15,11 @@ import * as Health from "../Health.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./CancelThread.ts"
 import { close, type CloseOptions } from "./Close.ts"
-import { execute, type ExecuteOptions } from "./Execute.ts"
+import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await.ts"
+import { type ExecuteOptions, start } from "./Execute.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
+import * as Reads from "./Reads.ts"
 import { resume, type ResumeInput } from "./Resume.ts"
 import * as StepSlots from "./StepSlots.ts"
 import type { Stores } from "./TreeDriver.ts"
@@ -115,12 +117,24 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope
   const recoveries = yield* FiberSet.make()
+  // Started executions run here, in the instance's scope: a caller may go away; close waits for them like any pass.
+  const runs = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
   const closeInstance = close(sweep, closeScope)
+  const startIn = start(runs)
   return {
     instance,
     instanceId: instance.instanceId,
-    execute: <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) => run(execute(workflow, input, options)),
+    start: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
+      run(Effect.map(startIn(workflow, input, options), (started) => started.handle)),
+    execute: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
+      run(Effect.flatMap(startIn(workflow, input, options), (started) => Fiber.join(started.run))).pipe(
+        Effect.withSpan("Baton.execute")
+      ),
+    await: (target: ExecutionHandle | string, options?: AwaitOptions) => run(awaitExecution(target, options)),
+    status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
+    list: (options?: Reads.ListOptions) => run(Reads.list(options)),
+    pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) => run(Reads.pendingPauses(options)),
     resume: (input: ResumeInput) => run(resume(input)),
     cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
     close: (options?: CloseOptions) => run(closeInstance(options)),
