@@ -57,11 +57,20 @@ const settled = Effect.fnUntraced(function*(record: ExecutionRecord) {
   const { config } = yield* Instance
   const workflow = config.workflows.get(record.workflowName)
   if (workflow === undefined) return yield* new UnknownWorkflowError({ workflowName: record.workflowName })
-  const out: ExecutionOutput = yield* currentOutput(workflow, record)
-  if (out._tag !== "Finished") return out
-  const output = yield* Workflow.decode(workflow, "output", out.output, "Baton.await")
-  return { ...out, output } satisfies ExecutionOutput as ExecutionOutput
+  return yield* decodedOutput(workflow, yield* currentOutput(workflow, record), "Baton.await")
 })
+
+/**
+ * A finished execution's output decoded by the workflow's output schema (a
+ * paused one as it is): what `execute` and `await` hand back.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const decodedOutput = (workflow: Workflow.AnyWorkflow, out: ExecutionOutput, operation: string) =>
+  out._tag !== "Finished"
+    ? Effect.succeed(out)
+    : Effect.map(Workflow.decode(workflow, "output", out.output, operation), (output): ExecutionOutput => ({ ...out, output }))
 
 /** Reads the record until it is not Running, waiting between reads for a release of its tree or the poll. */
 const untilSettled = (executionId: ExecutionId, options: ReadOptions) =>

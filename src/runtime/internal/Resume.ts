@@ -9,6 +9,7 @@ import { UnknownPauseError, UnknownWorkflowError } from "../../stores/Errors.ts"
 import { defaultTenant, type TenantId } from "../../stores/Ids.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as Workflow from "../Workflow.ts"
 import { Instance, notStopping } from "./Instance.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
@@ -27,20 +28,28 @@ export interface ResumeInput {
   readonly ownerId?: string | undefined
 }
 
-/** Records the decision once (a second answer fails with `NotPausedError`); answers the pause's root record. */
+/**
+ * Records the decision once (a second answer fails with `NotPausedError`),
+ * decoded first by the workflow's decision schema (a decision it refuses is
+ * `InvalidInputError` naming the path; nothing recorded); answers the
+ * pause's root record and its workflow.
+ */
 const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId: TenantId) {
-  const { instanceId } = yield* Instance
+  const { config, instanceId } = yield* Instance
   const pauses = yield* PauseStore
   const records = yield* RecordStore
   const pause = yield* pauses.get(tenantId, input.pauseId)
   if (Option.isNone(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
   yield* checkThread(tenantId, pause.value.threadId, input.ownerId)
-  const now = yield* Clock.currentTimeMillis
-  yield* pauses.resolve({ tenantId, pauseId: input.pauseId, decision: input.decision, resolvedBy: instanceId, now })
-  yield* records.savePauseAnswer({ tenantId, executionId: pause.value.executionId, pauseId: input.pauseId, answeredBy: instanceId, answeredAt: now })
   const record = yield* records.getRecord(tenantId, pause.value.rootExecutionId)
   if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
-  return record.value
+  const workflow = config.workflows.get(record.value.workflowName)
+  if (workflow === undefined) return yield* new UnknownWorkflowError({ workflowName: record.value.workflowName })
+  const decision = yield* Workflow.decode(workflow, "decision", input.decision, "Baton.resume")
+  const now = yield* Clock.currentTimeMillis
+  yield* pauses.resolve({ tenantId, pauseId: input.pauseId, decision, resolvedBy: instanceId, now })
+  yield* records.savePauseAnswer({ tenantId, executionId: pause.value.executionId, pauseId: input.pauseId, answeredBy: instanceId, answeredAt: now })
+  return { record: record.value, workflow }
 })
 
 /**
@@ -52,11 +61,8 @@ const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId:
 export const resume = (input: ResumeInput) =>
   Effect.gen(function*() {
     yield* notStopping
-    const { config } = yield* Instance
     const tenantId = input.tenantId ?? defaultTenant
-    const record = yield* recordDecision(input, tenantId)
-    const workflow = config.workflows.get(record.workflowName)
-    if (workflow === undefined) return yield* new UnknownWorkflowError({ workflowName: record.workflowName })
+    const { record, workflow } = yield* recordDecision(input, tenantId)
     const out = yield* TreeDriver.drive(workflow, tenantId, record.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: true })
     return yield* Option.match(out, {
       onNone: () => Effect.die(new Error("a waiting resume gave up its wait")),

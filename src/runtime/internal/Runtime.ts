@@ -15,7 +15,7 @@ import * as Health from "../Health.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./CancelThread.ts"
 import { close, type CloseOptions } from "./Close.ts"
-import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await.ts"
+import { type AwaitOptions, awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
 import { type ExecuteOptions, start } from "./Execute.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
@@ -128,7 +128,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     start: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
       run(Effect.map(startIn(workflow, input, options), (started) => started.handle)),
     execute: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
-      run(Effect.flatMap(startIn(workflow, input, options), (started) => Fiber.join(started.run))).pipe(
+      run(Effect.flatMap(startIn(workflow, input, options), (started) =>
+        Effect.flatMap(Fiber.join(started.run), (out) => decodedOutput(workflow, out, "Baton.execute")))).pipe(
         Effect.withSpan("Baton.execute")
       ),
     await: (target: ExecutionHandle | string, options?: AwaitOptions) => run(awaitExecution(target, options)),
