@@ -6,7 +6,9 @@
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
+import { MemoryStores } from "../../layers/memory/index.ts"
+import { Baton } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { expectInvalid } from "../../src/testing/conformance/Suite.ts"
 
@@ -101,5 +103,22 @@ describe("typed workflows: payloads decoded at the boundary", () => {
   it("schemas leave the config hash alone: a typed workflow recovers trees of the same untyped one", () => {
     const untyped = Workflow.make({ name: "typed", version: "1", graph: graph() })
     assert.strictEqual(typed.configHash, untyped.configHash)
+  })
+})
+
+describe("typed workflows: the runtime Layer requires what the workflows' steps need", () => {
+  it("Baton.layer over a workflow whose step needs Payments requires Payments; provided, it requires nothing more", () => {
+    const runtime = Baton.layer({ workflows: [typed, plain] }).pipe(Layer.provide(MemoryStores.layer))
+    const needs: Equals<typeof runtime extends Layer.Layer<infer _A, infer _E, infer R> ? R : never, Payments> = true
+    // @ts-expect-error Payments is provided by nobody: a compile error, not a failure at run time
+    const unprovided: Layer.Layer<Baton, unknown, never> = runtime
+    const provided: Layer.Layer<Baton, unknown, never> = runtime.pipe(
+      Layer.provide(Layer.succeed(Payments, { pay: () => Effect.void }))
+    )
+    const plainOnly: Layer.Layer<Baton, unknown, never> = Baton.layer({ workflows: [plain] }).pipe(Layer.provide(MemoryStores.layer))
+    assert.isTrue(needs)
+    assert.isDefined(unprovided)
+    assert.isDefined(provided)
+    assert.isDefined(plainOnly)
   })
 })
