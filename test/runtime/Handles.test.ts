@@ -75,6 +75,23 @@ describe(`handles and reads on ${backend.name}`, () => {
       assert.isNull(page.next)
     }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+  it.effect("the README's harness example: a frozen holder loses its tree to the other instance, which finishes it (seen through status)", () =>
+    Effect.gen(function*() {
+      const slowJob = slow(makeSideEffects())
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [slowJob] } })
+      const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(slowJob, { log: [] })))
+      const status = () => Effect.flatMap(h.run(1, (b) => b.status(handle.executionId)), Fiber.join)
+      yield* h.settle
+      assert.strictEqual((yield* status()).holder?.instanceId, "instance-0")
+      yield* h.freeze(0)
+      yield* h.advance("31 seconds")
+      const moved = yield* status()
+      assert.deepStrictEqual([moved.status, moved.holder?.instanceId, moved.holder?.epoch], ["Running", "instance-1", 2])
+      yield* h.thaw(0)
+      yield* h.advance("45 seconds")
+      assert.strictEqual((yield* status()).status, "Finished")
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
   it.effect("start → status → pending pauses → resume → await, across two instances", () =>
     Effect.gen(function*() {
       const fx = makeSideEffects()
