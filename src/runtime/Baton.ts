@@ -70,13 +70,13 @@ export interface BatonShape {
    * root fails with `ThreadBusyError`: of concurrent starts on one idle
    * thread, on any instances, exactly one starts.
    */
-  readonly start: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionHandle, ExecuteError>
+  readonly start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionHandle<O>, ExecuteError>
   /**
    * `start`, then the run's output: it finishes (its final state) or pauses
    * (its pending pauses). Fails with `LeaseLostError` if this instance lost
    * the tree meanwhile — the execution goes on elsewhere (`await` it).
    */
-  readonly execute: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionOutput, ExecuteError>
+  readonly execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionOutput<O>, ExecuteError>
   /**
    * The output of an execution once it rests, as `execute` answers it —
    * `Finished` or `Paused` — or its end (`ExecutionFailedError`,
@@ -85,7 +85,7 @@ export interface BatonShape {
    * process or by Postgres NOTIFY, else polling on the Clock). With
    * `timeout`, gives up with `AwaitTimeoutError` (the execution goes on).
    */
-  readonly await: (target: ExecutionHandle | ExecutionId, options?: AwaitOptions) => EffectNs.Effect<ExecutionOutput, AwaitError>
+  readonly await: <O = unknown>(target: ExecutionHandle<O> | ExecutionId, options?: AwaitOptions) => EffectNs.Effect<ExecutionOutput<O>, AwaitError>
   /**
    * An execution as it stands: workflow, status, times, its holder while it
    * runs, its error when it failed, its pending pauses when paused. Another

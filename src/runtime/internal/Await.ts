@@ -31,11 +31,13 @@ import { type ReadOptions, readableRecord } from "./Reads.ts"
  * @category models
  * @since 0.1.0
  */
-export interface ExecutionHandle {
+export interface ExecutionHandle<Output = unknown> {
   readonly executionId: ExecutionId
   readonly rootExecutionId: ExecutionId
   readonly threadId: ThreadId
   readonly tenantId: TenantId
+  /** Phantom: the workflow's output type, what `await` hands back. */
+  readonly _Output?: () => Output
 }
 
 /**

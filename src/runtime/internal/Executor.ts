@@ -46,14 +46,14 @@ export interface PendingPause {
  * @category models
  * @since 0.1.0
  */
-export type ExecutionOutput =
+export type ExecutionOutput<Output = unknown> =
   | {
     readonly _tag: "Finished"
     readonly tenantId: string
     readonly threadId: string
     readonly executionId: string
-    /** The graph's final state. */
-    readonly output: unknown
+    /** The graph's final state (decoded by the workflow's output schema, when it has one). */
+    readonly output: Output
   }
   | {
     readonly _tag: "Paused"

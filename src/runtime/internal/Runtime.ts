@@ -17,6 +17,7 @@ import { cancel, type CancelOptions } from "./CancelThread.ts"
 import { close, type CloseOptions } from "./Close.ts"
 import { type AwaitOptions, awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
 import { type ExecuteOptions, start } from "./Execute.ts"
+import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as Reads from "./Reads.ts"
@@ -125,14 +126,16 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   return {
     instance,
     instanceId: instance.instanceId,
-    start: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
-      run(Effect.map(startIn(workflow, input, options), (started) => started.handle)),
-    execute: <I>(workflow: Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
+    start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
+      run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>)),
+    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
       run(Effect.flatMap(startIn(workflow, input, options), (started) =>
         Effect.flatMap(Fiber.join(started.run), (out) => decodedOutput(workflow, out, "Baton.execute")))).pipe(
+        Effect.map((out) => out as ExecutionOutput<O>),
         Effect.withSpan("Baton.execute")
       ),
-    await: (target: ExecutionHandle | string, options?: AwaitOptions) => run(awaitExecution(target, options)),
+    await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
+      run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>)),
     status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
     list: (options?: Reads.ListOptions) => run(Reads.list(options)),
     pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) => run(Reads.pendingPauses(options)),
