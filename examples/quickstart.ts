@@ -1,16 +1,18 @@
 /**
  * baton in one command: two instances of an app over one SQLite file.
  *
- *   1. Instance A starts an expense workflow; it pauses for approval.
- *   2. Instance B answers the pause; the workflow goes on *on B*, and its
- *      "send" step pays once, keyed by the step's idempotency key.
- *   3. Leases on a TestClock: A holds a tree, B is refused, A goes silent,
+ *   1. Instance A starts an expense workflow and gets a handle at once.
+ *   2. Instance B awaits it (it pauses for approval), reads its status and
+ *      the thread's pending pauses.
+ *   3. B answers the pause; the workflow goes on *on B*, and its "send" step
+ *      pays once, keyed by the step's idempotency key; A awaits the end.
+ *   4. Leases on a TestClock: A holds a tree, B is refused, A goes silent,
  *      the clock passes 30 s, B takes the tree with epoch 2.
  *
  * Run: `npm start` (a temp file), or `npm start -- ./demo.sqlite`.
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Clock, Context, Effect, Layer, Option } from "effect"
+import { Clock, Context, Effect, Layer, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
@@ -36,6 +38,10 @@ const Expense = Annotation.Root({
 const expenses = Workflow.make({
   name: "expense",
   version: "1",
+  // Typed payloads: the input is decoded before anything is written, the output when it is handed back.
+  input: Schema.Struct({ amount: Schema.Number, log: Schema.Array(Schema.String) }),
+  output: Schema.Struct({ amount: Schema.Number, log: Schema.Array(Schema.String) }),
+  decision: Schema.Literals(["approved", "rejected"]),
   graph: new StateGraph(Expense)
     .addNode("draft", Workflow.step(async (s: typeof Expense.State, ctx) => {
       console.log(`  [${ctx.instanceId}] draft: expense of ${s.amount} written up`)
@@ -65,22 +71,31 @@ const instance = (instanceId: string) =>
 const pauseAndResume = Effect.gen(function*() {
   const a = Context.get(yield* Layer.build(instance("A")), Baton)
   const b = Context.get(yield* Layer.build(instance("B")), Baton)
-  yield* say(`Two instances, A and B, share ${path}\n\n1. A executes the expense workflow:`)
-  const started = yield* a.execute(expenses, { amount: 120, log: [] })
-  if (started._tag !== "Paused") return yield* Effect.die(new Error("expected the workflow to pause"))
-  const pause = started.pauses[0]!
-  yield* say(`   → paused: ${JSON.stringify(pause.payload)} (pause ${pause.pauseId})\n\n2. B answers the pause:`)
-  const done = yield* b.resume({ pauseId: pause.pauseId, decision: "approved" })
+  yield* say(`Two instances, A and B, share ${path}\n\n1. A starts the expense workflow:`)
+  const handle = yield* a.start(expenses, { amount: 120, log: [] })
+  yield* say(`   → handle: execution ${handle.executionId} on thread ${handle.threadId} (recorded and leased by A)`)
+  const rested = yield* b.await(handle)
+  yield* say(`\n2. B awaits it: ${rested._tag}`)
+  const status = yield* b.status(handle.executionId)
+  yield* say(`   B reads its status: ${status.workflowName} v${status.workflowVersion}, ${status.status}`)
+  const pauses = yield* b.pendingPauses({ threadId: handle.threadId })
+  const pause = pauses[0]
+  if (pause === undefined) return yield* Effect.die(new Error("expected the workflow to pause"))
+  yield* say(`   B reads the thread's pending pauses: ${JSON.stringify(pause.payload)} (pause ${pause.pauseId})\n\n3. B answers the pause:`)
+  yield* b.resume({ pauseId: pause.pauseId, decision: "approved" })
+  const done = yield* a.await(handle)
   if (done._tag !== "Finished") return yield* Effect.die(new Error("expected the workflow to finish"))
-  yield* say(`   → finished: ${(done.output as { log: Array<string> }).log.join(", ")}`)
+  yield* say(`   → A awaits it: finished, ${done.output.log.join(", ")}`)
   yield* say(`   payments made: ${payments.size} (of ${[...payments.values()].join(", ")})`)
+  const page = yield* a.list({ workflow: "expense" })
+  yield* say(`   A lists the expense executions: ${page.executions.map((e) => `${e.executionId} ${e.status}`).join("; ")}`)
 })
 
 const takeover = Effect.gen(function*() {
   const leasesA = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore)
   const leasesB = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore)
   const lease = 30_000
-  yield* say("\n3. Leases on a TestClock (the way tests drive baton):")
+  yield* say("\n4. Leases on a TestClock (the way tests drive baton):")
   const now = () => Clock.currentTimeMillis
   const heldByA = yield* leasesA.acquire("default", "tree-1", "A", lease, yield* now())
   yield* say(`   A acquires tree-1: ${Option.match(heldByA, { onNone: () => "refused", onSome: (l) => `held, epoch ${l.epoch}` })}`)

@@ -13,14 +13,22 @@
 
 // The runtime
 export {
+  type AwaitOptions,
   Baton,
   type BatonShape,
   type BatonStores,
   type CancelOptions,
   type CloseOptions,
   type ExecuteOptions,
+  type ExecutionHandle,
   type ExecutionOutput,
+  type ExecutionPage,
+  type ExecutionStatusView,
+  type ExecutionSummary,
+  type ListOptions,
+  type PauseView,
   type PendingPause,
+  type ReadOptions,
   type ResumeInput
 } from "./runtime/Baton.ts"
 export * as BatonConfig from "./runtime/BatonConfig.ts"
@@ -35,12 +43,27 @@ export * from "./stores/Errors.ts"
 // Store contracts and the domain types they speak
 export { CheckpointStore, type CheckpointStoreShape } from "./stores/CheckpointStore.ts"
 export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./stores/ChildQueueStore.ts"
-export type { ExecutionRecord, ExecutionStatus, PauseAnswer, RecordCursor, ThreadRecord } from "./stores/ExecutionRecord.ts"
+export {
+  activeStatuses,
+  type ExecutionRecord,
+  type ExecutionStatus,
+  isActiveRoot,
+  isRoot,
+  type ListPosition,
+  maxListLimit,
+  type PauseAnswer,
+  type RecordCursor,
+  type RecordPage,
+  type RecordQuery,
+  type StartRootResult,
+  type ThreadRecord
+} from "./stores/ExecutionRecord.ts"
 export { type Fence, type FenceCheck, type FencedWrite, renewalDueBefore } from "./stores/Fence.ts"
 export {
   defaultTenant,
   type ExecutionId,
   IdGenerator,
+  maxIdLength,
   type InstanceId,
   type PauseId,
   type TenantId,
@@ -53,7 +76,14 @@ export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape }
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
 export { PauseStore, type PauseStoreShape } from "./stores/PauseStore.ts"
 export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
-export { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "./stores/RecordStore.ts"
+export {
+  type FencedSetStatusInput,
+  type ListInput,
+  RecordStore,
+  type RecordStoreBackend,
+  type RecordStoreShape,
+  type SetStatusInput
+} from "./stores/RecordStore.ts"
 export { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into

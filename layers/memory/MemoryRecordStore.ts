@@ -4,12 +4,44 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import type { ExecutionRecord } from "../../src/stores/ExecutionRecord.ts"
-import { RecordStore } from "../../src/stores/RecordStore.ts"
-import { key, MemoryState } from "./MemoryState.ts"
+import { type ExecutionRecord, isActiveRoot } from "../../src/stores/ExecutionRecord.ts"
+import { holds, refused } from "../../src/stores/internal/fence.ts"
+import { RecordStore, type SetStatusInput } from "../../src/stores/RecordStore.ts"
+import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
 
 const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenantId: string; executionId: string }) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
+
+/** Newest first: `createdAt`, then `executionId`, both descending. */
+const newestFirst = (a: ExecutionRecord, b: ExecutionRecord) =>
+  b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
+
+const activeRootOf = (rows: MemoryRows, tenantId: string, threadId: string): ExecutionRecord | undefined => {
+  for (const r of rows.records.values()) {
+    if (r.tenantId === tenantId && r.threadId === threadId && isActiveRoot(r)) return r
+  }
+  return undefined
+}
+
+/** Inserts the record unless its id exists, or it is an active root and its thread has one (what the SQL unique indexes keep). */
+const insert = (rows: MemoryRows, record: ExecutionRecord): boolean => {
+  const k = key(record.tenantId, record.executionId)
+  if (rows.records.has(k)) return false
+  if (isActiveRoot(record) && activeRootOf(rows, record.tenantId, record.threadId) !== undefined) return false
+  rows.records.set(k, { ...record })
+  return true
+}
+
+/** The compare-and-set (of a record of the tree `root`, when given). */
+const setStatus = (rows: MemoryRows, input: SetStatusInput, root?: string): boolean => {
+  const k = key(input.tenantId, input.executionId)
+  const record = rows.records.get(k)
+  if (record === undefined || record.status !== input.from) return false
+  if (root !== undefined && record.rootExecutionId !== root) return false
+  const error = input.error === undefined ? record.error : input.error
+  rows.records.set(k, { ...record, status: input.to, updatedAt: input.now, error })
+  return true
+}
 
 export const make = Effect.gen(function*() {
   const rows = yield* MemoryState
@@ -23,21 +55,37 @@ export const make = Effect.gen(function*() {
         return { thread: { ...thread }, created: true }
       }),
     getThread: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(rows.threads.get(key(tenantId, threadId)))),
-    createRecord: (record) =>
+    createRecord: (record) => Effect.sync(() => insert(rows, record)),
+    startRoot: (record) =>
       Effect.sync(() => {
-        const k = key(record.tenantId, record.executionId)
-        if (rows.records.has(k)) return false
-        rows.records.set(k, { ...record })
-        return true
+        if (rows.records.has(key(record.tenantId, record.executionId))) return { _tag: "IdTaken" } as const
+        const active = activeRootOf(rows, record.tenantId, record.threadId)
+        if (active !== undefined) return { _tag: "ThreadBusy", active } as const
+        insert(rows, record)
+        return { _tag: "Started" } as const
       }),
+    findActiveRoot: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(activeRootOf(rows, tenantId, threadId))),
     getRecord: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.records.get(key(tenantId, executionId)))),
-    setStatus: ({ error, executionId, from, now, tenantId, to }) =>
+    setStatus: (input) => Effect.sync(() => setStatus(rows, input)),
+    setStatusFenced: (input) =>
+      Effect.suspend(() => {
+        const { lease, now } = input
+        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (!holds(row, lease, now)) return Effect.fail(refused("status transition", row, lease, now))
+        return Effect.succeed(setStatus(rows, input, lease.rootExecutionId))
+      }),
+    list: ({ after, limit, status, tenantId, threadId, workflow }) =>
       Effect.sync(() => {
-        const k = key(tenantId, executionId)
-        const record = rows.records.get(k)
-        if (record === undefined || record.status !== from) return false
-        rows.records.set(k, { ...record, status: to, updatedAt: now, error: error === undefined ? record.error : error })
-        return true
+        const out: Array<ExecutionRecord> = []
+        for (const r of rows.records.values()) {
+          if (r.tenantId !== tenantId) continue
+          if (status !== undefined && r.status !== status) continue
+          if (workflow !== undefined && r.workflowName !== workflow) continue
+          if (threadId !== undefined && r.threadId !== threadId) continue
+          if (Option.isSome(after) && newestFirst(r, { ...r, ...after.value }) <= 0) continue
+          out.push(r)
+        }
+        return out.sort(newestFirst).slice(0, limit)
       }),
     noteRecoveryFailure: ({ error, executionId, failures, now, retryAt, tenantId }) =>
       Effect.sync(() => {

@@ -16,9 +16,10 @@
  */
 import { Context, Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
-import type { SqlError } from "effect/sql/SqlError"
+import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { kindOf } from "./internal/classify.ts"
+import { sqlErrorDetail } from "./internal/rows.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */
@@ -202,6 +203,23 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
 ]
 
 /**
+ * 3: one active root per thread, decided by the database — a partial unique
+ * index over the roots (`execution_id = root_execution_id`) that are Running
+ * or Paused, which `RecordStore.startRoot`'s conditional insert relies on —
+ * and the index `RecordStore.list` pages by (a tenant's records, newest first).
+ *
+ * A database written before it may hold two active roots on one thread (the
+ * race this closes); this migration then fails naming the index, and
+ * nothing is changed: settle (cancel) one of the two roots and start again.
+ * (Ids 4 and 5 are taken by other changes; ids need not be consecutive.)
+ */
+const handles = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
+  `CREATE UNIQUE INDEX "${t.records}_active_root_idx" ON "${t.records}" (tenant_id, thread_id)
+    WHERE execution_id = root_execution_id AND status IN ('Running', 'Paused')`,
+  `CREATE INDEX "${t.records}_created_idx" ON "${t.records}" (tenant_id, created_at, execution_id)`
+]
+
+/**
  * 5 (#18): a record counts its failed recoveries and keeps the time before
  * which no sweep may try it again (the backoff), so a poison execution backs
  * off and is marked Failed after `maxRecoveryAttempts`, on every instance;
@@ -223,6 +241,7 @@ const recoveryBackoff = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
   [2, "indexes", indexes],
+  [3, "handles", handles],
   [5, "recovery_backoff", recoveryBackoff]
 ]
 
@@ -278,7 +297,9 @@ export const migrate = (options: MigrateOptions = {}): Effect.Effect<
         new StoreError({
           store: "SqlMigrations",
           operation: "migrate",
-          reason: e._tag === "MigrationError" ? `${e.kind}: ${e.message}` : `${e.reason._tag}: ${e.message}`,
+          reason: e._tag === "MigrationError"
+            ? `${e.kind}: ${e.message}${isSqlError(e.cause) ? ` (${sqlErrorDetail(e.cause)})` : ""}`
+            : `${e.reason._tag}: ${e.message}`,
           kind: e._tag === "MigrationError" ? (e.kind === "Locked" ? "Busy" : "Config") : kindOf(e),
           cause: e
         })

@@ -1,14 +1,30 @@
 /**
  * `RecordStore` over any `SqlClient`: threads, execution records and pause answers.
  *
+ * One active root per thread is kept by the database itself: a partial
+ * unique index over the roots that are Running or Paused (migration 3). So
+ * `startRoot` and `createRecord` are one `INSERT … ON CONFLICT DO NOTHING`
+ * (no conflict target: the primary key and that index are both arbiters) —
+ * atomic on SQLite and Postgres alike; of two concurrent inserts on one
+ * thread the second waits for the first's commit and inserts nothing. Only
+ * when nothing was inserted does `startRoot` read why (the id taken, or the
+ * thread's active root).
+ *
+ * `setStatusFenced` runs in one transaction: it reads the lease row (`FOR
+ * UPDATE` on Postgres, so a concurrent acquire waits for the commit and the
+ * read sees a takeover that committed first; SQLite's `BEGIN IMMEDIATE`
+ * holds the write lock from the start), refuses if it is not the holder's
+ * (holder, epoch) live at `now`, and makes the compare-and-set.
+ *
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import type { ExecutionRecord, ExecutionStatus, PauseAnswer, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
+import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
-import { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "../../src/stores/RecordStore.ts"
+import { holds, refused } from "../../src/stores/internal/fence.ts"
+import { RecordStore, type RecordStoreBackend, type RecordStoreShape, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -64,6 +80,50 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const records = sql(t.records)
     const answers = sql(t.pauseAnswers)
 
+    const leases = sql(t.leases)
+    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+
+    /** Inserts the record unless its id exists or (an active root) its thread has one; true when inserted. */
+    const insert = (r: ExecutionRecord) =>
+      Effect.map(
+        sql`INSERT INTO ${records} (tenant_id, execution_id, thread_id, root_execution_id, parent_execution_id, depth,
+              workflow_name, workflow_version, config_hash, status, error, created_at, updated_at)
+            VALUES (${r.tenantId}, ${r.executionId}, ${r.threadId}, ${r.rootExecutionId}, ${r.parentExecutionId ?? null}, ${r.depth},
+              ${r.workflowName}, ${r.workflowVersion}, ${r.configHash}, ${r.status}, ${r.error ?? null}, ${r.createdAt}, ${r.updatedAt})
+            ON CONFLICT DO NOTHING
+            RETURNING execution_id`,
+        (rows) => rows.length > 0
+      )
+
+    const getRecord = (tenantId: string, executionId: string) =>
+      Effect.map(
+        sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
+        (rows) => rows.length === 0 ? Option.none<ExecutionRecord>() : Option.some(toRecord(rows[0]))
+      )
+
+    // Written as the unique index's predicate, so the index answers it.
+    const findActiveRoot = (tenantId: string, threadId: string) =>
+      Effect.map(
+        sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}
+              AND execution_id = root_execution_id AND status IN ('Running', 'Paused')`,
+        (rows) => rows.length === 0 ? Option.none<ExecutionRecord>() : Option.some(toRecord(rows[0]))
+      )
+
+    /** The compare-and-set (of a record of the tree `root`, when given). */
+    const compareAndSet = (input: SetStatusInput, root?: string) => {
+      const error = input.error === undefined ? sql.literal("") : sql`, error = ${input.error}`
+      const inTree = root === undefined ? sql.literal("") : sql` AND root_execution_id = ${root}`
+      return Effect.map(
+        sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}${error}
+            WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}${inTree}
+            RETURNING execution_id`,
+        (rows) => rows.length > 0
+      )
+    }
+
+    /** How many times `startRoot` inserts again when the thread's active root ended between its insert and its read. */
+    const startAttempts = 5
+
     const getThread = (tenantId: string, threadId: string) =>
       Effect.map(
         sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
@@ -83,32 +143,53 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           return { thread: Option.getOrElse(existing, () => thread), created: false }
         })),
       getThread: (tenantId, threadId) => run(store, "getThread", () => getThread(tenantId, threadId)),
-      createRecord: (r) =>
-        run(store, "createRecord", () => Effect.map(
-          sql`INSERT INTO ${records} (tenant_id, execution_id, thread_id, root_execution_id, parent_execution_id, depth,
-                workflow_name, workflow_version, config_hash, status, error, created_at, updated_at)
-              VALUES (${r.tenantId}, ${r.executionId}, ${r.threadId}, ${r.rootExecutionId}, ${r.parentExecutionId ?? null}, ${r.depth},
-                ${r.workflowName}, ${r.workflowVersion}, ${r.configHash}, ${r.status}, ${r.error ?? null}, ${r.createdAt}, ${r.updatedAt})
-              ON CONFLICT (tenant_id, execution_id) DO NOTHING
-              RETURNING execution_id`,
-          (rows) => rows.length > 0
-        )),
-      getRecord: (tenantId, executionId) =>
-        run(store, "getRecord", () => Effect.map(
-          sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toRecord(rows[0]))
-        )),
-      setStatus: (input) =>
-        run(store, "setStatus", () => Effect.map(
-          input.error === undefined
-            ? sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}
-                  WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}
-                  RETURNING execution_id`
-            : sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}, error = ${input.error}
-                  WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}
-                  RETURNING execution_id`,
-          (rows) => rows.length > 0
-        )),
+      createRecord: (r) => run(store, "createRecord", () => insert(r)),
+      startRoot: (r) =>
+        run(store, "startRoot", () =>
+          Effect.gen(function*() {
+            for (let attempt = 0; attempt < startAttempts; attempt++) {
+              if (yield* insert(r)) return { _tag: "Started" } as StartRootResult
+              if (Option.isSome(yield* getRecord(r.tenantId, r.executionId))) return { _tag: "IdTaken" } as StartRootResult
+              const active = yield* findActiveRoot(r.tenantId, r.threadId)
+              if (Option.isSome(active)) return { _tag: "ThreadBusy", active: active.value } as StartRootResult
+              // The active root that refused the insert ended before the read: insert again.
+            }
+            return yield* new StoreError({
+              store,
+              operation: "startRoot",
+              reason: `thread ${r.threadId}'s active root kept changing over ${startAttempts} attempts; nothing was written`
+            })
+          })),
+      findActiveRoot: (tenantId, threadId) => run(store, "findActiveRoot", () => findActiveRoot(tenantId, threadId)),
+      getRecord: (tenantId, executionId) => run(store, "getRecord", () => getRecord(tenantId, executionId)),
+      setStatus: (input) => run(store, "setStatus", () => compareAndSet(input)),
+      setStatusFenced: (input) =>
+        run(store, "setStatusFenced", () =>
+          sql.withTransaction(Effect.gen(function*() {
+            const { lease, now } = input
+            const found = yield* sql`SELECT holder, epoch, expires_at FROM ${leases}
+              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}${
+              isPg ? sql.literal(" FOR UPDATE") : sql.literal("")
+            }`
+            const row = found.length === 0
+              ? undefined
+              : { holder: textOrNull(found[0].holder), epoch: num(found[0].epoch), expiresAt: num(found[0].expires_at) }
+            if (!holds(row, lease, now)) return yield* Effect.fail(refused("status transition", row, lease, now))
+            return yield* compareAndSet(input, lease.rootExecutionId)
+          }))),
+      list: ({ after, limit, status, tenantId, threadId, workflow }) =>
+        run(store, "list", () => {
+          const where = [sql`tenant_id = ${tenantId}`]
+          if (status !== undefined) where.push(sql`status = ${status}`)
+          if (workflow !== undefined) where.push(sql`workflow_name = ${workflow}`)
+          if (threadId !== undefined) where.push(sql`thread_id = ${threadId}`)
+          if (Option.isSome(after)) where.push(sql`(created_at, execution_id) < (${after.value.createdAt}, ${after.value.executionId})`)
+          return Effect.map(
+            sql`SELECT * FROM ${records} WHERE ${sql.and(where)}
+                ORDER BY created_at DESC, execution_id DESC LIMIT ${limit}`,
+            (rows) => rows.map(toRecord)
+          )
+        }),
       noteRecoveryFailure: (input) =>
         run(store, "noteRecoveryFailure", () => Effect.map(
           sql`UPDATE ${records} SET recovery_failures = ${input.failures + 1}, recover_after = ${input.retryAt},

@@ -1,6 +1,9 @@
 /**
- * The baton runtime of one instance: `execute` and `resume` workflow
- * executions over the store Layers the app provides.
+ * The baton runtime of one instance: `start` (or `execute`), `await`,
+ * `resume` and `cancel` workflow executions, and read their `status`, their
+ * `list` and a thread's `pendingPauses`, over the store Layers the app
+ * provides. Every read works from any instance, tenant-scoped and
+ * owner-checked like `resume`.
  *
  * Three ways to build it, the way Effect's packages build a service from its
  * config: `Baton.layer(options)` (workflows and options in code),
@@ -12,29 +15,33 @@
  * @since 0.1.0
  */
 import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
-import type { BatonConfigError, CancelError, ExecuteError, ResumeError } from "../stores/Errors.ts"
+import type { AwaitError, BatonConfigError, CancelError, ExecuteError, ReadError, ResumeError } from "../stores/Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
-import type { IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
+import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
 import type { PauseStore } from "../stores/PauseStore.ts"
 import type { RecordStore } from "../stores/RecordStore.ts"
 import type { TreeStore } from "../stores/TreeStore.ts"
 import * as BatonConfig from "./BatonConfig.ts"
 import type * as Health from "./Health.ts"
+import type { AwaitOptions, ExecutionHandle } from "./internal/Await.ts"
 import type { CancelOptions } from "./internal/CancelThread.ts"
 import type { CloseOptions } from "./internal/Close.ts"
 import type { ExecuteOptions } from "./internal/Execute.ts"
 import type { ExecutionOutput } from "./internal/Executor.ts"
+import type { ExecutionPage, ExecutionStatusView, ListOptions, PauseView, ReadOptions } from "./internal/Reads.ts"
 import type { ResumeInput } from "./internal/Resume.ts"
 import * as Runtime from "./internal/Runtime.ts"
-import type { AnyWorkflow, Workflow } from "./Workflow.ts"
+import type { AnyWorkflow, Requirements, Workflow } from "./Workflow.ts"
 
+export type { AwaitOptions, ExecutionHandle } from "./internal/Await.ts"
 export type { CancelOptions } from "./internal/CancelThread.ts"
 export type { CloseOptions } from "./internal/Close.ts"
 export type { ExecuteOptions } from "./internal/Execute.ts"
 export type { ExecutionOutput, PendingPause } from "./internal/Executor.ts"
+export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions, PauseView, ReadOptions } from "./internal/Reads.ts"
 export type { ResumeInput } from "./internal/Resume.ts"
-export type { CancelError, ExecuteError, ResumeError } from "../stores/Errors.ts"
+export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "../stores/Errors.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -54,12 +61,42 @@ export type BatonStores = LeaseStore | RecordStore | PauseStore | TreeStore | Ch
 export interface BatonShape {
   readonly instanceId: InstanceId
   /**
-   * Starts an execution of `workflow` on a thread and runs it until it
-   * finishes (its final state) or pauses (its pending pauses). Fails with
-   * `LeaseLostError` if this instance lost the tree meanwhile — the execution
-   * goes on elsewhere.
+   * Starts an execution of `workflow` on a thread (new, or an idle existing
+   * one) and answers its handle once the root is durably recorded and
+   * leased; the run goes on in the instance (the caller may go away; `close`
+   * treats it like any pass). The input is decoded by the workflow's input
+   * schema and checked as JSON before anything is written (bad input:
+   * `InvalidInputError` naming the path). A thread with a Running or Paused
+   * root fails with `ThreadBusyError`: of concurrent starts on one idle
+   * thread, on any instances, exactly one starts.
    */
-  readonly execute: <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionOutput, ExecuteError>
+  readonly start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionHandle<O>, ExecuteError>
+  /**
+   * `start`, then the run's output: it finishes (its final state) or pauses
+   * (its pending pauses). Fails with `LeaseLostError` if this instance lost
+   * the tree meanwhile — the execution goes on elsewhere (`await` it).
+   */
+  readonly execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionOutput<O>, ExecuteError>
+  /**
+   * The output of an execution once it rests, as `execute` answers it —
+   * `Finished` or `Paused` — or its end (`ExecutionFailedError`,
+   * `ExecutionCancelledError`), on any instance: one that is not moving it
+   * waits for its record to settle (woken by a release of its tree, in this
+   * process or by Postgres NOTIFY, else polling on the Clock). With
+   * `timeout`, gives up with `AwaitTimeoutError` (the execution goes on).
+   */
+  readonly await: <O = unknown>(target: ExecutionHandle<O> | ExecutionId, options?: AwaitOptions) => EffectNs.Effect<ExecutionOutput<O>, AwaitError>
+  /**
+   * An execution as it stands: workflow, status, times, its holder while it
+   * runs, its error when it failed, its pending pauses when paused. Another
+   * tenant's id is `UnknownExecutionError`; another owner's thread
+   * `ThreadOwnerError`.
+   */
+  readonly status: (executionId: ExecutionId, options?: ReadOptions) => EffectNs.Effect<ExecutionStatusView, ReadError>
+  /** One page of a tenant's executions, newest first; pass a page's `next` as `cursor` for the next one. */
+  readonly list: (options?: ListOptions) => EffectNs.Effect<ExecutionPage, ReadError>
+  /** The pauses of the thread's active execution waiting for a decision, with their ids and payloads. */
+  readonly pendingPauses: (options: ReadOptions & { readonly threadId: ThreadId }) => EffectNs.Effect<ReadonlyArray<PauseView>, ReadError>
   /**
    * Records a decision for a pending pause (exactly once: a second answer
    * fails with `NotPausedError`), then takes the tree's lease — waiting while
@@ -96,15 +133,21 @@ export interface BatonShape {
  */
 export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
   /** See the module function `layer`. */
-  static layer(options: BatonConfig.BatonOptions): Layer.Layer<Baton, BatonConfigError, BatonStores> {
+  static layer<const W extends ReadonlyArray<AnyWorkflow>>(
+    options: BatonConfig.BatonOptions & { readonly workflows: W }
+  ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
     return layer(options)
   }
   /** See the module function `layerWith`. */
-  static layerWith(options: { readonly workflows: ReadonlyArray<AnyWorkflow> }): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig> {
+  static layerWith<const W extends ReadonlyArray<AnyWorkflow>>(
+    options: { readonly workflows: W }
+  ): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig | Requirements<W[number]>> {
     return layerWith(options)
   }
   /** See the module function `layerConfig`. */
-  static layerConfig(options: { readonly workflows: ReadonlyArray<AnyWorkflow> }): Layer.Layer<Baton, BatonConfigError, BatonStores> {
+  static layerConfig<const W extends ReadonlyArray<AnyWorkflow>>(
+    options: { readonly workflows: W }
+  ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
     return layerConfig(options)
   }
 }
@@ -121,9 +164,12 @@ const workflowsOnly = (options: { readonly workflows: ReadonlyArray<AnyWorkflow>
  * @category layers
  * @since 0.1.0
  */
-export const layerWith = (options: { readonly workflows: ReadonlyArray<AnyWorkflow> }): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig> =>
+export const layerWith = <const W extends ReadonlyArray<AnyWorkflow>>(
+  options: { readonly workflows: W }
+): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig | Requirements<W[number]>> =>
   Layer.effect(Baton)(
-    Effect.andThen(workflowsOnly(options), Runtime.make(options?.workflows)).pipe(
+    // The services the workflows' Effect steps need are read from the context the runtime is built in.
+    Effect.andThen(Effect.andThen(Effect.context<Requirements<W[number]>>(), workflowsOnly(options)), Runtime.make(options?.workflows)).pipe(
       Effect.map(({ instance: _, ...baton }): BatonShape => baton)
     )
   )
@@ -136,8 +182,10 @@ export const layerWith = (options: { readonly workflows: ReadonlyArray<AnyWorkfl
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton, BatonConfigError, BatonStores> => {
-  const { workflows, ...rest } = options ?? ({} as BatonConfig.BatonOptions)
+export const layer = <const W extends ReadonlyArray<AnyWorkflow>>(
+  options: BatonConfig.BatonOptions & { readonly workflows: W }
+): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> => {
+  const { workflows, ...rest } = options ?? ({} as BatonConfig.BatonOptions & { readonly workflows: W })
   return layerWith({ workflows }).pipe(Layer.provide(BatonConfig.layer(rest)))
 }
 
@@ -149,5 +197,7 @@ export const layer = (options: BatonConfig.BatonOptions): Layer.Layer<Baton, Bat
  * @category layers
  * @since 0.1.0
  */
-export const layerConfig = (options: { readonly workflows: ReadonlyArray<AnyWorkflow> }): Layer.Layer<Baton, BatonConfigError, BatonStores> =>
+export const layerConfig = <const W extends ReadonlyArray<AnyWorkflow>>(
+  options: { readonly workflows: W }
+): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> =>
   layerWith(options).pipe(Layer.provide(BatonConfig.layerConfig()))

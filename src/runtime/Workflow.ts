@@ -2,13 +2,21 @@
  * Workflows: a name, a version and a LangGraph `StateGraph`, plus the step
  * helpers that give a node its `StepContext`.
  *
+ * A workflow may be typed: optional Effect `Schema`s for its input, its
+ * output and its decisions (the values `resume` feeds its pauses) are
+ * decoded at the boundary, and the services its Effect steps need (the
+ * `steps` it lists, and its children's) are part of its type — so the
+ * runtime Layer that runs it requires them, and a service nobody provides
+ * is a compile error rather than a failure at run time.
+ *
  * @since 0.1.0
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
-import type { Effect } from "effect"
+import { Effect, Schema, SchemaIssue } from "effect"
 import { passOf } from "./internal/pass.ts"
+import { InvalidInputError } from "../stores/Errors.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
 
 /**
@@ -23,12 +31,39 @@ export interface GraphBuilder {
 }
 
 /**
- * A named, versioned LangGraph `StateGraph` the runtime can run, resume and recover.
+ * A schema of a workflow's payload: decodes the JSON the stores keep (and
+ * what callers pass) into the payload's type. No services.
  *
  * @category models
  * @since 0.1.0
  */
-export interface Workflow<Input = unknown> {
+export type PayloadSchema<A> = Schema.Codec<A, unknown>
+
+/**
+ * The schemas of a workflow's payloads, each optional: without one a payload
+ * is taken as it comes (any JSON value).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Schemas<Input, Output, Decision> {
+  /** The input of `start`/`execute`: decoded before anything is written. */
+  readonly input?: PayloadSchema<Input> | undefined
+  /** The graph's final state, decoded when an execution's output is handed back. */
+  readonly output?: PayloadSchema<Output> | undefined
+  /** A decision given to `resume`: decoded before it is recorded. */
+  readonly decision?: PayloadSchema<Decision> | undefined
+}
+
+/**
+ * A workflow: `Input` is what `start`/`execute` take, `Output` what a
+ * finished execution hands back, `Decision` what `resume` takes for its
+ * pauses, `R` the services its Effect steps need.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Workflow<Input = unknown, Output = unknown, Decision = unknown, R = never> {
   readonly name: string
   readonly version: string
   readonly graph: GraphBuilder
@@ -38,17 +73,51 @@ export interface Workflow<Input = unknown> {
   readonly resumeAnyway: boolean
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
+  /** The payload schemas given to `make` (none: payloads as they come). */
+  readonly schemas: Schemas<Input, Output, Decision>
   /** Phantom: the input type of `execute`. */
   readonly _Input?: (_: Input) => void
+  /** Phantom: the output type. */
+  readonly _Output?: () => Output
+  /** Phantom: the decision type. */
+  readonly _Decision?: () => Decision
+  /** Phantom: the services the workflow's Effect steps need. */
+  readonly _R?: () => R
 }
 
 /**
- * A workflow of any input type.
+ * Any workflow, whatever its payloads and services.
  *
  * @category models
  * @since 0.1.0
  */
-export type AnyWorkflow = Workflow<any>
+export type AnyWorkflow = Workflow<any, any, any, any>
+
+/**
+ * The services a workflow's Effect steps (and its children's) need.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Requirements<W> = W extends Workflow<any, any, any, infer R> ? R : never
+
+/**
+ * A node made by {@link effectStep}: LangGraph calls it like any node; the
+ * services its Effect needs travel in its type (`R`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface EffectNode<S, U, R> {
+  (state: S, config: LangGraphRunnableConfig): Promise<U>
+  /** Phantom (no value at run time): the services the node's Effect needs. */
+  readonly "~baton/requires": () => R
+}
+
+/** The services of the nodes of a `steps` record (a plain node needs none). */
+type StepsRequirements<Steps> = {
+  [K in keyof Steps]: Steps[K] extends EffectNode<any, any, infer R> ? R : never
+}[keyof Steps]
 
 const edgesOf = (graph: GraphBuilder): Array<string> => {
   const edges = (graph as unknown as { edges?: Iterable<[string, string]> }).edges
@@ -59,19 +128,46 @@ const edgesOf = (graph: GraphBuilder): Array<string> => {
 }
 
 /**
- * Makes a workflow. `graph` is the uncompiled `StateGraph`: the runtime
- * compiles it with its own checkpointer.
+ * What {@link make} takes.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = <Input = unknown>(options: {
+export interface MakeOptions<Input, Output, Decision, Steps, Children extends ReadonlyArray<AnyWorkflow>>
+  extends Schemas<Input, Output, Decision>
+{
   readonly name: string
   readonly version: string
+  /** The uncompiled `StateGraph`: the runtime compiles it with its own checkpointer. */
   readonly graph: GraphBuilder
-  readonly children?: ReadonlyArray<AnyWorkflow> | undefined
+  /**
+   * The graph's Effect nodes (made with {@link effectStep}), by any name:
+   * listing them puts the services they need in the workflow's type — and so
+   * in the requirements of the runtime Layer that runs it. Use the same
+   * values in `graph`.
+   */
+  readonly steps?: Steps | undefined
+  readonly children?: Children | undefined
   readonly resumeAnyway?: boolean | undefined
-}): Workflow<Input> => {
+}
+
+/**
+ * Makes a workflow. `graph` is the uncompiled `StateGraph`: the runtime
+ * compiles it with its own checkpointer. Schemas (`input`, `output`,
+ * `decision`) are optional; without them payloads are taken as they come.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = <
+  Input = unknown,
+  Output = unknown,
+  Decision = unknown,
+  const Steps extends Readonly<Record<string, unknown>> = {},
+  const Children extends ReadonlyArray<AnyWorkflow> = []
+>(
+  options: MakeOptions<Input, Output, Decision, Steps, Children>
+): Workflow<Input, Output, Decision, StepsRequirements<Steps> | Requirements<Children[number]>> => {
   const children = options.children ?? []
   const configHash = createHash("sha256")
     .update(JSON.stringify({
@@ -89,9 +185,57 @@ export const make = <Input = unknown>(options: {
     graph: options.graph,
     children,
     resumeAnyway: options.resumeAnyway ?? false,
-    configHash
+    configHash,
+    schemas: { input: options.input, output: options.output, decision: options.decision }
   }
 }
+
+/**
+ * Which payload of a workflow a value is.
+ *
+ * @category decoding
+ * @since 0.1.0
+ */
+export type Payload = "input" | "output" | "decision"
+
+/**
+ * Decodes a payload of `workflow` with its schema (as it comes when it has
+ * none). A value the schema refuses fails with `InvalidInputError` naming
+ * the path of the first problem under `field` (`input.amount`,
+ * `decision.items[2]`) and every problem in the reason.
+ *
+ * @category decoding
+ * @since 0.1.0
+ */
+export const decode = <W extends AnyWorkflow, P extends Payload>(
+  workflow: W,
+  payload: P,
+  value: unknown,
+  operation: string
+): Effect.Effect<unknown, InvalidInputError> => {
+  const schema = workflow.schemas?.[payload] as PayloadSchema<unknown> | undefined
+  if (schema === undefined) return Effect.succeed(value)
+  return Schema.decodeUnknownEffect(schema)(value, { errors: "all" }).pipe(
+    Effect.mapError((error) => {
+      const issues = formatter(error.issue).issues
+      const named = issues.map((i) => `${pathOf(payload, i.path)}: ${i.message}`)
+      return new InvalidInputError({
+        operation,
+        field: pathOf(payload, issues[0]?.path),
+        reason: `does not match workflow "${workflow.name}"'s ${payload} schema (${named.join("; ")})`
+      })
+    })
+  )
+}
+
+const formatter = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/** `root.a[2].b` from an issue path (a Standard Schema path holds keys or `{ key }` segments). */
+const pathOf = (root: string, path: ReadonlyArray<PropertyKey | { readonly key: PropertyKey }> | undefined): string =>
+  (path ?? []).reduce<string>((out, segment) => {
+    const key = typeof segment === "object" ? segment.key : segment
+    return typeof key === "number" ? `${out}[${key}]` : `${out}.${String(key)}`
+  }, root)
 
 /**
  * What a step (one node visit) knows about where it runs.
@@ -176,8 +320,11 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U)
  * @category utils
  * @since 0.1.0
  */
-export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>) =>
-(state: S, config: LangGraphRunnableConfig): Promise<U> => {
-  const ctx = stepContext(config)
-  return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>)
+export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>): EffectNode<S, U, R> => {
+  const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
+    const ctx = stepContext(config)
+    return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>)
+  }
+  // The requirements are a phantom: nothing is kept at run time.
+  return node as EffectNode<S, U, R>
 }

@@ -313,6 +313,37 @@ export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingEr
 }
 
 /**
+ * No execution with this id exists for this tenant (another tenant's execution is reported the same way).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UnknownExecutionError extends Schema.TaggedError<UnknownExecutionError>()("UnknownExecutionError", {
+  tenantId: Schema.String,
+  executionId: Schema.String
+}) {
+  override get message() {
+    return `No execution ${this.executionId} exists for tenant ${this.tenantId}. Use an execution id returned by start, and the tenant it was started under.`
+  }
+}
+
+/**
+ * `await` gave up waiting: the execution is still running (nothing was changed).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class AwaitTimeoutError extends Schema.TaggedError<AwaitTimeoutError>()("AwaitTimeoutError", {
+  tenantId: Schema.String,
+  executionId: Schema.String,
+  timeoutMillis: Schema.Number
+}) {
+  override get message() {
+    return `Execution ${this.executionId} (tenant ${this.tenantId}) was still running after ${this.timeoutMillis} ms. It goes on; await it again, or read its status.`
+  }
+}
+
+/**
  * What `Baton.execute` fails with.
  *
  * @category errors
@@ -345,3 +376,26 @@ export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError
  * @since 0.1.0
  */
 export type CancelError = StoreError | InvalidInputError | UnknownThreadError | ThreadOwnerError | InstanceStoppingError
+
+/**
+ * What the reads (`Baton.status`, `Baton.list`, `Baton.pendingPauses`) fail with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type ReadError = StoreError | InvalidInputError | UnknownExecutionError | UnknownThreadError | ThreadOwnerError
+
+/**
+ * What `Baton.await` fails with: the execution's own end (failed, cancelled)
+ * or the wait's.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type AwaitError =
+  | ReadError
+  | ExecutionFailedError
+  | ExecutionCancelledError
+  | AwaitTimeoutError
+  | UnknownWorkflowError
+  | InstanceStoppingError

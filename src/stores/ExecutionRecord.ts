@@ -82,6 +82,93 @@ export interface PauseAnswer {
 }
 
 /**
+ * The statuses of an active execution: a thread has at most one active root.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const activeStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused"]
+
+/**
+ * A root execution (its own tree's root), as opposed to a child within a tree.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const isRoot = (record: Pick<ExecutionRecord, "executionId" | "rootExecutionId">): boolean =>
+  record.executionId === record.rootExecutionId
+
+/**
+ * An active root: the one a thread may have at a time.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const isActiveRoot = (record: ExecutionRecord): boolean => isRoot(record) && activeStatuses.includes(record.status)
+
+/**
+ * What `RecordStore.startRoot` answers: `Started` (the root is recorded),
+ * `ThreadBusy` (the thread already has an active root: `active`, nothing was
+ * written) or `IdTaken` (a record with this execution id exists).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type StartRootResult =
+  | { readonly _tag: "Started" }
+  | { readonly _tag: "ThreadBusy"; readonly active: ExecutionRecord }
+  | { readonly _tag: "IdTaken" }
+
+/**
+ * Which records `RecordStore.list` answers: one tenant's, newest first, optionally narrowed.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RecordQuery {
+  readonly tenantId: TenantId
+  readonly status?: ExecutionStatus | undefined
+  /** The workflow's name. */
+  readonly workflow?: string | undefined
+  readonly threadId?: ThreadId | undefined
+  /** The `next` of the previous page; absent for the first page. */
+  readonly cursor?: string | undefined
+  /** At most this many records (1 to {@link maxListLimit}). */
+  readonly limit: number
+}
+
+/**
+ * The most records one `list` page holds.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const maxListLimit = 1000
+
+/**
+ * One page of `RecordStore.list`: records newest first (by `createdAt`, then
+ * `executionId`), and the cursor of the next page — null on the last one.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RecordPage {
+  readonly records: ReadonlyArray<ExecutionRecord>
+  readonly next: string | null
+}
+
+/**
+ * Where a `list` page continues: strictly after (older than) this record.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ListPosition {
+  readonly createdAt: number
+  readonly executionId: ExecutionId
+}
+
+/**
  * Position after which `findByStatus` continues: the last record of the previous page.
  *
  * @category models

@@ -42,6 +42,20 @@ export type InstanceId = string
 export type PauseId = string
 
 /**
+ * The longest id any store keeps: 200 characters (UTF-16 code units), and
+ * never a NUL. It holds for every string a store keys or indexes — tenant,
+ * thread, execution, pause, owner and holder ids, tree keys — so that every
+ * backend can index it (Postgres refuses NUL in text and caps an index
+ * entry near 2.7 kB; 200 characters are at most 800 bytes of UTF-8). Every
+ * contract checks it before any write, the same way on every backend: an
+ * id over the limit fails with `InvalidInputError`.
+ *
+ * @category ids
+ * @since 0.1.0
+ */
+export const maxIdLength = 200
+
+/**
  * The tenant used when a caller names none.
  *
  * @category utils

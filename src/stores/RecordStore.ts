@@ -3,21 +3,68 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, type Option } from "effect"
-import type { InvalidInputError, StoreError } from "./Errors.ts"
+import { Context, Effect, Option } from "effect"
+import { InvalidInputError, type LeaseLostError, type StoreError } from "./Errors.ts"
 import {
   type ExecutionRecord,
   type ExecutionStatus,
   executionStatuses,
+  type ListPosition,
+  maxListLimit,
   type PauseAnswer,
   type RecordCursor,
+  type RecordPage,
+  type RecordQuery,
+  type StartRootResult,
   type ThreadRecord
 } from "./ExecutionRecord.ts"
 import { type ExecutionId, IdGenerator, type TenantId, type ThreadId } from "./Ids.ts"
 import { storableError } from "./internal/storable.ts"
 import * as V from "./internal/validate.ts"
+import type { Lease } from "./Lease.ts"
+import { checkLease } from "./LeaseStore.ts"
 
 export type Failure = StoreError | InvalidInputError
+
+/**
+ * What `setStatus` takes.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SetStatusInput {
+  readonly tenantId: TenantId
+  readonly executionId: ExecutionId
+  readonly from: ExecutionStatus
+  readonly to: ExecutionStatus
+  readonly now: number
+  readonly error?: string | null | undefined
+}
+
+/**
+ * What `setStatusFenced` takes: a transition and the holder's lease of the record's tree.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface FencedSetStatusInput extends SetStatusInput {
+  readonly lease: Lease
+}
+
+/**
+ * What a backend's `list` takes: the query with its cursor decoded.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ListInput {
+  readonly tenantId: TenantId
+  readonly status?: ExecutionStatus | undefined
+  readonly workflow?: string | undefined
+  readonly threadId?: ThreadId | undefined
+  readonly after: Option.Option<ListPosition>
+  readonly limit: number
+}
 
 /**
  * Semantics every implementation keeps:
@@ -25,11 +72,32 @@ export type Failure = StoreError | InvalidInputError
  * - `createThread` with a `threadId` that exists returns the existing thread
  *   unchanged (`created: false`); without one, the id comes from `IdGenerator`;
  * - `createRecord` writes a new record once (false if the id exists);
+ * - `createRecord` writes a new record once (false if the id exists, and
+ *   false for an active root — Running or Paused, its own root — when its
+ *   thread already has one: a thread has at most one active root);
+ * - `startRoot` is the atomic start of a new root: in one statement or
+ *   transaction it records the root (Running) only if its thread has no
+ *   active root, else answers `ThreadBusy` with the active one; of N
+ *   concurrent starts on one idle thread, across connections, exactly one
+ *   answers `Started`;
+ * - `findActiveRoot` answers the thread's active root, if any;
  * - `setStatus` is a compare-and-set: it changes the status only if it is
  *   still `from`, atomically across instances;
  * - an `error` text is written storable (`storableText`: NUL and lone
  *   surrogates escaped, at most 8192 characters), so no error a step throws
  *   can make a status write fail;
+ * - `setStatusFenced` is the same compare-and-set made by a holder: in the
+ *   same transaction the lease row must still be (`lease.holder`,
+ *   `lease.epoch`) and live at `now`, else it fails with `LeaseLostError`
+ *   and changes nothing (a stale holder's transition is refused, whatever
+ *   the clocks say); a record outside `lease.rootExecutionId`'s tree is not
+ *   moved (false);
+ * - `list` pages over one tenant's records newest first (by `createdAt`,
+ *   then `executionId`, both descending); a page's `next` cursor continues
+ *   strictly after its last record, so a record present for the whole paging
+ *   is seen exactly once and records created meanwhile are not (they are
+ *   newer than the first page). The cursor is opaque text; a malformed one
+ *   is `InvalidInputError`;
  * - `findByStatus` pages over every tenant in the stable order
  *   (tenantId, executionId): each page starts strictly after `after`, so a
  *   record present for the whole paging is seen exactly once, however many
@@ -44,15 +112,16 @@ export interface RecordStoreShape {
   }) => Effect.Effect<{ readonly thread: ThreadRecord; readonly created: boolean }, Failure>
   readonly getThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<Option.Option<ThreadRecord>, Failure>
   readonly createRecord: (record: ExecutionRecord) => Effect.Effect<boolean, Failure>
+  /** Records a new root, Running, if its thread has no active root — atomically. */
+  readonly startRoot: (record: ExecutionRecord) => Effect.Effect<StartRootResult, Failure>
+  /** The thread's active root (Running or Paused), if any. */
+  readonly findActiveRoot: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<Option.Option<ExecutionRecord>, Failure>
   readonly getRecord: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<Option.Option<ExecutionRecord>, Failure>
-  readonly setStatus: (input: {
-    readonly tenantId: TenantId
-    readonly executionId: ExecutionId
-    readonly from: ExecutionStatus
-    readonly to: ExecutionStatus
-    readonly now: number
-    readonly error?: string | null | undefined
-  }) => Effect.Effect<boolean, Failure>
+  readonly setStatus: (input: SetStatusInput) => Effect.Effect<boolean, Failure>
+  /** `setStatus` fenced by the holder's lease, checked in the same transaction. */
+  readonly setStatusFenced: (input: FencedSetStatusInput) => Effect.Effect<boolean, Failure | LeaseLostError>
+  /** One page of a tenant's records, newest first. */
+  readonly list: (query: RecordQuery) => Effect.Effect<RecordPage, Failure>
   /**
    * Counts a failed recovery of a Running record: a compare-and-set from
    * `failures` (the count the caller read) to `failures + 1`, keeping the
@@ -80,10 +149,63 @@ export interface RecordStoreShape {
   readonly ping: Effect.Effect<void, StoreError>
 }
 
-/** What a backend implements: `createThread` receives the id already chosen. */
-export interface RecordStoreBackend extends Omit<RecordStoreShape, "createThread"> {
+/**
+ * What a backend implements: `createThread` receives the id already chosen;
+ * `list` receives the cursor decoded and answers at most `limit` records
+ * (the contract asks for one more than the caller's limit to know whether a
+ * next page exists).
+ */
+export interface RecordStoreBackend extends Omit<RecordStoreShape, "createThread" | "list"> {
   readonly createThread: (thread: ThreadRecord) => Effect.Effect<{ readonly thread: ThreadRecord; readonly created: boolean }, Failure>
+  readonly list: (input: ListInput) => Effect.Effect<ReadonlyArray<ExecutionRecord>, Failure>
 }
+
+/** A list cursor: the position of a page's last record, as opaque text. */
+const encodeCursor = (p: ListPosition): string => Buffer.from(JSON.stringify([p.createdAt, p.executionId])).toString("base64url")
+
+const decodeCursor = (cursor: string | undefined): Effect.Effect<Option.Option<ListPosition>, InvalidInputError> => {
+  if (cursor === undefined) return Effect.succeed(Option.none())
+  const bad = new InvalidInputError({
+    operation: "RecordStore.list",
+    field: "cursor",
+    reason: "is not a cursor this store returned (pass a page's `next` as it came, or none for the first page)"
+  })
+  if (typeof cursor !== "string" || cursor.length > 1000) return Effect.fail(bad)
+  try {
+    const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
+    if (
+      Array.isArray(value) && value.length === 2 && typeof value[0] === "number" && Number.isFinite(value[0]) &&
+      typeof value[1] === "string" && value[1].length > 0
+    ) return Effect.succeed(Option.some({ createdAt: value[0], executionId: value[1] }))
+  } catch {
+    // falls through to the failure
+  }
+  return Effect.fail(bad)
+}
+
+const recordChecks = (operation: string, r: ExecutionRecord) => [
+  V.nonEmpty(operation, "tenantId", r.tenantId),
+  V.nonEmpty(operation, "executionId", r.executionId),
+  V.nonEmpty(operation, "threadId", r.threadId),
+  V.nonEmpty(operation, "rootExecutionId", r.rootExecutionId),
+  r.parentExecutionId == null ? Effect.void : V.nonEmpty(operation, "parentExecutionId", r.parentExecutionId),
+  V.nonEmpty(operation, "workflowName", r.workflowName),
+  V.wholeAtLeast(operation, "depth", r.depth, 1),
+  V.oneOf(operation, "status", r.status, executionStatuses),
+  V.time(operation, "createdAt", r.createdAt),
+  V.time(operation, "updatedAt", r.updatedAt)
+]
+
+const statusChecks = (operation: string, input: SetStatusInput) => [
+  V.nonEmpty(operation, "tenantId", input.tenantId),
+  V.nonEmpty(operation, "executionId", input.executionId),
+  V.oneOf(operation, "from", input.from, executionStatuses),
+  V.oneOf(operation, "to", input.to, executionStatuses),
+  V.time(operation, "now", input.now)
+]
+
+const must = (operation: string, field: string, ok: boolean, reason: string) =>
+  ok ? Effect.void : Effect.fail(new InvalidInputError({ operation, field, reason }))
 
 export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>()("baton/RecordStore") {
   /** Adds the contract's argument checks and id generation to a backend. */
@@ -105,31 +227,55 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.nonEmpty("RecordStore.getThread", "tenantId", tenantId),
           V.nonEmpty("RecordStore.getThread", "threadId", threadId)
         ], () => impl.getThread(tenantId, threadId)),
-      createRecord: (r) =>
+      createRecord: (r) => V.checked(recordChecks("RecordStore.createRecord", r), () => impl.createRecord({ ...r, error: storableError(r.error) })),
+      startRoot: (r) =>
         V.checked([
-          V.nonEmpty("RecordStore.createRecord", "tenantId", r.tenantId),
-          V.nonEmpty("RecordStore.createRecord", "executionId", r.executionId),
-          V.nonEmpty("RecordStore.createRecord", "threadId", r.threadId),
-          V.nonEmpty("RecordStore.createRecord", "rootExecutionId", r.rootExecutionId),
-          V.nonEmpty("RecordStore.createRecord", "workflowName", r.workflowName),
-          V.wholeAtLeast("RecordStore.createRecord", "depth", r.depth, 1),
-          V.oneOf("RecordStore.createRecord", "status", r.status, executionStatuses),
-          V.time("RecordStore.createRecord", "createdAt", r.createdAt),
-          V.time("RecordStore.createRecord", "updatedAt", r.updatedAt)
-        ], () => impl.createRecord({ ...r, error: storableError(r.error) })),
+          ...recordChecks("RecordStore.startRoot", r),
+          must("RecordStore.startRoot", "rootExecutionId", r?.rootExecutionId === r?.executionId, "must be the record's own executionId (a root)"),
+          must("RecordStore.startRoot", "parentExecutionId", r?.parentExecutionId == null, "must be null for a root"),
+          must("RecordStore.startRoot", "depth", r?.depth === 1, "must be 1 for a root"),
+          V.oneOf("RecordStore.startRoot", "status", r?.status, ["Running"])
+        ], () => impl.startRoot({ ...r, parentExecutionId: null, error: storableError(r.error) })),
+      findActiveRoot: (tenantId, threadId) =>
+        V.checked([
+          V.nonEmpty("RecordStore.findActiveRoot", "tenantId", tenantId),
+          V.nonEmpty("RecordStore.findActiveRoot", "threadId", threadId)
+        ], () => impl.findActiveRoot(tenantId, threadId)),
       getRecord: (tenantId, executionId) =>
         V.checked([
           V.nonEmpty("RecordStore.getRecord", "tenantId", tenantId),
           V.nonEmpty("RecordStore.getRecord", "executionId", executionId)
         ], () => impl.getRecord(tenantId, executionId)),
-      setStatus: (input) =>
+      setStatus: (input) => V.checked(statusChecks("RecordStore.setStatus", input), () => impl.setStatus({ ...input, error: storableError(input.error) })),
+      setStatusFenced: (input) =>
         V.checked([
-          V.nonEmpty("RecordStore.setStatus", "tenantId", input.tenantId),
-          V.nonEmpty("RecordStore.setStatus", "executionId", input.executionId),
-          V.oneOf("RecordStore.setStatus", "from", input.from, executionStatuses),
-          V.oneOf("RecordStore.setStatus", "to", input.to, executionStatuses),
-          V.time("RecordStore.setStatus", "now", input.now)
-        ], () => impl.setStatus({ ...input, error: storableError(input.error) })),
+          ...statusChecks("RecordStore.setStatusFenced", input),
+          ...checkLease("RecordStore.setStatusFenced", input.lease),
+          must("RecordStore.setStatusFenced", "lease.tenantId", input.lease?.tenantId === input.tenantId, "must be the record's tenant")
+        ], () => impl.setStatusFenced({ ...input, error: storableError(input.error) })),
+      list: (query) =>
+        V.checked([
+          V.nonEmpty("RecordStore.list", "tenantId", query.tenantId),
+          query.status === undefined ? Effect.void : V.oneOf("RecordStore.list", "status", query.status, executionStatuses),
+          query.workflow === undefined ? Effect.void : V.nonEmpty("RecordStore.list", "workflow", query.workflow),
+          query.threadId === undefined ? Effect.void : V.nonEmpty("RecordStore.list", "threadId", query.threadId),
+          V.wholeAtLeast("RecordStore.list", "limit", query.limit, 1),
+          must("RecordStore.list", "limit", !(query.limit > maxListLimit), `must be at most ${maxListLimit}`)
+        ], () =>
+          Effect.gen(function*() {
+            const after = yield* decodeCursor(query.cursor)
+            const rows = yield* impl.list({
+              tenantId: query.tenantId,
+              status: query.status,
+              workflow: query.workflow,
+              threadId: query.threadId,
+              after,
+              limit: query.limit + 1
+            })
+            const records = rows.slice(0, query.limit)
+            const last = records[records.length - 1]
+            return { records, next: rows.length > query.limit && last !== undefined ? encodeCursor(last) : null }
+          })),
       noteRecoveryFailure: (input) =>
         V.checked([
           V.nonEmpty("RecordStore.noteRecoveryFailure", "tenantId", input.tenantId),

@@ -34,8 +34,11 @@ const env = Layer.effect(
 layer(env, { excludeTestServices: true })("StoreError kinds on Postgres", (it) => {
   it.effect("a NUL byte in a value is a permanent Data error", () =>
     Effect.gen(function*() {
-      const { leases } = yield* Env
-      assertPermanent(yield* storeFailure(leases.acquire("default", "root-nul", "holder\u0000x", 30_000, 0)), "Data")
+      const { leases, sql } = yield* Env
+      // Ids holding NUL never reach the database: every contract refuses them first (InvalidInputError, nothing written).
+      const refused = yield* Effect.flip(leases.acquire("default", "root-nul", "holder\u0000x", 30_000, 0))
+      assert.strictEqual(refused._tag, "InvalidInputError")
+      assertPermanent(yield* storeFailure(run("Test", "nul", () => sql`SELECT ${"a\u0000b"}::text AS t`)), "Data")
     }))
 
   it.effect("numeric overflow is a permanent Data error", () =>

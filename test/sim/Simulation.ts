@@ -15,6 +15,7 @@ import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
 import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
 import type { CheckpointRows } from "../../src/checkpoint/CheckpointRows.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import type { ExecutionRecord } from "../../src/stores/ExecutionRecord.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import type { FenceCheck } from "../../src/stores/Fence.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
@@ -184,6 +185,39 @@ export interface SimulationResult {
   readonly log: ReadonlyArray<string>
 }
 
+/**
+ * The public reads agree with the stores: `list` pages over every execution
+ * once; `status` of each shows its stored status (and, paused, its pending
+ * pauses); `pendingPauses` of its thread the same pauses.
+ */
+const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>, violations: Array<string>) =>
+  Effect.gen(function*() {
+    const pauses = yield* PauseStore
+    const read = <A, E>(f: (b: Harness.HarnessInstance["baton"]) => Effect.Effect<A, E>) => Effect.flatMap(h.run(0, f), Fiber.join)
+    const listed = new Map<string, string>()
+    let cursor: string | undefined
+    do {
+      const page = yield* read((b) => b.list({ cursor, limit: 7 }))
+      for (const e of page.executions) {
+        if (listed.has(e.executionId)) violations.push(`list answered execution ${e.executionId} twice`)
+        listed.set(e.executionId, e.status)
+      }
+      cursor = page.next ?? undefined
+    } while (cursor !== undefined)
+    if (listed.size !== records.length) violations.push(`list answered ${listed.size} executions, the stores hold ${records.length}`)
+    for (const r of records) {
+      if (listed.get(r.executionId) !== r.status) violations.push(`list shows execution ${r.executionId} ${listed.get(r.executionId)}, stored ${r.status}`)
+      const status = yield* read((b) => b.status(r.executionId))
+      if (status.status !== r.status) violations.push(`status of ${r.executionId} is ${status.status}, stored ${r.status}`)
+      if (r.status !== "Paused") continue
+      const stored = (yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"])).map((p) => p.pauseId).sort()
+      const shown = status.pendingPauses.map((p) => p.pauseId).sort()
+      const ofThread = (yield* read((b) => b.pendingPauses({ threadId: r.threadId }))).map((p) => p.pauseId).sort()
+      if (JSON.stringify(shown) !== JSON.stringify(stored)) violations.push(`status of ${r.executionId} shows pauses [${shown}], stored [${stored}]`)
+      if (JSON.stringify(ofThread) !== JSON.stringify(stored)) violations.push(`pendingPauses of thread ${r.threadId}: [${ofThread}], stored [${stored}]`)
+    }
+  })
+
 /** Runs one seed; answers the violations found (none when all is well). Needs a TestClock. */
 export const simulate = (seed: number, options: { readonly steps?: number } = {}) => {
   const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [] }
@@ -210,10 +244,25 @@ export const simulate = (seed: number, options: { readonly steps?: number } = {}
       const alive = live()
       if (roll < 0.22 && alive.length > 0) {
         const wf = pick(wfs)
-        yield* call(pick(alive), `execute ${wf.name}`, (b) => b.execute(wf, { log: [] }))
+        if (random() < 0.5) yield* call(pick(alive), `execute ${wf.name}`, (b) => b.execute(wf, { log: [] }))
+        else {
+          // start, and await the handle on any instance (the same one or another)
+          const on = pick(alive)
+          const handle = yield* Fiber.await(yield* h.run(on, (b) => b.start(wf, { log: [] })))
+          if (Exit.isSuccess(handle)) {
+            say(`start ${wf.name} on ${h.instance(on).instanceId}: ${handle.value.executionId}`)
+            yield* call(pick(alive), `await ${handle.value.executionId}`, (b) => b.await(handle.value))
+          } else say(`start ${wf.name} on ${h.instance(on).instanceId} refused`)
+        }
       } else if (roll < 0.40 && alive.length > 0) {
-        const paused = yield* records.findByStatus("Paused", 50, Option.none())
-        const pending = (yield* Effect.forEach(paused, (r) => pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"]))).flat()
+        // the pauses to answer, read through the public API of a live instance
+        const reader = pick(alive)
+        const read = <A, E>(f: (b: Harness.HarnessInstance["baton"]) => Effect.Effect<A, E>) =>
+          Effect.flatMap(h.run(reader, f), Fiber.await)
+        const paused = yield* read((b) => b.list({ status: "Paused", limit: 50 }))
+        const threads = Exit.isSuccess(paused) ? [...new Set(paused.value.executions.map((e) => e.threadId))] : []
+        const pending = (yield* Effect.forEach(threads, (threadId) =>
+          Effect.map(read((b) => b.pendingPauses({ threadId })), (exit) => Exit.isSuccess(exit) ? exit.value : []))).flat()
         if (pending.length > 0) {
           const p = pick(pending)
           yield* call(pick(alive), `resume ${p.pauseId}`, (b) => b.resume({ pauseId: p.pauseId, decision: pick(["yes", "no"]) }))
@@ -284,6 +333,7 @@ export const simulate = (seed: number, options: { readonly steps?: number } = {}
       ...(yield* records.findByStatus("Cancelled", 1000, Option.none())).map((r) => ({ r, s: "Cancelled" })),
       ...(yield* records.findByStatus("Failed", 1000, Option.none())).map((r) => ({ r, s: "Failed" }))
     ]
+    yield* checkReads(h, all.map((x) => x.r), violations)
     for (const { r, s } of all) {
       if (s === "Running") violations.push(`execution ${r.executionId} (${r.workflowName}) was lost: still Running`)
       if (s === "Failed") violations.push(`execution ${r.executionId} failed: ${r.error}`)

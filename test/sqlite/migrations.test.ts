@@ -94,10 +94,38 @@ describe("SqlMigrations on SQLite", () => {
       const sql2 = yield* clientIn(now, { path })
       assert.strictEqual(yield* SqlMigrations.currentVersion().pipe(Effect.provideService(SqlClient.SqlClient, sql2)), SqlMigrations.latestVersion)
       const indexes = yield* names(sql2, "index")
-      for (const expected of [`${tables.records}_status_idx`, `${tables.pauses}_settled_idx`, `${tables.childQueue}_claim_idx`]) {
+      for (const expected of [`${tables.records}_status_idx`, `${tables.pauses}_settled_idx`, `${tables.childQueue}_claim_idx`, `${tables.records}_active_root_idx`]) {
         assert.include(indexes, expected)
       }
       yield* Scope.close(now, Exit.void)
+    }))
+
+  it.effect("migration 3 refuses a file holding two active roots on one thread (the race it closes), naming its index, and changes nothing", () =>
+    Effect.gen(function*() {
+      const path = freshPath()
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path })
+      yield* SqlMigrations.migrate({ upTo: 2 }).pipe(Effect.provideService(SqlClient.SqlClient, sql))
+      const tables = yield* SqlTables.make()
+      for (const id of ["exec-a", "exec-b"]) {
+        yield* sql.unsafe(
+          `INSERT INTO "${tables.records}" (tenant_id, execution_id, thread_id, root_execution_id, parent_execution_id, depth, workflow_name,
+            workflow_version, config_hash, status, error, created_at, updated_at)
+           VALUES ('t', '${id}', 'thread-1', '${id}', NULL, 1, 'wf', '1', 'h', 'Running', NULL, 5, 5)`
+        )
+      }
+      const error = yield* Effect.flip(SqlMigrations.migrate().pipe(Effect.provideService(SqlClient.SqlClient, sql)))
+      assert.strictEqual(error._tag, "StoreError")
+      assert.include(error.message, "UNIQUE")
+      assert.strictEqual(yield* SqlMigrations.currentVersion().pipe(Effect.provideService(SqlClient.SqlClient, sql)), 2)
+      assert.notInclude(yield* names(sql, "index"), `${tables.records}_active_root_idx`)
+      // once one of them is settled, the upgrade goes through
+      yield* sql.unsafe(`UPDATE "${tables.records}" SET status = 'Cancelled' WHERE execution_id = 'exec-a'`)
+      assert.deepStrictEqual(
+        (yield* SqlMigrations.migrate().pipe(Effect.provideService(SqlClient.SqlClient, sql))).map(([id]) => id),
+        allIds.filter(([id]) => id > 2).map(([id]) => id)
+      )
+      yield* Scope.close(scope, Exit.void)
     }))
 
   it.effect("two connections migrating one new file at once: both succeed, each migration runs once", () =>

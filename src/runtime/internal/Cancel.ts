@@ -8,8 +8,9 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
-import { ExecutionCancelledError } from "../../stores/Errors.ts"
+import { ExecutionCancelledError, type LeaseLostError } from "../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
+import type { Lease } from "../../stores/Lease.ts"
 import { Instance } from "./Instance.ts"
 import { Observer } from "../Observer.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
@@ -60,12 +61,18 @@ export const request = (tenantId: string, rootExecutionId: string, by: { readonl
 /**
  * Ends a tree as cancelled, without a pass: its record Cancelled (only from
  * Running or Paused, so the error hook fires once across instances), its
- * pauses withdrawn, its tree keys removed. Call it holding the tree's lease.
+ * pauses withdrawn, its tree keys removed. Call it holding the tree's lease:
+ * the record's transition is fenced by it (a stale holder's is refused with
+ * `LeaseLostError`, as is one whose `guard` fails).
  *
  * @category internal
  * @since 0.1.0
  */
-export const endTree = Effect.fnUntraced(function*(record: ExecutionRecord, guard: Effect.Effect<void, unknown> = Effect.void) {
+export const endTree = Effect.fnUntraced(function*(
+  record: ExecutionRecord,
+  lease: Lease,
+  guard: Effect.Effect<void, LeaseLostError> = Effect.void
+) {
   const records = yield* RecordStore
   const pauses = yield* PauseStore
   const tree = yield* TreeStore
@@ -73,11 +80,11 @@ export const endTree = Effect.fnUntraced(function*(record: ExecutionRecord, guar
   const observer = yield* Observer
   const now = yield* Clock.currentTimeMillis
   const { rootExecutionId, tenantId } = record
-  yield* Effect.orDie(guard)
+  yield* guard
   let ended = false
   for (const from of ["Running", "Paused"] as const) {
     if (ended) break
-    ended = yield* records.setStatus({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled" })
+    ended = yield* records.setStatusFenced({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled", lease })
   }
   for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
     yield* pauses.withdraw(tenantId, p.pauseId, now)

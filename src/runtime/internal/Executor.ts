@@ -46,14 +46,14 @@ export interface PendingPause {
  * @category models
  * @since 0.1.0
  */
-export type ExecutionOutput =
+export type ExecutionOutput<Output = unknown> =
   | {
     readonly _tag: "Finished"
     readonly tenantId: string
     readonly threadId: string
     readonly executionId: string
-    /** The graph's final state. */
-    readonly output: unknown
+    /** The graph's final state (decoded by the workflow's output schema, when it has one). */
+    readonly output: Output
   }
   | {
     readonly _tag: "Paused"
@@ -137,6 +137,12 @@ interface PassOptions {
 }
 
 /** Fails with the lease loss (or the abort reason) once the holder may not write any more. */
+/** A fenced write the store refused: the holder stops as on any loss of its lease. */
+const lostBy = (holder: LeaseHolder) => (error: { readonly _tag: string }) =>
+  Effect.sync(() => {
+    if (error instanceof LeaseLostError) holder.fence.lost(error)
+  })
+
 const guardOf = (holder: LeaseHolder) =>
   Effect.suspend(() => {
     const refused = holder.fence.refusal()
@@ -227,7 +233,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     instance.activity.count++
   }
   /** Ends the tree as cancelled (under this lease). */
-  const cancelled = Cancel.endTree(record, guard)
+  const cancelled = Cancel.endTree(record, holder.lease, guard).pipe(Effect.tapError(lostBy(holder)))
   return {
     ...options,
     instance,
@@ -269,7 +275,16 @@ const setStatus = (p: Pass, from: ReadonlyArray<ExecutionStatus>, to: ExecutionS
     const { holder, record } = p
     yield* p.guard
     for (const f of from) {
-      if (yield* p.records.setStatus({ tenantId: record.tenantId, executionId: record.executionId, from: f, to, now: p.now(), error })) return
+      const moved = yield* p.records.setStatusFenced({
+        tenantId: record.tenantId,
+        executionId: record.executionId,
+        from: f,
+        to,
+        now: p.now(),
+        error,
+        lease: holder.lease
+      }).pipe(Effect.tapError(lostBy(holder)))
+      if (moved) return
     }
     return yield* Effect.fail(holder.fence.refusal() ?? new LeaseLostError({
       tenantId: record.tenantId,

@@ -9,6 +9,7 @@ import { UnknownPauseError } from "../../stores/Errors.ts"
 import { defaultTenant, type TenantId } from "../../stores/Ids.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as Workflow from "../Workflow.ts"
 import { Instance, notStopping, workflowForRecord } from "./Instance.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
@@ -28,10 +29,12 @@ export interface ResumeInput {
 }
 
 /**
- * Records the decision once (a second answer fails with `NotPausedError`);
- * answers the pause's root record and the registered workflow that continues
- * it — checked before anything is written (its name and the config hash the
- * tree was started under, unless `resumeAnyway`).
+ * Records the decision once (a second answer fails with `NotPausedError`),
+ * decoded first by the workflow's decision schema (a decision it refuses is
+ * `InvalidInputError` naming the path; nothing recorded); answers the
+ * pause's root record and the registered workflow that continues it —
+ * checked before anything is written (its name and the config hash the tree
+ * was started under, unless `resumeAnyway`).
  */
 const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId: TenantId) {
   const { instanceId } = yield* Instance
@@ -43,8 +46,9 @@ const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId:
   const record = yield* records.getRecord(tenantId, pause.value.rootExecutionId)
   if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
   const workflow = yield* workflowForRecord(record.value)
+  const decision = yield* Workflow.decode(workflow, "decision", input.decision, "Baton.resume")
   const now = yield* Clock.currentTimeMillis
-  yield* pauses.resolve({ tenantId, pauseId: input.pauseId, decision: input.decision, resolvedBy: instanceId, now })
+  yield* pauses.resolve({ tenantId, pauseId: input.pauseId, decision, resolvedBy: instanceId, now })
   yield* records.savePauseAnswer({ tenantId, executionId: pause.value.executionId, pauseId: input.pauseId, answeredBy: instanceId, answeredAt: now })
   return { record: record.value, workflow }
 })

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, FiberSet } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, FiberSet } from "effect"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
@@ -15,9 +15,12 @@ import * as Health from "../Health.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./CancelThread.ts"
 import { close, type CloseOptions } from "./Close.ts"
-import { execute, type ExecuteOptions } from "./Execute.ts"
+import { type AwaitOptions, awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
+import { type ExecuteOptions, start } from "./Execute.ts"
+import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
+import * as Reads from "./Reads.ts"
 import { resume, type ResumeInput } from "./Resume.ts"
 import * as StepSlots from "./StepSlots.ts"
 import type { Stores } from "./TreeDriver.ts"
@@ -116,6 +119,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope
   const recoveries = yield* FiberSet.make()
+  // Started executions run here, in the instance's scope: a caller may go away; close waits for them like any pass.
+  const runs = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>
@@ -125,10 +130,23 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     })
   )
   const closeInstance = close(sweep, closeScope)
+  const startIn = start(runs)
   return {
     instance,
     instanceId: instance.instanceId,
-    execute: <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) => run(execute(workflow, input, options)),
+    start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
+      run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>)),
+    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
+      run(Effect.flatMap(startIn(workflow, input, options), (started) =>
+        Effect.flatMap(Fiber.join(started.run), (out) => decodedOutput(workflow, out, "Baton.execute")))).pipe(
+        Effect.map((out) => out as ExecutionOutput<O>),
+        Effect.withSpan("Baton.execute")
+      ),
+    await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
+      run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>)),
+    status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
+    list: (options?: Reads.ListOptions) => run(Reads.list(options)),
+    pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) => run(Reads.pendingPauses(options)),
     resume: (input: ResumeInput) => run(resume(input)),
     cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
     close: (options?: CloseOptions) => run(closeInstance(options)),

@@ -8,9 +8,9 @@ import { type Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option } fr
 import type { ResumeError } from "../../stores/Errors.ts"
 import * as Cancel from "./Cancel.ts"
 import type { CheckpointStore } from "../../stores/CheckpointStore.ts"
-import { ExecutionCancelledError } from "../../stores/Errors.ts"
+import { ExecutionCancelledError, StoreError, ThreadBusyError } from "../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
-import { currentOutput, type ExecutionOutput, type PassStart, runPass } from "./Executor.ts"
+import { currentOutput, type ExecutionOutput, inputKeyName, type PassStart, runPass } from "./Executor.ts"
 import type { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import * as LeaseHolder from "./LeaseHolder.ts"
@@ -133,22 +133,57 @@ export const endIfFree = (record: ExecutionRecord) =>
       const records = yield* RecordStore
       const current = yield* records.getRecord(record.tenantId, record.rootExecutionId)
       if (Option.isSome(current) && (current.value.status === "Running" || current.value.status === "Paused")) {
-        yield* Cancel.endTree(current.value)
+        // Lost meanwhile (a frozen instance's lease expired): the holder now has it; it reads the cancel request.
+        const ended = yield* Cancel.endTree(current.value, holder.value.lease).pipe(
+          Effect.as(true),
+          Effect.catchTag("LeaseLostError", () => Effect.succeed(false))
+        )
+        if (!ended) return false
       }
       return true
     })))
 
 /**
- * Runs a brand-new tree (its record just written Running) from its input.
+ * Records and runs a brand-new tree from its input, born leased: takes the
+ * lease of its fresh root id first, keeps the input with the tree, then
+ * records the root with `RecordStore.startRoot` — only if its thread has no
+ * active root (else `ThreadBusyError`: the kept input is dropped and the
+ * lease released as the scope closes, nothing recorded). `recorded` runs
+ * once the root is recorded and leased; then the pass runs.
  *
  * @category internal
  * @since 0.1.0
  */
-export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown) =>
+export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown, recorded: Effect.Effect<unknown>) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
     Effect.scoped(Effect.gen(function*() {
+      const { rootExecutionId, tenantId, threadId } = record
       const holder = yield* acquireFor(pass)
-      if (Option.isNone(holder)) return yield* Effect.die(new Error(`a new execution tree ${record.rootExecutionId} was already leased`))
+      if (Option.isNone(holder)) {
+        return yield* new StoreError({
+          store: "LeaseStore",
+          operation: "acquire",
+          reason: `the lease of new execution ${rootExecutionId} is held by another holder: the IdGenerator must make unique ids`
+        })
+      }
+      const tree = yield* TreeStore
+      // The input is kept with the tree until it ends: a holder that dies before LangGraph's first
+      // checkpoint leaves a recovery nothing else to start from.
+      yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, inputKeyName, input ?? null)
+      const outcome = yield* (yield* RecordStore).startRoot(record)
+      if (outcome._tag !== "Started") {
+        if (outcome._tag === "IdTaken") {
+          return yield* new StoreError({
+            store: "RecordStore",
+            operation: "startRoot",
+            reason: `an execution ${rootExecutionId} exists already: the IdGenerator must make unique ids`
+          })
+        }
+        yield* tree.deleteRoot(tenantId, rootExecutionId)
+        const { executionId, status } = outcome.active
+        return yield* new ThreadBusyError({ tenantId, threadId, executionId, status })
+      }
+      yield* recorded
       return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
     })))
 
@@ -172,7 +207,9 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     )
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
     // A durable cancel request is read first: the tree ends cancelled, no step runs.
-    if (yield* Cancel.isRequested(tenantId, rootExecutionId)) return yield* Effect.flatMap(Cancel.endTree(record), Effect.fail)
+    if (yield* Cancel.isRequested(tenantId, rootExecutionId)) {
+      return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease), Effect.fail)
+    }
     if (record.status === "Paused") {
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
       if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))

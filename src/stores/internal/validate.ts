@@ -5,14 +5,26 @@
  */
 import { Effect } from "effect"
 import { InvalidInputError } from "../Errors.ts"
+import { maxIdLength } from "../Ids.ts"
 
 type Check = Effect.Effect<void, InvalidInputError>
 
 const fail = (operation: string, field: string, reason: string): Check =>
   Effect.fail(new InvalidInputError({ operation, field, reason }))
 
+/**
+ * A key or id: every string a store contract checks with this is one it keys
+ * or indexes, so it must be non-empty, at most {@link maxIdLength} characters
+ * and hold no NUL — what every backend can index.
+ */
 export const nonEmpty = (operation: string, field: string, value: unknown): Check =>
-  typeof value === "string" && value.length > 0 ? Effect.void : fail(operation, field, "must be a non-empty string")
+  typeof value !== "string" || value.length === 0
+    ? fail(operation, field, "must be a non-empty string")
+    : value.length > maxIdLength
+    ? fail(operation, field, `must be at most ${maxIdLength} characters (got ${value.length})`)
+    : value.includes("\u0000")
+    ? fail(operation, field, "must not contain a NUL character")
+    : Effect.void
 
 export const positiveMillis = (operation: string, field: string, value: unknown): Check =>
   typeof value === "number" && Number.isFinite(value) && value > 0

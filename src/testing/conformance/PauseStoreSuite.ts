@@ -9,11 +9,13 @@ import { TestClock } from "effect/testing"
 import type { Pause, PauseStatus } from "../../stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
 import {
+  badIds,
   expectInvalid,
   expectTag,
   failures,
   instancesKey,
   instancesLayer,
+  longestId,
   makeIds,
   none,
   nonJsonValues,
@@ -322,6 +324,29 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
           assert.strictEqual(some(yield* s.get(p.tenantId, p.pauseId), "get").status, "Resolved", "unchanged by the other tenant")
           assert.isTrue(yield* s.save({ ...p, tenantId: other }), "the same pause id is free under another tenant")
           assert.strictEqual(some(yield* s.get(other, p.pauseId), "theirs").status, "Pending")
+        }))
+
+      it.effect("pause ids up to 200 characters are kept; longer ones, or ones holding NUL, fail with InvalidInputError before any write", () =>
+        Effect.gen(function*() {
+          const s = (yield* Stores).first
+          const t = yield* now
+          const p = pending(longestId(ids("tenant")), longestId(ids("root")), t, { pauseId: longestId(ids("pause")) })
+          assert.isTrue(yield* s.save(p))
+          assert.deepStrictEqual(some(yield* (yield* Stores).second.get(p.tenantId, p.pauseId), "the longest ids"), p)
+          for (const [what, bad] of badIds) {
+            const fresh = pending(p.tenantId, p.rootExecutionId, t)
+            yield* expectInvalid(s.save({ ...fresh, pauseId: bad }), "pauseId", `save, pause id of ${what}`)
+            yield* expectInvalid(s.save({ ...fresh, threadId: bad }), "threadId", `save, thread of ${what}`)
+            yield* expectInvalid(s.save({ ...fresh, tenantId: bad }), "tenantId", `save, tenant of ${what}`)
+            none(yield* s.get(p.tenantId, fresh.pauseId), `no save with an id of ${what} wrote the pause`)
+            yield* expectInvalid(s.get(p.tenantId, bad), "pauseId", `get, pause id of ${what}`)
+            yield* expectInvalid(
+              s.resolve({ tenantId: p.tenantId, pauseId: bad, decision: 1, resolvedBy: "x", now: t }),
+              "pauseId",
+              `resolve, pause id of ${what}`
+            )
+          }
+          assert.deepStrictEqual(yield* s.listByRoot(p.tenantId, p.rootExecutionId, ["Pending"]), [p])
         }))
 
       it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>

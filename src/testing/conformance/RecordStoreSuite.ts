@@ -6,13 +6,19 @@
 import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../../stores/ExecutionRecord.ts"
+import type { ExecutionRecord, ExecutionStatus, RecordCursor, StartRootResult } from "../../stores/ExecutionRecord.ts"
+import type { Lease } from "../../stores/Lease.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { maxErrorTextLength } from "../../stores/internal/storable.ts"
 import { RecordStore, type RecordStoreShape } from "../../stores/RecordStore.ts"
 import {
+  badIds,
   expectInvalid,
+  expectTag,
+  failures,
   instancesKey,
   instancesLayer,
+  longestId,
   makeIds,
   none,
   now,
@@ -28,16 +34,26 @@ const compare = (a: RecordCursor, b: RecordCursor) =>
 
 const keyOf = (r: RecordCursor) => JSON.stringify([r.tenantId, r.executionId])
 
+const ttl = 30_000
+
+/** Newest first, as `list` answers. */
+const newestFirst = (a: ExecutionRecord, b: ExecutionRecord) =>
+  b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
+
+/** A record store, with the lease store whose leases its fenced transitions check. */
+type Both = RecordStoreShape & { readonly leases: LeaseStoreShape }
+
 /**
  * Registers the RecordStore conformance tests (call it at the top level of a
  * vitest file). The Layer must also provide what `RecordStore.make` needs
- * (an `IdGenerator`) to build its service.
+ * (an `IdGenerator`) to build its service, and the `LeaseStore` over the
+ * same database — the leases `setStatusFenced` checks.
  *
  * @category conformance
  * @since 0.1.0
  */
-export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
-  const Stores = instancesKey<RecordStoreShape>("RecordStore")
+export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>): void => {
+  const Stores = instancesKey<Both>("RecordStore")
   const ids = makeIds()
   const racers = racersOf(options)
 
@@ -66,7 +82,20 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
     }
   }
 
-  layer(instancesLayer(Stores, options, (ctx) => Context.get(ctx, RecordStore)), { timeout: options.timeout })(
+  const started: StartRootResult = { _tag: "Started" }
+
+  /** A root of a fresh thread of `tenantId`, started, under a lease `holder` acquired first (as the runtime does). */
+  const leasedRoot = Effect.fnUntraced(function*(s: Both, tenantId: string, holder: string) {
+    const t = yield* now
+    const r = record(tenantId, ids("thread"), t)
+    const lease = some(yield* s.leases.acquire(tenantId, r.executionId, holder, ttl, t), "acquire the new root's lease")
+    assert.deepStrictEqual(yield* s.startRoot(r), started)
+    return { r, lease }
+  })
+
+  layer(instancesLayer(Stores, options, (ctx): Both => ({ ...Context.get(ctx, RecordStore), leases: Context.get(ctx, LeaseStore) })), {
+    timeout: options.timeout
+  })(
     `RecordStore conformance (${options.name})`,
     (it) => {
       it.effect("ping succeeds on every instance", () =>
@@ -236,6 +265,229 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           })
         }))
 
+      it.effect("startRoot records a root on an idle thread; another start answers ThreadBusy with the active root until it settles", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const t = yield* now
+          const tenantId = ids("tenant")
+          const threadId = ids("thread")
+          const first = record(tenantId, threadId, t)
+          assert.deepStrictEqual(yield* stores.first.startRoot(first), started)
+          assert.deepStrictEqual(some(yield* stores.second.getRecord(tenantId, first.executionId), "the started root"), first)
+          assert.deepStrictEqual(some(yield* stores.second.findActiveRoot(tenantId, threadId), "the active root"), first)
+
+          const second = record(tenantId, threadId, t)
+          assert.deepStrictEqual(yield* stores.second.startRoot(second), { _tag: "ThreadBusy", active: first })
+          none(yield* stores.first.getRecord(tenantId, second.executionId), "a refused start writes nothing")
+          assert.deepStrictEqual(yield* stores.first.startRoot(first), { _tag: "IdTaken" }, "the same id again")
+
+          // Paused is active too
+          assert.isTrue(yield* stores.first.setStatus({ tenantId, executionId: first.executionId, from: "Running", to: "Paused", now: t }))
+          const paused = some(yield* stores.first.getRecord(tenantId, first.executionId), "paused")
+          assert.deepStrictEqual(yield* stores.second.startRoot(record(tenantId, threadId, t)), { _tag: "ThreadBusy", active: paused })
+
+          // a child running on the thread, a settled root and another tenant's thread of the same id do not count
+          const child = record(tenantId, threadId, t, { rootExecutionId: first.executionId, parentExecutionId: first.executionId, depth: 2 })
+          assert.isTrue(yield* stores.first.createRecord(child))
+          const theirs = record(ids("tenant"), threadId, t)
+          assert.deepStrictEqual(yield* stores.second.startRoot(theirs), started, "another tenant's thread is another thread")
+          assert.isTrue(yield* stores.first.setStatus({ tenantId, executionId: first.executionId, from: "Paused", to: "Finished", now: t }))
+          none(yield* stores.second.findActiveRoot(tenantId, threadId), "no active root once it finished")
+          const next = record(tenantId, threadId, t + 1)
+          assert.deepStrictEqual(yield* stores.second.startRoot(next), started, "the thread is idle again")
+          assert.deepStrictEqual(some(yield* stores.first.findActiveRoot(tenantId, threadId), "the new active root"), next)
+        }))
+
+      it.effect(`of ${racers} racers starting a root on one idle thread exactly one starts; the others answer ThreadBusy naming it`, () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const t = yield* now
+          const tenantId = ids("tenant")
+          const threadId = ids("thread")
+          yield* stores.first.createThread({ tenantId, threadId, now: t })
+          const roots = Array.from({ length: racers }, () => record(tenantId, threadId, t))
+          const exits = yield* race(racers, (i) => stores.at(i).startRoot(roots[i]!))
+          const answers = successes(exits)
+          assert.strictEqual(answers.length, racers, "every start answers")
+          const winners = answers.flatMap((a, i) => (a._tag === "Started" ? [roots[i]!] : []))
+          assert.strictEqual(winners.length, 1, "exactly one root starts")
+          const winner = winners[0]!
+          for (const a of answers) {
+            if (a._tag !== "Started") assert.deepStrictEqual(a, { _tag: "ThreadBusy", active: winner })
+          }
+          assert.deepStrictEqual(yield* stores.second.listByThread(tenantId, threadId), [winner], "only the winner was written")
+        }))
+
+      it.effect("createRecord keeps one active root per thread as startRoot does: a second one is refused (false)", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const t = yield* now
+          const tenantId = ids("tenant")
+          const threadId = ids("thread")
+          const running = record(tenantId, threadId, t)
+          assert.isTrue(yield* stores.first.createRecord(running))
+          assert.isFalse(yield* stores.second.createRecord(record(tenantId, threadId, t)), "a second Running root")
+          assert.isFalse(yield* stores.second.createRecord(record(tenantId, threadId, t, { status: "Paused" })), "a Paused root")
+          const settled = record(tenantId, threadId, t, { status: "Cancelled" })
+          assert.isTrue(yield* stores.second.createRecord(settled), "a settled root is not active")
+          assert.deepStrictEqual(yield* stores.first.startRoot(record(tenantId, threadId, t)), { _tag: "ThreadBusy", active: running })
+          assert.deepStrictEqual((yield* stores.first.listByThread(tenantId, threadId)).map((r) => r.executionId).sort(), [
+            running.executionId,
+            settled.executionId
+          ].sort())
+        }))
+
+      it.effect("setStatusFenced moves the record under the current lease; a stale holder is refused with LeaseLostError and changes nothing", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenantId = ids("tenant")
+          const { lease: a, r } = yield* leasedRoot(stores.first, tenantId, ids("holderA"))
+          const move = (s: Both, lease: Lease, from: ExecutionStatus, to: ExecutionStatus) =>
+            Effect.flatMap(now, (t) => s.setStatusFenced({ tenantId, executionId: r.executionId, from, to, now: t, lease }))
+          const statusNow = Effect.map(stores.first.getRecord(tenantId, r.executionId), (o) => some(o, "the record").status)
+          assert.isTrue(yield* move(stores.second, a, "Running", "Paused"))
+          assert.isFalse(yield* move(stores.first, a, "Running", "Finished"), "still a compare-and-set")
+          assert.strictEqual(yield* statusNow, "Paused")
+
+          yield* TestClock.adjust(ttl)
+          const expired = yield* expectTag(move(stores.first, a, "Paused", "Running"), "LeaseLostError", "an expired lease")
+          assert.strictEqual(expired.epoch, a.epoch)
+          assert.strictEqual(yield* statusNow, "Paused", "refused: unchanged")
+
+          const b = some(yield* stores.second.leases.acquire(tenantId, r.executionId, ids("holderB"), ttl, yield* now), "take over")
+          assert.strictEqual(b.epoch, a.epoch + 1)
+          yield* expectTag(move(stores.first, a, "Paused", "Running"), "LeaseLostError", "the old holder after a takeover")
+          yield* expectTag(move(stores.second, { ...a, epoch: b.epoch }, "Paused", "Running"), "LeaseLostError", "the old holder, new epoch")
+          yield* expectTag(move(stores.second, { ...b, holder: a.holder }, "Paused", "Running"), "LeaseLostError", "another holder")
+          assert.strictEqual(yield* statusNow, "Paused", "no stale transition landed")
+          assert.isTrue(yield* move(stores.first, b, "Paused", "Running"), "the new holder moves it")
+
+          const other = yield* leasedRoot(stores.first, tenantId, b.holder)
+          assert.isFalse(yield* move(stores.second, other.lease, "Running", "Finished"), "a lease of another tree moves nothing")
+          assert.strictEqual(yield* statusNow, "Running")
+
+          assert.isTrue(yield* stores.first.leases.release(b))
+          yield* expectTag(move(stores.second, b, "Running", "Finished"), "LeaseLostError", "a released lease")
+          yield* expectTag(
+            stores.first.setStatusFenced({
+              tenantId,
+              executionId: r.executionId,
+              from: "Running",
+              to: "Finished",
+              now: yield* now,
+              lease: { ...b, rootExecutionId: ids("root") }
+            }),
+            "LeaseLostError",
+            "a tree with no lease"
+          )
+          assert.strictEqual(yield* statusNow, "Running")
+        }))
+
+      it.effect(`of ${racers} racers moving a record, a stale holder's transitions are all refused and the current holder's one lands`, () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenantId = ids("tenant")
+          const { lease: stale, r } = yield* leasedRoot(stores.first, tenantId, ids("holderA"))
+          yield* TestClock.adjust(ttl + 1)
+          const t = yield* now
+          const current = some(yield* stores.second.leases.acquire(tenantId, r.executionId, ids("holderB"), ttl, t), "take over")
+          const to = (i: number): ExecutionStatus => (i % 4 < 2 ? "Finished" : "Failed")
+          const exits = yield* race(racers, (i) =>
+            stores.at(i).setStatusFenced({
+              tenantId,
+              executionId: r.executionId,
+              from: "Running",
+              to: to(i),
+              now: t,
+              error: `racer ${i}`,
+              lease: i % 2 === 0 ? stale : current
+            }))
+          const wins: Array<number> = []
+          exits.forEach((exit, i) => {
+            if (i % 2 === 0) {
+              const errors = failures([exit])
+              assert.strictEqual(errors.length, 1, `stale racer ${i} is refused`)
+              assert.strictEqual(errors[0]!._tag, "LeaseLostError")
+            } else if (successes([exit])[0] === true) wins.push(i)
+          })
+          assert.strictEqual(wins.length, 1, "exactly one current-holder transition lands")
+          const after = some(yield* stores.first.getRecord(tenantId, r.executionId), "after the race")
+          assert.strictEqual(after.status, to(wins[0]!))
+          assert.strictEqual(after.error, `racer ${wins[0]!}`)
+        }))
+
+      it.effect("list pages a tenant's records newest first, narrowed by status, workflow and thread, each once while rows are added", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const t = yield* now
+          const tenantId = ids("tenant")
+          const threadId = ids("thread")
+          const present: Array<ExecutionRecord> = []
+          for (let i = 0; i < 11; i++) {
+            // ties on createdAt, so the executionId decides between them
+            const r = record(tenantId, i % 3 === 0 ? threadId : ids("thread"), t + Math.floor(i / 2), {
+              status: i % 3 === 0 ? "Finished" : i % 2 === 0 ? "Paused" : "Running",
+              workflowName: i % 4 === 0 ? "other" : "conformance"
+            })
+            assert.isTrue(yield* stores.at(i).createRecord(r))
+            present.push(r)
+          }
+          yield* stores.first.createRecord(record(ids("tenant"), threadId, t + 5))
+          const expected = [...present].sort(newestFirst)
+
+          /** Every page of `query`; a row is added between pages each time (newer than any page: never answered by this paging). */
+          const pageAll = Effect.fnUntraced(function*(query: { status?: ExecutionStatus; workflow?: string; threadId?: string }, limit: number) {
+            const out: Array<ExecutionRecord> = []
+            const addedNow = new Set<string>()
+            let cursor: string | undefined
+            for (let page = 0; ; page++) {
+              assert.isBelow(page, 1_000, "paging does not end")
+              const got = yield* stores.at(page).list({ tenantId, ...query, cursor, limit })
+              assert.isAtMost(got.records.length, limit)
+              out.push(...got.records)
+              const added = record(tenantId, threadId, t + 100 + page, { status: "Finished", workflowName: "added" })
+              assert.isTrue(yield* stores.at(page + 1).createRecord(added))
+              addedNow.add(added.executionId)
+              if (got.next === null) break
+              assert.strictEqual(got.records.length, limit, "a page before the last is full")
+              cursor = got.next
+            }
+            for (const r of out) assert.isFalse(addedNow.has(r.executionId), "a row added during the paging is not answered by it")
+            // rows added by earlier pagings are the newest; they lead, and are left out of the comparison
+            return out.filter((r) => r.workflowName !== "added")
+          })
+          assert.deepStrictEqual(yield* pageAll({}, 3), expected, "every record once, newest first")
+          assert.deepStrictEqual(yield* pageAll({}, 1_000), expected, "one page")
+          assert.deepStrictEqual(yield* pageAll({ status: "Paused" }, 2), expected.filter((r) => r.status === "Paused"))
+          assert.deepStrictEqual(yield* pageAll({ workflow: "other" }, 2), expected.filter((r) => r.workflowName === "other"))
+          assert.deepStrictEqual(
+            yield* pageAll({ threadId, status: "Finished", workflow: "conformance" }, 1),
+            expected.filter((r) => r.threadId === threadId && r.status === "Finished" && r.workflowName === "conformance")
+          )
+          const exact = yield* stores.second.list({ tenantId: ids("tenant"), limit: 5 })
+          assert.deepStrictEqual(exact, { records: [], next: null }, "an unknown tenant has none")
+        }))
+
+      it.effect("every new read and write is isolated by tenant: another tenant's ids answer as unknown", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenantId = ids("tenant")
+          const other = ids("tenant")
+          const { lease, r } = yield* leasedRoot(stores.first, tenantId, ids("holder"))
+          const t = yield* now
+          const s = stores.second
+          none(yield* s.findActiveRoot(other, r.threadId), "findActiveRoot, another tenant")
+          assert.deepStrictEqual(yield* s.list({ tenantId: other, limit: 10 }), { records: [], next: null })
+          assert.deepStrictEqual(yield* s.list({ tenantId: other, threadId: r.threadId, limit: 10 }), { records: [], next: null })
+          assert.isFalse(yield* s.setStatus({ tenantId: other, executionId: r.executionId, from: "Running", to: "Failed", now: t }))
+          // their own lease on a tree of the same id fences nothing of ours
+          const theirs = some(yield* s.leases.acquire(other, r.executionId, lease.holder, ttl, t), "their lease")
+          assert.isFalse(yield* s.setStatusFenced({ tenantId: other, executionId: r.executionId, from: "Running", to: "Failed", now: t, lease: theirs }))
+          assert.deepStrictEqual(yield* s.startRoot({ ...r, tenantId: other }), started, "the same thread and id are free under another tenant")
+          assert.deepStrictEqual(some(yield* s.getRecord(tenantId, r.executionId), "ours, unchanged"), r)
+          assert.deepStrictEqual((yield* s.list({ tenantId, limit: 10 })).records, [r])
+        }))
+
       it.effect("findByStatus pages completely, in (tenantId, executionId) order, while rows are added between pages", () =>
         Effect.gen(function*() {
           const stores = yield* Stores
@@ -317,7 +569,8 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           const tenantId = ids("tenant")
           const threadId = ids("thread")
           const newest = record(tenantId, threadId, t + 2_000)
-          const oldest = record(tenantId, threadId, t)
+          // one active root per thread: the older ones settled
+          const oldest = record(tenantId, threadId, t, { status: "Failed" })
           const middle = record(tenantId, threadId, t + 1_000, { status: "Finished" })
           for (const r of [newest, oldest, middle]) assert.isTrue(yield* stores.first.createRecord(r))
           assert.isTrue(yield* stores.first.createRecord(record(tenantId, ids("thread"), t)))
@@ -372,6 +625,36 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           assert.strictEqual((yield* s.listPauseAnswers(tenantId, r.executionId)).length, 1)
         }))
 
+      it.effect("ids up to 200 characters are kept; longer ones, or ones holding NUL, fail with InvalidInputError before any write", () =>
+        Effect.gen(function*() {
+          const s = (yield* Stores).first
+          const t = yield* now
+          const tenantId = longestId(ids("tenant"))
+          const threadId = longestId(ids("thread"))
+          const made = yield* s.createThread({ tenantId, threadId, ownerId: longestId(ids("owner")), now: t })
+          assert.isTrue(made.created, "a 200-character thread id is kept")
+          const r = record(tenantId, threadId, t, { executionId: longestId(ids("exec")) })
+          const kept = { ...r, rootExecutionId: r.executionId }
+          assert.isTrue(yield* s.createRecord(kept))
+          assert.deepStrictEqual(some(yield* (yield* Stores).second.getRecord(tenantId, kept.executionId), "the longest ids"), kept)
+          for (const [what, bad] of badIds) {
+            const other = ids("thread")
+            yield* expectInvalid(s.createThread({ tenantId: bad, threadId: other, now: t }), "tenantId", `createThread, tenant of ${what}`)
+            yield* expectInvalid(s.createThread({ tenantId, threadId: bad, now: t }), "threadId", `createThread, thread of ${what}`)
+            yield* expectInvalid(s.createThread({ tenantId, threadId: other, ownerId: bad, now: t }), "ownerId", `createThread, owner of ${what}`)
+            none(yield* s.getThread(tenantId, other), `no createThread with an id of ${what} wrote the thread`)
+            const fresh = record(tenantId, other, t)
+            yield* expectInvalid(s.createRecord({ ...fresh, executionId: bad }), "executionId", `createRecord, id of ${what}`)
+            yield* expectInvalid(s.createRecord({ ...fresh, threadId: bad }), "threadId", `createRecord, thread of ${what}`)
+            yield* expectInvalid(s.createRecord({ ...fresh, tenantId: bad }), "tenantId", `createRecord, tenant of ${what}`)
+            yield* expectInvalid(s.createRecord({ ...fresh, rootExecutionId: bad }), "rootExecutionId", `createRecord, root of ${what}`)
+            none(yield* s.getRecord(tenantId, fresh.executionId), `no createRecord with an id of ${what} wrote the record`)
+            assert.deepStrictEqual(yield* s.listByThread(tenantId, other), [])
+            yield* expectInvalid(s.getRecord(tenantId, bad), "executionId", `getRecord, id of ${what}`)
+            yield* expectInvalid(s.getThread(bad, threadId), "tenantId", `getThread, tenant of ${what}`)
+          }
+        }))
+
       it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
         Effect.gen(function*() {
           const s = (yield* Stores).first
@@ -420,6 +703,42 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
           yield* expectInvalid(s.getRecord(tenantId, ""), "executionId", "getRecord, empty id")
           yield* expectInvalid(s.listByThread("", threadId), "tenantId", "listByThread, empty tenant")
           yield* expectInvalid(s.listByThread(tenantId, ""), "threadId", "listByThread, empty thread")
+
+          const root = record(tenantId, ids("thread"), t)
+          const badRoots: Array<[Partial<Record<keyof ExecutionRecord, unknown>>, string]> = [
+            [{ rootExecutionId: ids("exec") }, "rootExecutionId"],
+            [{ parentExecutionId: ids("exec") }, "parentExecutionId"],
+            [{ depth: 2 }, "depth"],
+            [{ status: "Paused" }, "status"],
+            [{ threadId: "" }, "threadId"],
+            [{ createdAt: -1 }, "createdAt"]
+          ]
+          for (const [over, field] of badRoots) {
+            yield* expectInvalid(s.startRoot({ ...root, ...over } as ExecutionRecord), field, `startRoot, ${JSON.stringify(over)}`)
+          }
+          none(yield* s.getRecord(tenantId, root.executionId), "no bad startRoot wrote the root")
+          yield* expectInvalid(s.findActiveRoot("", threadId), "tenantId", "findActiveRoot, empty tenant")
+          yield* expectInvalid(s.findActiveRoot(tenantId, ""), "threadId", "findActiveRoot, empty thread")
+
+          const lease: Lease = { tenantId, rootExecutionId: r.executionId, holder: "h", epoch: 1, expiresAt: t + ttl }
+          const fenced = { ...set, lease }
+          yield* expectInvalid(s.setStatusFenced({ ...fenced, lease: { ...lease, tenantId: ids("tenant") } }), "lease.tenantId", "setStatusFenced, another tenant's lease")
+          yield* expectInvalid(s.setStatusFenced({ ...fenced, lease: { ...lease, epoch: 0 } }), "lease.epoch", "setStatusFenced, epoch 0")
+          yield* expectInvalid(s.setStatusFenced({ ...fenced, lease: { ...lease, holder: "" } }), "lease.holder", "setStatusFenced, no holder")
+          yield* expectInvalid(s.setStatusFenced({ ...fenced, to: "Nope" as ExecutionStatus }), "to", "setStatusFenced, bad to")
+          yield* expectInvalid(s.setStatusFenced({ ...fenced, now: Number.NaN }), "now", "setStatusFenced, now NaN")
+          assert.deepStrictEqual(some(yield* s.getRecord(tenantId, r.executionId), "record"), r, "no bad setStatusFenced changed it")
+
+          for (const limit of [0, -1, 2.5, Number.NaN, 1001]) {
+            yield* expectInvalid(s.list({ tenantId, limit }), "limit", `list, limit ${limit}`)
+          }
+          yield* expectInvalid(s.list({ tenantId: "", limit: 1 }), "tenantId", "list, empty tenant")
+          yield* expectInvalid(s.list({ tenantId, status: "Nope" as ExecutionStatus, limit: 1 }), "status", "list, bad status")
+          yield* expectInvalid(s.list({ tenantId, workflow: "", limit: 1 }), "workflow", "list, empty workflow")
+          yield* expectInvalid(s.list({ tenantId, threadId: "", limit: 1 }), "threadId", "list, empty thread")
+          for (const cursor of ["garbage!", "", Buffer.from("[1]").toString("base64url"), Buffer.from("{\"a\":1}").toString("base64url")]) {
+            yield* expectInvalid(s.list({ tenantId, cursor, limit: 1 }), "cursor", `list, cursor ${JSON.stringify(cursor)}`)
+          }
 
           const answer = { tenantId, executionId: r.executionId, pauseId: ids("pause"), answeredBy: "a", answeredAt: t }
           yield* expectInvalid(s.savePauseAnswer({ ...answer, pauseId: "" }), "pauseId", "savePauseAnswer, empty pause")

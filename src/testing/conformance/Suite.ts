@@ -223,6 +223,27 @@ export const expectInvalid = <A, E, R>(effect: Effect.Effect<A, E, R>, field: st
   })
 
 /**
+ * Ids no store accepts (every backend refuses them the same way, before any
+ * write): longer than the limit of 200 characters, or holding a NUL.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const badIds: ReadonlyArray<readonly [string, string]> = [
+  ["201 characters", "x".repeat(201)],
+  ["10 MB", "x".repeat(10 * 1024 * 1024)],
+  ["a NUL character", "a\u0000b"]
+]
+
+/**
+ * A fresh id of exactly the limit (200 characters): every backend keeps and indexes it.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const longestId = (id: string): string => id + "y".repeat(200 - id.length)
+
+/**
  * Values no durable store can keep as JSON.
  *
  * @category conformance
