@@ -200,10 +200,21 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
+/**
+ * 4: checkpoints keep their channel versions (JSON `[[channel, version], …]`)
+ * so the saver reads a checkpoint, its writes and its blobs in one statement.
+ * Rows stored before keep NULL and are read as before (blobs by the versions
+ * in the checkpoint): nothing to rewrite.
+ */
+const checkpointChannelVersions = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.checkpoints}" ADD COLUMN channel_versions ${y.text}`
+]
+
 /** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
-  [2, "indexes", indexes]
+  [2, "indexes", indexes],
+  [4, "checkpoint_channel_versions", checkpointChannelVersions]
 ]
 
 /** The schema version this code writes. */
