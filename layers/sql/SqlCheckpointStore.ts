@@ -522,11 +522,14 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     /** Runs one rows operation for a LangGraph promise; `SqlError` becomes `StoreError`. */
     const call = <A>(operation: string, op: () => Op<A>): Promise<A> =>
       direct.run(op, runPromise, storeError(store, operation))
+    /** A write: concurrent ones share a commit on SQLite (group commit, see `internal/direct.ts`). */
+    const write = <A>(operation: string, op: () => Op<A>): Promise<A> =>
+      direct.write(op, runPromise, storeError(store, operation))
 
     const rows: CheckpointRows = {
       fenced: true,
-      putCheckpoint: (row, blobs, fence) => call("putCheckpoint", () => putCheckpoint(row, blobs, fence)),
-      putWrites: (rows, fence) => call("putWrites", () => putWrites(rows, fence)),
+      putCheckpoint: (row, blobs, fence) => write("putCheckpoint", () => putCheckpoint(row, blobs, fence)),
+      putWrites: (rows, fence) => write("putWrites", () => putWrites(rows, fence)),
       getCheckpoint: (tenantId, threadId, ns, id) => call("getCheckpoint", () => getCheckpoint(tenantId, threadId, ns, id)),
       getTuple: (tenantId, threadId, ns, id) => call("getTuple", () => getTuple(tenantId, threadId, ns, id)),
       getWrites: (tenantId, threadId, ns, ids) =>

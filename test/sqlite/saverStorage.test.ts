@@ -6,7 +6,7 @@
  */
 import { type Checkpoint, emptyCheckpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
-import { Effect, Exit, Layer, Option, Scope } from "effect"
+import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Path from "node:path"
 import { assert, describe, it } from "vitest"
@@ -17,6 +17,7 @@ import { type Fence, fenceKey } from "../../src/stores/Fence.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
 import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
+import { SyncAccess, type SyncCapable } from "../../layers/sql/internal/direct.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
 import * as SqliteClient from "../../layers/sqlite/SqliteClient.ts"
 import { tempDir } from "./tmp.ts"
@@ -29,7 +30,20 @@ const client = async (path = Path.join(dir, `storage-${++n}.db`)) => {
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(SqliteClient.layer({ path }), scope))
   const run = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>) => Effect.runPromise(Effect.provide(effect, context))
-  return { path, run, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
+  /** Every statement the synchronous path runs from now on (for stores made after this call). */
+  const recordStatements = () => {
+    const sqlite = Context.get(context, SqliteClient.SqliteClient) as unknown as SyncCapable
+    const inner = sqlite[SyncAccess]
+    const seen: Array<string> = []
+    ;(sqlite as any)[SyncAccess] = ((f) =>
+      inner((conn) =>
+        f({
+          execute: (text, params) => (seen.push(text), conn.execute(text, params)),
+          run: (text, params) => (seen.push(text), conn.run(text, params))
+        }))) satisfies SyncCapable[typeof SyncAccess]
+    return seen
+  }
+  return { path, run, recordStatements, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
 const serde = new JsonPlusSerializer()
@@ -140,6 +154,57 @@ describe("the SQLite saver's storage", () => {
     assert.deepStrictEqual(latest!.pendingWrites, [["task", "a", 1], ["task", "b", 2]])
     const stored = Option.getOrThrow(await Effect.runPromise(leases.get("default", "root")))
     assert.deepStrictEqual([stored.holder, stored.epoch, stored.expiresAt], ["holder-b", taken.epoch, now + 61_000])
+    await db.close()
+  })
+
+  it("concurrent writes share one commit, each fenced inside it: a stale holder's write is refused alone", async () => {
+    const db = await client()
+    await db.run(SqlMigrations.migrate())
+    const leases = await db.run(SqlLeaseStore.make())
+    const seen = db.recordStatements()
+    const saver = new BatonCheckpointSaver(await db.run(SqlCheckpointStore.makeRows()))
+    const now = 2_000_000
+    const fenceOf = (lease: Lease, at: number, lost: Array<LeaseLostError>): Fence => ({
+      lease,
+      ttlMillis: 30_000,
+      renewMillis: 10_000,
+      now: () => at,
+      refusal: () => undefined,
+      confirmed: () => {},
+      lost: (e) => void lost.push(e),
+      renewBeforeWrite: async () => {}
+    })
+    const current = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "r1", "holder-a", 30_000, now)))
+    const old = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "r2", "holder-x", 30_000, now)))
+    await Effect.runPromise(leases.acquire("default", "r2", "holder-y", 30_000, now + 31_000))
+    const lostA: Array<LeaseLostError> = []
+    const lostX: Array<LeaseLostError> = []
+    const a = { thread_id: "t1", checkpoint_ns: "", [fenceKey]: fenceOf(current, now + 1_000, lostA) }
+    const x = { thread_id: "t2", checkpoint_ns: "", [fenceKey]: fenceOf(old, now + 5_000, lostX) }
+    const checkpoint = (step: number): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step }, channel_versions: { step } })
+    const first = checkpoint(1)
+    const mark = seen.length
+    const outcomes = await Promise.allSettled([
+      saver.put({ configurable: a }, first, { source: "loop", step: 1, parents: {} }, { step: 1 }),
+      saver.putWrites({ configurable: { ...a, checkpoint_id: first.id } }, [["step", 2]], "task-a"),
+      saver.put({ configurable: x }, checkpoint(1), { source: "loop", step: 1, parents: {} }, { step: 1 }),
+      saver.putWrites({ configurable: { ...x, checkpoint_id: first.id } }, [["step", 2]], "task-x")
+    ])
+    assert.deepStrictEqual(outcomes.map((o) => o.status), ["fulfilled", "fulfilled", "rejected", "rejected"])
+    assert.instanceOf((outcomes[2] as PromiseRejectedResult).reason, LeaseLostError)
+    assert.instanceOf((outcomes[3] as PromiseRejectedResult).reason, LeaseLostError)
+    assert.deepStrictEqual([lostA.length, lostX.length], [0, 2])
+    const batch = seen.slice(mark)
+    assert.deepStrictEqual(batch.filter((text) => /^(BEGIN|COMMIT)/.test(text)), ["BEGIN IMMEDIATE", "COMMIT"], "one transaction for the four writes")
+    assert.strictEqual(batch.filter((text) => text.startsWith("ROLLBACK TO")).length, 2)
+    const t1 = await saver.getTuple({ configurable: { thread_id: "t1" } })
+    assert.strictEqual(t1?.checkpoint.id, first.id)
+    assert.deepStrictEqual(t1!.pendingWrites, [["task-a", "step", 2]])
+    assert.strictEqual(await saver.getTuple({ configurable: { thread_id: "t2" } }), undefined)
+    // A lone write still runs on its own (no savepoint).
+    const before = seen.length
+    await saver.putWrites({ configurable: { ...a, checkpoint_id: first.id } }, [["step", 3]], "task-b")
+    assert.isFalse(seen.slice(before).some((text) => text.startsWith("SAVEPOINT")))
     await db.close()
   })
 
