@@ -16,7 +16,8 @@
  * the runtime's writes do.
  *
  *   npm run bench:checkpoint     (BENCH_ROUNDS=5 BENCH_THREADS=48 BENCH_STEPS=20 BENCH_GRAPH_RUNS=32;
- *                                  BENCH_MEASURES=realistic-1,realistic-8 runs only those)
+ *                                  BENCH_MEASURES=realistic-1,realistic-8 runs only those;
+ *                                  BENCH_CLOCK=cpu times this process's CPU, steadier on a busy machine)
  *
  * Prints each round, each measure's medians and ratio, and last `ratio: N.NN`
  * (ours / theirs ops, realistic workload at concurrency 1; above 1 means ours
