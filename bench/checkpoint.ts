@@ -3,18 +3,25 @@
  * SqliteSaver (better-sqlite3), both on files, WAL + synchronous=NORMAL, one
  * process, alternating which goes first, several rounds.
  *
- * Workload per round and saver (a fresh file each): 50 threads × 20 steps of
- * put + putWrites + getTuple, the state growing from 1 KB to 4 KB, then one
- * full `list` per thread. Ours writes under a Fence (a real lease acquired in
- * the same file, passed in `configurable` under `fenceKey`, with the
- * runtime's default renewal period, a third of the lease), so every put and
- * putWrites checks that lease in its own transaction and pushes it only when
- * a renewal is due, as the runtime's writes do.
+ * Workloads (see checkpointWorkload.ts): `simple` (today's: plain objects,
+ * one channel changed, one write per putWrites), `realistic` (LangChain
+ * messages, five channels with two or three changed per step, two or three
+ * writes per putWrites, every read checked) and `graph` (runs of a 20-node
+ * graph with the saver as checkpointer, durability "sync" for both), each at
+ * concurrency 1 and 8, fresh storage per round and saver. Ours writes under
+ * a Fence (a real lease acquired in the same storage, passed in
+ * `configurable` under `fenceKey`, with the runtime's default renewal period,
+ * a third of the lease), so every put and putWrites checks that lease in its
+ * own transaction or statement and pushes it only when a renewal is due, as
+ * the runtime's writes do.
  *
- *   npm run bench:checkpoint              (BENCH_ROUNDS=7 BENCH_THREADS=50 BENCH_STEPS=20)
+ *   npm run bench:checkpoint     (BENCH_ROUNDS=5 BENCH_THREADS=48 BENCH_STEPS=20 BENCH_GRAPH_RUNS=32;
+ *                                  BENCH_MEASURES=realistic-1,realistic-8 runs only those;
+ *                                  BENCH_CLOCK=cpu times this process's CPU, steadier on a busy machine)
  *
- * Prints ops/s per round, the medians, and last `ratio: N.NN` (ours / theirs;
- * above 1 means ours is faster).
+ * Prints each round, each measure's medians and ratio, and last `ratio: N.NN`
+ * (ours / theirs ops, realistic workload at concurrency 1; above 1 means ours
+ * is faster).
  */
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import Database from "better-sqlite3"

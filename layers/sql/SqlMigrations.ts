@@ -233,6 +233,16 @@ const recoveryBackoff = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string
 ]
 
 /**
+ * 4: checkpoints keep their channel versions (JSON `[[channel, version], …]`)
+ * so the saver reads a checkpoint, its writes and its blobs in one call.
+ * Rows stored before keep NULL and are read as before (blobs by the versions
+ * in the checkpoint): nothing to rewrite.
+ */
+const checkpointChannelVersions = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.checkpoints}" ADD COLUMN channel_versions ${y.text}`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -242,6 +252,7 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [1, "initial", initial],
   [2, "indexes", indexes],
   [3, "handles", handles],
+  [4, "checkpoint_channel_versions", checkpointChannelVersions],
   [5, "recovery_backoff", recoveryBackoff]
 ]
 
