@@ -18,6 +18,7 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import * as LimiterTables from "./internal/limiterTables.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */
@@ -200,10 +201,36 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
+/**
+ * 6: the state of effect's `RateLimiter` and `CircuitBreaker` stores
+ * (`SqlRateLimiterStore`, `SqlCircuitBreakerStore`): fixed-window counters as
+ * columns (one upsert per consume), every other state as a JSON document per
+ * (kind, key), changed under a row lock. Times are Clock milliseconds, kept
+ * fractional as effect's memory stores keep them.
+ */
+const limiters = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => {
+  const n = LimiterTables.of(t)
+  return [
+    `CREATE TABLE "${n.windows}" (
+      limiter_key ${y.key} NOT NULL PRIMARY KEY,
+      count ${y.real} NOT NULL,
+      attempted ${y.real} NOT NULL,
+      expires_at ${y.real} NOT NULL
+    )`,
+    `CREATE TABLE "${n.states}" (
+      kind ${y.key} NOT NULL,
+      limiter_key ${y.key} NOT NULL,
+      state ${y.text},
+      PRIMARY KEY (kind, limiter_key)
+    )`
+  ]
+}
+
 /** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
-  [2, "indexes", indexes]
+  [2, "indexes", indexes],
+  [6, "limiters", limiters]
 ]
 
 /** The schema version this code writes. */

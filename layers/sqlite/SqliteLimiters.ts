@@ -1,0 +1,54 @@
+/**
+ * effect's `RateLimiterStore` and `CircuitBreakerStore` on SQLite (the
+ * `layers/sql` stores), so `RateLimiter.layer` and `CircuitBreaker.layer`
+ * share one state across every process on the database file.
+ *
+ * - `layerOnClient(options)` — both stores on the `SqlClient` in context,
+ *   schema migrated first.
+ * - `layer(options)` — the same on a connection of its own.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer } from "effect"
+import { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
+import { RateLimiterStore } from "effect/persistence/RateLimiter"
+import type { SqlClient } from "effect/sql"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlMigrations from "../sql/SqlMigrations.ts"
+import * as SqlRateLimiterStore from "../sql/SqlRateLimiterStore.ts"
+import * as SqliteClient from "./SqliteClient.ts"
+
+/**
+ * Where the database is, and the breaker's probe lease and idle time.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
+
+/**
+ * Both stores on the `SqlClient` in context, schema migrated first.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerOnClient = (
+  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
+): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.unwrap(Effect.as(
+    SqlMigrations.migrate(options),
+    Layer.merge(
+      Layer.effect(RateLimiterStore, SqlRateLimiterStore.make(options)),
+      Layer.effect(CircuitBreakerStore, SqlCircuitBreakerStore.make(options))
+    )
+  ))
+
+/**
+ * Both stores on a connection of their own.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqliteLimitersOptions = {}): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError> =>
+  layerOnClient(options).pipe(Layer.provide(SqliteClient.layer(options)))
