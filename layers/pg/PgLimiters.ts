@@ -10,13 +10,13 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
-import { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
-import { RateLimiterStore } from "effect/persistence/RateLimiter"
+import { Layer } from "effect"
+import type { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
+import type { RateLimiterStore } from "effect/persistence/RateLimiter"
 import type { SqlClient } from "effect/sql"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
-import * as SqlRateLimiterStore from "../sql/SqlRateLimiterStore.ts"
+import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
 
@@ -37,13 +37,7 @@ export interface PgLimitersOptions extends PgClient.PgClientOptions, SqlCircuitB
 export const layerOnClient = (
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined } = {}
 ): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.unwrap(Effect.as(
-    PgMigrations.migrate(options),
-    Layer.merge(
-      Layer.effect(RateLimiterStore, SqlRateLimiterStore.make(options)),
-      Layer.effect(CircuitBreakerStore, SqlCircuitBreakerStore.make(options))
-    )
-  ))
+  SqlLimiterStores.layerAfter(PgMigrations.migrate(options), options)
 
 /**
  * Both stores on a pool of their own.

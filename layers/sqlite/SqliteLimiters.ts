@@ -9,14 +9,13 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
-import { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
-import { RateLimiterStore } from "effect/persistence/RateLimiter"
+import { Layer } from "effect"
+import type { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
+import type { RateLimiterStore } from "effect/persistence/RateLimiter"
 import type { SqlClient } from "effect/sql"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
-import * as SqlMigrations from "../sql/SqlMigrations.ts"
-import * as SqlRateLimiterStore from "../sql/SqlRateLimiterStore.ts"
+import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 
 /**
@@ -36,13 +35,7 @@ export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions,
 export const layerOnClient = (
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
 ): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.unwrap(Effect.as(
-    SqlMigrations.migrate(options),
-    Layer.merge(
-      Layer.effect(RateLimiterStore, SqlRateLimiterStore.make(options)),
-      Layer.effect(CircuitBreakerStore, SqlCircuitBreakerStore.make(options))
-    )
-  ))
+  SqlLimiterStores.layer(options)
 
 /**
  * Both stores on a connection of their own.
