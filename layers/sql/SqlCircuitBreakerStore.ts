@@ -35,7 +35,6 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, type StoreError } from "../../src/stores/Errors.ts"
 import * as Steps from "./internal/breakerSteps.ts"
-import * as LimiterTables from "./internal/limiterTables.ts"
 import * as LockedState from "./internal/lockedState.ts"
 import { sqlErrorDetail } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -86,7 +85,7 @@ const toState = (key: string, e: Steps.Entry | undefined, now: number): State =>
 export const make = (options: SqlCircuitBreakerStoreOptions = {}): Effect.Effect<CircuitBreakerStore["Service"], BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const states = LockedState.make(sql, LimiterTables.of(yield* SqlTables.make(options)).states)
+    const states = LockedState.make(sql, (yield* SqlTables.make(options)).limiterStates)
     const leaseMillis = yield* positiveMillis("probeLease", options.probeLease ?? "10 seconds")
     const idleMillis = yield* positiveMillis("idleTimeToLive", options.idleTimeToLive ?? "1 hour")
     const timing = Effect.map(Clock.currentTimeMillis, (now): Steps.Timing => ({ now, leaseMillis, idleMillis }))

@@ -18,7 +18,6 @@ import { Effect } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import * as LimiterTables from "./internal/limiterTables.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */
@@ -208,23 +207,20 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
  * (kind, key), changed under a row lock. Times are Clock milliseconds, kept
  * fractional as effect's memory stores keep them.
  */
-const limiters = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => {
-  const n = LimiterTables.of(t)
-  return [
-    `CREATE TABLE "${n.windows}" (
-      limiter_key ${y.key} NOT NULL PRIMARY KEY,
-      count ${y.real} NOT NULL,
-      attempted ${y.real} NOT NULL,
-      expires_at ${y.real} NOT NULL
-    )`,
-    `CREATE TABLE "${n.states}" (
-      kind ${y.key} NOT NULL,
-      limiter_key ${y.key} NOT NULL,
-      state ${y.text},
-      PRIMARY KEY (kind, limiter_key)
-    )`
-  ]
-}
+const limiters = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.limiterWindows}" (
+    limiter_key ${y.key} NOT NULL PRIMARY KEY,
+    count ${y.real} NOT NULL,
+    attempted ${y.real} NOT NULL,
+    expires_at ${y.real} NOT NULL
+  )`,
+  `CREATE TABLE "${t.limiterStates}" (
+    kind ${y.key} NOT NULL,
+    limiter_key ${y.key} NOT NULL,
+    state ${y.text},
+    PRIMARY KEY (kind, limiter_key)
+  )`
+]
 
 /** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [

@@ -27,7 +27,6 @@ import { RateLimiterError, RateLimiterStore, RateLimitStoreError } from "effect/
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import * as LimiterTables from "./internal/limiterTables.ts"
 import * as LockedState from "./internal/lockedState.ts"
 import * as Steps from "./internal/rateLimiterSteps.ts"
 import { num, sqlErrorDetail } from "./internal/rows.ts"
@@ -48,9 +47,9 @@ const failed = (operation: string) => (error: SqlError) =>
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RateLimiterStore["Service"], BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const names = LimiterTables.of(yield* SqlTables.make(options))
-    const windows = sql(names.windows)
-    const states = LockedState.make(sql, names.states)
+    const t = yield* SqlTables.make(options)
+    const windows = sql(t.limiterWindows)
+    const states = LockedState.make(sql, t.limiterStates)
     const real = (n: number) => sql`CAST(${n} AS DOUBLE PRECISION)`
 
     const fixedWindow: RateLimiterStore["Service"]["fixedWindow"] = (o) =>

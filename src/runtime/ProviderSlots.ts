@@ -5,10 +5,11 @@
  * comes back to the fleet when its lease runs out.
  *
  * `withSlot(key, options)(call)`:
- * - acquires a slot; when none is free it waits on the Clock — woken at once
- *   when a slot of the key is released in this process (by any fiber on the
- *   same `RateLimitStore` service), and polling every `pollInterval` for
- *   releases elsewhere — and fails with `SlotTimeoutError` after `timeout`;
+ * - acquires a slot; when none is free it waits on the Clock — in line with
+ *   this process's other waiters of the key (first come, first served), woken
+ *   at once when a slot of the key is released in this process, and polling
+ *   every `pollInterval` for releases elsewhere — and fails with
+ *   `SlotTimeoutError` after `timeout`;
  * - renews the lease every third of its length while the call runs (a fiber
  *   in the call's scope);
  * - releases the slot when the call ends, however it ends.
@@ -18,10 +19,11 @@
  *
  * @since 0.1.0
  */
-import { Clock, Deferred, Duration, Effect, Option, Schema } from "effect"
+import { type Duration, Effect, Schema } from "effect"
 import type { InvalidInputError, StoreError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
-import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../stores/RateLimitStore.ts"
+import type { RateLimitStore } from "../stores/RateLimitStore.ts"
+import * as LeasedSlots from "./internal/leasedSlots.ts"
 
 /**
  * No slot of `key` came free within the wait allowed.
@@ -66,59 +68,6 @@ export interface SlotOptions {
  */
 export type SlotError = SlotTimeoutError | StoreError | InvalidInputError
 
-// In-process waiters per store service and key: a release wakes them at once.
-const waiters = new WeakMap<object, Map<string, Set<Deferred.Deferred<void>>>>()
-
-const waitersOf = (store: RateLimitStoreShape, key: string): Set<Deferred.Deferred<void>> => {
-  let byKey = waiters.get(store)
-  if (byKey === undefined) waiters.set(store, byKey = new Map())
-  let set = byKey.get(key)
-  if (set === undefined) byKey.set(key, set = new Set())
-  return set
-}
-
-const wake = (store: RateLimitStoreShape, key: string) =>
-  Effect.suspend(() => {
-    const set = waiters.get(store)?.get(key)
-    if (set === undefined) return Effect.void
-    const all = [...set]
-    set.clear()
-    return Effect.forEach(all, (d) => Deferred.succeed(d, undefined), { discard: true })
-  })
-
-const millisOf = (input: Duration.Input | undefined, fallback: number) =>
-  input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
-
-/** Waits until woken by a release of `key` here, or `millis` passed on the Clock. */
-const waitForRelease = (store: RateLimitStoreShape, key: string, millis: number) =>
-  Effect.acquireUseRelease(
-    Effect.tap(Deferred.make<void>(), (d) => Effect.sync(() => waitersOf(store, key).add(d))),
-    (d) => Effect.raceFirst(Deferred.await(d), Effect.sleep(Duration.millis(millis))),
-    (d) => Effect.sync(() => waitersOf(store, key).delete(d))
-  )
-
-const acquire = (store: RateLimitStoreShape, key: string, o: Required<Pick<SlotOptions, "max" | "holder">> & { leaseMillis: number; timeoutMillis: number; pollMillis: number }) =>
-  Effect.gen(function*() {
-    const start = yield* Clock.currentTimeMillis
-    while (true) {
-      const now = yield* Clock.currentTimeMillis
-      const got = yield* store.acquireSlot(key, o.max, o.holder, o.leaseMillis, now)
-      if (Option.isSome(got)) return got.value
-      const left = start + o.timeoutMillis - now
-      if (left <= 0) return yield* new SlotTimeoutError({ key, max: o.max, waitedMillis: now - start })
-      yield* waitForRelease(store, key, Math.min(o.pollMillis, left))
-    }
-  })
-
-const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number): Effect.Effect<void> =>
-  Effect.sleep(Duration.millis(leaseMillis / 3)).pipe(
-    Effect.andThen(Clock.currentTimeMillis),
-    Effect.flatMap((now) => store.renewSlot(slot, leaseMillis, now)),
-    // a store that did not answer: try again at the next turn, the lease still runs
-    Effect.catch(() => Effect.succeed(true)),
-    Effect.flatMap((held) => (held ? renewWhileHeld(store, slot, leaseMillis) : Effect.void))
-  )
-
 /**
  * Runs `call` holding a concurrency slot of `key` (see the module doc).
  *
@@ -127,20 +76,15 @@ const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis
  */
 export const withSlot = (key: string, options: SlotOptions) =>
 <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E | SlotError, R | RateLimitStore> =>
-  Effect.gen(function*() {
-    const store = yield* RateLimitStore
-    const leaseMillis = millisOf(options.lease, 30_000)
-    const o = {
+  LeasedSlots.hold(
+    key,
+    {
       max: options.max,
       holder: options.holder,
-      leaseMillis,
-      timeoutMillis: millisOf(options.timeout, 60_000),
-      pollMillis: millisOf(options.pollInterval, 1_000)
-    }
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const slot = yield* Effect.acquireRelease(acquire(store, key, o), (slot) =>
-        store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wake(store, key))))
-      yield* Effect.forkScoped(renewWhileHeld(store, slot, leaseMillis))
-      return yield* call
-    }))
-  })
+      leaseMillis: LeasedSlots.millisOf(options.lease, 30_000),
+      timeoutMillis: LeasedSlots.millisOf(options.timeout, 60_000),
+      pollMillis: LeasedSlots.millisOf(options.pollInterval, 1_000)
+    },
+    call,
+    (waitedMillis) => Effect.fail(new SlotTimeoutError({ key, max: options.max, waitedMillis }))
+  )
