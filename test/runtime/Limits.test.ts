@@ -126,6 +126,22 @@ for (const backend of backends) {
         assert.deepStrictEqual(t.starts, ["0@0"])
       }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
 
+    it.effect("a call waiting for a slot can be interrupted; it leaves the line and the next waiter gets the slot", () =>
+      Effect.gen(function*() {
+        const h = yield* harness(1)
+        const provider = yield* Provider.make({ key: "llm-cancel", slots: { max: 1, timeout: "10 minutes" } })
+        const t = makeTrace()
+        yield* guarded(h, 0, provider)(t.call(0, 10))
+        yield* h.settle
+        const cancelled = yield* guarded(h, 0, provider)(t.call(0, 1))
+        const next = yield* guarded(h, 0, provider)(t.call(0, 1))
+        yield* h.advance("2 seconds")
+        yield* Fiber.interrupt(cancelled)
+        yield* h.advance("9 seconds")
+        assert.strictEqual(errorTag(yield* Fiber.await(next)) ?? "interrupted", "Success")
+        assert.deepStrictEqual(t.starts, ["0@0", "0@10"], "the waiter after the cancelled one took the slot when it came free")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
+
     it.effect("a 429 with Retry-After pauses the provider for every instance until it ends", () =>
       Effect.gen(function*() {
         const h = yield* harness(3)

@@ -11,9 +11,11 @@
  *   is no order: the heads of each process race.
  * - The lease is renewed every third of its length by a fiber in the call's
  *   scope; if a renewal finds it gone, renewals stop (the call goes on).
- * - The slot is released when the effect ends, however it ends.
+ * - The slot is released when the effect ends, however it ends. Waiting can
+ *   be interrupted (a cancelled call, a closing instance); taking the slot
+ *   and registering its release cannot be split by an interruption.
  */
-import { Clock, Deferred, Duration, Effect, Option } from "effect"
+import { Clock, Deferred, Duration, Effect, Option, type Scope } from "effect"
 import type { InvalidInputError, StoreError } from "../../stores/Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../stores/RateLimitStore.ts"
 
@@ -55,8 +57,18 @@ const leave = (store: RateLimitStoreShape, key: string, me: Waiter) =>
     return at === 0 ? wakeHead(store, key) : Effect.void
   })
 
-/** Waits in line for a slot; `None` when none came free within the timeout. */
-const acquire = (store: RateLimitStoreShape, key: string, o: HoldOptions) =>
+/**
+ * Waits in line for a slot; `None` when none came free within the timeout.
+ * Run uninterruptibly with `restore` making only the waits interruptible, so
+ * a slot the store handed out always gets its release registered (`onSlot`).
+ */
+const acquire = (
+  store: RateLimitStoreShape,
+  key: string,
+  o: HoldOptions,
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+  onSlot: (slot: SlotLease) => Effect.Effect<void, never, Scope.Scope>
+) =>
   Effect.gen(function*() {
     const me: Waiter = { wake: yield* Deferred.make<void>() }
     const line = lineOf(store, key)
@@ -67,12 +79,15 @@ const acquire = (store: RateLimitStoreShape, key: string, o: HoldOptions) =>
         const now = yield* Clock.currentTimeMillis
         if (line[0] === me) {
           const got = yield* store.acquireSlot(key, o.max, o.holder, o.leaseMillis, now)
-          if (Option.isSome(got)) return got
+          if (Option.isSome(got)) {
+            yield* onSlot(got.value)
+            return got
+          }
         }
         const left = start + o.timeoutMillis - now
         if (left <= 0) return Option.none<SlotLease>()
         me.wake = yield* Deferred.make<void>()
-        yield* Effect.raceFirst(Deferred.await(me.wake), Effect.sleep(Duration.millis(Math.min(o.pollMillis, left))))
+        yield* restore(Effect.raceFirst(Deferred.await(me.wake), Effect.sleep(Duration.millis(Math.min(o.pollMillis, left)))))
       }
     }).pipe(Effect.ensuring(leave(store, key, me)))
   })
@@ -99,9 +114,10 @@ export const hold = <A, E, R, E2>(
   Effect.gen(function*() {
     const store = yield* RateLimitStore
     const start = yield* Clock.currentTimeMillis
+    const release = (slot: SlotLease) =>
+      Effect.addFinalizer(() => store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
     return yield* Effect.scoped(Effect.gen(function*() {
-      const got = yield* Effect.acquireRelease(acquire(store, key, o), (slot) =>
-        Option.isNone(slot) ? Effect.void : store.releaseSlot(slot.value).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
+      const got = yield* Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
       if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
       yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis))
       return yield* effect
