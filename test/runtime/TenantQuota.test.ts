@@ -9,7 +9,7 @@
  * its instance with the instance's (gated) stores.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Clock, Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Option, Random } from "effect"
 import * as TenantQuota from "../../src/runtime/TenantQuota.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
@@ -48,18 +48,6 @@ const tree = (h: Harness.Harness, i: number, tenant: string, cap: number, second
       yield* Effect.sleep(Duration.seconds(seconds))
     })
   ))
-
-/** A small seeded generator (mulberry32). */
-const random = (seed: number) => {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 describe("tenant quota permits, three instances on memory", () => {
   it.effect("cap 2: trees from three instances run two at a time; waiters of one instance start in arrival order", () =>
@@ -115,7 +103,8 @@ describe("tenant quota permits, three instances on memory", () => {
       const seeds = Number(process.env.QUOTA_SEEDS ?? 40)
       for (let seed = Number(process.env.QUOTA_FROM ?? 1); seed <= Number(process.env.QUOTA_SEEDS ?? 40); seed++) {
         yield* Effect.scoped(Effect.gen(function*() {
-          const next = random(seed)
+          const rnd = yield* Random.Random
+          const next = () => rnd.nextDoubleUnsafe()
           const cap = 1 + Math.floor(next() * 3)
           const tenant = `t${seed}`
           const h = yield* harness(3)
@@ -153,12 +142,15 @@ describe("tenant quota permits, three instances on memory", () => {
             assert.strictEqual(errorTag(exit!), "Success", `seed ${seed}: a tree of live instance ${s.instance} failed`)
           }
           if (full) saturated++
+          // holders that die while holding: every live instance starts a long tree, then all die
+          for (const i of [0, 1, 2]) if (h.instance(i).state === "alive") yield* tree(h, i, tenant, cap, 1_000, log, `${i}.last`)
+          yield* h.advance("1 second")
           const before = yield* held(tenant, cap)
           for (const i of [0, 1, 2]) if (h.instance(i).state !== "dead") yield* h.kill(i)
           yield* h.advance(Duration.millis(lease + 1))
           assert.strictEqual(yield* held(tenant, cap), 0, `seed ${seed}: permits leaked`)
           if (before > 0) reclaimed++
-        }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+        }).pipe(Random.withSeed(seed), Effect.provide(Layer.fresh(memoryStores))))
       }
       // the seeds are not vacuous: most fill the quota, and some leave permits behind dead holders to reclaim
       assert.isAtLeast(saturated, seeds / 2, `${saturated} of ${seeds} seeds filled the quota`)
