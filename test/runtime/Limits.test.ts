@@ -206,3 +206,25 @@ for (const backend of backends) {
       }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
   })
 }
+
+describe("Provider.make", () => {
+  it.effect("a bad field fails with BatonConfigError naming it", () =>
+    Effect.gen(function*() {
+      const field = (definition: Provider.Provider) =>
+        Effect.map(Effect.flip(Provider.make(definition)), (e) => [e._tag, e.field])
+      assert.deepStrictEqual(yield* field({ key: "" }), ["BatonConfigError", "provider.key"])
+      assert.deepStrictEqual(yield* field({ key: "p", slots: { max: 0 } }), ["BatonConfigError", "provider p: slots.max"])
+      assert.deepStrictEqual(yield* field({ key: "p", slots: { max: 1, lease: "0 seconds" } }), ["BatonConfigError", "provider p: slots.lease"])
+      assert.deepStrictEqual(yield* field({ key: "p", windows: [{ limit: 10, window: "1 minute" }, { limit: -1, window: "1 minute" }] }), [
+        "BatonConfigError",
+        "provider p: windows[1].limit"
+      ])
+      assert.deepStrictEqual(yield* field({ key: "p", windows: [{ limit: 1, window: "0 millis" }] }), ["BatonConfigError", "provider p: windows[0].window"])
+      assert.deepStrictEqual(
+        yield* field({ key: "p", breaker: { tripPolicy: CircuitBreaker.consecutive(1), openDuration: "-1 seconds" } }),
+        ["BatonConfigError", "provider p: breaker.openDuration"]
+      )
+      const ok = yield* Provider.make({ key: "p", slots: { max: 2 }, windows: [{ limit: 1, window: "1 second" }] })
+      assert.strictEqual(ok.key, "p")
+    }))
+})
