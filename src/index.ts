@@ -37,6 +37,12 @@ export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Heal
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 
+// Fleet-wide limits (issue 14)
+export * as Budget from "./runtime/Budget.ts"
+export * as Provider from "./runtime/Provider.ts"
+export * as ProviderSlots from "./runtime/ProviderSlots.ts"
+export * as TenantQuota from "./runtime/TenantQuota.ts"
+
 // Errors
 export * from "./stores/Errors.ts"
 

@@ -243,6 +243,28 @@ const checkpointChannelVersions = (t: SqlTables.SqlTables, y: Types): ReadonlyAr
 ]
 
 /**
+ * 6: the state of effect's `RateLimiter` and `CircuitBreaker` stores
+ * (`SqlRateLimiterStore`, `SqlCircuitBreakerStore`): fixed-window counters as
+ * columns (one upsert per consume), every other state as a JSON document per
+ * (kind, key), changed under a row lock. Times are Clock milliseconds, kept
+ * fractional as effect's memory stores keep them.
+ */
+const limiters = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.limiterWindows}" (
+    limiter_key ${y.key} NOT NULL PRIMARY KEY,
+    count ${y.real} NOT NULL,
+    attempted ${y.real} NOT NULL,
+    expires_at ${y.real} NOT NULL
+  )`,
+  `CREATE TABLE "${t.limiterStates}" (
+    kind ${y.key} NOT NULL,
+    limiter_key ${y.key} NOT NULL,
+    state ${y.text},
+    PRIMARY KEY (kind, limiter_key)
+  )`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -253,7 +275,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [2, "indexes", indexes],
   [3, "handles", handles],
   [4, "checkpoint_channel_versions", checkpointChannelVersions],
-  [5, "recovery_backoff", recoveryBackoff]
+  [5, "recovery_backoff", recoveryBackoff],
+  [6, "limiters", limiters]
 ]
 
 /**

@@ -53,6 +53,10 @@ export interface SqlTables {
   readonly checkpoints: string
   readonly checkpointWrites: string
   readonly checkpointBlobs: string
+  /** effect `RateLimiterStore` fixed-window counters (migration 6). */
+  readonly limiterWindows: string
+  /** effect `RateLimiterStore` buckets / adaptive states and `CircuitBreakerStore` entries, JSON per (kind, key) (migration 6). */
+  readonly limiterStates: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -87,6 +91,8 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     childQueue: `${prefix}child_queue`,
     checkpoints: `${prefix}checkpoints`,
     checkpointWrites: `${prefix}checkpoint_writes`,
-    checkpointBlobs: `${prefix}checkpoint_blobs`
+    checkpointBlobs: `${prefix}checkpoint_blobs`,
+    limiterWindows: `${prefix}limiter_windows`,
+    limiterStates: `${prefix}limiter_states`
   })
 }

@@ -6,3 +6,4 @@
 export * as SqliteClient from "./SqliteClient.ts"
 export * as SqliteMigrations from "./SqliteMigrations.ts"
 export * as SqliteStores from "./SqliteStores.ts"
+export * as SqliteLimiters from "./SqliteLimiters.ts"

@@ -23,6 +23,7 @@ export { checkpointStoreSuite, type CheckpointStoreSuiteOptions } from "./Checkp
 export { childQueueStoreSuite } from "./ChildQueueStoreSuite.ts"
 export { leaseStoreSuite } from "./LeaseStoreSuite.ts"
 export { ledgerStoreSuite } from "./LedgerStoreSuite.ts"
+export { type LimiterStores, limiterStoresSuite } from "./LimiterStoresSuite.ts"
 export { pauseStoreSuite } from "./PauseStoreSuite.ts"
 export { rateLimitStoreSuite } from "./RateLimitStoreSuite.ts"
 export { recordStoreSuite } from "./RecordStoreSuite.ts"

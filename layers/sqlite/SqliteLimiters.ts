@@ -1,0 +1,47 @@
+/**
+ * effect's `RateLimiterStore` and `CircuitBreakerStore` on SQLite (the
+ * `layers/sql` stores), so `RateLimiter.layer` and `CircuitBreaker.layer`
+ * share one state across every process on the database file.
+ *
+ * - `layerOnClient(options)` — both stores on the `SqlClient` in context,
+ *   schema migrated first.
+ * - `layer(options)` — the same on a connection of its own.
+ *
+ * @since 0.1.0
+ */
+import { Layer } from "effect"
+import type { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
+import type { RateLimiterStore } from "effect/persistence/RateLimiter"
+import type { SqlClient } from "effect/sql"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
+import * as SqliteClient from "./SqliteClient.ts"
+
+/**
+ * Where the database is, and the breaker's probe lease and idle time.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
+
+/**
+ * Both stores on the `SqlClient` in context, schema migrated first.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerOnClient = (
+  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
+): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  SqlLimiterStores.layer(options)
+
+/**
+ * Both stores on a connection of their own.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqliteLimitersOptions = {}): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError> =>
+  layerOnClient(options).pipe(Layer.provide(SqliteClient.layer(options)))

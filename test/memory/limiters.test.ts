@@ -1,0 +1,9 @@
+/**
+ * The limiter store suite against effect's own memory stores: the reference
+ * answers every other backend is held to (and the races, on one shared state).
+ */
+import { MemoryLimiters } from "../../layers/memory/index.ts"
+import { limiterStoresSuite } from "../../src/testing/index.ts"
+
+const shared = MemoryLimiters.layer()
+limiterStoresSuite({ name: "memory", layer: shared, second: shared })
