@@ -71,6 +71,11 @@ export interface Harness {
   readonly instance: (index: number) => HarnessInstance
   /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance). */
   readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>>
+  /**
+   * Runs an effect in a fiber of instance `index` over that instance's stores and clock (gated like its
+   * runtime's: it dies, freezes and is cut off with the instance), e.g. a `Leader.run` campaign.
+   */
+  readonly runIn: <A, E>(index: number, effect: Effect.Effect<A, E, HarnessStores>) => Effect.Effect<Fiber.Fiber<A, E>>
   /** Abrupt death: no release, every later store call of the instance fails, its fibers stop. */
   readonly kill: (index: number) => Effect.Effect<void>
   /** The process stops (SIGSTOP): its store calls and clock wake-ups wait until `thaw`. */
@@ -210,6 +215,7 @@ const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock
 
 interface Slot {
   gate: Gate
+  context: Context.Context<HarnessStores>
   scope: Scope.Closeable
   entry: HarnessInstance
 }
@@ -303,6 +309,7 @@ export const make = Effect.fnUntraced(function*(options: {
     )
     const slot: Slot = {
       gate,
+      context,
       scope,
       entry: {
         index,
@@ -344,6 +351,7 @@ export const make = Effect.fnUntraced(function*(options: {
     },
     instance: (index) => slot(index).entry,
     run: (index, f) => Effect.forkIn(f(slot(index).entry.baton), slot(index).scope),
+    runIn: (index, effect) => Effect.forkIn(Effect.provide(effect, slot(index).context), slot(index).scope),
     kill: (index) =>
       Effect.gen(function*() {
         yield* setState(index, "dead")
