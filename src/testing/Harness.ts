@@ -302,10 +302,12 @@ export const make = Effect.fnUntraced(function*(options: {
     const scope = yield* Scope.fork(harnessScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
     const { workflows, ...rest } = options.baton
+    // The instance's own scope inside the stores' context (which holds the test's scope): its sweep and
+    // background fibers live in it, so `close`/`kill` stop them.
     const built = yield* Runtime.make(workflows).pipe(
       Effect.provide(BatonConfig.layer({ ...rest, instanceId })),
-      Effect.provide(context),
-      Scope.provide(scope)
+      Scope.provide(scope),
+      Effect.provide(context)
     )
     const slot: Slot = {
       gate,

@@ -156,3 +156,24 @@ for (const backend of backends) {
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
+
+describe("retention under the leader", () => {
+  it.effect("one instance of the fleet holds the retention lease; closing it hands it to another at once", () =>
+    Effect.gen(function*() {
+      const h = yield* Harness.make({ instances: 3, baton: { workflows: [approval(makeSideEffects())] } })
+      yield* h.settle
+      const leaseNow = LeaseStore.use((l) => l.get(Leader.leaderTenant, Leader.leaseKey("baton/retention"))).pipe(
+        Effect.map(Option.getOrUndefined)
+      )
+      const first = yield* leaseNow
+      assert.strictEqual(first?.holder, "instance-0/retention")
+      yield* h.advance("45 seconds")
+      assert.deepStrictEqual(yield* leaseNow, { ...first!, expiresAt: first!.expiresAt + 40_000 }, "renewed, same leader")
+      yield* h.close(0)
+      yield* h.settle
+      const next = yield* leaseNow
+
+      assert.isTrue(next?.holder === "instance-1/retention" || next?.holder === "instance-2/retention", `taken at once: ${next?.holder}`)
+      assert.strictEqual(next?.epoch, 2)
+    }).pipe(Effect.provide(Layer.fresh(backends[0].stores))))
+})

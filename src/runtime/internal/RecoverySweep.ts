@@ -4,8 +4,8 @@
  * continues them from their last checkpoint. A live holder renews its lease,
  * so only a dead or stopped holder's tree is free; of two sweepers the lease
  * store lets exactly one take it. It also wakes at the earliest lease expiry
- * it saw and at once when a lease is released in this process, and deletes
- * settled pauses older than the retention.
+ * it saw and at once when a lease is released in this process. (Settled
+ * pauses past the retention are deleted once per fleet: see `Retention`.)
  *
  * @since 0.1.0
  */
@@ -172,13 +172,10 @@ const look = Effect.fnUntraced(function*(
   resume: { from: Option.Option<RecordCursor> }
 ) {
   const instance = yield* Instance
-  const pauses = yield* PauseStore
   const slots = StepSlots.fromInstance(instance)
   const state: Look = { recoveries, leftAlone, budget: slots === undefined ? Infinity : slots.free, earliest: Infinity }
   resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state))
   yield* eachRoot("Paused", Option.none(), () => state.budget > 0, visitPaused(state))
-  const deleted = yield* pauses.deleteSettledBefore((yield* Clock.currentTimeMillis) - instance.config.pauseRetentionMillis)
-  if (deleted > 0) yield* Effect.logDebug(`recovery sweep deleted ${deleted} settled pauses past retention`)
   return state.earliest
 })
 

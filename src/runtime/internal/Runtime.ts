@@ -18,6 +18,7 @@ import { close, type CloseOptions } from "./Close.ts"
 import { execute, type ExecuteOptions } from "./Execute.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
+import * as Retention from "./Retention.ts"
 import { resume, type ResumeInput } from "./Resume.ts"
 import * as StepSlots from "./StepSlots.ts"
 import type { Stores } from "./TreeDriver.ts"
@@ -115,7 +116,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope
   const recoveries = yield* FiberSet.make()
-  const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
+  // The sweep runs on every instance; retention under the fleet's leader. Close stops both (handing the leader lease back).
+  const sweep = yield* Effect.forkScoped(run(Effect.all([RecoverySweep.run(recoveries), Retention.run], { concurrency: "unbounded", discard: true })))
   const closeInstance = close(sweep, closeScope)
   return {
     instance,
