@@ -27,6 +27,7 @@ export * as BatonConfig from "./runtime/BatonConfig.ts"
 export type { BatonConfigOptions, BatonConfigShape, BatonOptions } from "./runtime/BatonConfig.ts"
 export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
+export * as Leader from "./runtime/Leader.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 
 // Errors
@@ -35,6 +36,18 @@ export * from "./stores/Errors.ts"
 // Store contracts and the domain types they speak
 export { CheckpointStore, type CheckpointStoreShape } from "./stores/CheckpointStore.ts"
 export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./stores/ChildQueueStore.ts"
+export {
+  type EndStatus,
+  ExecutionHistoryStore,
+  type ExecutionHistoryStoreShape,
+  type ExecutionSnapshot,
+  exportJsonLines,
+  type HistoryCursor,
+  type HistoryQuery,
+  type PauseVisit,
+  type StepVisit,
+  toJsonLines
+} from "./stores/ExecutionHistoryStore.ts"
 export type { ExecutionRecord, ExecutionStatus, PauseAnswer, RecordCursor, ThreadRecord } from "./stores/ExecutionRecord.ts"
 export { type Fence, type FenceCheck, type FencedWrite, renewalDueBefore } from "./stores/Fence.ts"
 export {

@@ -50,6 +50,21 @@ export interface MemoryRows {
   readonly checkpoints: Map<string, Map<string, CheckpointRow>>
   readonly writes: Map<string, Map<string, WriteRow>>
   readonly blobs: Map<string, BlobRow>
+  /** Execution snapshots as JSON text, by key(tenantId, executionId). */
+  readonly history: Map<string, { readonly endedAt: number; readonly json: string }>
+  /** Inbound requests by key(tenantId, requestKey). */
+  readonly requests: Map<string, RequestRow>
+}
+
+/** An inbound request row: fingerprint and answer as given, the answer as JSON text once recorded. */
+export interface RequestRow {
+  readonly tenantId: string
+  readonly requestKey: string
+  readonly fingerprint: string
+  readonly handle: string
+  answer: string | null
+  readonly createdAt: number
+  readonly expiresAt: number
 }
 
 /** A fresh, empty set of rows. */
@@ -67,7 +82,9 @@ export const emptyRows = (): MemoryRows => ({
   children: new Map(),
   checkpoints: new Map(),
   writes: new Map(),
-  blobs: new Map()
+  blobs: new Map(),
+  history: new Map(),
+  requests: new Map()
 })
 
 export class MemoryState extends Context.Service<MemoryState, MemoryRows>()("baton/memory/MemoryState") {

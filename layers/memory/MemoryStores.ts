@@ -7,6 +7,7 @@ import { Layer } from "effect"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 import * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
+import * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"
 import * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
 import * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
 import * as MemoryPauseStore from "./MemoryPauseStore.ts"
@@ -24,7 +25,8 @@ export const layerWithoutState = Layer.mergeAll(
   MemoryCheckpointStore.layer,
   MemoryLedgerStore.layer,
   MemoryRateLimitStore.layer,
-  MemoryChildQueueStore.layer
+  MemoryChildQueueStore.layer,
+  MemoryExecutionHistoryStore.layer
 )
 
 /**

@@ -5,6 +5,7 @@
  */
 export * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 export * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
+export * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"
 export * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
 export * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
 export * as MemoryPauseStore from "./MemoryPauseStore.ts"

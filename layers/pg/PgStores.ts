@@ -32,6 +32,8 @@ import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as SqlCheckpointStore from "../sql/SqlCheckpointStore.ts"
+import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import * as SqlExecutionHistoryStore from "../sql/SqlExecutionHistoryStore.ts"
 import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
@@ -77,7 +79,8 @@ export const layerOnClient = (options: SqlStoreOptions & { readonly schema?: str
       Context.add(CheckpointStore, yield* SqlCheckpointStore.make(options)),
       Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
-      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options))
+      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
+      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options))
     )
   }))
 

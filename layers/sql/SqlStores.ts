@@ -7,6 +7,7 @@ import { Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
@@ -17,6 +18,7 @@ import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
+import * as SqlExecutionHistoryStore from "./SqlExecutionHistoryStore.ts"
 import * as SqlLeaseStore from "./SqlLeaseStore.ts"
 import * as SqlLedgerStore from "./SqlLedgerStore.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -36,6 +38,7 @@ export type Stores =
   | LedgerStore
   | RateLimitStore
   | ChildQueueStore
+  | ExecutionHistoryStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -52,6 +55,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<Stores, StoreE
       Context.add(CheckpointStore, yield* SqlCheckpointStore.make(options)),
       Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
-      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options))
+      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
+      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options))
     )
   }))

@@ -36,6 +36,8 @@ export interface SqlTables {
   readonly checkpoints: string
   readonly checkpointWrites: string
   readonly checkpointBlobs: string
+  readonly history: string
+  readonly requests: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -65,6 +67,8 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     childQueue: `${prefix}child_queue`,
     checkpoints: `${prefix}checkpoints`,
     checkpointWrites: `${prefix}checkpoint_writes`,
-    checkpointBlobs: `${prefix}checkpoint_blobs`
+    checkpointBlobs: `${prefix}checkpoint_blobs`,
+    history: `${prefix}history`,
+    requests: `${prefix}requests`
   })
 }

@@ -7,6 +7,7 @@
  */
 export * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 export * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
+export * as SqlExecutionHistoryStore from "./SqlExecutionHistoryStore.ts"
 export * as SqlLeaseStore from "./SqlLeaseStore.ts"
 export * as SqlLedgerStore from "./SqlLedgerStore.ts"
 export * as SqlMigrations from "./SqlMigrations.ts"

@@ -14,6 +14,7 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
+  executionHistoryStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
@@ -40,6 +41,7 @@ for (const setup of setups) {
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
+  executionHistoryStoreSuite(setup)
   checkpointStoreSuite(setup)
 }
 

@@ -5,6 +5,7 @@
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
+  executionHistoryStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
@@ -27,4 +28,5 @@ treeStoreSuite(setup)
 ledgerStoreSuite(setup)
 rateLimitStoreSuite(setup)
 childQueueStoreSuite(setup)
+executionHistoryStoreSuite(setup)
 checkpointStoreSuite(setup)

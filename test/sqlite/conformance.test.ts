@@ -6,6 +6,7 @@
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
+  executionHistoryStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
@@ -36,5 +37,6 @@ for (const setup of setups) {
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
+  executionHistoryStoreSuite(setup)
   checkpointStoreSuite(setup)
 }

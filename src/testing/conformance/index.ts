@@ -21,6 +21,7 @@
  */
 export { checkpointStoreSuite, type CheckpointStoreSuiteOptions } from "./CheckpointStoreSuite.ts"
 export { childQueueStoreSuite } from "./ChildQueueStoreSuite.ts"
+export { executionHistoryStoreSuite } from "./ExecutionHistoryStoreSuite.ts"
 export { leaseStoreSuite } from "./LeaseStoreSuite.ts"
 export { ledgerStoreSuite } from "./LedgerStoreSuite.ts"
 export { pauseStoreSuite } from "./PauseStoreSuite.ts"
