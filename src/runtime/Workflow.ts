@@ -165,7 +165,7 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
 export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U) =>
 (state: S, config: LangGraphRunnableConfig): Promise<U> => {
   const ctx = stepContext(config)
-  return passOf(config).runBody(ctx.node, () => Promise.resolve().then(() => body(state, ctx)))
+  return passOf(config).runBody(ctx.node, () => Promise.resolve().then(() => body(state, ctx)), ctx.idempotencyKey)
 }
 
 /**
@@ -179,5 +179,5 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U)
 export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>) =>
 (state: S, config: LangGraphRunnableConfig): Promise<U> => {
   const ctx = stepContext(config)
-  return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>)
+  return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>, ctx.idempotencyKey)
 }

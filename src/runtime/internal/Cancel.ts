@@ -9,6 +9,8 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { ExecutionCancelledError } from "../../stores/Errors.ts"
+import * as History from "./History.ts"
+import type { Lease } from "../../stores/Lease.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { Instance } from "./Instance.ts"
 import { Observer } from "../Observer.ts"
@@ -60,12 +62,17 @@ export const request = (tenantId: string, rootExecutionId: string, by: { readonl
 /**
  * Ends a tree as cancelled, without a pass: its record Cancelled (only from
  * Running or Paused, so the error hook fires once across instances), its
- * pauses withdrawn, its tree keys removed. Call it holding the tree's lease.
+ * pauses withdrawn, its tree keys removed. Call it holding the tree's lease
+ * (given as `lease`, the execution history snapshot is written under it).
  *
  * @category internal
  * @since 0.1.0
  */
-export const endTree = Effect.fnUntraced(function*(record: ExecutionRecord, guard: Effect.Effect<void, unknown> = Effect.void) {
+export const endTree = Effect.fnUntraced(function*(
+  record: ExecutionRecord,
+  guard: Effect.Effect<void, unknown> = Effect.void,
+  lease?: Lease | undefined
+) {
   const records = yield* RecordStore
   const pauses = yield* PauseStore
   const tree = yield* TreeStore
@@ -74,13 +81,17 @@ export const endTree = Effect.fnUntraced(function*(record: ExecutionRecord, guar
   const now = yield* Clock.currentTimeMillis
   const { rootExecutionId, tenantId } = record
   yield* Effect.orDie(guard)
+  for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
+    yield* pauses.withdraw(tenantId, p.pauseId, now)
+  }
+  // The snapshot (with the pauses withdrawn) before the record ends: a holder stopped in between leaves it to the next one.
+  if (lease !== undefined && (record.status === "Running" || record.status === "Paused")) {
+    yield* History.save(record, "Cancelled", "cancelled", lease)
+  }
   let ended = false
   for (const from of ["Running", "Paused"] as const) {
     if (ended) break
     ended = yield* records.setStatus({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled" })
-  }
-  for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
-    yield* pauses.withdraw(tenantId, p.pauseId, now)
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
   if (ended) {

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import {
   ExecutionCancelledError,
@@ -20,6 +20,7 @@ import { fenceKey, tenantKey } from "../../stores/Fence.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
+import * as History from "./History.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
@@ -164,7 +165,18 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
       touch()
     }
   })
-  const runBody = <A>(node: string, body: () => Promise<A>): Promise<A> => {
+  // With an ExecutionHistoryStore, every visit is noted in the tree (see History).
+  const recorder = History.stepRecorder({
+    services: instance.services,
+    tree: Context.get(instance.services as Context.Context<TreeStore>, TreeStore),
+    record,
+    holder: holder.lease.holder,
+    epoch: holder.lease.epoch,
+    instanceId: instance.instanceId,
+    now: () => clock.currentTimeMillisUnsafe()
+  })
+  const runBody = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
+    const body = recorder === undefined || key === undefined ? step : () => recorder(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
     pass.bodies.add(p)
     touch()
@@ -191,7 +203,7 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
     runBody,
-    runEffect: (node, body) =>
+    runEffect: (node, body, key) =>
       runBody(node, () =>
         Effect.runPromiseExitWith(instance.services)(
           Effect.provideService(body, Clock.Clock, bodyClock),
@@ -200,7 +212,7 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
           if (Exit.isSuccess(exit)) return exit.value
           if (Cause.hasInterruptsOnly(exit.cause) && holder.signal.aborted) throw holder.signal.reason
           throw Cause.squash(exit.cause)
-        }))
+        }), key)
   }
 }
 
@@ -227,7 +239,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     instance.activity.count++
   }
   /** Ends the tree as cancelled (under this lease). */
-  const cancelled = Cancel.endTree(record, guard)
+  const cancelled = Cancel.endTree(record, guard, holder.lease)
   return {
     ...options,
     instance,
@@ -357,7 +369,8 @@ const runGraph = (p: Pass, next: Next) =>
   invoke(p, next.input).pipe(
     Effect.tapError((e) =>
       e._tag === "ExecutionFailedError"
-        ? setStatus(p, ["Running"], "Failed", e.error).pipe(
+        ? History.save(p.record, "Failed", e.error, p.holder.lease).pipe(
+          Effect.andThen(setStatus(p, ["Running"], "Failed", e.error)),
           Effect.andThen(p.dropTreeKeys),
           Effect.andThen(p.observer.onError({ ...p.event, error: e.error })),
           Effect.ignore
@@ -371,6 +384,8 @@ const runGraph = (p: Pass, next: Next) =>
 
 /** The graph returned without an interrupt: the tree is finished. */
 const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
+  yield* p.guard
+  yield* History.save(p.record, "Finished", null, p.holder.lease)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
   yield* p.observer.onEnd({ ...p.event, output })

@@ -1,12 +1,14 @@
 /**
- * Retention: deletes what is kept past its retention (settled pauses), once
+ * Retention: deletes what is kept past its retention (settled pauses,
+ * execution history snapshots when an `ExecutionHistoryStore` is given), once
  * per fleet — under the `baton/retention` leader lease, so one instance
  * does it at start and every `sweepInterval` while the others wait to take
  * over.
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Option } from "effect"
+import { ExecutionHistoryStore } from "../../stores/ExecutionHistoryStore.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import * as Leader from "../Leader.ts"
 import { Instance } from "./Instance.ts"
@@ -14,15 +16,44 @@ import { Instance } from "./Instance.ts"
 /** The leader name retention runs under. */
 export const leaderName = "baton/retention"
 
-/** One round of deletes (the leader checked first); a failed store call is logged and retried next round. */
+/** A delete that failed is logged and tried again next round; it never stops the other. */
+const logged = <E extends { readonly message: string }>(what: string) => (e: E) =>
+  Effect.logWarning(`retention: deleting ${what} failed: ${e.message}`)
+
+/** Settled pauses past the pause retention. */
+const deletePauses = (now: number) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const deleted = yield* (yield* PauseStore).deleteSettledBefore(Math.max(0, now - instance.config.pauseRetentionMillis))
+    if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} settled pauses past retention`)
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("settled pauses")))
+
+/** Execution snapshots past the history retention, a page a call, the leadership checked between pages. */
+const deleteHistory = (now: number) =>
+  Effect.gen(function*() {
+    const history = yield* Effect.serviceOption(ExecutionHistoryStore)
+    if (Option.isNone(history)) return
+    const instance = yield* Instance
+    const leadership = yield* Leader.Leadership
+    const page = instance.config.sweepPageSize
+    const cutoff = Math.max(0, now - instance.config.historyRetentionMillis)
+    let deleted = 0
+    while (true) {
+      yield* leadership.check
+      const n = yield* history.value.deleteEndedBefore(cutoff, page)
+      deleted += n
+      if (n < page) break
+    }
+    if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} execution history snapshots past retention`)
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("execution history")))
+
+/** One round of deletes, the leadership checked first. */
 const round = Effect.gen(function*() {
-  const instance = yield* Instance
-  const leadership = yield* Leader.Leadership
-  yield* leadership.check
+  yield* (yield* Leader.Leadership).check
   const now = yield* Clock.currentTimeMillis
-  const deleted = yield* (yield* PauseStore).deleteSettledBefore(now - instance.config.pauseRetentionMillis)
-  if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} settled pauses past retention`)
-}).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], (e) => Effect.logWarning(`retention round failed: ${e.message}`)))
+  yield* deletePauses(now)
+  yield* deleteHistory(now)
+})
 
 /**
  * Campaigns for the retention leader and, while leading, runs a round every

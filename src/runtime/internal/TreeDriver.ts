@@ -133,7 +133,12 @@ export const endIfFree = (record: ExecutionRecord) =>
       const records = yield* RecordStore
       const current = yield* records.getRecord(record.tenantId, record.rootExecutionId)
       if (Option.isSome(current) && (current.value.status === "Running" || current.value.status === "Paused")) {
-        yield* Cancel.endTree(current.value)
+        // Losing the just-taken lease before the history snapshot: the new holder ends the tree.
+        const ended = yield* Cancel.endTree(current.value, Effect.void, holder.value.lease).pipe(
+          Effect.as(true),
+          Effect.catchTag("LeaseLostError", () => Effect.succeed(false))
+        )
+        if (!ended) return false
       }
       return true
     })))
@@ -169,7 +174,7 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart)
     )
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
     // A durable cancel request is read first: the tree ends cancelled, no step runs.
-    if (yield* Cancel.isRequested(tenantId, rootExecutionId)) return yield* Effect.flatMap(Cancel.endTree(record), Effect.fail)
+    if (yield* Cancel.isRequested(tenantId, rootExecutionId)) return yield* Effect.flatMap(Cancel.endTree(record, Effect.void, holder.value.lease), Effect.fail)
     if (record.status === "Paused") {
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
       if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
