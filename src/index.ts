@@ -67,6 +67,7 @@ export type { Pause, PauseStatus } from "./stores/Pause.ts"
 export { PauseStore, type PauseStoreShape } from "./stores/PauseStore.ts"
 export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
 export { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "./stores/RecordStore.ts"
+export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
 export { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into

@@ -56,7 +56,7 @@ export interface MemoryRows {
   readonly requests: Map<string, RequestRow>
 }
 
-/** An inbound request row: fingerprint and answer as given, the answer as JSON text once recorded. */
+/** An inbound request row: the handle as JSON text, the answer as JSON text once recorded (null before). */
 export interface RequestRow {
   readonly tenantId: string
   readonly requestKey: string

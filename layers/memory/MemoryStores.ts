@@ -13,6 +13,7 @@ import * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
 import * as MemoryPauseStore from "./MemoryPauseStore.ts"
 import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
+import * as MemoryRequestStore from "./MemoryRequestStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 
@@ -26,7 +27,8 @@ export const layerWithoutState = Layer.mergeAll(
   MemoryLedgerStore.layer,
   MemoryRateLimitStore.layer,
   MemoryChildQueueStore.layer,
-  MemoryExecutionHistoryStore.layer
+  MemoryExecutionHistoryStore.layer,
+  MemoryRequestStore.layer
 )
 
 /**

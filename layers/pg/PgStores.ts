@@ -40,6 +40,8 @@ import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
 import * as SqlRateLimitStore from "../sql/SqlRateLimitStore.ts"
 import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
+import * as SqlRequestStore from "../sql/SqlRequestStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import type { Stores } from "../sql/SqlStores.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
@@ -80,7 +82,8 @@ export const layerOnClient = (options: SqlStoreOptions & { readonly schema?: str
       Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
       Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
-      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options))
+      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
+      Context.add(RequestStore, yield* SqlRequestStore.make(options))
     )
   }))
 

@@ -25,6 +25,8 @@ import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlPauseStore from "./SqlPauseStore.ts"
 import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
+import * as SqlRequestStore from "./SqlRequestStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 
@@ -39,6 +41,7 @@ export type Stores =
   | RateLimitStore
   | ChildQueueStore
   | ExecutionHistoryStore
+  | RequestStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -56,6 +59,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<Stores, StoreE
       Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
       Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
-      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options))
+      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
+      Context.add(RequestStore, yield* SqlRequestStore.make(options))
     )
   }))

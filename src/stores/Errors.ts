@@ -155,6 +155,16 @@ export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingEr
   }
 }
 
+/** A request idempotency key was used again for another request (another workflow or input): refused, never mapped to the first. */
+export class RequestConflictError extends Schema.TaggedError<RequestConflictError>()("RequestConflictError", {
+  tenantId: Schema.String,
+  requestKey: Schema.String
+}) {
+  override get message() {
+    return `Request key "${this.requestKey}" (tenant ${this.tenantId}) was already used for a different request (another workflow or input). Use a new key for a new request.`
+  }
+}
+
 /**
  * What `Baton.execute` fails with.
  *

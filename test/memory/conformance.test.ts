@@ -20,6 +20,7 @@ import {
   pauseStoreSuite,
   rateLimitStoreSuite,
   recordStoreSuite,
+  requestStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 
@@ -42,6 +43,7 @@ for (const setup of setups) {
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
   executionHistoryStoreSuite(setup)
+  requestStoreSuite(setup)
   checkpointStoreSuite(setup)
 }
 

@@ -11,6 +11,7 @@ import {
   pauseStoreSuite,
   rateLimitStoreSuite,
   recordStoreSuite,
+  requestStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
@@ -29,4 +30,5 @@ ledgerStoreSuite(setup)
 rateLimitStoreSuite(setup)
 childQueueStoreSuite(setup)
 executionHistoryStoreSuite(setup)
+requestStoreSuite(setup)
 checkpointStoreSuite(setup)

@@ -12,6 +12,7 @@ import {
   pauseStoreSuite,
   rateLimitStoreSuite,
   recordStoreSuite,
+  requestStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
@@ -38,5 +39,6 @@ for (const setup of setups) {
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
   executionHistoryStoreSuite(setup)
+  requestStoreSuite(setup)
   checkpointStoreSuite(setup)
 }
