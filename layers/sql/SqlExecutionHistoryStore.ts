@@ -13,7 +13,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
 import {
   ExecutionHistoryStore,
   type ExecutionHistoryStoreShape,
@@ -25,7 +25,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "ExecutionHistoryStore"
 
-/** The backend over the client, without migration or argument checks. */
+/**
+ * The backend over the client, without migration or argument checks.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -83,10 +88,21 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     return backend
   })
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), ExecutionHistoryStore.make)
 
-/** `ExecutionHistoryStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(ExecutionHistoryStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `ExecutionHistoryStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
+ * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(ExecutionHistoryStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

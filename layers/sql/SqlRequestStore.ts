@@ -9,7 +9,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, RequestConflictError, type StoreError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, RequestConflictError } from "../../src/stores/Errors.ts"
 import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
 import { fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -28,7 +28,12 @@ const entryOf = (row: Record<string, unknown>): RequestEntry => ({
   expiresAt: num(row.expires_at)
 })
 
-/** The backend over the client, without migration or argument checks. */
+/**
+ * The backend over the client, without migration or argument checks.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -92,10 +97,21 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     return backend
   })
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), RequestStore.make)
 
-/** `RequestStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(RequestStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `RequestStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
+ * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(RequestStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -1,5 +1,6 @@
 /**
- * Every store contract over one `SqlClient`, with the schema migrated once.
+ * Every store contract over one `SqlClient`, on a schema migrated once by the
+ * backend's migrations Layer.
  *
  * @since 0.1.0
  */
@@ -8,13 +9,14 @@ import type { SqlClient } from "effect/sql"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
@@ -26,11 +28,15 @@ import * as SqlPauseStore from "./SqlPauseStore.ts"
 import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
-import { RequestStore } from "../../src/stores/RequestStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 
-/** The eight store services. */
+/**
+ * The eight store services.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Stores =
   | LeaseStore
   | RecordStore
@@ -45,12 +51,20 @@ export type Stores =
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
- * all of them); migrates the schema once, at build. `RecordStore` needs an
+ * all of them), over the schema a migrations Layer migrated (`Migrated`:
+ * `SqliteMigrations.layer` or `PgMigrations.layer`). `RecordStore` needs an
  * `IdGenerator`.
+ *
+ * @category layers
+ * @since 0.1.0
  */
-export const layer = (options: SqlStoreOptions = {}): Layer.Layer<Stores, StoreError | BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
+export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
+  Stores,
+  BatonConfigError,
+  SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator
+> =>
   Layer.effectContext(Effect.gen(function*() {
-    yield* SqlMigrations.migrate(options)
+    yield* SqlMigrations.requireMigrated(options)
     return Context.make(LeaseStore, yield* SqlLeaseStore.make(options)).pipe(
       Context.add(RecordStore, yield* SqlRecordStore.make(options)),
       Context.add(PauseStore, yield* SqlPauseStore.make(options)),
