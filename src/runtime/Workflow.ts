@@ -9,6 +9,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import type { Effect } from "effect"
 import { passOf } from "./internal/pass.ts"
+import * as Pseudonyms from "./internal/Pseudonyms.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
 
 /**
@@ -125,6 +126,15 @@ export interface StepContext {
    */
   readonly idempotencyKey: string
   readonly idempotencyKeyFor: (n: number | string) => string
+  /**
+   * A token standing for a personal value, under a key made once for this
+   * execution tree and kept with it (never logged): the same value gives
+   * the same token on every instance that continues the execution; another
+   * execution's tokens differ. Keep tokens, not values, in state and logs.
+   */
+  readonly pseudonymize: (value: string) => Promise<string>
+  /** The value a token of this execution stands for; rejects with `PseudonymError` for a token of another execution. */
+  readonly reidentify: (token: string) => Promise<string>
 }
 
 /**
@@ -150,7 +160,9 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     signal: pass.signal,
     leaseHeld: pass.leaseHeld,
     idempotencyKey,
-    idempotencyKeyFor: (n) => `${idempotencyKey}#${n}`
+    idempotencyKeyFor: (n) => `${idempotencyKey}#${n}`,
+    pseudonymize: (value) => pass.pseudonymKey().then((key) => Pseudonyms.pseudonymize(key, value)),
+    reidentify: (token) => pass.pseudonymKey().then((key) => Pseudonyms.reidentify(key, token, pass.rootExecutionId))
   }
 }
 

@@ -315,6 +315,16 @@ export class RequestConflictError extends Schema.TaggedError<RequestConflictErro
   }
 }
 
+/** A pseudonym token that the execution's key does not decode: made by another execution, or not a token. */
+export class PseudonymError extends Schema.TaggedError<PseudonymError>()("PseudonymError", {
+  executionId: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `This token cannot be re-identified in execution ${this.executionId}: ${this.reason}. A token decodes only in the execution (tree) that made it.`
+  }
+}
+
 /**
  * What `Baton.execute` fails with.
  *

@@ -21,6 +21,7 @@ import { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
 import * as History from "./History.ts"
+import * as Pseudonyms from "./Pseudonyms.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
@@ -165,10 +166,11 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
       touch()
     }
   })
+  const tree = Context.get(instance.services as Context.Context<TreeStore>, TreeStore)
   // With an ExecutionHistoryStore, every visit is noted in the tree (see History).
   const recorder = History.stepRecorder({
     services: instance.services,
-    tree: Context.get(instance.services as Context.Context<TreeStore>, TreeStore),
+    tree,
     record,
     holder: holder.lease.holder,
     epoch: holder.lease.epoch,
@@ -192,6 +194,7 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
       pass.parkedBodies += delta
       touch()
     })
+  let pseudonymKey: Promise<Uint8Array> | undefined
   const bodyClock: Clock.Clock = { ...clock, sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)) }
   return {
     tenantId: record.tenantId,
@@ -202,6 +205,11 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
     instanceId: instance.instanceId,
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
+    pseudonymKey: () =>
+      pseudonymKey ??= Effect.runPromise(Pseudonyms.keyOf(tree, record.tenantId, record.rootExecutionId)).catch((e) => {
+        pseudonymKey = undefined
+        throw e
+      }),
     runBody,
     runEffect: (node, body, key) =>
       runBody(node, () =>
