@@ -11,7 +11,7 @@ import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
 import { checkLease } from "./LeaseStore.ts"
-import type { PauseStatus } from "./Pause.ts"
+import type { Pause } from "./Pause.ts"
 
 /**
  * One visit of a step (a node run by one holder); a step run again after a
@@ -39,16 +39,10 @@ export interface StepVisit {
  * @category models
  * @since 0.1.0
  */
-export interface PauseVisit {
-  readonly pauseId: string
-  readonly executionId: ExecutionId
-  readonly payload: unknown
-  readonly status: PauseStatus
-  readonly decision: unknown
-  readonly createdAt: number
-  readonly resolvedAt: number | null
-  readonly resolvedBy: InstanceId | null
-}
+export type PauseVisit = Pick<
+  Pause,
+  "pauseId" | "executionId" | "payload" | "status" | "decision" | "createdAt" | "resolvedAt" | "resolvedBy"
+>
 
 /**
  * How an execution ended.
