@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { createHash } from "node:crypto"
 import { Effect, Fiber, Layer, Option } from "effect"
 import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, backends, makeSideEffects, slow, statusOf, theRunningRoot } from "./fixtures.ts"
 
@@ -101,5 +102,20 @@ describe("history retention", () => {
       assert.strictEqual((yield* history.list({ tenantId: "default", limit: 10 })).length, 5, "kept within the retention")
       yield* h.advance("2 minutes")
       assert.strictEqual((yield* history.list({ tenantId: "default", limit: 10 })).length, 0, "all five deleted, in pages of two")
+    }).pipe(Effect.provide(Layer.fresh(backends[0].stores))))
+})
+
+describe("request key retention", () => {
+  it.effect("expired request keys are deleted by the retention leader", () =>
+    Effect.gen(function*() {
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [approval(makeSideEffects())] } })
+      const requests = yield* RequestStore
+      for (let i = 0; i < 3; i++) {
+        yield* requests.claim({ tenantId: "default", requestKey: `r${i}`, fingerprint: "f", handle: i, now: 0, ttlMillis: 60_000 })
+      }
+      yield* h.advance("59 seconds")
+      assert.isTrue(Option.isSome(yield* requests.get("default", "r0", 0)), "kept until it expires")
+      yield* h.advance("2 seconds")
+      assert.strictEqual(yield* requests.deleteExpired(Number.MAX_SAFE_INTEGER, 10), 0, "nothing left to delete: the leader did")
     }).pipe(Effect.provide(Layer.fresh(backends[0].stores))))
 })

@@ -1,6 +1,7 @@
 /**
  * Retention: deletes what is kept past its retention (settled pauses,
- * execution history snapshots when an `ExecutionHistoryStore` is given), once
+ * execution history snapshots and expired request keys when their stores are
+ * given), once
  * per fleet — under the `baton/retention` leader lease, so one instance
  * does it at start and every `sweepInterval` while the others wait to take
  * over.
@@ -10,6 +11,7 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import { ExecutionHistoryStore } from "../../stores/ExecutionHistoryStore.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
+import { RequestStore } from "../../stores/RequestStore.ts"
 import * as Leader from "../Leader.ts"
 import { Instance } from "./Instance.ts"
 
@@ -47,12 +49,26 @@ const deleteHistory = (now: number) =>
     if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} execution history snapshots past retention`)
   }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("execution history")))
 
+/** Request keys past their expiry (when a `RequestStore` is given), a page a call. */
+const deleteRequests = (now: number) =>
+  Effect.gen(function*() {
+    const requests = yield* Effect.serviceOption(RequestStore)
+    if (Option.isNone(requests)) return
+    const leadership = yield* Leader.Leadership
+    const page = (yield* Instance).config.sweepPageSize
+    while (true) {
+      yield* leadership.check
+      if ((yield* requests.value.deleteExpired(now, page)) < page) break
+    }
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("expired request keys")))
+
 /** One round of deletes, the leadership checked first. */
 const round = Effect.gen(function*() {
   yield* (yield* Leader.Leadership).check
   const now = yield* Clock.currentTimeMillis
   yield* deletePauses(now)
   yield* deleteHistory(now)
+  yield* deleteRequests(now)
 })
 
 /**
