@@ -9,6 +9,12 @@ import { LeaseLostError } from "../../src/stores/Errors.ts"
 import { afterCursor, ExecutionHistoryStore, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
+/**
+ * The in-memory `ExecutionHistoryStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) => {
   const all = () => [...rows.history.values()].map((r) => JSON.parse(r.json) as ExecutionSnapshot)
   return ExecutionHistoryStore.make({
@@ -57,5 +63,10 @@ export const make = MemoryState.useSync((rows) => {
   })
 })
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(ExecutionHistoryStore, make)

@@ -20,6 +20,12 @@ const entryOf = (row: RequestRow): RequestEntry => ({
   expiresAt: row.expiresAt
 })
 
+/**
+ * The in-memory `RequestStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   RequestStore.make({
     claim: (c) =>
@@ -69,5 +75,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(RequestStore, make)

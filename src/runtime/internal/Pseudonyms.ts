@@ -18,7 +18,12 @@ import { Effect, Option } from "effect"
 import { PseudonymError } from "../../stores/Errors.ts"
 import { reservedPrefix, type TreeStoreShape } from "../../stores/TreeStore.ts"
 
-/** The reserved name (under `@baton/`) of the tree's pseudonym key. */
+/**
+ * The reserved name (under `@baton/`) of the tree's pseudonym key.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const keyName = "pseudonym-key"
 
 const tokenPrefix = "pn1_"

@@ -15,7 +15,12 @@ import { RequestStore } from "../../stores/RequestStore.ts"
 import * as Leader from "../Leader.ts"
 import { Instance } from "./Instance.ts"
 
-/** The leader name retention runs under. */
+/**
+ * The leader name retention runs under.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const leaderName = "baton/retention"
 
 /** A delete that failed is logged and tried again next round; it never stops the other. */
