@@ -30,7 +30,8 @@ export interface StepVisit {
   readonly startedAt: number
   /** null when the holder stopped (died, lost its lease) before the body returned. */
   readonly endedAt: number | null
-  readonly outcome: "Succeeded" | "Failed" | "Unfinished"
+  /** "Interrupted": the step paused (LangGraph `interrupt`) and ran again once answered; "Unfinished": cut short (its holder stopped). */
+  readonly outcome: "Succeeded" | "Failed" | "Interrupted" | "Unfinished"
 }
 
 /**

@@ -37,6 +37,7 @@ for (const backend of backends) {
           snapshot.steps.map((s) => `${s.node}#${s.attempt}@${s.instanceId}:${s.outcome}`),
           ["first#1@instance-0:Succeeded", "slow#1@instance-0:Unfinished", "slow#2@instance-1:Succeeded", "last#1@instance-1:Succeeded"]
         )
+        assert.deepStrictEqual(snapshot.steps.map((s) => s.endedAt === null), [true, true, false, false], "the dead holder never reported its ends")
         const slowVisits = snapshot.steps.filter((s) => s.node === "slow")
         assert.strictEqual(slowVisits[0]!.idempotencyKey, slowVisits[1]!.idempotencyKey, "one step, two visits")
         assert.deepStrictEqual(slowVisits.map((s) => s.idempotencyKey), fx.runs.filter((r) => r.node === "slow").map((r) => r.key))
@@ -60,12 +61,13 @@ for (const backend of backends) {
         assert.deepStrictEqual(snapshot.pauses.map((p) => [p.pauseId, p.status, p.decision, p.payload]), [
           [paused.pauses[0]!.pauseId, "Taken", "yes", { question: "send it?" }]
         ])
-        assert.deepStrictEqual(snapshot.steps.map((s) => `${s.node}#${s.attempt}@${s.instanceId}`), [
-          "draft#1@instance-0",
-          "approve#1@instance-0",
-          "approve#2@instance-1",
-          "send#1@instance-1"
+        assert.deepStrictEqual(snapshot.steps.map((s) => `${s.node}#${s.attempt}@${s.instanceId}:${s.outcome}`), [
+          "draft#1@instance-0:Succeeded",
+          "approve#1@instance-0:Interrupted",
+          "approve#2@instance-1:Succeeded",
+          "send#1@instance-1:Succeeded"
         ])
+        assert.isTrue(snapshot.steps.every((s) => s.endedAt !== null), "both passes ended and reported their ends")
         assert.strictEqual(snapshot.endedBy.epoch, 2)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Context, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import {
   ExecutionCancelledError,
@@ -28,7 +28,7 @@ import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as StepSlots from "./StepSlots.ts"
-import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
+import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
 /**
@@ -150,7 +150,13 @@ const guardOf = (holder: LeaseHolder) =>
  * tracked until they settle, run in a step slot when the instance caps steps,
  * Effect bodies on a clock that counts their waits as parked.
  */
-const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.Clock): PassHandle => {
+const makeHandle = (
+  instance: InstanceShape,
+  options: PassOptions,
+  clock: Clock.Clock,
+  tree: TreeStoreShape,
+  recorder: History.StepRecorder | undefined
+): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
     instance.activity.count++
@@ -166,19 +172,8 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
       touch()
     }
   })
-  const tree = Context.get(instance.services as Context.Context<TreeStore>, TreeStore)
-  // With an ExecutionHistoryStore, every visit is noted in the tree (see History).
-  const recorder = History.stepRecorder({
-    services: instance.services,
-    tree,
-    record,
-    holder: holder.lease.holder,
-    epoch: holder.lease.epoch,
-    instanceId: instance.instanceId,
-    now: () => clock.currentTimeMillisUnsafe()
-  })
   const runBody = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
-    const body = recorder === undefined || key === undefined ? step : () => recorder(node, key, step)
+    const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
     pass.bodies.add(p)
     touch()
@@ -238,8 +233,19 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
   const event = { ...base, rootExecutionId: record.rootExecutionId, instanceId: instance.instanceId, workflowName: workflow.name }
   const guard = guardOf(holder)
+  // With an ExecutionHistoryStore, every visit is noted in the tree (see History).
+  const recorder = History.stepRecorder({
+    services: instance.services,
+    tree,
+    record,
+    holder: holder.lease.holder,
+    epoch: holder.lease.epoch,
+    instanceId: instance.instanceId,
+    now: () => clock.currentTimeMillisUnsafe()
+  })
+  const handle = makeHandle(instance, options, clock, tree, recorder)
   const graphOptions = {
-    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: makeHandle(instance, options, clock) },
+    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: handle },
     signal: holder.signal,
     durability: "sync" as const
   }
@@ -258,6 +264,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     observer,
     graph,
     graphOptions,
+    recorder,
     base,
     event,
     guard,
@@ -377,7 +384,7 @@ const runGraph = (p: Pass, next: Next) =>
   invoke(p, next.input).pipe(
     Effect.tapError((e) =>
       e._tag === "ExecutionFailedError"
-        ? History.save(p.record, "Failed", e.error, p.holder.lease).pipe(
+        ? History.save(p.record, "Failed", e.error, p.holder.lease, p.recorder).pipe(
           Effect.andThen(setStatus(p, ["Running"], "Failed", e.error)),
           Effect.andThen(p.dropTreeKeys),
           Effect.andThen(p.observer.onError({ ...p.event, error: e.error })),
@@ -393,7 +400,7 @@ const runGraph = (p: Pass, next: Next) =>
 /** The graph returned without an interrupt: the tree is finished. */
 const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* p.guard
-  yield* History.save(p.record, "Finished", null, p.holder.lease)
+  yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
   yield* p.observer.onEnd({ ...p.event, output })
@@ -437,6 +444,7 @@ const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Inte
   const late = yield* answersFor(p, waiting)
   if (late.length > 0) return answering(late)
   yield* p.honourCancelRequest
+  if (p.recorder !== undefined) yield* p.recorder.flush
   yield* setStatus(p, ["Running"], "Paused")
   const pending = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Pending"])
   yield* p.observer.onPause({ ...p.event, pauseIds: pending.map((a) => a.pauseId) })

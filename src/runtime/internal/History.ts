@@ -1,13 +1,15 @@
 /**
  * Execution history in the runtime: when an `ExecutionHistoryStore` is
  * given to the Baton Layer, every step visit is noted in the tree's
- * reserved keys (so the visits of a holder that died stay with the tree),
+ * reserved keys — its start before the body (so the visits of a holder that
+ * died stay with the tree), the ends of a pass's visits at once when it ends —
  * and the holder that ends a root writes its snapshot under its lease —
  * once per execution, whoever ends it (the store saves only if absent).
  * Without the store nothing is noted or written.
  *
  * @since 0.1.0
  */
+import { isGraphInterrupt } from "@langchain/langgraph"
 import { createHash } from "node:crypto"
 import { Clock, Context, Effect, Option } from "effect"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
@@ -21,15 +23,16 @@ import type { Lease } from "../../stores/Lease.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 
-/** Reserved names (under `@baton/`) of the step visits noted in the tree. */
+/** Reserved names (under `@baton/`) of the step visits noted in the tree, and of the ends a pass reports. */
 const visitName = (key: string, holder: string) => `history/visit/${holder}/${key}`
-const endName = (key: string, holder: string) => `history/end/${holder}/${key}`
+const endsName = (holder: string, n: number) => `history/end/${holder}/${n}`
 const visitsPrefix = `${reservedPrefix}history/visit/`
 const endsPrefix = `${reservedPrefix}history/end/`
 
 interface VisitRow {
   readonly node: string
   readonly key: string
+  readonly holder: string
   readonly instanceId: string
   readonly startedAt: number
   /** The holder's lease epoch and its count of visits: the order of visits started at one instant. */
@@ -38,17 +41,27 @@ interface VisitRow {
 }
 interface EndRow {
   readonly endedAt: number
-  readonly outcome: "Succeeded" | "Failed"
+  readonly outcome: "Succeeded" | "Failed" | "Interrupted"
+}
+/** The ends of one pass's visits, by idempotency key, written once when the pass ends. */
+interface EndsRow {
+  readonly holder: string
+  readonly ends: Readonly<Record<string, EndRow>>
 }
 
 /**
- * Wraps a step body so its visit is noted (start before the body, end after
- * it). A failed note is logged, never the step's failure.
+ * Notes a pass's step visits: the start of each before its body runs (one
+ * tree write: a holder that dies mid-step leaves it), the ends kept here
+ * and written at once by `flush` when the pass ends (one tree write per
+ * pass, not per step). A failed note is logged, never the step's failure.
  *
  * @category models
  * @since 0.1.0
  */
-export type StepRecorder = <A>(node: string, key: string, body: () => Promise<A>) => Promise<A>
+export interface StepRecorder {
+  readonly around: <A>(node: string, key: string, body: () => Promise<A>) => Promise<A>
+  readonly flush: Effect.Effect<void>
+}
 
 /**
  * The recorder of one pass, or undefined when no `ExecutionHistoryStore` was given.
@@ -68,31 +81,58 @@ export const stepRecorder = (options: {
   if (Option.isNone(Context.getOption(options.services, ExecutionHistoryStore))) return undefined
   const { epoch, holder, instanceId, now, record, tree } = options
   let seq = 0
+  let flushes = 0
+  let ends: Record<string, EndRow> = {}
   const note = (name: string, value: unknown) =>
-    Effect.runPromise(
-      tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, name, value).pipe(
-        Effect.catch((e) => Effect.logWarning(`execution history: a step visit was not noted: ${e.message}`))
-      )
+    tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, name, value).pipe(
+      Effect.catch((e) => Effect.logWarning(`execution history: a step visit was not noted: ${e.message}`)),
+      Effect.asVoid
     )
-  return (node, key, body) =>
-    note(visitName(key, holder), { node, key, instanceId, startedAt: now(), epoch, seq: ++seq } satisfies VisitRow).then(body).then(
-      (value) => note(endName(key, holder), { endedAt: now(), outcome: "Succeeded" } satisfies EndRow).then(() => value),
-      (error) => note(endName(key, holder), { endedAt: now(), outcome: "Failed" } satisfies EndRow).then(() => Promise.reject(error))
-    )
+  const ended = (key: string, outcome: EndRow["outcome"]) => {
+    ends[key] = { endedAt: now(), outcome }
+  }
+  return {
+    around: (node, key, body) =>
+      Effect.runPromise(note(visitName(key, holder), { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq } satisfies VisitRow))
+        .then(body)
+        .then(
+          (value) => {
+            ended(key, "Succeeded")
+            return value
+          },
+          (error) => {
+            ended(key, isGraphInterrupt(error) ? "Interrupted" : "Failed")
+            return Promise.reject(error)
+          }
+        ),
+    flush: Effect.suspend(() => {
+      if (Object.keys(ends).length === 0) return Effect.void
+      const row: EndsRow = { holder, ends }
+      ends = {}
+      return note(endsName(holder, ++flushes), row)
+    })
+  }
 }
 
 /** The noted visits of a tree, attempts numbered per step in start order. */
-const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: ExecutionRecord) {
-  const visits = yield* tree.list(record.tenantId, record.rootExecutionId, visitsPrefix)
-  const ends = new Map((yield* tree.list(record.tenantId, record.rootExecutionId, endsPrefix)).map((e) => [e.key.slice(endsPrefix.length), e.value as EndRow]))
-  const rows = visits
-    .map((v) => ({ id: v.key.slice(visitsPrefix.length), row: v.value as VisitRow }))
-    .sort((a, b) => a.row.startedAt - b.row.startedAt || a.row.epoch - b.row.epoch || a.row.seq - b.row.seq)
+const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: ExecutionRecord, status: EndStatus) {
+  const visits = (yield* tree.list(record.tenantId, record.rootExecutionId, visitsPrefix))
+    .map((v) => v.value as VisitRow)
+    .sort((a, b) => a.startedAt - b.startedAt || a.epoch - b.epoch || a.seq - b.seq)
+  const ends = new Map<string, EndRow>()
+  for (const e of yield* tree.list(record.tenantId, record.rootExecutionId, endsPrefix)) {
+    const row = e.value as EndsRow
+    for (const [key, end] of Object.entries(row.ends)) ends.set(JSON.stringify([row.holder, key]), end)
+  }
+  const lastOf = new Map(visits.map((v) => [v.key, v]))
   const attempts = new Map<string, number>()
-  return rows.map(({ id, row }): StepVisit => {
+  return visits.map((row): StepVisit => {
     const attempt = (attempts.get(row.key) ?? 0) + 1
     attempts.set(row.key, attempt)
-    const end = ends.get(id)
+    const end = ends.get(JSON.stringify([row.holder, row.key]))
+    // No reported end: the holder stopped before its pass ended. The step ran again later (this visit was
+    // cut short), or it was not: then it completed (LangGraph runs a finished task once), its end unknown.
+    const outcome = end?.outcome ?? (lastOf.get(row.key) === row && status === "Finished" ? "Succeeded" : "Unfinished")
     return {
       node: row.node,
       idempotencyKey: row.key,
@@ -100,7 +140,7 @@ const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: Execu
       instanceId: row.instanceId,
       startedAt: row.startedAt,
       endedAt: end?.endedAt ?? null,
-      outcome: end?.outcome ?? "Unfinished"
+      outcome
     }
   })
 })
@@ -117,9 +157,16 @@ const hashOf = (value: unknown) => createHash("sha256").update(JSON.stringify(va
  * @category internal
  * @since 0.1.0
  */
-export const save = Effect.fnUntraced(function*(record: ExecutionRecord, status: EndStatus, error: string | null, lease: Lease) {
+export const save = Effect.fnUntraced(function*(
+  record: ExecutionRecord,
+  status: EndStatus,
+  error: string | null,
+  lease: Lease,
+  recorder?: StepRecorder | undefined
+) {
   const history = yield* Effect.serviceOption(ExecutionHistoryStore)
   if (Option.isNone(history) || record.executionId !== record.rootExecutionId) return
+  if (recorder !== undefined) yield* recorder.flush
   const tree = yield* TreeStore
   const pauses = yield* PauseStore
   const now = yield* Clock.currentTimeMillis
@@ -136,7 +183,7 @@ export const save = Effect.fnUntraced(function*(record: ExecutionRecord, status:
     error,
     startedAt: record.createdAt,
     endedAt: now,
-    steps: yield* visitsOf(tree, record),
+    steps: yield* visitsOf(tree, record, status),
     pauses: (yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved", "Taken", "Cancelled"])).map((p) => ({
       pauseId: p.pauseId,
       executionId: p.executionId,
