@@ -35,6 +35,7 @@ export * as BatonConfig from "./runtime/BatonConfig.ts"
 export type { BatonConfigOptions, BatonConfigShape, BatonOptions } from "./runtime/BatonConfig.ts"
 export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
+export * as Leader from "./runtime/Leader.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 
 // Fleet-wide limits (issue 14)
@@ -49,6 +50,18 @@ export * from "./stores/Errors.ts"
 // Store contracts and the domain types they speak
 export { CheckpointStore, type CheckpointStoreShape } from "./stores/CheckpointStore.ts"
 export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./stores/ChildQueueStore.ts"
+export {
+  type EndStatus,
+  ExecutionHistoryStore,
+  type ExecutionHistoryStoreShape,
+  type ExecutionSnapshot,
+  exportJsonLines,
+  type HistoryCursor,
+  type HistoryQuery,
+  type PauseVisit,
+  type StepVisit,
+  toJsonLines
+} from "./stores/ExecutionHistoryStore.ts"
 export {
   activeStatuses,
   type ExecutionRecord,
@@ -90,6 +103,7 @@ export {
   type RecordStoreShape,
   type SetStatusInput
 } from "./stores/RecordStore.ts"
+export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
 export { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into

@@ -77,6 +77,21 @@ export interface MemoryRows {
   readonly checkpoints: Map<string, Map<string, CheckpointRow>>
   readonly writes: Map<string, Map<string, WriteRow>>
   readonly blobs: Map<string, BlobRow>
+  /** Execution snapshots as JSON text, by key(tenantId, executionId). */
+  readonly history: Map<string, { readonly endedAt: number; readonly json: string }>
+  /** Inbound requests by key(tenantId, requestKey). */
+  readonly requests: Map<string, RequestRow>
+}
+
+/** An inbound request row: the handle as JSON text, the answer as JSON text once recorded (null before). */
+export interface RequestRow {
+  readonly tenantId: string
+  readonly requestKey: string
+  readonly fingerprint: string
+  readonly handle: string
+  answer: string | null
+  readonly createdAt: number
+  readonly expiresAt: number
 }
 
 /**
@@ -99,7 +114,9 @@ export const emptyRows = (): MemoryRows => ({
   children: new Map(),
   checkpoints: new Map(),
   writes: new Map(),
-  blobs: new Map()
+  blobs: new Map(),
+  history: new Map(),
+  requests: new Map()
 })
 
 /**

@@ -17,6 +17,8 @@
 import { Layer } from "effect"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -26,11 +28,13 @@ import type { RecordStore } from "../../src/stores/RecordStore.ts"
 import type { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 import * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
+import * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"
 import * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
 import * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
 import * as MemoryPauseStore from "./MemoryPauseStore.ts"
 import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
+import * as MemoryRequestStore from "./MemoryRequestStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 
@@ -48,7 +52,9 @@ export const layerOnState = Layer.mergeAll(
   MemoryCheckpointStore.layer,
   MemoryLedgerStore.layer,
   MemoryRateLimitStore.layer,
-  MemoryChildQueueStore.layer
+  MemoryChildQueueStore.layer,
+  MemoryExecutionHistoryStore.layer,
+  MemoryRequestStore.layer
 )
 
 /**
@@ -131,3 +137,21 @@ export const layerRateLimitStore: Layer.Layer<RateLimitStore> = alone(MemoryRate
  * @since 0.1.0
  */
 export const layerChildQueueStore: Layer.Layer<ChildQueueStore> = alone(MemoryChildQueueStore.layer)
+
+/**
+ * `ExecutionHistoryStore` alone, on its own fresh rows. Its saves check the
+ * lease rows of the same `MemoryState`: pair it with `MemoryLeaseStore.layer`
+ * on one state (or use `layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerExecutionHistoryStore: Layer.Layer<ExecutionHistoryStore> = alone(MemoryExecutionHistoryStore.layer)
+
+/**
+ * `RequestStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRequestStore: Layer.Layer<RequestStore> = alone(MemoryRequestStore.layer)

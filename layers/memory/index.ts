@@ -5,11 +5,13 @@
  */
 export * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 export * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
+export * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"
 export * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
 export * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
 export * as MemoryPauseStore from "./MemoryPauseStore.ts"
 export * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 export * as MemoryRecordStore from "./MemoryRecordStore.ts"
+export * as MemoryRequestStore from "./MemoryRequestStore.ts"
 export { MemoryState } from "./MemoryState.ts"
 export * as MemoryStores from "./MemoryStores.ts"
 export * as MemoryTreeStore from "./MemoryTreeStore.ts"

@@ -38,6 +38,10 @@ import type { TreeStore } from "../../src/stores/TreeStore.ts"
 import { layerFromConfig, optional } from "../sql/internal/config.ts"
 import * as SqlCheckpointStore from "../sql/SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
+import * as SqlExecutionHistoryStore from "../sql/SqlExecutionHistoryStore.ts"
+import * as SqlRequestStore from "../sql/SqlRequestStore.ts"
+import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
 import type * as SqlMigrations from "../sql/SqlMigrations.ts"
@@ -230,3 +234,22 @@ export const layerRateLimitStore = (options: PgStoresOptions = {}): Layer.Layer<
  */
 export const layerChildQueueStore = (options: PgStoresOptions = {}): Layer.Layer<ChildQueueStore, Failure> =>
   alone(SqlChildQueueStore.layer(options), options)
+
+/**
+ * `ExecutionHistoryStore` alone, on its own pool. Its saves check the lease
+ * rows of the same database: pair it with leases on the same database.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerExecutionHistoryStore = (options: PgStoresOptions = {}): Layer.Layer<ExecutionHistoryStore, Failure> =>
+  alone(SqlExecutionHistoryStore.layer(options), options)
+
+/**
+ * `RequestStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRequestStore = (options: PgStoresOptions = {}): Layer.Layer<RequestStore, Failure> =>
+  alone(SqlRequestStore.layer(options), options)

@@ -202,6 +202,31 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
+/** 7: execution history snapshots and inbound request keys (issue 19). */
+const historyAndRequests = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.history}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    workflow_name ${y.key} NOT NULL,
+    ended_at ${y.time} NOT NULL,
+    snapshot ${y.text} NOT NULL,
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE INDEX "${t.history}_list_idx" ON "${t.history}" (tenant_id, ended_at, execution_id)`,
+  `CREATE INDEX "${t.history}_ended_idx" ON "${t.history}" (ended_at)`,
+  `CREATE TABLE "${t.requests}" (
+    ${tenant(y)},
+    request_key ${y.key} NOT NULL,
+    fingerprint ${y.text} NOT NULL,
+    handle ${y.text} NOT NULL,
+    answer ${y.text},
+    created_at ${y.time} NOT NULL,
+    expires_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, request_key)
+  )`,
+  `CREATE INDEX "${t.requests}_expires_idx" ON "${t.requests}" (expires_at)`
+]
+
 /**
  * 3: one active root per thread, decided by the database — a partial unique
  * index over the roots (`execution_id = root_execution_id`) that are Running
@@ -276,7 +301,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [3, "handles", handles],
   [4, "checkpoint_channel_versions", checkpointChannelVersions],
   [5, "recovery_backoff", recoveryBackoff],
-  [6, "limiters", limiters]
+  [6, "limiters", limiters],
+  [7, "history_and_requests", historyAndRequests]
 ]
 
 /**

@@ -8,6 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
@@ -15,15 +16,18 @@ import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
+import * as SqlExecutionHistoryStore from "./SqlExecutionHistoryStore.ts"
 import * as SqlLeaseStore from "./SqlLeaseStore.ts"
 import * as SqlLedgerStore from "./SqlLedgerStore.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlPauseStore from "./SqlPauseStore.ts"
 import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
+import * as SqlRequestStore from "./SqlRequestStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 
@@ -42,6 +46,8 @@ export type Stores =
   | LedgerStore
   | RateLimitStore
   | ChildQueueStore
+  | ExecutionHistoryStore
+  | RequestStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -66,6 +72,8 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(CheckpointStore, yield* SqlCheckpointStore.make(options)),
       Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
-      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options))
+      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
+      Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
+      Context.add(RequestStore, yield* SqlRequestStore.make(options))
     )
   }))

@@ -57,6 +57,8 @@ export interface SqlTables {
   readonly limiterWindows: string
   /** effect `RateLimiterStore` buckets / adaptive states and `CircuitBreakerStore` entries, JSON per (kind, key) (migration 6). */
   readonly limiterStates: string
+  readonly history: string
+  readonly requests: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -93,6 +95,8 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     checkpointWrites: `${prefix}checkpoint_writes`,
     checkpointBlobs: `${prefix}checkpoint_blobs`,
     limiterWindows: `${prefix}limiter_windows`,
-    limiterStates: `${prefix}limiter_states`
+    limiterStates: `${prefix}limiter_states`,
+    history: `${prefix}history`,
+    requests: `${prefix}requests`
   })
 }

@@ -35,6 +35,8 @@ export interface BatonConfigOptions {
   readonly sweepInterval?: Duration.Input | undefined
   /** How long answered or withdrawn pauses are kept. Default 24 hours. */
   readonly pauseRetention?: Duration.Input | undefined
+  /** How long execution history snapshots are kept (with an `ExecutionHistoryStore`). Default 30 days. */
+  readonly historyRetention?: Duration.Input | undefined
   /** Records read per page by the sweep. Default 100. */
   readonly sweepPageSize?: number | undefined
   /**
@@ -84,6 +86,7 @@ export interface BatonConfigShape {
   readonly waitPollMillis: number
   readonly sweepMillis: number
   readonly pauseRetentionMillis: number
+  readonly historyRetentionMillis: number
   readonly sweepPageSize: number
   /** The cap on steps running at once; `undefined`: no cap. */
   readonly maxConcurrentSteps: number | undefined
@@ -116,6 +119,7 @@ export const defaults: BatonConfigShape = {
   waitPollMillis: 1_000,
   sweepMillis: 30_000,
   pauseRetentionMillis: 24 * 60 * 60 * 1000,
+  historyRetentionMillis: 30 * 24 * 60 * 60 * 1000,
   sweepPageSize: 100,
   maxConcurrentSteps: undefined,
   maxRecoveryAttempts: 5,
@@ -136,6 +140,7 @@ export const configKeys = {
   waitPoll: "BATON_WAIT_POLL",
   sweepInterval: "BATON_SWEEP_INTERVAL",
   pauseRetention: "BATON_PAUSE_RETENTION",
+  historyRetention: "BATON_HISTORY_RETENTION",
   sweepPageSize: "BATON_SWEEP_PAGE_SIZE",
   maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS",
   maxRecoveryAttempts: "BATON_MAX_RECOVERY_ATTEMPTS",
@@ -230,6 +235,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* atMost("waitPoll", waitPollMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
   yield* atMost("sweepInterval", sweepMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
   yield* atMost("pauseRetention", pauseRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
+  yield* atMost("historyRetention", config.historyRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
   yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
   yield* checkRecovery(config)
@@ -255,6 +261,7 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     waitPollMillis: yield* millis("waitPoll", options.waitPoll, defaults.waitPollMillis),
     sweepMillis: yield* millis("sweepInterval", options.sweepInterval, defaults.sweepMillis),
     pauseRetentionMillis: yield* millis("pauseRetention", options.pauseRetention, defaults.pauseRetentionMillis),
+    historyRetentionMillis: yield* millis("historyRetention", options.historyRetention, defaults.historyRetentionMillis),
     sweepPageSize: (yield* wholeNumber("sweepPageSize", options.sweepPageSize, defaults.sweepPageSize, ""))!,
     maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
     maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
@@ -303,6 +310,7 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   waitPoll: optionalText(configKeys.waitPoll).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   sweepInterval: optionalText(configKeys.sweepInterval).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   pauseRetention: optionalText(configKeys.pauseRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  historyRetention: optionalText(configKeys.historyRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   sweepPageSize: optionalText(configKeys.sweepPageSize).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),

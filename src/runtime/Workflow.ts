@@ -17,6 +17,7 @@ import { createHash } from "node:crypto"
 import { Effect, Schema, SchemaIssue } from "effect"
 import { passOf } from "./internal/pass.ts"
 import { InvalidInputError } from "../stores/Errors.ts"
+import * as Pseudonyms from "./internal/Pseudonyms.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
 
 /**
@@ -269,6 +270,15 @@ export interface StepContext {
    */
   readonly idempotencyKey: string
   readonly idempotencyKeyFor: (n: number | string) => string
+  /**
+   * A token standing for a personal value, under a key made once for this
+   * execution tree and kept with it (never logged): the same value gives
+   * the same token on every instance that continues the execution; another
+   * execution's tokens differ. Keep tokens, not values, in state and logs.
+   */
+  readonly pseudonymize: (value: string) => Promise<string>
+  /** The value a token of this execution stands for; rejects with `PseudonymError` for a token of another execution. */
+  readonly reidentify: (token: string) => Promise<string>
 }
 
 /**
@@ -294,7 +304,9 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     signal: pass.signal,
     leaseHeld: pass.leaseHeld,
     idempotencyKey,
-    idempotencyKeyFor: (n) => `${idempotencyKey}#${n}`
+    idempotencyKeyFor: (n) => `${idempotencyKey}#${n}`,
+    pseudonymize: (value) => pass.pseudonymKey().then((key) => Pseudonyms.pseudonymize(key, value)),
+    reidentify: (token) => pass.pseudonymKey().then((key) => Pseudonyms.reidentify(key, token, pass.rootExecutionId))
   }
 }
 
@@ -309,7 +321,7 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
 export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U) =>
 (state: S, config: LangGraphRunnableConfig): Promise<U> => {
   const ctx = stepContext(config)
-  return passOf(config).runBody(ctx.node, () => Promise.resolve().then(() => body(state, ctx)))
+  return passOf(config).runBody(ctx.node, () => Promise.resolve().then(() => body(state, ctx)), ctx.idempotencyKey)
 }
 
 /**
@@ -323,7 +335,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U)
 export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>): EffectNode<S, U, R> => {
   const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
     const ctx = stepContext(config)
-    return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>)
+    return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>, ctx.idempotencyKey)
   }
   // The requirements are a phantom: nothing is kept at run time.
   return node as EffectNode<S, U, R>

@@ -312,6 +312,26 @@ export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingEr
   }
 }
 
+/** A request idempotency key was used again for another request (another workflow or input): refused, never mapped to the first. */
+export class RequestConflictError extends Schema.TaggedError<RequestConflictError>()("RequestConflictError", {
+  tenantId: Schema.String,
+  requestKey: Schema.String
+}) {
+  override get message() {
+    return `Request key "${this.requestKey}" (tenant ${this.tenantId}) was already used for a different request (another workflow or input). Use a new key for a new request.`
+  }
+}
+
+/** A pseudonym token that the execution's key does not decode: made by another execution, or not a token. */
+export class PseudonymError extends Schema.TaggedError<PseudonymError>()("PseudonymError", {
+  executionId: Schema.String,
+  reason: Schema.String
+}) {
+  override get message() {
+    return `This token cannot be re-identified in execution ${this.executionId}: ${this.reason}. A token decodes only in the execution (tree) that made it.`
+  }
+}
+
 /**
  * No execution with this id exists for this tenant (another tenant's execution is reported the same way).
  *

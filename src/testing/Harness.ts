@@ -20,6 +20,7 @@ import * as BatonConfig from "../runtime/BatonConfig.ts"
 import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../stores/CheckpointStore.ts"
 import { type BatonConfigError, StoreError } from "../stores/Errors.ts"
+import { ExecutionHistoryStore } from "../stores/ExecutionHistoryStore.ts"
 import type { IdGenerator } from "../stores/Ids.ts"
 import type { InstanceShape } from "../runtime/internal/Instance.ts"
 import * as Runtime from "../runtime/internal/Runtime.ts"
@@ -71,6 +72,11 @@ export interface Harness {
   readonly instance: (index: number) => HarnessInstance
   /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance). */
   readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>>
+  /**
+   * Runs an effect in a fiber of instance `index` over that instance's stores and clock (gated like its
+   * runtime's: it dies, freezes and is cut off with the instance), e.g. a `Leader.run` campaign.
+   */
+  readonly runIn: <A, E>(index: number, effect: Effect.Effect<A, E, HarnessStores>) => Effect.Effect<Fiber.Fiber<A, E>>
   /** Abrupt death: no release, every later store call of the instance fails, its fibers stop. */
   readonly kill: (index: number) => Effect.Effect<void>
   /** The process stops (SIGSTOP): its store calls and clock wake-ups wait until `thaw`. */
@@ -174,7 +180,7 @@ class GatedSaver extends BaseCheckpointSaver {
   }
 }
 
-const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore] as const
+const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore, ExecutionHistoryStore] as const
 
 /** The test's clock as one instance sees it: its waits are noted in `deadlines`; a dead one never wakes, a frozen one wakes at thaw. */
 const instanceClock = (clock: Clock.Clock, deadlines: Map<symbol, number>, gate: Gate): Clock.Clock => ({
@@ -211,6 +217,7 @@ const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock
 
 interface Slot {
   gate: Gate
+  context: Context.Context<HarnessStores>
   scope: Scope.Closeable
   entry: HarnessInstance
 }
@@ -297,13 +304,16 @@ export const make = Effect.fnUntraced(function*(options: {
     const scope = yield* Scope.fork(harnessScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
     const { workflows, ...rest } = options.baton
+    // The instance's own scope inside the stores' context (which holds the test's scope): its sweep and
+    // background fibers live in it, so `close`/`kill` stop them.
     const built = yield* Runtime.make(workflows).pipe(
       Effect.provide(BatonConfig.layer({ ...rest, instanceId })),
-      Effect.provide(context),
-      Scope.provide(scope)
+      Scope.provide(scope),
+      Effect.provide(context)
     )
     const slot: Slot = {
       gate,
+      context,
       scope,
       entry: {
         index,
@@ -345,6 +355,7 @@ export const make = Effect.fnUntraced(function*(options: {
     },
     instance: (index) => slot(index).entry,
     run: (index, f) => Effect.forkIn(f(slot(index).entry.baton), slot(index).scope),
+    runIn: (index, effect) => Effect.forkIn(Effect.provide(effect, slot(index).context), slot(index).scope),
     kill: (index) =>
       Effect.gen(function*() {
         yield* setState(index, "dead")

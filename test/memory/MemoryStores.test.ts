@@ -13,6 +13,8 @@ import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 
 describe("MemoryStores", () => {
@@ -28,6 +30,8 @@ describe("MemoryStores", () => {
       yield* ping(MemoryStores.layerLedgerStore, LedgerStore)
       yield* ping(MemoryStores.layerRateLimitStore, RateLimitStore)
       yield* ping(MemoryStores.layerChildQueueStore, ChildQueueStore)
+      yield* ping(MemoryStores.layerExecutionHistoryStore, ExecutionHistoryStore)
+      yield* ping(MemoryStores.layerRequestStore, RequestStore)
     }).pipe(Effect.scoped))
 
   it.effect("two builds of layerOnState on one MemoryState share rows, as instances share a database", () =>

@@ -14,11 +14,13 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
+  executionHistoryStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
   rateLimitStoreSuite,
   recordStoreSuite,
+  requestStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 
@@ -40,6 +42,8 @@ for (const setup of setups) {
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
+  executionHistoryStoreSuite(setup)
+  requestStoreSuite(setup)
   checkpointStoreSuite(setup)
 }
 

@@ -5,11 +5,13 @@
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
+  executionHistoryStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
   rateLimitStoreSuite,
   recordStoreSuite,
+  requestStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
@@ -27,4 +29,6 @@ treeStoreSuite(setup)
 ledgerStoreSuite(setup)
 rateLimitStoreSuite(setup)
 childQueueStoreSuite(setup)
+executionHistoryStoreSuite(setup)
+requestStoreSuite(setup)
 checkpointStoreSuite(setup)

@@ -16,6 +16,8 @@ import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { randomName, testSchema, url } from "./db.ts"
 
@@ -33,9 +35,11 @@ describe("PgStores, each store alone", () => {
         PgStores.layerCheckpointStore(options),
         PgStores.layerLedgerStore(options),
         PgStores.layerRateLimitStore(options),
-        PgStores.layerChildQueueStore(options)
+        PgStores.layerChildQueueStore(options),
+        PgStores.layerExecutionHistoryStore(options),
+        PgStores.layerRequestStore(options)
       ))
-      for (const key of [LeaseStore, RecordStore, PauseStore, TreeStore, CheckpointStore, LedgerStore, RateLimitStore, ChildQueueStore] as const) {
+      for (const key of [LeaseStore, RecordStore, PauseStore, TreeStore, CheckpointStore, LedgerStore, RateLimitStore, ChildQueueStore, ExecutionHistoryStore, RequestStore] as const) {
         yield* (Context.get(context, key as typeof LeaseStore) as { readonly ping: Effect.Effect<void, unknown> }).ping
       }
     }).pipe(Effect.scoped))

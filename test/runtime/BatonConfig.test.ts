@@ -48,6 +48,7 @@ describe("Baton.layer configuration", () => {
         [config.leaseMillis, config.renewMillis, config.sweepMillis, config.pauseRetentionMillis, config.maxConcurrentSteps],
         [30_000, 10_000, 30_000, 24 * 60 * 60 * 1000, undefined]
       )
+      assert.strictEqual(config.historyRetentionMillis, 30 * 24 * 60 * 60 * 1000, "history is kept 30 days by default")
     }))
 })
 
@@ -123,6 +124,7 @@ describe("BatonConfig", () => {
           BATON_WAIT_POLL: "2 seconds",
           BATON_SWEEP_INTERVAL: "1 minute",
           BATON_PAUSE_RETENTION: "2 hours",
+          BATON_HISTORY_RETENTION: "7 days",
           BATON_SWEEP_PAGE_SIZE: "50",
           BATON_MAX_CONCURRENT_STEPS: "4",
           BATON_MAX_RECOVERY_ATTEMPTS: "3",
@@ -138,6 +140,7 @@ describe("BatonConfig", () => {
         waitPollMillis: 2_000,
         sweepMillis: 60_000,
         pauseRetentionMillis: 2 * 60 * 60 * 1000,
+        historyRetentionMillis: 7 * 24 * 60 * 60 * 1000,
         sweepPageSize: 50,
         maxConcurrentSteps: 4,
         maxRecoveryAttempts: 3,

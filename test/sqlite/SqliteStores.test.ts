@@ -13,6 +13,8 @@ import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { MemoryRateLimitStore, MemoryState } from "../../layers/memory/index.ts"
 import { SqliteClient, SqliteMigrations, SqliteStores } from "../../layers/sqlite/index.ts"
@@ -63,6 +65,8 @@ describe("SqliteStores", () => {
       yield* Context.get(yield* build(SqliteStores.layerLedgerStore({ path })), LedgerStore).ping
       yield* Context.get(yield* build(SqliteStores.layerRateLimitStore({ path })), RateLimitStore).ping
       yield* Context.get(yield* build(SqliteStores.layerChildQueueStore({ path })), ChildQueueStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerExecutionHistoryStore({ path })), ExecutionHistoryStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerRequestStore({ path })), RequestStore).ping
       yield* Scope.close(scope, Exit.void)
     }))
 

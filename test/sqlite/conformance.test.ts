@@ -6,11 +6,13 @@
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
+  executionHistoryStoreSuite,
   leaseStoreSuite,
   ledgerStoreSuite,
   pauseStoreSuite,
   rateLimitStoreSuite,
   recordStoreSuite,
+  requestStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
@@ -36,5 +38,7 @@ for (const setup of setups) {
   ledgerStoreSuite(setup)
   rateLimitStoreSuite(setup)
   childQueueStoreSuite(setup)
+  executionHistoryStoreSuite(setup)
+  requestStoreSuite(setup)
   checkpointStoreSuite(setup)
 }

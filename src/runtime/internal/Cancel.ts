@@ -9,6 +9,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { ExecutionCancelledError, type LeaseLostError } from "../../stores/Errors.ts"
+import * as History from "./History.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { Instance } from "./Instance.ts"
@@ -63,7 +64,8 @@ export const request = (tenantId: string, rootExecutionId: string, by: { readonl
  * Running or Paused, so the error hook fires once across instances), its
  * pauses withdrawn, its tree keys removed. Call it holding the tree's lease:
  * the record's transition is fenced by it (a stale holder's is refused with
- * `LeaseLostError`, as is one whose `guard` fails).
+ * `LeaseLostError`, as is one whose `guard` fails), and the execution
+ * history snapshot is written under it.
  *
  * @category internal
  * @since 0.1.0
@@ -81,13 +83,17 @@ export const endTree = Effect.fnUntraced(function*(
   const now = yield* Clock.currentTimeMillis
   const { rootExecutionId, tenantId } = record
   yield* guard
+  for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
+    yield* pauses.withdraw(tenantId, p.pauseId, now)
+  }
+  // The snapshot (with the pauses withdrawn) before the record ends: a holder stopped in between leaves it to the next one.
+  if (record.status === "Running" || record.status === "Paused") {
+    yield* History.save(record, "Cancelled", "cancelled", lease)
+  }
   let ended = false
   for (const from of ["Running", "Paused"] as const) {
     if (ended) break
     ended = yield* records.setStatusFenced({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled", lease })
-  }
-  for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
-    yield* pauses.withdraw(tenantId, p.pauseId, now)
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
   if (ended) {

@@ -20,13 +20,15 @@ import { fenceKey, tenantKey } from "../../stores/Fence.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
+import * as History from "./History.ts"
+import * as Pseudonyms from "./Pseudonyms.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as StepSlots from "./StepSlots.ts"
-import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
+import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
 /**
@@ -154,7 +156,13 @@ const guardOf = (holder: LeaseHolder) =>
  * tracked until they settle, run in a step slot when the instance caps steps,
  * Effect bodies on a clock that counts their waits as parked.
  */
-const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.Clock): PassHandle => {
+const makeHandle = (
+  instance: InstanceShape,
+  options: PassOptions,
+  clock: Clock.Clock,
+  tree: TreeStoreShape,
+  recorder: History.StepRecorder | undefined
+): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
     instance.activity.count++
@@ -170,7 +178,8 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
       touch()
     }
   })
-  const runBody = <A>(node: string, body: () => Promise<A>): Promise<A> => {
+  const runBody = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
+    const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
     pass.bodies.add(p)
     touch()
@@ -186,6 +195,7 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
       pass.parkedBodies += delta
       touch()
     })
+  let pseudonymKey: Promise<Uint8Array> | undefined
   const bodyClock: Clock.Clock = { ...clock, sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)) }
   return {
     tenantId: record.tenantId,
@@ -196,8 +206,13 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
     instanceId: instance.instanceId,
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
+    pseudonymKey: () =>
+      pseudonymKey ??= Effect.runPromise(Pseudonyms.keyOf(tree, record.tenantId, record.rootExecutionId)).catch((e) => {
+        pseudonymKey = undefined
+        throw e
+      }),
     runBody,
-    runEffect: (node, body) =>
+    runEffect: (node, body, key) =>
       runBody(node, () =>
         Effect.runPromiseExitWith(instance.services)(
           Effect.provideService(body, Clock.Clock, bodyClock),
@@ -206,7 +221,7 @@ const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.
           if (Exit.isSuccess(exit)) return exit.value
           if (Cause.hasInterruptsOnly(exit.cause) && holder.signal.aborted) throw holder.signal.reason
           throw Cause.squash(exit.cause)
-        }))
+        }), key)
   }
 }
 
@@ -224,8 +239,19 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
   const event = { ...base, rootExecutionId: record.rootExecutionId, instanceId: instance.instanceId, workflowName: workflow.name }
   const guard = guardOf(holder)
+  // With an ExecutionHistoryStore, every visit is noted in the tree (see History).
+  const recorder = History.stepRecorder({
+    services: instance.services,
+    tree,
+    record,
+    holder: holder.lease.holder,
+    epoch: holder.lease.epoch,
+    instanceId: instance.instanceId,
+    now: () => clock.currentTimeMillisUnsafe()
+  })
+  const handle = makeHandle(instance, options, clock, tree, recorder)
   const graphOptions = {
-    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: makeHandle(instance, options, clock) },
+    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: handle },
     signal: holder.signal,
     durability: "sync" as const
   }
@@ -244,6 +270,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     observer,
     graph,
     graphOptions,
+    recorder,
     base,
     event,
     guard,
@@ -372,7 +399,8 @@ const runGraph = (p: Pass, next: Next) =>
   invoke(p, next.input).pipe(
     Effect.tapError((e) =>
       e._tag === "ExecutionFailedError"
-        ? setStatus(p, ["Running"], "Failed", e.error).pipe(
+        ? History.save(p.record, "Failed", e.error, p.holder.lease, p.recorder).pipe(
+          Effect.andThen(setStatus(p, ["Running"], "Failed", e.error)),
           Effect.andThen(p.dropTreeKeys),
           Effect.andThen(p.observer.onError({ ...p.event, error: e.error })),
           Effect.ignore
@@ -386,6 +414,8 @@ const runGraph = (p: Pass, next: Next) =>
 
 /** The graph returned without an interrupt: the tree is finished. */
 const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
+  yield* p.guard
+  yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
   yield* p.observer.onEnd({ ...p.event, output })
@@ -429,6 +459,7 @@ const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Inte
   const late = yield* answersFor(p, waiting)
   if (late.length > 0) return answering(late)
   yield* p.honourCancelRequest
+  if (p.recorder !== undefined) yield* p.recorder.flush
   yield* setStatus(p, ["Running"], "Paused")
   const pending = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Pending"])
   yield* p.observer.onPause({ ...p.event, pauseIds: pending.map((a) => a.pauseId) })

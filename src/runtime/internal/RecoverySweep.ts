@@ -4,12 +4,12 @@
  * continues them from their last checkpoint. A live holder renews its lease,
  * so only a dead or stopped holder's tree is free; of two sweepers the lease
  * store lets exactly one take it. It also wakes at the earliest lease expiry
- * it saw and at once when a lease is released in this process, and deletes
- * settled pauses older than the retention. A recovery that fails while the
- * tree stays Running is counted in its record and backs off on the Clock;
- * after `maxRecoveryAttempts` the tree is marked Failed (see
- * `RecoveryFailures`). One root whose visit fails is skipped for that look;
- * the others are still visited.
+ * it saw and at once when a lease is released in this process. A recovery
+ * that fails while the tree stays Running is counted in its record and backs
+ * off on the Clock; after `maxRecoveryAttempts` the tree is marked Failed
+ * (see `RecoveryFailures`). One root whose visit fails is skipped for that
+ * look; the others are still visited. (Settled pauses past the retention are
+ * deleted once per fleet: see `Retention`.)
  *
  * @since 0.1.0
  */
@@ -237,14 +237,11 @@ const look = Effect.fnUntraced(function*(
   resume: { from: Option.Option<RecordCursor> }
 ) {
   const instance = yield* Instance
-  const pauses = yield* PauseStore
   const slots = StepSlots.fromInstance(instance)
   const now = yield* Clock.currentTimeMillis
   const state: Look = { recoveries, leftAlone, local, now, budget: slots === undefined ? Infinity : slots.free, earliest: Infinity }
   resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state))
   yield* eachStranded(state)
-  const deleted = yield* pauses.deleteSettledBefore((yield* Clock.currentTimeMillis) - instance.config.pauseRetentionMillis)
-  if (deleted > 0) yield* Effect.logDebug(`recovery sweep deleted ${deleted} settled pauses past retention`)
   return state.earliest
 })
 

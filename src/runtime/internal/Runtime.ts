@@ -21,6 +21,7 @@ import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as Reads from "./Reads.ts"
+import * as Retention from "./Retention.ts"
 import { resume, type ResumeInput } from "./Resume.ts"
 import * as StepSlots from "./StepSlots.ts"
 import type { Stores } from "./TreeDriver.ts"
@@ -121,7 +122,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const recoveries = yield* FiberSet.make()
   // Started executions run here, in the instance's scope: a caller may go away; close waits for them like any pass.
   const runs = yield* FiberSet.make()
-  const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
+  // The sweep runs on every instance; retention under the fleet's leader. Close stops both (handing the leader lease back).
+  const sweep = yield* Effect.forkScoped(run(Effect.all([RecoverySweep.run(recoveries), Retention.run], { concurrency: "unbounded", discard: true })))
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {

@@ -30,10 +30,12 @@ export interface PassHandle {
   readonly signal: AbortSignal
   /** True while the pass may still act: not aborted, and its lease confirmed up to now by the local fence. */
   readonly leaseHeld: () => boolean
-  /** Runs a step body, tracked until it settles (even after the pass was aborted). */
-  readonly runBody: <A>(node: string, body: () => Promise<A>) => Promise<A>
+  /** Runs a step body, tracked until it settles (even after the pass was aborted); `key` (the step's idempotency key) names its visit in the history. */
+  readonly runBody: <A>(node: string, body: () => Promise<A>, key?: string) => Promise<A>
+  /** The execution tree's pseudonym key, made on first use (see `Pseudonyms`). */
+  readonly pseudonymKey: () => Promise<Uint8Array>
   /** Runs an Effect step body with the instance's services; interrupted when the pass's signal aborts. */
-  readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>) => Promise<A>
+  readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>, key?: string) => Promise<A>
 }
 
 /**

@@ -21,11 +21,13 @@
  */
 export { checkpointStoreSuite, type CheckpointStoreSuiteOptions } from "./CheckpointStoreSuite.ts"
 export { childQueueStoreSuite } from "./ChildQueueStoreSuite.ts"
+export { executionHistoryStoreSuite } from "./ExecutionHistoryStoreSuite.ts"
 export { leaseStoreSuite } from "./LeaseStoreSuite.ts"
 export { ledgerStoreSuite } from "./LedgerStoreSuite.ts"
 export { type LimiterStores, limiterStoresSuite } from "./LimiterStoresSuite.ts"
 export { pauseStoreSuite } from "./PauseStoreSuite.ts"
 export { rateLimitStoreSuite } from "./RateLimitStoreSuite.ts"
 export { recordStoreSuite } from "./RecordStoreSuite.ts"
+export { requestStoreSuite } from "./RequestStoreSuite.ts"
 export type { Instances, SuiteOptions } from "./Suite.ts"
 export { treeStoreSuite } from "./TreeStoreSuite.ts"

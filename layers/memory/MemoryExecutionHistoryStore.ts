@@ -1,0 +1,72 @@
+/**
+ * In-memory `ExecutionHistoryStore`: snapshots kept as JSON text in the
+ * shared `MemoryState`, the save fenced by the lease rows of the same state.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { LeaseLostError } from "../../src/stores/Errors.ts"
+import { afterCursor, ExecutionHistoryStore, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
+import { key, MemoryState } from "./MemoryState.ts"
+
+/**
+ * The in-memory `ExecutionHistoryStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = MemoryState.useSync((rows) => {
+  const all = () => [...rows.history.values()].map((r) => JSON.parse(r.json) as ExecutionSnapshot)
+  return ExecutionHistoryStore.make({
+    saveIfAbsent: (snapshot, lease, now) =>
+      Effect.suspend(() => {
+        const k = key(snapshot.tenantId, snapshot.executionId)
+        if (rows.history.has(k)) return Effect.succeed(false)
+        const current = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (current === undefined || current.holder !== lease.holder || current.epoch !== lease.epoch || current.expiresAt <= now) {
+          return Effect.fail(new LeaseLostError({ ...lease, reason: "the history snapshot was refused: the lease is no longer this holder's" }))
+        }
+        rows.history.set(k, { endedAt: snapshot.endedAt, json: JSON.stringify(snapshot) })
+        return Effect.succeed(true)
+      }),
+    get: (tenantId, executionId) =>
+      Effect.sync(() => {
+        const row = rows.history.get(key(tenantId, executionId))
+        return row === undefined ? Option.none() : Option.some(JSON.parse(row.json) as ExecutionSnapshot)
+      }),
+    list: (q) =>
+      Effect.sync(() =>
+        all()
+          .filter((s) =>
+            s.tenantId === q.tenantId &&
+            (q.workflowName === undefined || s.workflowName === q.workflowName) &&
+            (q.from === undefined || s.endedAt >= q.from) &&
+            (q.to === undefined || s.endedAt < q.to) &&
+            afterCursor(s, q.after)
+          )
+          .sort((a, b) => a.endedAt - b.endedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0))
+          .slice(0, q.limit)
+      ),
+    deleteEndedBefore: (cutoff, limit) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [k, row] of rows.history) {
+          if (n >= limit) break
+          if (row.endedAt < cutoff) {
+            rows.history.delete(k)
+            n++
+          }
+        }
+        return n
+      }),
+    ping: Effect.void
+  })
+})
+
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = Layer.effect(ExecutionHistoryStore, make)

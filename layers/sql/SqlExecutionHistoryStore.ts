@@ -1,0 +1,108 @@
+/**
+ * `ExecutionHistoryStore` over any `SqlClient`: one row per ended root
+ * execution, the snapshot as JSON text.
+ *
+ * `saveIfAbsent` is one statement — `INSERT … SELECT … WHERE EXISTS (the
+ * lease is still this holder's) ON CONFLICT DO NOTHING RETURNING` — so the
+ * fence and the write are one atomic step: on SQLite under the database
+ * write lock; on Postgres the lease row is read `FOR SHARE`, so a takeover
+ * committing at the same time either waits for the save or makes it see
+ * the new holder and write nothing.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
+import {
+  ExecutionHistoryStore,
+  type ExecutionHistoryStoreShape,
+  type ExecutionSnapshot
+} from "../../src/stores/ExecutionHistoryStore.ts"
+import { fromJson, run } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "ExecutionHistoryStore"
+
+/**
+ * The backend over the client, without migration or argument checks.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const history = sql(t.history)
+    const leases = sql(t.leases)
+    const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
+    const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionSnapshot
+
+    const backend: ExecutionHistoryStoreShape = {
+      saveIfAbsent: (s, lease, now) =>
+        run(store, "saveIfAbsent", () =>
+          Effect.gen(function*() {
+            const json = JSON.stringify(s)
+            const liveLease = sql`SELECT 1 FROM ${leases}
+              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
+                AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}${pg ? sql` FOR SHARE` : sql``}`
+            const endedAt = pg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`
+            const inserted = yield* sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
+              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${endedAt}, ${json}
+              WHERE EXISTS (${liveLease})
+              ON CONFLICT (tenant_id, execution_id) DO NOTHING
+              RETURNING execution_id`
+            if (inserted.length > 0) return true
+            const kept = yield* sql`SELECT 1 AS found FROM ${history} WHERE tenant_id = ${s.tenantId} AND execution_id = ${s.executionId}`
+            if (kept.length > 0) return false
+            return yield* Effect.fail(new LeaseLostError({ ...lease, reason: "the history snapshot was refused: the lease is no longer this holder's" }))
+          })),
+      get: (tenantId, executionId) =>
+        run(store, "get", () => Effect.map(
+          sql<{ snapshot: unknown }>`SELECT snapshot FROM ${history} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
+          (rows) => rows.length === 0 ? Option.none() : Option.some(toSnapshot(rows[0]!))
+        )),
+      list: (q) =>
+        run(store, "list", () => Effect.map(
+          sql<{ snapshot: unknown }>`SELECT snapshot FROM ${history}
+            WHERE tenant_id = ${q.tenantId}
+              ${q.workflowName === undefined ? sql`` : sql`AND workflow_name = ${q.workflowName}`}
+              ${q.from === undefined ? sql`` : sql`AND ended_at >= ${q.from}`}
+              ${q.to === undefined ? sql`` : sql`AND ended_at < ${q.to}`}
+              ${q.after === undefined ? sql`` : sql`AND (ended_at > ${q.after.endedAt} OR (ended_at = ${q.after.endedAt} AND execution_id > ${q.after.executionId}))`}
+            ORDER BY ended_at, execution_id
+            LIMIT ${q.limit}`,
+          (rows) => rows.map(toSnapshot)
+        )),
+      deleteEndedBefore: (cutoff, limit) =>
+        run(store, "deleteEndedBefore", () => Effect.map(
+          sql`DELETE FROM ${history} WHERE (tenant_id, execution_id) IN (
+                SELECT tenant_id, execution_id FROM ${history} WHERE ended_at < ${cutoff} ORDER BY ended_at LIMIT ${limit}
+              ) RETURNING execution_id`,
+          (rows) => rows.length
+        )),
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+    }
+    return backend
+  })
+
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.map(makeBackend(options), ExecutionHistoryStore.make)
+
+/**
+ * `ExecutionHistoryStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
+ * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(ExecutionHistoryStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

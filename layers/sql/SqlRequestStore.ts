@@ -1,0 +1,117 @@
+/**
+ * `RequestStore` over any `SqlClient`: one row per (tenant, request key).
+ *
+ * `claim` is one `INSERT … ON CONFLICT DO UPDATE … WHERE the kept key
+ * expired … RETURNING`: of two instances claiming a free key, exactly one
+ * gets a row back; the others read the kept row and compare fingerprints.
+ *
+ * @since 0.1.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { SqlClient } from "effect/sql"
+import { type BatonConfigError, RequestConflictError } from "../../src/stores/Errors.ts"
+import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
+import { fromJson, num, run, toJson } from "./internal/rows.ts"
+import * as SqlMigrations from "./SqlMigrations.ts"
+import * as SqlTables from "./SqlTables.ts"
+
+const store = "RequestStore"
+
+const entryOf = (row: Record<string, unknown>): RequestEntry => ({
+  tenantId: String(row.tenant_id),
+  requestKey: String(row.request_key),
+  fingerprint: String(row.fingerprint),
+  handle: fromJson(row.handle),
+  answer: fromJson(row.answer),
+  answered: row.answer !== null && row.answer !== undefined,
+  createdAt: num(row.created_at),
+  expiresAt: num(row.expires_at)
+})
+
+/**
+ * The backend over the client, without migration or argument checks.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const t = yield* SqlTables.make(options)
+    const requests = sql(t.requests)
+    const columns = sql`tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at`
+
+    /** One try: the claim, else the kept live row (none when it expired or went in between: try again). */
+    const claimOnce = (c: Parameters<RequestStoreShape["claim"]>[0]) =>
+      Effect.gen(function*() {
+        const claimed = yield* sql`INSERT INTO ${requests} AS cur (tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at)
+          VALUES (${c.tenantId}, ${c.requestKey}, ${c.fingerprint}, ${toJson(c.handle)}, NULL, ${c.now}, ${c.now + c.ttlMillis})
+          ON CONFLICT (tenant_id, request_key) DO UPDATE SET
+            fingerprint = excluded.fingerprint, handle = excluded.handle, answer = NULL,
+            created_at = excluded.created_at, expires_at = excluded.expires_at
+          WHERE cur.expires_at <= ${c.now}
+          RETURNING request_key`
+        if (claimed.length > 0) return Option.some<ClaimResult>({ _tag: "Claimed" })
+        const kept = yield* sql`SELECT ${columns} FROM ${requests}
+          WHERE tenant_id = ${c.tenantId} AND request_key = ${c.requestKey} AND expires_at > ${c.now}`
+        if (kept.length === 0) return Option.none<ClaimResult>()
+        const entry = entryOf(kept[0]!)
+        if (entry.fingerprint !== c.fingerprint) {
+          return yield* Effect.fail(new RequestConflictError({ tenantId: c.tenantId, requestKey: c.requestKey }))
+        }
+        return Option.some<ClaimResult>({ _tag: "Existing", entry })
+      })
+
+    const backend: RequestStoreShape = {
+      claim: (c) =>
+        run(store, "claim", () =>
+          Effect.gen(function*() {
+            // A kept key that expires (or is deleted) between the two statements is free: claim again.
+            for (let attempt = 0; attempt < 3; attempt++) {
+              const result = yield* claimOnce(c)
+              if (Option.isSome(result)) return result.value
+            }
+            return yield* Effect.die(new Error(`RequestStore.claim: key ${c.requestKey} kept changing between statements`))
+          })),
+      recordAnswer: (tenantId, requestKey, handle, answer, now) =>
+        run(store, "recordAnswer", () => Effect.map(
+          sql`UPDATE ${requests} SET answer = ${toJson(answer)}
+              WHERE tenant_id = ${tenantId} AND request_key = ${requestKey} AND handle = ${toJson(handle)} AND expires_at > ${now}
+              RETURNING request_key`,
+          (rows) => rows.length > 0
+        )),
+      get: (tenantId, requestKey, now) =>
+        run(store, "get", () => Effect.map(
+          sql`SELECT ${columns} FROM ${requests} WHERE tenant_id = ${tenantId} AND request_key = ${requestKey} AND expires_at > ${now}`,
+          (rows) => rows.length === 0 ? Option.none() : Option.some(entryOf(rows[0]!))
+        )),
+      deleteExpired: (now, limit) =>
+        run(store, "deleteExpired", () => Effect.map(
+          sql`DELETE FROM ${requests} WHERE (tenant_id, request_key) IN (
+                SELECT tenant_id, request_key FROM ${requests} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}
+              ) RETURNING request_key`,
+          (rows) => rows.length
+        )),
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+    }
+    return backend
+  })
+
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+  Effect.map(makeBackend(options), RequestStore.make)
+
+/**
+ * `RequestStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
+ * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(RequestStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -1,0 +1,201 @@
+/**
+ * Execution history in the runtime: when an `ExecutionHistoryStore` is
+ * given to the Baton Layer, every step visit is noted in the tree's
+ * reserved keys — its start before the body (so the visits of a holder that
+ * died stay with the tree), the ends of a pass's visits at once when it ends —
+ * and the holder that ends a root writes its snapshot under its lease —
+ * once per execution, whoever ends it (the store saves only if absent).
+ * Without the store nothing is noted or written.
+ *
+ * @since 0.1.0
+ */
+import { isGraphInterrupt } from "@langchain/langgraph"
+import { createHash } from "node:crypto"
+import { Clock, Context, Effect, Option } from "effect"
+import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
+import {
+  type EndStatus,
+  ExecutionHistoryStore,
+  type ExecutionSnapshot,
+  type StepVisit
+} from "../../stores/ExecutionHistoryStore.ts"
+import type { Lease } from "../../stores/Lease.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
+
+/** Reserved names (under `@baton/`) of the step visits noted in the tree, and of the ends a pass reports. */
+const visitName = (key: string, holder: string) => `history/visit/${holder}/${key}`
+const endsName = (holder: string, n: number) => `history/end/${holder}/${n}`
+const visitsPrefix = `${reservedPrefix}history/visit/`
+const endsPrefix = `${reservedPrefix}history/end/`
+
+interface VisitRow {
+  readonly node: string
+  readonly key: string
+  readonly holder: string
+  readonly instanceId: string
+  readonly startedAt: number
+  /** The holder's lease epoch and its count of visits: the order of visits started at one instant. */
+  readonly epoch: number
+  readonly seq: number
+}
+interface EndRow {
+  readonly endedAt: number
+  readonly outcome: "Succeeded" | "Failed" | "Interrupted"
+}
+/** The ends of one pass's visits, by idempotency key, written once when the pass ends. */
+interface EndsRow {
+  readonly holder: string
+  readonly ends: Readonly<Record<string, EndRow>>
+}
+
+/**
+ * Notes a pass's step visits: the start of each before its body runs (one
+ * tree write: a holder that dies mid-step leaves it), the ends kept here
+ * and written at once by `flush` when the pass ends (one tree write per
+ * pass, not per step). A failed note is logged, never the step's failure.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface StepRecorder {
+  readonly around: <A>(node: string, key: string, body: () => Promise<A>) => Promise<A>
+  readonly flush: Effect.Effect<void>
+}
+
+/**
+ * The recorder of one pass, or undefined when no `ExecutionHistoryStore` was given.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const stepRecorder = (options: {
+  readonly services: Context.Context<any>
+  readonly tree: TreeStoreShape
+  readonly record: ExecutionRecord
+  readonly holder: string
+  readonly epoch: number
+  readonly instanceId: string
+  readonly now: () => number
+}): StepRecorder | undefined => {
+  if (Option.isNone(Context.getOption(options.services, ExecutionHistoryStore))) return undefined
+  const { epoch, holder, instanceId, now, record, tree } = options
+  let seq = 0
+  let flushes = 0
+  let ends: Record<string, EndRow> = {}
+  const note = (name: string, value: unknown) =>
+    tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, name, value).pipe(
+      Effect.catch((e) => Effect.logWarning(`execution history: a step visit was not noted: ${e.message}`)),
+      Effect.asVoid
+    )
+  const ended = (key: string, outcome: EndRow["outcome"]) => {
+    ends[key] = { endedAt: now(), outcome }
+  }
+  return {
+    around: (node, key, body) =>
+      Effect.runPromise(note(visitName(key, holder), { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq } satisfies VisitRow))
+        .then(body)
+        .then(
+          (value) => {
+            ended(key, "Succeeded")
+            return value
+          },
+          (error) => {
+            ended(key, isGraphInterrupt(error) ? "Interrupted" : "Failed")
+            return Promise.reject(error)
+          }
+        ),
+    flush: Effect.suspend(() => {
+      if (Object.keys(ends).length === 0) return Effect.void
+      const row: EndsRow = { holder, ends }
+      ends = {}
+      return note(endsName(holder, ++flushes), row)
+    })
+  }
+}
+
+/** The noted visits of a tree, attempts numbered per step in start order. */
+const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: ExecutionRecord, status: EndStatus) {
+  const visits = (yield* tree.list(record.tenantId, record.rootExecutionId, visitsPrefix))
+    .map((v) => v.value as VisitRow)
+    .sort((a, b) => a.startedAt - b.startedAt || a.epoch - b.epoch || a.seq - b.seq)
+  const ends = new Map<string, EndRow>()
+  for (const e of yield* tree.list(record.tenantId, record.rootExecutionId, endsPrefix)) {
+    const row = e.value as EndsRow
+    for (const [key, end] of Object.entries(row.ends)) ends.set(JSON.stringify([row.holder, key]), end)
+  }
+  const lastOf = new Map(visits.map((v) => [v.key, v]))
+  const attempts = new Map<string, number>()
+  return visits.map((row): StepVisit => {
+    const attempt = (attempts.get(row.key) ?? 0) + 1
+    attempts.set(row.key, attempt)
+    const end = ends.get(JSON.stringify([row.holder, row.key]))
+    // No reported end: the holder stopped before its pass ended. The step ran again later (this visit was
+    // cut short), or it was not: then it completed (LangGraph runs a finished task once), its end unknown.
+    const outcome = end?.outcome ?? (lastOf.get(row.key) === row && status === "Finished" ? "Succeeded" : "Unfinished")
+    return {
+      node: row.node,
+      idempotencyKey: row.key,
+      attempt,
+      instanceId: row.instanceId,
+      startedAt: row.startedAt,
+      endedAt: end?.endedAt ?? null,
+      outcome
+    }
+  })
+})
+
+/** sha-256 (hex) of a JSON value. */
+const hashOf = (value: unknown) => createHash("sha256").update(JSON.stringify(value ?? null)).digest("hex")
+
+/**
+ * Writes the snapshot of a root that ends now with `status`, under `lease`
+ * (before its record leaves Running and its tree keys go). Does nothing for
+ * a child, or without an `ExecutionHistoryStore`. A refused lease fails with
+ * `LeaseLostError`: the new holder ends the tree and writes it.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const save = Effect.fnUntraced(function*(
+  record: ExecutionRecord,
+  status: EndStatus,
+  error: string | null,
+  lease: Lease,
+  recorder?: StepRecorder | undefined
+) {
+  const history = yield* Effect.serviceOption(ExecutionHistoryStore)
+  if (Option.isNone(history) || record.executionId !== record.rootExecutionId) return
+  if (recorder !== undefined) yield* recorder.flush
+  const tree = yield* TreeStore
+  const pauses = yield* PauseStore
+  const now = yield* Clock.currentTimeMillis
+  const input = yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}input`)
+  const snapshot: ExecutionSnapshot = {
+    tenantId: record.tenantId,
+    executionId: record.executionId,
+    threadId: record.threadId,
+    workflowName: record.workflowName,
+    workflowVersion: record.workflowVersion,
+    configHash: record.configHash,
+    inputHash: Option.isSome(input) ? hashOf(input.value) : null,
+    status,
+    error,
+    startedAt: record.createdAt,
+    endedAt: now,
+    steps: yield* visitsOf(tree, record, status),
+    pauses: (yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved", "Taken", "Cancelled"])).map((p) => ({
+      pauseId: p.pauseId,
+      executionId: p.executionId,
+      payload: p.payload,
+      status: p.status,
+      decision: p.decision,
+      createdAt: p.createdAt,
+      resolvedAt: p.resolvedAt,
+      resolvedBy: p.resolvedBy
+    })),
+    spend: null,
+    endedBy: { holder: lease.holder, epoch: lease.epoch }
+  }
+  yield* history.value.saveIfAbsent(snapshot, lease, now).pipe(Effect.catchTag("InvalidInputError", Effect.die))
+})
