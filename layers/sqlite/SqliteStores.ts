@@ -3,7 +3,9 @@
  * connection (see `SqliteClient` for WAL, busy timeout and the path setting).
  *
  * - `layer(options)` — the eight stores and an `IdGenerator` (random ids) on
- *   one connection; the schema is migrated at build.
+ *   one connection; the schema is migrated at build; unless `wakeups: false`,
+ *   lease-release wake-ups between processes on the file (`SqliteWakeups`,
+ *   on a connection of their own).
  * - `leaseStore(options)`, `recordStore(options)`, … — one store alone on its
  *   own connection, to mix with other backends (SQLite leases with in-memory
  *   rate limits, say). To put a few stores on one connection instead, provide
@@ -37,18 +39,32 @@ import * as SqlStores from "../sql/SqlStores.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
+import * as SqliteWakeups from "./SqliteWakeups.ts"
 
-/** Where the database is and how it is opened, plus the table prefix. */
-export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {}
+/** Where the database is and how it is opened, plus the table prefix and whether to wake other processes. */
+export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {
+  /**
+   * Lease-release wake-ups between processes on the same file (default true;
+   * never for `":memory:"`): a release in one process wakes the waiters of
+   * every other within a short poll (see `SqliteWakeups`); the runtime's
+   * polling stays the fallback. Holds one more connection. Options for the
+   * poll: pass an object.
+   */
+  readonly wakeups?: boolean | Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep"> | undefined
+}
 
 type Failure = StoreError | BatonConfigError
 
 /** The eight stores and `IdGenerator` on one SQLite connection, schema migrated at build. */
-export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> =>
-  SqlStores.layer(options).pipe(
+export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> => {
+  const stores = SqlStores.layer(options).pipe(
     Layer.provide(SqliteClient.layer(options)),
     Layer.provideMerge(IdGenerator.layer)
   )
+  const { wakeups, ...rest } = options
+  if (wakeups === false || options.path === ":memory:") return stores
+  return Layer.merge(stores, SqliteWakeups.layer({ ...rest, ...(typeof wakeups === "object" ? wakeups : {}) }))
+}
 
 const alone = <A, R>(storeLayer: Layer.Layer<A, Failure, R>, options: SqliteStoresOptions) =>
   storeLayer.pipe(Layer.provide(SqliteClient.layer(options)))

@@ -5,3 +5,4 @@
  */
 export * as SqliteClient from "./SqliteClient.ts"
 export * as SqliteStores from "./SqliteStores.ts"
+export * as SqliteWakeups from "./SqliteWakeups.ts"

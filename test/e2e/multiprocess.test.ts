@@ -17,7 +17,6 @@
 import { afterAll, assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime } from "effect"
 import { SqlClient } from "effect/sql"
-import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -26,14 +25,14 @@ import { fileURLToPath } from "node:url"
 import { PgStores } from "../../layers/pg/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { testSchemas, url } from "../pg/db.ts"
+import { killAll, type Proc, sleep, start } from "./processes.ts"
 
 const worker = fileURLToPath(new URL("./worker.ts", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "baton-e2e-"))
-const children: Array<ChildProcess> = []
 const pgSchema = testSchemas("e2e")
 
 afterAll(() => {
-  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL")
+  killAll()
   rmSync(dir, { recursive: true, force: true })
 })
 
@@ -92,54 +91,11 @@ const pgDb = async (): Promise<Db> => {
   return { kind: "pg", target: schema, all, close: () => runtime.dispose() }
 }
 
-interface Proc {
-  readonly id: string
-  readonly child: ChildProcess
-  readonly lines: Array<string>
-  readonly until: (match: (l: string) => boolean) => Promise<void>
-  readonly exited: Promise<number | null>
-  readonly stderr: () => string
-  readonly send: (line: string) => void
-}
-
-const start = (db: Db, id: string, count: number): Proc => {
-  const child = spawn(process.execPath, [worker, db.kind, db.target, id, String(count)], { stdio: ["pipe", "pipe", "pipe"] })
-  children.push(child)
-  const lines: Array<string> = []
-  const waiters: Array<{ match: (l: string) => boolean; resolve: () => void }> = []
-  let buffer = ""
-  child.stdout!.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString()
-    let i: number
-    while ((i = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, i)
-      buffer = buffer.slice(i + 1)
-      lines.push(line)
-      if (debug) console.log(`${((Date.now() - t0) / 1000).toFixed(1)} ${line}`)
-      for (const w of [...waiters]) {
-        if (w.match(line)) {
-          waiters.splice(waiters.indexOf(w), 1)
-          w.resolve()
-        }
-      }
-    }
-  })
-  let stderr = ""
-  child.stderr!.on("data", (chunk: Buffer) => {
-    if (debug) console.log(`${id} stderr: ${chunk.toString()}`)
-    stderr += chunk.toString()
-  })
-  child.stdin!.on("error", () => {})
-  const until = (match: (l: string) => boolean) =>
-    lines.some(match) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ match, resolve }))
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { id, child, lines, until, exited, stderr: () => stderr, send: (line) => void child.stdin!.write(`${line}\n`) }
-}
+const startWorker = (db: Db, id: string, count: number): Proc => start(worker, [db.kind, db.target, id, String(count)], id)
 
 const json = (x: unknown) => JSON.stringify(x, (_, v) => (typeof v === "bigint" ? Number(v) : v))
 const debug = process.env.BATON_E2E_DEBUG !== undefined
 const t0 = Date.now()
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const n = (rows: Array<Row>) => Number(rows[0]!["n"])
 
 /** Kills one random connection of the processes (never the test's own) every 0.4–1.2 s until stopped. */
@@ -159,16 +115,16 @@ const connectionKiller = (db: Db) => {
 }
 
 const scenario = async (db: Db, options: { readonly chaos: boolean }) => {
-  const a = start(db, "proc-a", 17)
-  const b = start(db, "proc-b", 17)
-  const c = start(db, "proc-c", 16)
+  const a = startWorker(db, "proc-a", 17)
+  const b = startWorker(db, "proc-b", 17)
+  const c = startWorker(db, "proc-c", 16)
   const killer = options.chaos ? connectionKiller(db) : undefined
   // Kill proc-a as soon as its "work" steps run (its executions run at once: all are mid-step), then restart it.
   await a.until((l) => / step work \d+ started$/.test(l))
   a.child.kill("SIGKILL")
   await a.exited
   const killedPid = a.child.pid!
-  const a2 = start(db, "proc-a", 0)
+  const a2 = startWorker(db, "proc-a", 0)
   await Promise.all([a2, b, c].map((p) => p.until((l) => l.endsWith("ready"))))
   const live = [a2, b, c]
 
