@@ -12,6 +12,8 @@ export interface Proc {
   readonly lines: Array<string>
   /** Resolves with the first line (already seen or to come) that matches. */
   readonly until: (match: (l: string) => boolean) => Promise<string>
+  /** Resolves with the first line from now on that matches. */
+  readonly next: (match: (l: string) => boolean) => Promise<string>
   readonly exited: Promise<number | null>
   readonly stderr: () => string
   readonly send: (line: string) => void
@@ -49,12 +51,13 @@ export const start = (script: string, args: ReadonlyArray<string>, id: string): 
     stderr += chunk.toString()
   })
   child.stdin!.on("error", () => {})
+  const next = (match: (l: string) => boolean) => new Promise<string>((resolve) => waiters.push({ match, resolve }))
   const until = (match: (l: string) => boolean) => {
     const seen = lines.find(match)
-    return seen !== undefined ? Promise.resolve(seen) : new Promise<string>((resolve) => waiters.push({ match, resolve }))
+    return seen !== undefined ? Promise.resolve(seen) : next(match)
   }
   const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
-  return { id, child, lines, until, exited, stderr: () => stderr, send: (line) => void child.stdin!.write(`${line}\n`) }
+  return { id, child, lines, until, next, exited, stderr: () => stderr, send: (line) => void child.stdin!.write(`${line}\n`) }
 }
 
 /** SIGKILLs every spawned process still running. */
