@@ -8,7 +8,7 @@ import { simulate, type SimulationStore } from "./Simulation.ts"
 
 const seeds = Number(process.env.BATON_SIM_SEEDS ?? 200)
 
-export const simulationSuite = (store: SimulationStore): void =>
+export const simulationSuite = (store: SimulationStore) =>
   describe(`seeded fault simulation over ${store} stores`, () => {
     it.effect(`${seeds} seeds: nothing lost, nothing twice, no stale write accepted`, () =>
       Effect.gen(function*() {
