@@ -3,7 +3,7 @@
  * connection (see `SqliteClient` for WAL, busy timeout and the path setting).
  *
  * - `layer(options)` — the eight stores and an `IdGenerator` (random ids) on
- *   one connection; the schema is migrated at build; unless `wakeups: false`,
+ *   one connection; the schema is migrated at build; with `wakeups: true`,
  *   lease-release wake-ups between processes on the file (`SqliteWakeups`,
  *   on a connection of their own).
  * - `leaseStore(options)`, `recordStore(options)`, … — one store alone on its
@@ -44,11 +44,14 @@ import * as SqliteWakeups from "./SqliteWakeups.ts"
 /** Where the database is and how it is opened, plus the table prefix and whether to wake other processes. */
 export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {
   /**
-   * Lease-release wake-ups between processes on the same file (default true;
-   * never for `":memory:"`): a release in one process wakes the waiters of
-   * every other within a short poll (see `SqliteWakeups`); the runtime's
-   * polling stays the fallback. Holds one more connection. Options for the
-   * poll: pass an object.
+   * Lease-release wake-ups between processes on the same file (default
+   * false; never for `":memory:"`): a release in one process wakes the
+   * waiters of every other within a short poll (see `SqliteWakeups`), so a
+   * graceful handover takes milliseconds instead of a sweep; the runtime's
+   * polling stays the fallback. Turn it on when several processes share the
+   * file. Holds one more connection. Options for the poll: pass an object.
+   * (Off by default because the poll runs on the Clock: a test that moves a
+   * TestClock by hours would step through every poll.)
    */
   readonly wakeups?: boolean | Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep"> | undefined
 }
@@ -62,7 +65,7 @@ export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.
     Layer.provideMerge(IdGenerator.layer)
   )
   const { wakeups, ...rest } = options
-  if (wakeups === false || options.path === ":memory:") return stores
+  if (wakeups === undefined || wakeups === false || options.path === ":memory:") return stores
   return Layer.merge(stores, SqliteWakeups.layer({ ...rest, ...(typeof wakeups === "object" ? wakeups : {}) }))
 }
 

@@ -98,12 +98,12 @@ describe("SqliteWakeups", () => {
       assert.strictEqual((keep as { field?: string }).field, "keep")
     }).pipe(Effect.scoped))
 
-  it.effect("SqliteStores.layer includes the wake-ups unless `wakeups: false` (and never for :memory:)", () =>
+  it.effect("SqliteStores.layer includes the wake-ups with `wakeups: true` (and not by default)", () =>
     Effect.gen(function*() {
       const hub = makeHub()
-      const withWakeups = yield* Layer.build(SqliteStores.layer({ path, busyTimeout: 0 }).pipe(Layer.provide(Layer.succeed(LeaseWakeups, hub))))
+      const withWakeups = yield* Layer.build(SqliteStores.layer({ path, busyTimeout: 0, wakeups: true }).pipe(Layer.provide(Layer.succeed(LeaseWakeups, hub))))
       assert.notStrictEqual(Context.get(withWakeups, LeaseWakeups), hub, "the hub is wrapped")
-      yield* Layer.build(SqliteStores.layer({ path, busyTimeout: 0, wakeups: false, tablePrefix: "off_" }))
+      yield* Layer.build(SqliteStores.layer({ path, busyTimeout: 0, tablePrefix: "off_" }))
       assert.deepStrictEqual(tables(`SELECT name FROM sqlite_master WHERE name = 'off_wakeups'`), [], "no release table without wake-ups")
     }).pipe(Effect.scoped))
 })

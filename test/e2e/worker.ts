@@ -32,7 +32,7 @@ const url = process.env.BATON_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432
 const say = (line: string) => process.stdout.write(`${instanceId} ${line}\n`)
 
 const pgOptions = { url, schema: target, applicationName: `e2e-${target}` }
-const stores = kind === "sqlite" ? SqliteStores.layer({ path: target }) : PgStores.layer({ ...pgOptions, maxConnections: 4 })
+const stores = kind === "sqlite" ? SqliteStores.layer({ path: target, wakeups: true }) : PgStores.layer({ ...pgOptions, maxConnections: 4 })
 /** The ledger's own connection. */
 const ledgerClient = kind === "sqlite" ? SqliteClient.layer({ path: target }) : PgClient.layer({ ...pgOptions, maxConnections: 2 })
 
