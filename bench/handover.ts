@@ -20,7 +20,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { killAll, type Proc, sleep, start } from "../test/e2e/processes.ts"
@@ -130,6 +130,7 @@ const main = async () => {
       for (const pair of round % 2 === 0 ? pairs : [...pairs].reverse()) await killTrial(pair)
     }
     console.log(`handover between real processes, lease ${lease} ms, sweep ${sweep} ms, ${trials} trials each, rounds alternating`)
+    console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(" ")} (the figures are wall-clock: a loaded machine stretches them)`)
     for (const pair of pairs) line(`${pair.kind} graceful close → step`, pair.graceful, "< 100 ms")
     for (const pair of pairs) line(`${pair.kind} SIGKILL → step`, pair.killed, `≤ ${lease + 1000} ms`)
     const [sqlite, pg] = pairs
