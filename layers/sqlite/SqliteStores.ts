@@ -5,7 +5,9 @@
  *
  * - `layer(options)` — the eight stores and an `IdGenerator` (random ids) on
  *   one connection; the schema is migrated once at build
- *   (`SqliteMigrations.layer`).
+ *   (`SqliteMigrations.layer`); with `wakeups: true`, lease-release wake-ups
+ *   between processes on the file (`SqliteWakeups`, on a connection of
+ *   their own).
  * - `layerConfig(config)` — the same, with the options read through Effect
  *   `Config` (default `SqliteStores.config`: `BATON_SQLITE_PATH`,
  *   `BATON_SQLITE_BUSY_TIMEOUT`, `BATON_SQLITE_SYNCHRONOUS`,
@@ -54,14 +56,28 @@ import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 import * as SqliteMigrations from "./SqliteMigrations.ts"
+import * as SqliteWakeups from "./SqliteWakeups.ts"
 
 /**
- * Where the database is and how it is opened, plus the table prefix.
+ * Where the database is and how it is opened, plus the table prefix and
+ * whether to wake other processes.
  *
  * @category models
  * @since 0.1.0
  */
-export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {}
+export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {
+  /**
+   * Lease-release wake-ups between processes on the same file (default
+   * false; never for `":memory:"`): a release in one process wakes the
+   * waiters of every other within a short poll (see `SqliteWakeups`), so a
+   * graceful handover takes milliseconds instead of a sweep; the runtime's
+   * polling stays the fallback. Turn it on when several processes share the
+   * file. Holds one more connection. Options for the poll: pass an object.
+   * (Off by default because the poll runs on the Clock: a test that moves a
+   * TestClock by hours would step through every poll.)
+   */
+  readonly wakeups?: boolean | Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep"> | undefined
+}
 
 /**
  * What a SQLite store Layer fails with when built: bad options
@@ -96,11 +112,15 @@ export const config: Config.Config<SqliteStoresOptions> = Config.all({
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> =>
-  layerOnClient(options).pipe(
+export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> => {
+  const stores = layerOnClient(options).pipe(
     Layer.provide(SqliteClient.layer(options)),
     Layer.provideMerge(IdGenerator.layer)
   )
+  const { wakeups, ...rest } = options
+  if (wakeups === undefined || wakeups === false || options.path === ":memory:") return stores
+  return Layer.merge(stores, SqliteWakeups.layer({ ...rest, ...(typeof wakeups === "object" ? wakeups : {}) }))
+}
 
 /**
  * `layer` with its options read through Effect `Config`

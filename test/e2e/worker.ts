@@ -1,35 +1,70 @@
 /**
  * One instance of a small app, as its own process, for the multi-process
- * test: it starts `count` executions of a three-step job over a shared SQLite
- * file and keeps running (its recovery sweep continues other processes'
- * orphans) until SIGTERM, which closes it gracefully.
+ * tests: it starts `count` executions of a four-step job (fetch, work, an
+ * approval pause, store) over a shared store — a SQLite file or a Postgres
+ * schema — and keeps running (its recovery sweep continues other processes'
+ * orphans) until SIGTERM, which closes it gracefully. A line `resume <pauseId>`
+ * on stdin answers that pause from this process.
  *
- * Usage: node test/e2e/worker.ts <sqlite path> <instance id> <count>
+ * Usage: node test/e2e/worker.ts sqlite <path> <instance id> <count>
+ *        node test/e2e/worker.ts pg <schema> <instance id> <count>   (URL: BATON_TEST_PG_URL or the local test database)
+ *
+ * The side-effect ledger (`e2e_effects`, made by the test) is keyed by
+ * idempotency key, as an outside system that dedups by it would be; every run
+ * of a step is recorded in `e2e_runs` (a write retried after a lost
+ * connection carries the same attempt id and is one run).
  */
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
-import { Context, Deferred, Effect, Layer } from "effect"
-import { DatabaseSync } from "node:sqlite"
-import { SqliteStores } from "../../layers/sqlite/index.ts"
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { Clock, Context, Deferred, Effect, Layer, Schedule } from "effect"
+import { SqlClient } from "effect/sql"
+import { createInterface } from "node:readline"
+import { PgClient, PgStores } from "../../layers/pg/index.ts"
+import { SqliteClient, SqliteStores } from "../../layers/sqlite/index.ts"
 import { Baton } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
-const [path, instanceId, countArg] = process.argv.slice(2)
-if (path === undefined || instanceId === undefined) throw new Error("usage: worker.ts <path> <instance id> <count>")
+const [kind, target, instanceId, countArg] = process.argv.slice(2)
+if ((kind !== "sqlite" && kind !== "pg") || target === undefined || instanceId === undefined) {
+  throw new Error("usage: worker.ts <sqlite|pg> <path|schema> <instance id> <count>")
+}
 const count = Number(countArg ?? 0)
-
-// The outside world: a side-effect ledger keyed by idempotency key, in the same file.
-const ledger = new DatabaseSync(path)
-ledger.exec("PRAGMA busy_timeout = 5000")
-ledger.exec(
-  "CREATE TABLE IF NOT EXISTS e2e_effects (key TEXT PRIMARY KEY, root TEXT NOT NULL, node TEXT NOT NULL, instance TEXT NOT NULL, applied INTEGER NOT NULL)"
-)
-const apply = ledger.prepare(
-  "INSERT INTO e2e_effects (key, root, node, instance, applied) VALUES (?, ?, ?, ?, 1) ON CONFLICT (key) DO UPDATE SET applied = applied + 1"
-)
+const url = process.env.BATON_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const say = (line: string) => process.stdout.write(`${instanceId} ${line}\n`)
+
+const pgOptions = { url, schema: target, applicationName: `e2e-${target}` }
+const stores = kind === "sqlite" ? SqliteStores.layer({ path: target, wakeups: true }) : PgStores.layer({ ...pgOptions, maxConnections: 4 })
+/** The ledger's own connection. */
+const ledgerClient = kind === "sqlite" ? SqliteClient.layer({ path: target }) : PgClient.layer({ ...pgOptions, maxConnections: 2 })
 
 const State = Annotation.Root({ n: Annotation<number>(), log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
 
+const params = (n: number) => Array.from({ length: n }, (_, i) => (kind === "pg" ? `$${i + 1}` : "?")).join(", ")
+/** The outside world dedups by key: the first run of a key applies it, every run is recorded. */
+const applySql = `INSERT INTO e2e_effects (key, root, node, instance, attempt) VALUES (${params(5)}) ON CONFLICT (key) DO NOTHING`
+const runSql = `INSERT INTO e2e_runs (key, attempt) VALUES (${params(2)}) ON CONFLICT DO NOTHING`
+let ledger: SqlClient.SqlClient | undefined
+/**
+ * The process's Clock, for the ledger's retry schedule. A step body's Clock
+ * (the runtime's wrapper that counts parked sleeps) is built by spreading the
+ * Clock object, which drops its prototype methods: a Schedule in a step dies
+ * with "clock.currentTimeNanosUnsafe is not a function" (reported; not ours
+ * to change here).
+ */
+let processClock: Clock.Clock | undefined
+
+/** Applies a step's side effect under its idempotency key, retried over lost connections. */
+const apply = (ctx: Workflow.StepContext, node: string, attempt: string) =>
+  Effect.suspend(() =>
+    Effect.andThen(
+      ledger!.unsafe(runSql, [ctx.idempotencyKey, attempt]),
+      ledger!.unsafe(applySql, [ctx.idempotencyKey, ctx.rootExecutionId, node, ctx.instanceId, attempt])
+    )
+  ).pipe(
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 }),
+    Effect.provideService(Clock.Clock, processClock!)
+  )
+
+let attempts = 0
 const effect = (node: string) =>
   Workflow.effectStep((s: typeof State.State, ctx: Workflow.StepContext) =>
     Effect.gen(function*() {
@@ -37,7 +72,7 @@ const effect = (node: string) =>
       // A step that takes a while: the window in which a process is killed mid-step.
       yield* Effect.sleep(node === "work" ? "400 millis" : "20 millis")
       if (!ctx.leaseHeld()) return yield* Effect.die(new Error("lease lost mid-step"))
-      apply.run(ctx.idempotencyKey, ctx.rootExecutionId, node, ctx.instanceId)
+      yield* apply(ctx, node, `${instanceId}-${process.pid}-${++attempts}`)
       return { log: [`${node}@${ctx.instanceId}`] }
     })
   )
@@ -48,28 +83,41 @@ const job = Workflow.make({
   graph: new StateGraph(State)
     .addNode("fetch", effect("fetch"))
     .addNode("work", effect("work"))
+    .addNode("approve", Workflow.step((_s: typeof State.State) => ({ log: [`approve:${String(interrupt({ q: "ok?" }))}`] })))
     .addNode("store", effect("store"))
     .addEdge(START, "fetch")
     .addEdge("fetch", "work")
-    .addEdge("work", "store")
+    .addEdge("work", "approve")
+    .addEdge("approve", "store")
     .addEdge("store", END)
 })
 
+/** Retries what a lost connection failed; a call that finds its thread already recorded is done (the sweep has it). */
+const persist = <A, E extends { readonly _tag: string }, R>(label: string, call: Effect.Effect<A, E, R>) =>
+  call.pipe(
+    Effect.tapError((e) => Effect.sync(() => say(`${label} retry after ${e._tag}`))),
+    Effect.retry({ while: (e) => e._tag === "StoreError", schedule: Schedule.spaced("200 millis"), times: 100 }),
+    Effect.tap((out) => Effect.sync(() => say(`${label} ${(out as { _tag?: string })._tag ?? "ok"}`))),
+    Effect.catch((e) => Effect.sync(() => say(`${label} ${e._tag}`)))
+  )
+
 const main = Effect.gen(function*() {
   const context = yield* Layer.build(
-    Baton.layer({ workflows: [job], instanceId, lease: "2 seconds", sweepInterval: "500 millis" }).pipe(
-      Layer.provide(SqliteStores.layer({ path }))
-    )
+    Baton.layer({ workflows: [job], instanceId, lease: "2 seconds", sweepInterval: "500 millis" }).pipe(Layer.provideMerge(stores))
   )
   const baton = Context.get(context, Baton)
+  processClock = yield* Clock.Clock
+  ledger = Context.get(yield* Layer.build(ledgerClient), SqlClient.SqlClient)
   const stop = yield* Deferred.make<void>()
   process.on("SIGTERM", () => Deferred.doneUnsafe(stop, Effect.void))
+  createInterface({ input: process.stdin }).on("line", (line) => {
+    const [command, pauseId] = line.trim().split(" ")
+    if (command !== "resume" || pauseId === undefined) return
+    Effect.runFork(persist(`resume ${pauseId}`, baton.resume({ pauseId, decision: `yes@${instanceId}` })))
+  })
   say("ready")
   for (let n = 0; n < count; n++) {
-    yield* Effect.forkScoped(baton.execute(job, { n, log: [] }).pipe(
-      Effect.tap((out) => Effect.sync(() => say(`execution ${n} ${out._tag}`))),
-      Effect.catch((e) => Effect.sync(() => say(`execution ${n} ${e._tag}`)))
-    ))
+    yield* Effect.forkScoped(persist(`execution ${n}`, baton.execute(job, { n, log: [] }, { threadId: `t-${instanceId}-${n}` })))
   }
   yield* Deferred.await(stop)
   say("closing")

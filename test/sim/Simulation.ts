@@ -1,6 +1,6 @@
 /**
- * A seeded fault simulation: three instances over shared in-memory stores on
- * a TestClock, a mix of executions with pauses and side-effecting steps, and a
+ * A seeded fault simulation: three instances over shared stores (in memory,
+ * or SQLite: one `:memory:` database through the SQL stores) on a TestClock, a mix of executions with pauses and side-effecting steps, and a
  * random schedule of kill, freeze, close, restart, resume, cancel and clock
  * jumps — the same schedule for the same seed. Afterwards it checks that
  * nothing was lost and nothing happened twice.
@@ -13,10 +13,19 @@ import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
 import * as MemoryPauseStore from "../../layers/memory/MemoryPauseStore.ts"
 import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
 import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
+import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
+import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
+import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
+import * as SqlPauseStore from "../../layers/sql/SqlPauseStore.ts"
+import * as SqlRecordStore from "../../layers/sql/SqlRecordStore.ts"
+import * as SqlTreeStore from "../../layers/sql/SqlTreeStore.ts"
+import * as SqliteMigrations from "../../layers/sqlite/SqliteMigrations.ts"
+import * as SqliteClient from "../../layers/sqlite/SqliteClient.ts"
 import type { CheckpointRows } from "../../src/checkpoint/CheckpointRows.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ExecutionRecord } from "../../src/stores/ExecutionRecord.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { FenceCheck } from "../../src/stores/Fence.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -151,7 +160,31 @@ const recordingRows = (rows: CheckpointRows, world: World): CheckpointRows => {
   }
 }
 
-const storesFor = (world: World) => {
+/** The same stores over SQLite: one `:memory:` connection per seed, shared by the three instances. */
+const sqliteStoresFor = (world: World) => {
+  const checkpoints = Layer.effect(
+    CheckpointStore,
+    Effect.andThen(SqlMigrations.migrate(), Effect.map(SqlCheckpointStore.makeRows(), (rows) => CheckpointStores.fromRows(recordingRows(rows, world))))
+  )
+  return Layer.mergeAll(
+    SqlLeaseStore.layer(),
+    SqlRecordStore.layer(),
+    SqlPauseStore.layer(),
+    SqlTreeStore.layer(),
+    checkpoints
+  ).pipe(
+    Layer.provide(SqliteMigrations.layer()),
+    Layer.provideMerge(Layer.merge(SqliteClient.layer({ path: ":memory:", busyTimeout: 0 }), IdGenerator.layerSequential))
+  )
+}
+
+/** Which stores a simulation runs over. */
+export type SimulationStore = "memory" | "sqlite"
+
+const storesFor = (world: World, store: SimulationStore): Layer.Layer<Harness.HarnessStores, StoreError | BatonConfigError> =>
+  store === "sqlite" ? sqliteStoresFor(world) : memoryStoresFor(world)
+
+const memoryStoresFor = (world: World) => {
   const checkpoints = Layer.effect(
     CheckpointStore,
     MemoryState.useSync((state) => CheckpointStores.fromRows(recordingRows(makeRows(state), world)))
@@ -219,7 +252,7 @@ const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>,
   })
 
 /** Runs one seed; answers the violations found (none when all is well). Needs a TestClock. */
-export const simulate = (seed: number, options: { readonly steps?: number } = {}) => {
+export const simulate = (seed: number, options: { readonly steps?: number; readonly store?: SimulationStore } = {}) => {
   const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [] }
   const random = prng(seed)
   const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
@@ -384,7 +417,7 @@ export const simulate = (seed: number, options: { readonly steps?: number } = {}
     } satisfies SimulationResult
   }).pipe(
     Effect.scoped,
-    Effect.provide(storesFor(world)),
+    Effect.provide(storesFor(world, options.store ?? "memory")),
     // The runtime logs every recovery; a thousand schedules would drown a failure's report.
     Effect.provideService(References.MinimumLogLevel, "Error")
   )

@@ -1,6 +1,7 @@
 /**
  * `npm run sim -- --seeds N` (seeds 1..N) or `npm run sim -- --seed S` (one
- * seed, printing its schedule). Exits non-zero on the first failing seed and
+ * seed, printing its schedule); `--store sqlite` runs over the SQLite stores
+ * (default `memory`). Exits non-zero on the first failing seed and
  * prints it so it can be replayed.
  */
 import { Effect } from "effect"
@@ -14,23 +15,25 @@ const arg = (name: string) => {
 const one = arg("--seed")
 const first = one === undefined ? 1 : Number(one)
 const last = one === undefined ? Number(arg("--seeds") ?? 100) : Number(one)
+const store = arg("--store") ?? "memory"
+if (store !== "memory" && store !== "sqlite") throw new Error(`--store must be memory or sqlite, got ${store}`)
 const verbose = one !== undefined || process.argv.includes("--verbose")
 
 const main = Effect.gen(function*() {
   const started = Date.now()
   let executions = 0
   for (let seed = first; seed <= last; seed++) {
-    const result = yield* simulate(seed).pipe(Effect.provide(TestClock.layer()))
+    const result = yield* simulate(seed, { store }).pipe(Effect.provide(TestClock.layer()))
     executions += result.executions
     if (verbose) console.log(`seed ${seed}:\n  ${result.log.join("\n  ")}`)
     if (result.violations.length > 0) {
-      console.error(`seed ${seed} FAILED (replay: npm run sim -- --seed ${seed}):\n  ${result.violations.join("\n  ")}`)
+      console.error(`seed ${seed} FAILED (replay: npm run sim -- --seed ${seed} --store ${store}):\n  ${result.violations.join("\n  ")}`)
       return false
     }
     if (!verbose && seed % 100 === 0) console.log(`${seed - first + 1} seeds passed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
   }
   const seconds = (Date.now() - started) / 1000
-  console.log(`${last - first + 1} seeds passed, ${executions} executions, in ${seconds.toFixed(1)} s`)
+  console.log(`${last - first + 1} seeds passed over ${store}, ${executions} executions, in ${seconds.toFixed(1)} s`)
   return true
 })
 

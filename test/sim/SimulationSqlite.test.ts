@@ -1,0 +1,3 @@
+import { simulationSuite } from "./suite.ts"
+
+simulationSuite("sqlite")
