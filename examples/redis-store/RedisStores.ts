@@ -1,0 +1,52 @@
+/**
+ * The Redis stores together, and an app's whole store set: Redis for the
+ * leases, the tree keys, the checkpoints and the rate limits; SQLite (or
+ * Postgres) for everything else.
+ *
+ * Which contract goes where is the app's choice, with one rule: a fenced
+ * `CheckpointStore` checks the leases of ITS OWN backend (the lease check and
+ * the write happen in one atomic step there), so checkpoints and leases move
+ * together.
+ */
+import { NodeRedis } from "@effect/platform-node"
+import { Layer } from "effect"
+import type { Redis } from "effect/persistence"
+import { SqliteStores } from "../../layers/sqlite/index.ts" // in your app: from "baton/sqlite"
+import * as RedisCheckpointStore from "./RedisCheckpointStore.ts"
+import { makeKeys, type RedisStoreOptions } from "./RedisKeys.ts"
+import * as RedisLeaseStore from "./RedisLeaseStore.ts"
+import * as RedisRateLimitStore from "./RedisRateLimitStore.ts"
+import * as RedisTreeStore from "./RedisTreeStore.ts"
+
+export type { RedisStoreOptions } from "./RedisKeys.ts"
+
+/** LeaseStore, TreeStore, CheckpointStore and RateLimitStore on the `Redis` service in context. */
+export const layer = (options: RedisStoreOptions = {}) => {
+  const keys = makeKeys(options)
+  return Layer.mergeAll(
+    RedisLeaseStore.layer(keys),
+    RedisTreeStore.layer(keys),
+    RedisCheckpointStore.layer(keys),
+    RedisRateLimitStore.layer(keys)
+  )
+}
+
+/**
+ * A connection to Redis: `@effect/platform-node`'s `NodeRedis` (the `redis`
+ * client, node-redis) behind effect's `Redis` service. It connects when the
+ * Layer is built — an unreachable server fails the build with `RedisError` —
+ * and closes with the Layer's scope.
+ */
+export const connection = (url: string): Layer.Layer<Redis.Redis, Redis.RedisError> => NodeRedis.layer({ url })
+
+/**
+ * Every store an app needs: the four Redis stores over their own connection,
+ * and SQLite for the records, pauses, ledger and child queue (SQLite's own
+ * lease, tree, checkpoint and rate-limit stores are built too, and replaced:
+ * the Redis ones come last and win).
+ */
+export const withSqlite = (options: { readonly url: string; readonly path: string } & RedisStoreOptions) =>
+  Layer.merge(
+    SqliteStores.layer({ path: options.path }),
+    layer(options).pipe(Layer.provide(connection(options.url)))
+  )

@@ -1,0 +1,47 @@
+/**
+ * What the Redis tests share: the server (127.0.0.1:6379, which the machines
+ * and CI run), a key prefix per test run, and the clean-up of that prefix.
+ * No server is a failure that says how to start one — never a skip.
+ */
+import { Cause, Effect, Layer } from "effect"
+import { Redis } from "effect/persistence"
+import * as RedisStores from "../../examples/redis-store/RedisStores.ts"
+
+export const url = "redis://127.0.0.1:6379"
+
+export const startCommand =
+  `redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no --dir /var/lib/redis --logfile /var/log/redis/ci.log`
+
+/** A prefix no other run uses: `baton-test:<name>:<random>:`. */
+export const runPrefix = (name: string) => `baton-test:${name}:${Math.random().toString(36).slice(2, 10)}:`
+
+/** One connection (one instance's); fails with the command to start Redis when none answers. */
+export const connection = (): Layer.Layer<Redis.Redis, Error> =>
+  RedisStores.connection(url).pipe(
+    Layer.catchCause((cause) =>
+      Layer.effect(
+        Redis.Redis,
+        Effect.fail(
+          new Error(`The Redis tests need a Redis server at ${url}, and none answered (${Cause.pretty(cause).split("\n")[0]}). Start one with:\n  ${startCommand}`)
+        )
+      )
+    )
+  )
+
+/** Deletes every key under `prefix` (SCAN, so the server never blocks on a big KEYS). */
+export const deleteKeys = (prefix: string) =>
+  Effect.gen(function*() {
+    const redis = yield* Redis.Redis
+    let cursor = "0"
+    let deleted = 0
+    do {
+      const [next, found] = yield* redis.send<[string, Array<string>]>("SCAN", cursor, "MATCH", `${prefix}*`, "COUNT", "1000")
+      if (found.length > 0) deleted += yield* redis.send<number>("DEL", ...found)
+      cursor = next
+    } while (cursor !== "0")
+    return deleted
+  })
+
+/** A Layer that deletes the prefix's keys when its scope closes (after a suite). */
+export const cleanUp = (prefix: string) =>
+  Layer.effectDiscard(Effect.addFinalizer(() => Effect.orDie(deleteKeys(prefix)))).pipe(Layer.provide(connection()))
