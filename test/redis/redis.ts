@@ -15,6 +15,12 @@ export const startCommand =
 /** A prefix no other run uses: `baton-test:<name>:<random>:`. */
 export const runPrefix = (name: string) => `baton-test:${name}:${Math.random().toString(36).slice(2, 10)}:`
 
+/** Why the connection failed: node-redis' own error (ECONNREFUSED, …) under effect's `RedisError`. */
+const reason = (cause: Cause.Cause<unknown>) => {
+  const error = Cause.squash(cause) as { readonly cause?: unknown; readonly message?: string }
+  return error.cause instanceof Error ? error.cause.message : String(error.message ?? error)
+}
+
 /** One connection (one instance's); fails with the command to start Redis when none answers. */
 export const connection = (): Layer.Layer<Redis.Redis, Error> =>
   RedisStores.connection(url).pipe(
@@ -22,7 +28,7 @@ export const connection = (): Layer.Layer<Redis.Redis, Error> =>
       Layer.effect(
         Redis.Redis,
         Effect.fail(
-          new Error(`The Redis tests need a Redis server at ${url}, and none answered (${Cause.pretty(cause).split("\n")[0]}). Start one with:\n  ${startCommand}`)
+          new Error(`The Redis tests need a Redis server at ${url}, and none answered (${reason(cause)}). Start one with:\n  ${startCommand}`)
         )
       )
     )
