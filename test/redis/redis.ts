@@ -34,18 +34,26 @@ export const connection = (): Layer.Layer<Redis.Redis, Error> =>
     )
   )
 
-/** Deletes every key under `prefix` (SCAN, so the server never blocks on a big KEYS). */
+/** Every key matching `pattern` (SCAN, so the server never blocks on a big KEYS). */
+export const scanKeys = (pattern: string) =>
+  Effect.gen(function*() {
+    const redis = yield* Redis.Redis
+    const keys: Array<string> = []
+    let cursor = "0"
+    do {
+      const [next, found] = yield* redis.send<[string, Array<string>]>("SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+      keys.push(...found)
+      cursor = next
+    } while (cursor !== "0")
+    return keys
+  })
+
+/** Deletes every key under `prefix`; answers how many. */
 export const deleteKeys = (prefix: string) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
-    let cursor = "0"
-    let deleted = 0
-    do {
-      const [next, found] = yield* redis.send<[string, Array<string>]>("SCAN", cursor, "MATCH", `${prefix}*`, "COUNT", "1000")
-      if (found.length > 0) deleted += yield* redis.send<number>("DEL", ...found)
-      cursor = next
-    } while (cursor !== "0")
-    return deleted
+    const keys = yield* scanKeys(`${prefix}*`)
+    return keys.length === 0 ? 0 : yield* redis.send<number>("DEL", ...keys)
   })
 
 /** A Layer that deletes the prefix's keys when its scope closes (after a suite). */
