@@ -67,7 +67,7 @@ const messages = (size: number, step: number) => {
 }
 
 /** Runs the workload; answers ops per second. */
-const workload = async (subject: Subject): Promise<number> => {
+export const workload = async (subject: Subject): Promise<number> => {
   const { saver } = subject
   const extras = await Promise.all(Array.from({ length: threads }, (_, t) => subject.configurable(`thread-${t}`)))
   let ops = 0

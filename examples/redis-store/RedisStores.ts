@@ -9,8 +9,8 @@
  * together.
  */
 import { NodeRedis } from "@effect/platform-node"
-import { Layer } from "effect"
-import type { Redis } from "effect/persistence"
+import { Effect, Layer } from "effect"
+import { Redis } from "effect/persistence"
 import { SqliteStores } from "../../layers/sqlite/index.ts" // in your app: from "baton/sqlite"
 import * as RedisCheckpointStore from "./RedisCheckpointStore.ts"
 import { makeKeys, type RedisStoreOptions } from "./RedisKeys.ts"
@@ -50,3 +50,30 @@ export const withSqlite = (options: { readonly url: string; readonly path: strin
     SqliteStores.layer({ path: options.path }),
     layer(options).pipe(Layer.provide(connection(options.url)))
   )
+
+/** Every key matching `pattern`, by SCAN (which, unlike KEYS, never blocks the server for long). */
+export const scanKeys = (pattern: string) =>
+  Effect.gen(function*() {
+    const redis = yield* Redis.Redis
+    const keys: Array<string> = []
+    let cursor = "0"
+    do {
+      const [next, found] = yield* redis.send<[string, Array<string>]>("SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
+      keys.push(...found)
+      cursor = next
+    } while (cursor !== "0")
+    return keys
+  })
+
+/**
+ * Deletes everything the stores keep under `prefix` (a test run's, say);
+ * answers how many keys. Not atomic: run it when no instance uses the prefix.
+ */
+export const deleteAll = (prefix: string) =>
+  Effect.gen(function*() {
+    const redis = yield* Redis.Redis
+    const keys = yield* scanKeys(`${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`)
+    let deleted = 0
+    for (let i = 0; i < keys.length; i += 1000) deleted += yield* redis.send<number>("DEL", ...keys.slice(i, i + 1000))
+    return deleted
+  })

@@ -34,28 +34,6 @@ export const connection = (): Layer.Layer<Redis.Redis, Error> =>
     )
   )
 
-/** Every key matching `pattern` (SCAN, so the server never blocks on a big KEYS). */
-export const scanKeys = (pattern: string) =>
-  Effect.gen(function*() {
-    const redis = yield* Redis.Redis
-    const keys: Array<string> = []
-    let cursor = "0"
-    do {
-      const [next, found] = yield* redis.send<[string, Array<string>]>("SCAN", cursor, "MATCH", pattern, "COUNT", "1000")
-      keys.push(...found)
-      cursor = next
-    } while (cursor !== "0")
-    return keys
-  })
-
-/** Deletes every key under `prefix`; answers how many. */
-export const deleteKeys = (prefix: string) =>
-  Effect.gen(function*() {
-    const redis = yield* Redis.Redis
-    const keys = yield* scanKeys(`${prefix}*`)
-    return keys.length === 0 ? 0 : yield* redis.send<number>("DEL", ...keys)
-  })
-
 /** A Layer that deletes the prefix's keys when its scope closes (after a suite). */
 export const cleanUp = (prefix: string) =>
-  Layer.effectDiscard(Effect.addFinalizer(() => Effect.orDie(deleteKeys(prefix)))).pipe(Layer.provide(connection()))
+  Layer.effectDiscard(Effect.addFinalizer(() => Effect.orDie(RedisStores.deleteAll(prefix)))).pipe(Layer.provide(connection()))

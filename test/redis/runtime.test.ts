@@ -11,7 +11,7 @@ import * as RedisStores from "../../examples/redis-store/RedisStores.ts"
 import { Baton } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { tempDb } from "../sqlite/tmp.ts"
-import { cleanUp, connection, runPrefix, scanKeys, url } from "./redis.ts"
+import { cleanUp, connection, runPrefix, url } from "./redis.ts"
 
 const prefix = runPrefix("runtime")
 const path = tempDb("redis-runtime")
@@ -49,7 +49,7 @@ it.layer(Layer.merge(connection(), cleanUp(prefix)), { excludeTestServices: true
       if (done._tag !== "Finished") return assert.fail(`expected the end, got ${done._tag}`)
       assert.deepStrictEqual((done.output as typeof State.State).log, ["approved on B", "sent 120 on B"])
 
-      const checkpointKeys = yield* scanKeys(`${prefix}*:cp`)
+      const checkpointKeys = yield* RedisStores.scanKeys(`${prefix}*:cp`)
       assert.isAbove(checkpointKeys.length, 0, "the workflow's checkpoints should be in Redis")
     }))
 })

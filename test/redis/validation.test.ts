@@ -8,7 +8,8 @@ import { ManagedRuntime } from "effect"
 import * as RedisCheckpointStore from "../../examples/redis-store/RedisCheckpointStore.ts"
 import { makeKeys } from "../../examples/redis-store/RedisKeys.ts"
 import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
-import { connection, deleteKeys, runPrefix } from "./redis.ts"
+import * as RedisStores from "../../examples/redis-store/RedisStores.ts"
+import { connection, runPrefix } from "./redis.ts"
 
 const prefix = runPrefix("validation")
 const runtime = ManagedRuntime.make(connection())
@@ -17,7 +18,7 @@ let made = 0
 validate({
   checkpointerName: "baton redis",
   afterAll: async () => {
-    await runtime.runPromise(deleteKeys(prefix))
+    await runtime.runPromise(RedisStores.deleteAll(prefix))
     await runtime.dispose()
   },
   createCheckpointer: async () =>
