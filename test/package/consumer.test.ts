@@ -58,13 +58,18 @@ describe("the packed package, installed in a fresh project", () => {
 
     const work = mkdtempSync(join(tmpdir(), "baton-package-"))
     try {
+      const started = performance.now()
+      const phases: Array<string> = []
+      const phase = (name: string) => phases.push(`${name} ${((performance.now() - started) / 1000).toFixed(0)} s`)
       run("npm", ["run", "build"], root)
+      phase("built")
       const [packed] = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], root)) as Array<{
         filename: string
         size: number
         unpackedSize: number
         files: Array<{ path: string }>
       }>
+      phase("packed")
       console.log(`baton tarball: ${packed!.filename}, ${packed!.size} bytes packed, ${packed!.unpackedSize} unpacked, ${packed!.files.length} files`)
       const paths = packed!.files.map((f) => f.path)
       expect(paths.filter((p) => !/^(dist\/(src|layers)\/|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([])
@@ -86,22 +91,27 @@ describe("the packed package, installed in a fresh project", () => {
         devDependencies: { "@types/node": installed("@types/node"), typescript: installed("typescript") }
       }, null, 2))
       run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app)
+      phase("installed")
       const manifest = JSON.parse(readFileSync(join(app, "node_modules", "baton", "package.json"), "utf8")) as {
         scripts?: Record<string, string>
       }
       expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([])
 
-      run(nodes[24], [join(app, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app)
-      const runs = Object.entries(nodes).flatMap(([major, bin]) =>
-        ["run.mjs", join("out", "run.js")].map(async (script) => {
-          const lines = (await runAsync(bin, [script], app)).trim().split("\n")
-          const result = JSON.parse(lines[lines.length - 1]!) as { node: string; paused: unknown; output: { log: Array<string> } }
-          expect(result.node).toMatch(new RegExp(`^v${major}\\.`))
-          expect(result.paused).toEqual({ pay: 120 })
-          expect(result.output.log).toEqual(["approved 120", "sent 120"])
-        })
-      )
+      // The JavaScript app runs while tsc checks (and compiles) the TypeScript one.
+      const check = (major: string, lines: Array<string>) => {
+        const result = JSON.parse(lines[lines.length - 1]!) as { node: string; paused: unknown; output: { log: Array<string> } }
+        expect(result.node).toMatch(new RegExp(`^v${major}\\.`))
+        expect(result.paused).toEqual({ pay: 120 })
+        expect(result.output.log).toEqual(["approved 120", "sent 120"])
+      }
+      const onBothNodes = (script: string) =>
+        Object.entries(nodes).map(async ([major, bin]) => check(major, (await runAsync(bin, [script], app)).trim().split("\n")))
+      const typed = runAsync(nodes[24], [join(app, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app)
+        .then(() => Promise.all(onBothNodes(join("out", "run.js"))))
+      const runs = [...onBothNodes("run.mjs"), typed]
       await Promise.all(runs)
+      phase("ran")
+      console.log(`consumer test: ${phases.join(", ")}`)
     } finally {
       rmSync(work, { recursive: true, force: true })
     }
