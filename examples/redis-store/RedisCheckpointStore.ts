@@ -222,6 +222,8 @@ export const makeRows = (keys: Keys) =>
           ))
         ),
       putWrites: async (writes, check) => {
+        // baton's saver passes the writes of one task for one checkpoint — or
+        // none, and then the script only checks the fence (its keys unused).
         const first = writes[0]
         if (first === undefined && check === undefined) return undefined
         const where = first ?? { tenantId: check!.lease.tenantId, threadId: "", checkpointNs: "" }

@@ -7,6 +7,16 @@
  * `CheckpointStore` checks the leases of ITS OWN backend (the lease check and
  * the write happen in one atomic step there), so checkpoints and leases move
  * together.
+ *
+ * What Redis itself must give: the stores' atomicity comes from Lua scripts
+ * and single commands, which any Redis has. Durability is the server's
+ * configuration: without persistence (`--save "" --appendonly no`, as the
+ * test machines run it) a restart of Redis forgets every lease and
+ * checkpoint; with `appendonly yes` and `appendfsync everysec` a crash can
+ * lose the last second — a lease epoch could then go back, and a stale holder
+ * write again. For baton's guarantees run a primary with `appendfsync always`
+ * (or accept that window), and do not fail over to a replica that may lag:
+ * replication is asynchronous.
  */
 import { NodeRedis } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
