@@ -1,11 +1,16 @@
 // The same app in TypeScript, typechecked with tsc against baton's .d.ts files.
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Baton, type ExecutionOutput, Workflow } from "baton"
+import type { MemoryStores } from "baton/memory"
+import type { PgStores } from "baton/pg"
 import { SqliteStores } from "baton/sqlite"
 import { Effect } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+
+/** The other backends' declarations are checked too (baton/testing needs vitest, an optional peer: not here). */
+export type OtherBackends = [typeof MemoryStores.layer, typeof PgStores.layer]
 
 const State = Annotation.Root({
   amount: Annotation<number>(),
