@@ -15,12 +15,16 @@
 export {
   Baton,
   type BatonShape,
+  type BatonStores,
+  type CancelOptions,
+  type CloseOptions,
   type ExecuteOptions,
   type ExecutionOutput,
   type PendingPause,
   type ResumeInput
 } from "./runtime/Baton.ts"
-export type { BatonOptions } from "./runtime/BatonConfig.ts"
+export * as BatonConfig from "./runtime/BatonConfig.ts"
+export type { BatonConfigOptions, BatonConfigShape, BatonOptions } from "./runtime/BatonConfig.ts"
 export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Workflow from "./runtime/Workflow.ts"

@@ -1,21 +1,33 @@
 /**
- * The runtime's configuration, checked when the `Baton` Layer is built.
+ * The runtime's configuration as an Effect service, the way Effect's own
+ * packages configure theirs (see `ShardingConfig` in `effect/cluster`):
+ * `defaults`, `layer(options)` for values in code, and `layerConfig()` for
+ * values from the environment or any `ConfigProvider` (`BATON_LEASE`,
+ * `BATON_RENEW_EVERY`, …). Every value is checked when the Layer is built; a
+ * value that cannot work fails it with `BatonConfigError` naming the field.
+ *
+ * The workflows are not configuration: they are given to `Baton.layerWith`
+ * (or to `Baton.layer` together with these options).
  *
  * @since 0.1.0
  */
-import { Duration, Effect } from "effect"
+import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 
-export interface BatonOptions {
-  /** The workflows this instance can run, resume and recover (by name). */
-  readonly workflows: ReadonlyArray<AnyWorkflow>
-  /** This instance's id; generated when absent. */
+/**
+ * The options of one instance's runtime, every one optional (see `defaults`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface BatonConfigOptions {
+  /** This instance's id: 1–200 characters, no control characters; generated when absent. */
   readonly instanceId?: InstanceId | undefined
-  /** Lease length of a tree this instance moves. Default 30 seconds. */
+  /** Lease length of a tree this instance moves: 1 s to 24 h. Default 30 seconds. */
   readonly lease?: Duration.Input | undefined
-  /** How often the holder renews. Default a third of the lease. */
+  /** How often the holder renews: at least 100 ms and shorter than the lease. Default a third of the lease. */
   readonly renewEvery?: Duration.Input | undefined
   /** How often a call waiting for a held lease looks again (a release in this process wakes it at once). Default 1 second. */
   readonly waitPoll?: Duration.Input | undefined
@@ -28,14 +40,31 @@ export interface BatonOptions {
   /**
    * How many steps (node visits, across trees and tenants) this instance
    * runs at once: a whole number ≥ 1. A step without a free slot waits its
-   * turn (see `StepSlots`). Unset: no cap.
+   * turn. Unset: no cap.
    */
   readonly maxConcurrentSteps?: number | undefined
 }
 
-/** The checked configuration, in milliseconds. */
-export interface BatonConfig {
-  readonly workflows: ReadonlyMap<string, AnyWorkflow>
+/**
+ * What `Baton.layer` takes: the workflows this instance runs, and its
+ * configuration options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface BatonOptions extends BatonConfigOptions {
+  /** The workflows this instance can run, resume and recover (by name). */
+  readonly workflows: ReadonlyArray<AnyWorkflow>
+}
+
+/**
+ * The checked configuration of one instance, durations in milliseconds.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface BatonConfigShape {
+  /** This instance's id; `undefined`: one is generated when the runtime starts. */
   readonly instanceId: InstanceId | undefined
   readonly leaseMillis: number
   readonly renewMillis: number
@@ -47,69 +76,224 @@ export interface BatonConfig {
   readonly maxConcurrentSteps: number | undefined
 }
 
-const millis = (field: string, input: Duration.Input | undefined, fallback: number) =>
-  Effect.suspend(() => {
+/**
+ * The runtime's configuration, as a service `Baton.layerWith` reads.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class BatonConfig extends Context.Service<BatonConfig, BatonConfigShape>()("baton/BatonConfig") {}
+
+/**
+ * The values used for options left out (design.md's defaults).
+ *
+ * @category defaults
+ * @since 0.1.0
+ */
+export const defaults: BatonConfigShape = {
+  instanceId: undefined,
+  leaseMillis: 30_000,
+  renewMillis: 10_000,
+  waitPollMillis: 1_000,
+  sweepMillis: 30_000,
+  pauseRetentionMillis: 24 * 60 * 60 * 1000,
+  sweepPageSize: 100,
+  maxConcurrentSteps: undefined
+}
+
+/**
+ * The option each `BATON_*` key of `config` sets.
+ *
+ * @category config
+ * @since 0.1.0
+ */
+export const configKeys = {
+  instanceId: "BATON_INSTANCE_ID",
+  lease: "BATON_LEASE",
+  renewEvery: "BATON_RENEW_EVERY",
+  waitPoll: "BATON_WAIT_POLL",
+  sweepInterval: "BATON_SWEEP_INTERVAL",
+  pauseRetention: "BATON_PAUSE_RETENTION",
+  sweepPageSize: "BATON_SWEEP_PAGE_SIZE",
+  maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS"
+} as const satisfies { readonly [K in keyof Required<BatonConfigOptions>]: string }
+
+type Field = keyof typeof configKeys
+
+const optionFields = Object.keys(configKeys) as ReadonlyArray<Field>
+
+const maxTimerMillis = 2 ** 31 - 1
+const dayMillis = 24 * 60 * 60 * 1000
+
+/** A value as a reader should see it: NaN and Infinity as themselves (JSON would print null). */
+const show = (value: unknown): string =>
+  typeof value === "number" || typeof value === "bigint" ? String(value) : typeof value === "string" ? JSON.stringify(value) : typeof value === "object" ? JSON.stringify(value) ?? String(value) : String(value)
+
+const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
+
+/**
+ * Fails on any field of `options` not in `known`, naming it and the fields there are.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const refuseUnknown = (options: object, known: ReadonlyArray<string>): Effect.Effect<void, BatonConfigError> => {
+  const unknown = Object.keys(options).find((k) => !known.includes(k))
+  return unknown === undefined
+    ? Effect.void
+    : refuse(unknown, `is not an option (the options are ${known.join(", ")}): check its spelling`)
+}
+
+const millis = (field: Field, input: Duration.Input | undefined, fallback: number) =>
+  Effect.suspend((): Effect.Effect<number, BatonConfigError> => {
     if (input === undefined) return Effect.succeed(fallback)
     const d = Duration.fromInput(input)
-    if (d._tag === "None") {
-      return Effect.fail(new BatonConfigError({ field, reason: `is not a duration (got ${JSON.stringify(input)})` }))
-    }
+    if (Option.isNone(d)) return refuse(field, `is not a duration such as "30 seconds" or a number of milliseconds (got ${show(input)})`)
     const ms = Duration.toMillis(d.value)
     return Number.isFinite(ms) && ms > 0
       ? Effect.succeed(ms)
-      : Effect.fail(new BatonConfigError({ field, reason: `must be a finite duration greater than 0 (got ${JSON.stringify(input)})` }))
+      : refuse(field, `must be a finite duration greater than 0 (got ${show(input)})`)
   })
 
-/** Checks options; a bad value fails with `BatonConfigError` naming the field. */
-export const make = Effect.fnUntraced(function*(options: BatonOptions) {
-  if (options === undefined || !Array.isArray(options.workflows)) {
-    return yield* new BatonConfigError({ field: "workflows", reason: "must be an array of workflows made with Workflow.make" })
+const wholeNumber = (field: Field, value: unknown, fallback: number | undefined, unset: string) =>
+  Effect.suspend((): Effect.Effect<number | undefined, BatonConfigError> => {
+    if (value === undefined) return Effect.succeed(fallback)
+    return typeof value === "number" && Number.isSafeInteger(value) && value >= 1
+      ? Effect.succeed(value)
+      : refuse(field, `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}${unset} (got ${show(value)})`)
+  })
+
+const checkInstanceId = (id: unknown) => {
+  if (id === undefined) return Effect.void
+  if (typeof id !== "string" || id.length === 0 || id.length > 200) {
+    return refuse("instanceId", `must be a string of 1 to 200 characters when given (got ${typeof id === "string" ? `${id.length} characters` : show(id)})`)
   }
-  const workflows = new Map<string, AnyWorkflow>()
-  for (const w of options.workflows) {
-    if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
-      return yield* new BatonConfigError({ field: "workflows", reason: "holds a workflow without a name or version: make each with Workflow.make" })
-    }
-    if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
-      return yield* new BatonConfigError({ field: "workflows", reason: `workflow "${w.name}" has no StateGraph with nodes` })
-    }
-    if (workflows.has(w.name)) {
-      return yield* new BatonConfigError({ field: "workflows", reason: `names workflow "${w.name}" twice; names must be unique` })
-    }
-    workflows.set(w.name, w)
-    for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
-  }
-  if (options.instanceId !== undefined && (typeof options.instanceId !== "string" || options.instanceId.length === 0)) {
-    return yield* new BatonConfigError({ field: "instanceId", reason: "must be a non-empty string when given" })
-  }
-  const leaseMillis = yield* millis("lease", options.lease, 30_000)
-  const renewMillis = yield* millis("renewEvery", options.renewEvery, leaseMillis / 3)
+  // deno-lint-ignore no-control-regex
+  return /[\u0000-\u001f\u007f-\u009f]/.test(id)
+    ? refuse("instanceId", "must hold no NUL or other control characters: stores and logs cannot keep them")
+    : Effect.void
+}
+
+const atMost = (field: Field, ms: number, ceiling: number, what: string) =>
+  ms <= ceiling ? Effect.void : refuse(field, `must be at most ${what} (got ${ms} ms)`)
+
+/**
+ * Checks a configuration's values against what the runtime, its timers and
+ * the stores can hold.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
+  yield* checkInstanceId(config.instanceId)
+  const { leaseMillis, pauseRetentionMillis, renewMillis, sweepMillis, waitPollMillis } = config
+  if (leaseMillis < 1_000) return yield* refuse("lease", `must be at least 1 second: renewals cannot keep a shorter lease (got ${leaseMillis} ms)`)
+  yield* atMost("lease", leaseMillis, dayMillis, "24 hours")
+  if (renewMillis < 100) return yield* refuse("renewEvery", `must be at least 100 ms (got ${renewMillis} ms)`)
   if (renewMillis >= leaseMillis) {
-    return yield* new BatonConfigError({ field: "renewEvery", reason: `must be shorter than the lease (${leaseMillis} ms), or the lease expires between renewals` })
+    return yield* refuse("renewEvery", `must be shorter than the lease (${leaseMillis} ms), or the lease expires between renewals`)
   }
-  const waitPollMillis = yield* millis("waitPoll", options.waitPoll, 1_000)
-  const sweepMillis = yield* millis("sweepInterval", options.sweepInterval, 30_000)
-  const pauseRetentionMillis = yield* millis("pauseRetention", options.pauseRetention, 24 * 60 * 60 * 1000)
-  const sweepPageSize = options.sweepPageSize ?? 100
-  if (!Number.isInteger(sweepPageSize) || sweepPageSize < 1) {
-    return yield* new BatonConfigError({ field: "sweepPageSize", reason: `must be a whole number ≥ 1 (got ${sweepPageSize})` })
-  }
-  const maxConcurrentSteps = options.maxConcurrentSteps
-  if (maxConcurrentSteps !== undefined && (!Number.isInteger(maxConcurrentSteps) || maxConcurrentSteps < 1)) {
-    return yield* new BatonConfigError({
-      field: "maxConcurrentSteps",
-      reason: `must be a whole number ≥ 1, or unset for no cap (got ${typeof maxConcurrentSteps === "number" ? maxConcurrentSteps : JSON.stringify(maxConcurrentSteps)})`
-    })
-  }
-  return {
-    workflows,
+  yield* atMost("waitPoll", waitPollMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
+  yield* atMost("sweepInterval", sweepMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
+  yield* atMost("pauseRetention", pauseRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
+  yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
+  yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
+  return config
+})
+
+/**
+ * Checks options and answers the configuration they give; a bad value fails
+ * with `BatonConfigError` naming the field.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}) {
+  if (typeof options !== "object" || options === null) return yield* refuse("options", "must be an object")
+  yield* refuseUnknown(options, optionFields)
+  yield* checkInstanceId(options.instanceId)
+  const leaseMillis = yield* millis("lease", options.lease, defaults.leaseMillis)
+  return yield* validate({
     instanceId: options.instanceId,
     leaseMillis,
-    renewMillis,
-    waitPollMillis,
-    sweepMillis,
-    pauseRetentionMillis,
-    sweepPageSize,
-    maxConcurrentSteps
-  } satisfies BatonConfig
+    renewMillis: yield* millis("renewEvery", options.renewEvery, leaseMillis / 3),
+    waitPollMillis: yield* millis("waitPoll", options.waitPoll, defaults.waitPollMillis),
+    sweepMillis: yield* millis("sweepInterval", options.sweepInterval, defaults.sweepMillis),
+    pauseRetentionMillis: yield* millis("pauseRetention", options.pauseRetention, defaults.pauseRetentionMillis),
+    sweepPageSize: (yield* wholeNumber("sweepPageSize", options.sweepPageSize, defaults.sweepPageSize, ""))!,
+    maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap")
+  })
 })
+
+/**
+ * A `BatonConfig` from options given in code (unset ones take `defaults`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options?: BatonConfigOptions): Layer.Layer<BatonConfig, BatonConfigError> =>
+  Layer.effect(BatonConfig)(make(options))
+
+/**
+ * A `BatonConfig` with every default.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerDefaults: Layer.Layer<BatonConfig> = Layer.succeed(BatonConfig)(defaults)
+
+/** A number as text becomes that number; anything else stays text, for the check to report as it was written. */
+const numberOrText = (text: string): number | string => {
+  const trimmed = text.trim()
+  return trimmed !== "" && /^[-+0-9.eE]+$/.test(trimmed) && !Number.isNaN(Number(trimmed)) ? Number(trimmed) : text
+}
+
+const optionalText = (key: string) => Config.option(Config.String(key)).pipe(Config.map(Option.getOrUndefined))
+
+/**
+ * The options read from `BATON_*` keys (see `configKeys`) of the current
+ * `ConfigProvider` — the environment by default. A duration is text such as
+ * `30 seconds` or a number of milliseconds; every key is optional.
+ *
+ * @category config
+ * @since 0.1.0
+ */
+export const config: Config.Config<BatonConfigOptions> = Config.all({
+  instanceId: optionalText(configKeys.instanceId),
+  lease: optionalText(configKeys.lease).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  renewEvery: optionalText(configKeys.renewEvery).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  waitPoll: optionalText(configKeys.waitPoll).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  sweepInterval: optionalText(configKeys.sweepInterval).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  pauseRetention: optionalText(configKeys.pauseRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  sweepPageSize: optionalText(configKeys.sweepPageSize).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number))
+})
+
+/** The key a field was read from, added to a refusal of a value from config. */
+const fromKey = (error: BatonConfigError) => {
+  const key = (configKeys as Record<string, string>)[error.field]
+  return key === undefined ? error : new BatonConfigError({ field: error.field, reason: `${error.reason} (read from ${key})` })
+}
+
+/**
+ * A `BatonConfig` from `Config` (by default `config`: the `BATON_*` keys of
+ * the current `ConfigProvider`, which is the environment unless one is
+ * provided). A bad value fails with `BatonConfigError` naming the field and,
+ * for the `BATON_*` keys, the key; a provider that fails to answer fails
+ * with a `BatonConfigError` on field `config`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerConfig = (
+  options: Config.Config<BatonConfigOptions> = config
+): Layer.Layer<BatonConfig, BatonConfigError> =>
+  Layer.effect(BatonConfig)(Effect.gen(function*() {
+    const read = yield* Effect.mapError(
+      Effect.gen(function*() {
+        return yield* options
+      }),
+      (e) => new BatonConfigError({ field: "config", reason: `could not be read: ${e.message}` })
+    )
+    return yield* make(read).pipe(Effect.mapError(options === config ? fromKey : (e) => e))
+  }))

@@ -17,15 +17,32 @@ import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
 import { TreeStore } from "../stores/TreeStore.ts"
 
+/**
+ * How healthy a component is: the worst of them is the report's status.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HealthStatus = "Healthy" | "Degraded" | "Unhealthy"
 
+/**
+ * One component of a health report: its name, status and a message for a reader.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface HealthComponent {
   readonly name: string
   readonly status: HealthStatus
   readonly message: string
 }
 
-/** The worst status of its components, and each of them. */
+/**
+ * The worst status of its components, and each of them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface HealthReport {
   readonly status: HealthStatus
   readonly components: ReadonlyArray<HealthComponent>
@@ -33,15 +50,31 @@ export interface HealthReport {
 
 const rank: Record<HealthStatus, number> = { Healthy: 0, Degraded: 1, Unhealthy: 2 }
 
+/**
+ * A report of `components`: its status is the worst of theirs.
+ *
+ * @category health
+ * @since 0.1.0
+ */
 export const report = (components: ReadonlyArray<HealthComponent>): HealthReport => ({
   status: components.reduce<HealthStatus>((worst, c) => (rank[c.status] > rank[worst] ? c.status : worst), "Healthy"),
   components
 })
 
-/** How long readiness waits for a store's ping. */
+/**
+ * How long readiness waits for a store's ping.
+ *
+ * @category health
+ * @since 0.1.0
+ */
 export const pingTimeout = Duration.seconds(2)
 
-/** No I/O: Unhealthy while stopping, or when the last sweep ended more than three sweep intervals ago. */
+/**
+ * No I/O: Unhealthy while stopping, or when the last sweep ended more than three sweep intervals ago.
+ *
+ * @category health
+ * @since 0.1.0
+ */
 export const livenessComponents = (instance: InstanceShape, now: number): ReadonlyArray<HealthComponent> => {
   const { health } = instance
   const stuckAfter = 3 * instance.config.sweepMillis
@@ -70,6 +103,12 @@ export const livenessComponents = (instance: InstanceShape, now: number): Readon
   ]
 }
 
+/**
+ * The liveness report of an instance, read now (no I/O).
+ *
+ * @category health
+ * @since 0.1.0
+ */
 export const checkLiveness = (instance: InstanceShape) =>
   Effect.map(Clock.currentTimeMillis, (now) => report(livenessComponents(instance, now)))
 
@@ -98,7 +137,12 @@ const ping = (name: string, effect: Effect.Effect<void, StoreError>): Effect.Eff
     Effect.catch((e) => Effect.succeed<HealthComponent>({ name, status: "Unhealthy", message: `ping failed: ${e.message}` }))
   )
 
-/** Liveness, plus every store in the instance's context pinged at once, plus `extra` components (step slots, breakers). */
+/**
+ * Liveness, plus every store in the instance's context pinged at once, plus `extra` components (step slots, breakers).
+ *
+ * @category health
+ * @since 0.1.0
+ */
 export const checkReadiness = (instance: InstanceShape, extra: Effect.Effect<ReadonlyArray<HealthComponent>> = Effect.succeed([])) =>
   Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis

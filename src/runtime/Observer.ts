@@ -6,6 +6,12 @@
 import { Context, Effect } from "effect"
 import type { ExecutionId, InstanceId, TenantId } from "../stores/Ids.ts"
 
+/**
+ * What every observer hook is told about the execution it reports on.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ExecutionEvent {
   readonly tenantId: TenantId
   readonly executionId: ExecutionId
@@ -14,12 +20,20 @@ export interface ExecutionEvent {
   readonly workflowName: string
 }
 
-/** Why a pass continued an existing execution. */
+/**
+ * Why a pass continued an existing execution.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ResumeReason = "Answered" | "Recovered"
 
 /**
  * Every hook runs on the instance that saw the event; a failing or slow hook
  * never affects the execution (hooks are run and their failures logged).
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface ObserverShape {
   readonly onStart: (event: ExecutionEvent) => Effect.Effect<void>
@@ -41,7 +55,18 @@ const none: ObserverShape = {
   onLeaseLost: () => Effect.void
 }
 
+/**
+ * The observer hooks the runtime calls; none by default (provide one made with `makeObserver`).
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export const Observer = Context.Reference<ObserverShape>("baton/Observer", { defaultValue: () => none })
 
-/** An observer with only the hooks given; the others do nothing. */
+/**
+ * An observer with only the hooks given; the others do nothing.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeObserver = (hooks: Partial<ObserverShape>): ObserverShape => ({ ...none, ...hooks })

@@ -11,12 +11,23 @@ import type { Effect } from "effect"
 import { passOf } from "./internal/pass.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
 
-/** The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it). */
+/**
+ * The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface GraphBuilder {
   readonly nodes: Record<string, unknown>
   compile(options: { checkpointer: BaseCheckpointSaver }): unknown
 }
 
+/**
+ * A named, versioned LangGraph `StateGraph` the runtime can run, resume and recover.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Workflow<Input = unknown> {
   readonly name: string
   readonly version: string
@@ -31,6 +42,12 @@ export interface Workflow<Input = unknown> {
   readonly _Input?: (_: Input) => void
 }
 
+/**
+ * A workflow of any input type.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type AnyWorkflow = Workflow<any>
 
 const edgesOf = (graph: GraphBuilder): Array<string> => {
@@ -44,6 +61,9 @@ const edgesOf = (graph: GraphBuilder): Array<string> => {
 /**
  * Makes a workflow. `graph` is the uncompiled `StateGraph`: the runtime
  * compiles it with its own checkpointer.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = <Input = unknown>(options: {
   readonly name: string
@@ -73,7 +93,12 @@ export const make = <Input = unknown>(options: {
   }
 }
 
-/** What a step (one node visit) knows about where it runs. */
+/**
+ * What a step (one node visit) knows about where it runs.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface StepContext {
   readonly tenantId: TenantId
   readonly threadId: ThreadId
@@ -102,7 +127,12 @@ export interface StepContext {
   readonly idempotencyKeyFor: (n: number | string) => string
 }
 
-/** The step context of a node call. Fails if the node is not running under baton. */
+/**
+ * The step context of a node call. Fails if the node is not running under baton.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
   const pass = passOf(config)
   const taskId = (config as { executionInfo?: { taskId?: string } }).executionInfo?.taskId ??
@@ -128,6 +158,9 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
  * A node from an async function of the state and its step context. Its body
  * is tracked: the tree's lease is released only once it returned, even when
  * the pass was aborted meanwhile.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U) =>
 (state: S, config: LangGraphRunnableConfig): Promise<U> => {
@@ -139,6 +172,9 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U)
  * A node from an Effect. It runs with the instance's services (anything
  * provided to the `Baton` Layer) and is interrupted when the pass stops.
  * A failure of the Effect fails the step like a thrown error.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>) =>
 (state: S, config: LangGraphRunnableConfig): Promise<U> => {

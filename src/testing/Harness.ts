@@ -13,15 +13,16 @@
  */
 import { BaseCheckpointSaver, type ChannelVersions, type Checkpoint, type CheckpointListOptions, type CheckpointMetadata, type PendingWrite } from "@langchain/langgraph-checkpoint"
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { Clock, Context, Duration, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { Baton, type BatonShape, layer as batonLayer } from "../runtime/Baton.ts"
-import type { BatonOptions } from "../runtime/BatonConfig.ts"
+import type { BatonShape } from "../runtime/Baton.ts"
+import * as BatonConfig from "../runtime/BatonConfig.ts"
 import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../stores/CheckpointStore.ts"
 import { type BatonConfigError, StoreError } from "../stores/Errors.ts"
 import type { IdGenerator } from "../stores/Ids.ts"
-import { Instance, type InstanceShape } from "../runtime/internal/Instance.ts"
+import type { InstanceShape } from "../runtime/internal/Instance.ts"
+import * as Runtime from "../runtime/internal/Runtime.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
 import { LedgerStore } from "../stores/LedgerStore.ts"
 import { PauseStore } from "../stores/PauseStore.ts"
@@ -29,11 +30,28 @@ import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
 import { TreeStore } from "../stores/TreeStore.ts"
 
-/** What an instance's process is doing, as far as its stores and clock can tell. */
+/**
+ * What an instance's process is doing, as far as its stores and clock can tell.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type InstanceState = "alive" | "unreachable" | "hanging" | "frozen" | "dead"
 
+/**
+ * The stores a harness needs in context.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HarnessStores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 
+/**
+ * One instance of a harness: its runtime, its state and what its process is doing.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface HarnessInstance {
   readonly index: number
   readonly instanceId: string
@@ -42,6 +60,12 @@ export interface HarnessInstance {
   readonly state: InstanceState
 }
 
+/**
+ * N baton instances in one process over shared stores, with ways to kill, freeze or cut off any of them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Harness {
   readonly instances: ReadonlyArray<HarnessInstance>
   readonly instance: (index: number) => HarnessInstance
@@ -151,13 +175,112 @@ class GatedSaver extends BaseCheckpointSaver {
 
 const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore] as const
 
+/** The test's clock as one instance sees it: its waits are noted in `deadlines`; a dead one never wakes, a frozen one wakes at thaw. */
+const instanceClock = (clock: Clock.Clock, deadlines: Map<symbol, number>, gate: Gate): Clock.Clock => ({
+  ...clock,
+  sleep: (d) =>
+    Effect.suspend(() => {
+      const token = Symbol()
+      deadlines.set(token, clock.currentTimeMillisUnsafe() + Duration.toMillis(d))
+      return clock.sleep(d).pipe(
+        Effect.ensuring(Effect.sync(() => deadlines.delete(token))),
+        Effect.andThen(Effect.suspend(() =>
+          gate.state === "dead" ? Effect.never : gate.state === "frozen" ? passGate(gate, -1, "clock").pipe(Effect.ignore) : Effect.void
+        ))
+      )
+    })
+})
+
+/** The shared stores as instance `index` reaches them: every call through its gate, on its clock. */
+const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock, gate: Gate, index: number) => {
+  let context = Context.make(Clock.Clock, clock) as Context.Context<never>
+  for (const tag of storeTags) {
+    const service = Context.getOption(stores, tag as never)
+    if (service._tag === "Some") context = Context.add(context, tag as never, gateService(service.value as object, gate, index, tag.key) as never)
+  }
+  const checkpoints = Context.get(stores, CheckpointStore)
+  const gatedCheckpoints: CheckpointStoreShape = {
+    ...gateService(checkpoints, gate, index, "CheckpointStore"),
+    saver: new GatedSaver(checkpoints.saver, gate, index),
+    fenced: checkpoints.fenced
+  }
+  context = Context.add(context, CheckpointStore, gatedCheckpoints)
+  return Context.merge(stores as Context.Context<never>, context) as Context.Context<HarnessStores>
+}
+
+interface Slot {
+  gate: Gate
+  scope: Scope.Closeable
+  entry: HarnessInstance
+}
+
+/** The passes of live instances still moving: not waiting, or with a step body not parked on the Clock. */
+const busyPasses = (slots: ReadonlyArray<Slot>) => {
+  const busy: Array<string> = []
+  for (const s of slots) {
+    if (s.gate.state === "frozen" || s.gate.state === "dead" || s.gate.state === "hanging") continue
+    for (const p of s.entry.instance.passes) {
+      const bodiesParked = p.bodies.size > 0 && p.parkedBodies >= p.bodies.size
+      const idle = p.phase === "waiting" || (p.phase === "invoking" && bodiesParked && !(p.signal()?.aborted ?? false))
+      if (!idle || p.bodies.size > p.parkedBodies) busy.push(`${s.entry.instanceId}:${p.rootExecutionId}:${p.phase}`)
+    }
+  }
+  return busy
+}
+
+/** Changes whenever anything moves: a wait noted or ended, a step started or ended, a pass begun or done. */
+const signature = (slots: ReadonlyArray<Slot>, deadlines: Map<symbol, number>) => {
+  let n = deadlines.size
+  for (const s of slots) n = n * 31 + s.entry.instance.activity.count + s.entry.instance.passes.size
+  return n
+}
+
+/** Waits (in real time, at most 10 s) until no pass is busy and nothing moved for three turns of the event loop. */
+const settleSlots = (slots: ReadonlyArray<Slot>, deadlines: Map<symbol, number>) =>
+  Effect.gen(function*() {
+    const started = Date.now()
+    let last = Number.NaN
+    let stable = 0
+    while (true) {
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      const busy = busyPasses(slots)
+      const sig = signature(slots, deadlines)
+      stable = busy.length === 0 && sig === last ? stable + 1 : 0
+      last = sig
+      if (stable >= 3) return
+      if (Date.now() - started > 10_000) {
+        return yield* Effect.die(new Error(`harness: passes did not settle within 10 s of real time: ${busy.join(", ")}`))
+      }
+    }
+  })
+
+/** Settles, then moves the TestClock to each due wait in time order up to `duration` ahead, settling after each. */
+const advanceBy = (clock: Clock.Clock, deadlines: Map<symbol, number>, settle: Effect.Effect<void>) => (duration: Duration.Input) =>
+  Effect.gen(function*() {
+    yield* settle
+    const target = clock.currentTimeMillisUnsafe() + Duration.toMillis(Duration.fromInputUnsafe(duration))
+    while (true) {
+      const now = clock.currentTimeMillisUnsafe()
+      let next = Infinity
+      for (const d of deadlines.values()) if (d < next) next = d
+      if (next > target) break
+      yield* TestClock.adjust(Math.max(0, next - now))
+      yield* settle
+    }
+    yield* TestClock.adjust(Math.max(0, target - clock.currentTimeMillisUnsafe()))
+    yield* settle
+  })
+
 /**
  * Builds `instances` baton instances over the store services in context
  * (built once: every instance shares their rows), on the test's clock.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(options: {
   readonly instances: number
-  readonly baton: Omit<BatonOptions, "instanceId">
+  readonly baton: Omit<BatonConfig.BatonOptions, "instanceId">
 }): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
   const stores = yield* Effect.context<HarnessStores>()
   const clock = yield* Clock.Clock
@@ -165,48 +288,18 @@ export const make = Effect.fnUntraced(function*(options: {
   const deadlines = new Map<symbol, number>()
   let generation = 0
 
-  interface Slot {
-    gate: Gate
-    scope: Scope.Closeable
-    entry: HarnessInstance
-  }
   const slots: Array<Slot> = []
-
-  const instanceClock = (gate: Gate): Clock.Clock => ({
-    ...clock,
-    sleep: (d) =>
-      Effect.suspend(() => {
-        const token = Symbol()
-        deadlines.set(token, clock.currentTimeMillisUnsafe() + Duration.toMillis(d))
-        return clock.sleep(d).pipe(
-          Effect.ensuring(Effect.sync(() => deadlines.delete(token))),
-          Effect.andThen(Effect.suspend(() =>
-            gate.state === "dead" ? Effect.never : gate.state === "frozen" ? passGate(gate, -1, "clock").pipe(Effect.ignore) : Effect.void
-          ))
-        )
-      })
-  })
 
   const build = Effect.fnUntraced(function*(index: number) {
     const gate: Gate = { state: "alive", waiters: new Set() }
-    let context = Context.make(Clock.Clock, instanceClock(gate)) as Context.Context<never>
-    for (const tag of storeTags) {
-      const service = Context.getOption(stores, tag as never)
-      if (service._tag === "Some") context = Context.add(context, tag as never, gateService(service.value as object, gate, index, tag.key) as never)
-    }
-    const checkpoints = Context.get(stores, CheckpointStore)
-    const gatedCheckpoints: CheckpointStoreShape = {
-      ...gateService(checkpoints, gate, index, "CheckpointStore"),
-      saver: new GatedSaver(checkpoints.saver, gate, index),
-      fenced: checkpoints.fenced
-    }
-    context = Context.add(context, CheckpointStore, gatedCheckpoints)
-    context = Context.merge(stores as Context.Context<never>, context)
+    const context = gatedContext(stores, instanceClock(clock, deadlines, gate), gate, index)
     const scope = yield* Scope.fork(harnessScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
-    const built = yield* Layer.buildWithScope(
-      batonLayer({ ...options.baton, instanceId }).pipe(Layer.provide(Layer.succeedContext(context as Context.Context<HarnessStores>))),
-      scope
+    const { workflows, ...rest } = options.baton
+    const built = yield* Runtime.make(workflows).pipe(
+      Effect.provide(BatonConfig.layer({ ...rest, instanceId })),
+      Effect.provide(context),
+      Scope.provide(scope)
     )
     const slot: Slot = {
       gate,
@@ -214,8 +307,8 @@ export const make = Effect.fnUntraced(function*(options: {
       entry: {
         index,
         instanceId,
-        baton: Context.get(built, Baton),
-        instance: Context.get(built, Instance),
+        baton: built,
+        instance: built.instance,
         get state() {
           return gate.state
         }
@@ -242,55 +335,8 @@ export const make = Effect.fnUntraced(function*(options: {
       }
     })
 
-  const busyPasses = () => {
-    const busy: Array<string> = []
-    for (const s of slots) {
-      if (s.gate.state === "frozen" || s.gate.state === "dead" || s.gate.state === "hanging") continue
-      for (const p of s.entry.instance.passes) {
-        const bodiesParked = p.bodies.size > 0 && p.parkedBodies >= p.bodies.size
-        const idle = p.phase === "waiting" || (p.phase === "invoking" && bodiesParked && !(p.signal()?.aborted ?? false))
-        if (!idle || p.bodies.size > p.parkedBodies) busy.push(`${s.entry.instanceId}:${p.rootExecutionId}:${p.phase}`)
-      }
-    }
-    return busy
-  }
-  const signature = () => {
-    let n = deadlines.size
-    for (const s of slots) n = n * 31 + s.entry.instance.activity.count + s.entry.instance.passes.size
-    return n
-  }
-  const settle = Effect.gen(function*() {
-    const started = Date.now()
-    let last = Number.NaN
-    let stable = 0
-    while (true) {
-      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
-      const busy = busyPasses()
-      const sig = signature()
-      stable = busy.length === 0 && sig === last ? stable + 1 : 0
-      last = sig
-      if (stable >= 3) return
-      if (Date.now() - started > 10_000) {
-        return yield* Effect.die(new Error(`harness: passes did not settle within 10 s of real time: ${busy.join(", ")}`))
-      }
-    }
-  })
-
-  const advance = (duration: Duration.Input) =>
-    Effect.gen(function*() {
-      yield* settle
-      const target = clock.currentTimeMillisUnsafe() + Duration.toMillis(Duration.fromInputUnsafe(duration))
-      while (true) {
-        const now = clock.currentTimeMillisUnsafe()
-        let next = Infinity
-        for (const d of deadlines.values()) if (d < next) next = d
-        if (next > target) break
-        yield* TestClock.adjust(Math.max(0, next - now))
-        yield* settle
-      }
-      yield* TestClock.adjust(Math.max(0, target - clock.currentTimeMillisUnsafe()))
-      yield* settle
-    })
+  const settle = settleSlots(slots, deadlines)
+  const advance = advanceBy(clock, deadlines, settle)
 
   const harness: Harness = {
     get instances() {

@@ -1,8 +1,11 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer } from "effect"
-import { Baton } from "../../src/runtime/Baton.ts"
-import type { BatonOptions } from "../../src/runtime/BatonConfig.ts"
+import { ConfigProvider, Context, Effect, Exit, Layer, Option } from "effect"
+import { Baton, type BatonStores } from "../../src/runtime/Baton.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { Instance } from "../../src/runtime/internal/Instance.ts"
+import * as BatonConfig from "../../src/runtime/BatonConfig.ts"
+import type { BatonOptions } from "../../src/runtime/BatonConfig.ts"
+import * as Runtime from "../../src/runtime/internal/Runtime.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { makeSideEffects, memoryStores, slow } from "./fixtures.ts"
 
@@ -35,14 +38,142 @@ describe("Baton.layer configuration", () => {
 
   it.effect("good values build, with the defaults of design.md", () =>
     Effect.gen(function*() {
-      const { config } = yield* Layer.build(Baton.layer({ workflows: [wf] })).pipe(
-        Effect.map((context) => Context.get(context, Instance)),
-        Effect.provide(Layer.fresh(memoryStores)),
+      // Through Baton.layer's own path: options checked into a BatonConfig, the runtime built over it.
+      const { config } = yield* Runtime.make([wf]).pipe(
+        Effect.map(({ instance }) => instance),
+        Effect.provide([Layer.fresh(memoryStores), BatonConfig.layer({})]),
         Effect.scoped
       )
       assert.deepStrictEqual(
         [config.leaseMillis, config.renewMillis, config.sweepMillis, config.pauseRetentionMillis, config.maxConcurrentSteps],
         [30_000, 10_000, 30_000, 24 * 60 * 60 * 1000, undefined]
       )
+    }))
+})
+
+describe("config that cannot work is refused at build (#18 item 6)", () => {
+  const reasonOf = (exit: Exit.Exit<unknown, unknown>) => {
+    const error = Exit.isFailure(exit) ? Exit.findErrorOption(exit) : undefined
+    return error?._tag === "Some" ? String((error.value as { message?: string }).message) : ""
+  }
+
+  it.effect("a lease below 1 s or a renewal below 100 ms", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], lease: "999 millis" })), "lease")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], lease: "1 second", renewEvery: "99 millis" })), "renewEvery")
+      assert.isTrue(Exit.isSuccess(yield* buildWith({ workflows: [wf], lease: "1 second", renewEvery: "100 millis" })))
+    }))
+
+  it.effect("ceilings a store and a timer can hold", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], lease: "25 hours" })), "lease")
+      assert.isTrue(Exit.isSuccess(yield* buildWith({ workflows: [wf], lease: "24 hours" })))
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], sweepInterval: 2 ** 31 })), "sweepInterval")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], waitPoll: "30 days" })), "waitPoll")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], pauseRetention: Number.MAX_SAFE_INTEGER * 2 })), "pauseRetention")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], sweepPageSize: 2 ** 53 })), "sweepPageSize")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], maxConcurrentSteps: 2 ** 53 })), "maxConcurrentSteps")
+    }))
+
+  it.effect("an unknown option is refused, naming it", () =>
+    Effect.gen(function*() {
+      const exit = yield* buildWith({ workflows: [wf], leaseTime: "10 seconds" } as never)
+      assert.strictEqual(failedField(exit), "leaseTime")
+      assert.include(reasonOf(exit), "lease")
+    }))
+
+  it.effect("NaN and Infinity are reported as what they are", () =>
+    Effect.gen(function*() {
+      const nan = yield* buildWith({ workflows: [wf], lease: Number.NaN })
+      assert.strictEqual(failedField(nan), "lease")
+      assert.include(reasonOf(nan), "NaN")
+      const inf = yield* buildWith({ workflows: [wf], sweepPageSize: Number.POSITIVE_INFINITY })
+      assert.strictEqual(failedField(inf), "sweepPageSize")
+      assert.include(reasonOf(inf), "Infinity")
+      const steps = yield* buildWith({ workflows: [wf], maxConcurrentSteps: Number.NaN })
+      assert.include(reasonOf(steps), "NaN")
+    }))
+
+  it.effect("an instanceId a store cannot hold", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "x".repeat(201) })), "instanceId")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "a\u0000b" })), "instanceId")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "a\nb" })), "instanceId")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: 7 as never })), "instanceId")
+      assert.isTrue(Exit.isSuccess(yield* buildWith({ workflows: [wf], instanceId: "x".repeat(200) })))
+    }))
+})
+
+describe("BatonConfig", () => {
+  const fromEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(env))
+  const buildFromConfig = (env: Record<string, string>) =>
+    Layer.build(Baton.layerConfig({ workflows: [wf] })).pipe(
+      Effect.provide([Layer.fresh(memoryStores), fromEnv(env)]),
+      Effect.scoped,
+      Effect.exit
+    )
+
+  it.effect("layerConfig reads BATON_* from any ConfigProvider", () =>
+    Effect.gen(function*() {
+      const config = yield* Effect.service(BatonConfig.BatonConfig).pipe(
+        Effect.provide(BatonConfig.layerConfig()),
+        Effect.provide(fromEnv({
+          BATON_LEASE: "12 seconds",
+          BATON_RENEW_EVERY: "3000",
+          BATON_WAIT_POLL: "2 seconds",
+          BATON_SWEEP_INTERVAL: "1 minute",
+          BATON_PAUSE_RETENTION: "2 hours",
+          BATON_SWEEP_PAGE_SIZE: "50",
+          BATON_MAX_CONCURRENT_STEPS: "4",
+          BATON_INSTANCE_ID: "from-env"
+        }))
+      )
+      assert.deepStrictEqual(config, {
+        instanceId: "from-env",
+        leaseMillis: 12_000,
+        renewMillis: 3_000,
+        waitPollMillis: 2_000,
+        sweepMillis: 60_000,
+        pauseRetentionMillis: 2 * 60 * 60 * 1000,
+        sweepPageSize: 50,
+        maxConcurrentSteps: 4
+      })
+      const none = yield* Effect.service(BatonConfig.BatonConfig).pipe(Effect.provide(BatonConfig.layerConfig()), Effect.provide(fromEnv({})))
+      assert.deepStrictEqual(none, BatonConfig.defaults)
+    }))
+
+  it.effect("a bad value from config fails with BatonConfigError naming the field and the key", () =>
+    Effect.gen(function*() {
+      const lease = yield* buildFromConfig({ BATON_LEASE: "forever" })
+      assert.strictEqual(failedField(lease), "lease")
+      const error = Exit.isFailure(lease) ? Exit.findErrorOption(lease) : undefined
+      assert.include(error?._tag === "Some" ? (error.value as Error).message : "", "BATON_LEASE")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_MAX_CONCURRENT_STEPS: "many" })), "maxConcurrentSteps")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_SWEEP_PAGE_SIZE: "1.5" })), "sweepPageSize")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_RENEW_EVERY: "40 seconds" })), "renewEvery")
+      assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_LEASE: "5 seconds" })))
+    }))
+
+  it.effect("Baton.layerWith takes a provided BatonConfig; BatonConfig.layer checks its options", () =>
+    Effect.gen(function*() {
+      const built = yield* Layer.build(Baton.layerWith({ workflows: [wf] })).pipe(
+        Effect.provide([Layer.fresh(memoryStores), BatonConfig.layer({ instanceId: "given" })]),
+        Effect.scoped
+      )
+      assert.strictEqual(Context.get(built, Baton).instanceId, "given")
+      const bad = yield* Layer.build(BatonConfig.layer({ lease: "10 seconds", renewEvery: "20 seconds" })).pipe(Effect.scoped, Effect.exit)
+      assert.strictEqual(failedField(bad), "renewEvery")
+      const typo = yield* Layer.build(BatonConfig.layer({ workflows: [] } as never)).pipe(Effect.scoped, Effect.exit)
+      assert.strictEqual(failedField(typo), "workflows")
+    }))
+})
+
+describe("the Baton Layer's public type", () => {
+  it.effect("gives Baton only: the instance's internal state stays inside", () =>
+    Effect.gen(function*() {
+      const layer: Layer.Layer<Baton, BatonConfigError, BatonStores> = Baton.layer({ workflows: [wf] })
+      const built = yield* Layer.build(layer).pipe(Effect.provide(Layer.fresh(memoryStores)), Effect.scoped)
+      assert.isTrue(Option.isSome(Context.getOption(built, Baton)))
+      assert.isTrue(Option.isNone(Context.getOption(built, Instance)), "Instance is not in the Layer's output")
     }))
 })

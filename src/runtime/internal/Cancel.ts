@@ -16,15 +16,36 @@ import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 
-/** The reserved tree key (under `@baton/`) of a cancel request. */
+/**
+ * The reserved tree key (under `@baton/`) of a cancel request.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const requestName = "cancel-request"
+/**
+ * The reserved tree key under which a cancel request is kept.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const requestKey = `@baton/${requestName}`
 
-/** Whether the tree has a cancel request. */
+/**
+ * Whether the tree has a cancel request.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const isRequested = (tenantId: string, rootExecutionId: string) =>
   TreeStore.use((tree) => tree.get(tenantId, rootExecutionId, requestKey)).pipe(Effect.map(Option.isSome))
 
-/** Writes the request (once: a second cancel keeps the first). */
+/**
+ * Writes the request (once: a second cancel keeps the first).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const request = (tenantId: string, rootExecutionId: string, by: { readonly ownerId: string | undefined; readonly instanceId: string }) =>
   Effect.gen(function*() {
     const tree = yield* TreeStore
@@ -40,6 +61,9 @@ export const request = (tenantId: string, rootExecutionId: string, by: { readonl
  * Ends a tree as cancelled, without a pass: its record Cancelled (only from
  * Running or Paused, so the error hook fires once across instances), its
  * pauses withdrawn, its tree keys removed. Call it holding the tree's lease.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const endTree = Effect.fnUntraced(function*(record: ExecutionRecord, guard: Effect.Effect<void, unknown> = Effect.void) {
   const records = yield* RecordStore

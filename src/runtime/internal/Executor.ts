@@ -18,7 +18,7 @@ import {
 import type { ExecutionRecord, ExecutionStatus } from "../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "../../stores/Fence.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
-import { type ActivePass, type CompiledGraph, Instance } from "./Instance.ts"
+import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../Observer.ts"
@@ -29,12 +29,23 @@ import * as StepSlots from "./StepSlots.ts"
 import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
-/** A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`. */
+/**
+ * A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PendingPause {
   readonly pauseId: string
   readonly payload: unknown
 }
 
+/**
+ * What `execute` and `resume` answer once the tree rests: its final state, or its pending pauses.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ExecutionOutput =
   | {
     readonly _tag: "Finished"
@@ -52,9 +63,20 @@ export type ExecutionOutput =
     readonly pauses: ReadonlyArray<PendingPause>
   }
 
-/** The reserved tree key (under `@baton/`) that keeps a root's input until the tree ends. */
+/**
+ * The reserved tree key (under `@baton/`) that keeps a root's input until the tree ends.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const inputKeyName = "input"
 
+/**
+ * How a pass may fail.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type PassError =
   | LeaseLostError
   | ExecutionFailedError
@@ -63,7 +85,12 @@ export type PassError =
   | StoreError
   | InvalidInputError
 
-/** How a pass begins: with the root's input, or by continuing from the last checkpoint. */
+/**
+ * How a pass begins: with the root's input, or by continuing from the last checkpoint.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type PassStart =
   | { readonly _tag: "Input"; readonly input: unknown }
   | { readonly _tag: "Continue"; readonly reason: ResumeReason }
@@ -80,7 +107,12 @@ const graphConfig = (record: ExecutionRecord) => ({
 const pendingOf = (pauses: ReadonlyArray<Pause>): ReadonlyArray<PendingPause> =>
   pauses.map((p) => ({ pauseId: p.pauseId, payload: p.payload }))
 
-/** The tree's output as it rests now (no pass needed): its pending pauses, or its final state. */
+/**
+ * The tree's output as it rests now (no pass needed): its pending pauses, or its final state.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const currentOutput = Effect.fnUntraced(function*(workflow: AnyWorkflow, record: ExecutionRecord) {
   const instance = yield* Instance
   const pauses = yield* PauseStore
@@ -96,41 +128,31 @@ export const currentOutput = Effect.fnUntraced(function*(workflow: AnyWorkflow, 
   return { _tag: "Paused", ...base, pauses: pendingOf(pending) } satisfies ExecutionOutput as ExecutionOutput
 })
 
-/**
- * Runs the tree's graph under `holder` until it finishes, fails or rests
- * paused. Loses no decision: before resting it takes every pause resolved
- * meanwhile. On a lost lease it fails with `LeaseLostError` and writes
- * nothing more (the record stays Running for the new holder).
- */
-export const runPass = Effect.fnUntraced(function*(options: {
+interface PassOptions {
   readonly workflow: AnyWorkflow
   readonly record: ExecutionRecord
   readonly holder: LeaseHolder
   readonly pass: ActivePass
   readonly start: PassStart
-}): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | TreeStore | IdGenerator> {
-  const { holder, pass, record, start, workflow } = options
-  const instance = yield* Instance
-  const records = yield* RecordStore
-  const pauses = yield* PauseStore
-  const tree = yield* TreeStore
-  const ids = yield* IdGenerator
-  const observer = yield* Observer
-  const clock = yield* Clock.Clock
-  const graph: CompiledGraph = instance.compiled(workflow)
-  const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
-  const event = { ...base, rootExecutionId: record.rootExecutionId, instanceId: instance.instanceId, workflowName: workflow.name }
-  const now = () => clock.currentTimeMillisUnsafe()
-  const touch = () => {
-    instance.activity.count++
-  }
+}
 
-  /** Fails with the lease loss (or the abort reason) once the holder may not write any more. */
-  const guard = Effect.suspend(() => {
+/** Fails with the lease loss (or the abort reason) once the holder may not write any more. */
+const guardOf = (holder: LeaseHolder) =>
+  Effect.suspend(() => {
     const refused = holder.fence.refusal()
     return refused === undefined ? Effect.void : Effect.fail(refused)
   })
 
+/**
+ * The pass handle its nodes reach through LangGraph's config: step bodies
+ * tracked until they settle, run in a step slot when the instance caps steps,
+ * Effect bodies on a clock that counts their waits as parked.
+ */
+const makeHandle = (instance: InstanceShape, options: PassOptions, clock: Clock.Clock): PassHandle => {
+  const { holder, pass, record, start, workflow } = options
+  const touch = () => {
+    instance.activity.count++
+  }
   // With a cap on steps, each body runs in a step slot; waiting for one counts as parked.
   const inSlot = StepSlots.passGate(instance, {
     graph: workflow.graph,
@@ -153,23 +175,13 @@ export const runPass = Effect.fnUntraced(function*(options: {
     p.then(done, done)
     return p
   }
-  const bodyClock: Clock.Clock = {
-    ...clock,
-    sleep: (d) =>
-      Effect.acquireUseRelease(
-        Effect.sync(() => {
-          pass.parkedBodies++
-          touch()
-        }),
-        () => clock.sleep(d),
-        () =>
-          Effect.sync(() => {
-            pass.parkedBodies--
-            touch()
-          })
-      )
-  }
-  const handle: PassHandle = {
+  const parked = (delta: number) =>
+    Effect.sync(() => {
+      pass.parkedBodies += delta
+      touch()
+    })
+  const bodyClock: Clock.Clock = { ...clock, sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)) }
+  return {
     tenantId: record.tenantId,
     threadId: record.threadId,
     executionId: record.executionId,
@@ -190,179 +202,254 @@ export const runPass = Effect.fnUntraced(function*(options: {
           throw Cause.squash(exit.cause)
         }))
   }
-  const config = {
-    configurable: {
-      ...graphConfig(record).configurable,
-      [fenceKey]: holder.fence,
-      [passKey]: handle
-    },
+}
+
+/** What every phase of one pass works with. */
+const makePass = Effect.fnUntraced(function*(options: PassOptions) {
+  const { holder, record, workflow } = options
+  const instance = yield* Instance
+  const records = yield* RecordStore
+  const pauses = yield* PauseStore
+  const tree = yield* TreeStore
+  const ids = yield* IdGenerator
+  const observer = yield* Observer
+  const clock = yield* Clock.Clock
+  const graph: CompiledGraph = instance.compiled(workflow)
+  const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
+  const event = { ...base, rootExecutionId: record.rootExecutionId, instanceId: instance.instanceId, workflowName: workflow.name }
+  const guard = guardOf(holder)
+  const graphOptions = {
+    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: makeHandle(instance, options, clock) },
     signal: holder.signal,
     durability: "sync" as const
   }
-
-  const invoke = (input: unknown) =>
-    Effect.raceFirst(
-      Effect.callback<unknown, unknown>((resume) => {
-        pass.phase = "invoking"
-        touch()
-        graph.invoke(input, config).then(
-          (value) => resume(Effect.succeed(value)),
-          (error) => resume(Effect.fail(error))
-        )
-      }).pipe(Effect.ensuring(Effect.sync(() => {
-        pass.phase = "running"
-        touch()
-      }))),
-      Deferred.await(holder.lost)
-    ).pipe(
-      Effect.catch((error): Effect.Effect<never, PassError, RecordStore | PauseStore | TreeStore | Instance> => {
-        if (error instanceof LeaseLostError) return Effect.fail(error)
-        // A store that failed under a write is not the execution failing: it stays Running for a retry or a recovery.
-        if (error instanceof StoreError) return Effect.fail(error)
-        if (holder.signal.aborted) {
-          const reason = holder.signal.reason
-          if (reason instanceof LeaseLostError || reason instanceof InstanceStoppingError) return Effect.fail(reason)
-          if (reason instanceof ExecutionCancelledError) return Effect.flatMap(cancelled, Effect.fail)
-          return Effect.die(reason)
-        }
-        return Effect.fail(failure(error))
-      })
-    )
-
+  const touch = () => {
+    instance.activity.count++
+  }
   /** Ends the tree as cancelled (under this lease). */
   const cancelled = Cancel.endTree(record, guard)
+  return {
+    ...options,
+    instance,
+    records,
+    pauses,
+    tree,
+    ids,
+    observer,
+    graph,
+    graphOptions,
+    base,
+    event,
+    guard,
+    cancelled,
+    now: () => clock.currentTimeMillisUnsafe(),
+    touch,
+    /** The tree ended: its keys go. */
+    dropTreeKeys: tree.deleteRoot(record.tenantId, record.rootExecutionId),
+    failure: (error: unknown) =>
+      new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error }),
+    /** A cancel request written by any instance ends the tree here. */
+    honourCancelRequest: Effect.gen(function*() {
+      if (yield* Cancel.isRequested(record.tenantId, record.rootExecutionId)) return yield* Effect.flatMap(cancelled, Effect.fail)
+    })
+  }
+})
 
-  /** A cancel request written by any instance ends the tree here. */
-  const honourCancelRequest = Effect.gen(function*() {
-    if (yield* Cancel.isRequested(record.tenantId, record.rootExecutionId)) return yield* Effect.flatMap(cancelled, Effect.fail)
+type Pass = Effect.Success<ReturnType<typeof makePass>>
+
+/** What the graph is invoked with next, and the resolved pauses it feeds (taken once the invoke returns). */
+interface Next {
+  readonly input: unknown
+  readonly sent: ReadonlyArray<Pause>
+}
+
+/** Moves the record from one of `from` to `to`; a record in none of them changed under this pass: it lost the tree. */
+const setStatus = (p: Pass, from: ReadonlyArray<ExecutionStatus>, to: ExecutionStatus, error?: string) =>
+  Effect.gen(function*() {
+    const { holder, record } = p
+    yield* p.guard
+    for (const f of from) {
+      if (yield* p.records.setStatus({ tenantId: record.tenantId, executionId: record.executionId, from: f, to, now: p.now(), error })) return
+    }
+    return yield* Effect.fail(holder.fence.refusal() ?? new LeaseLostError({
+      tenantId: record.tenantId,
+      rootExecutionId: record.rootExecutionId,
+      holder: holder.lease.holder,
+      epoch: holder.lease.epoch,
+      reason: `the record left ${from.join(" or ")} under this pass (another holder moved it)`
+    }))
   })
 
-  /** The tree ended: its keys go. */
-  const dropTreeKeys = tree.deleteRoot(record.tenantId, record.rootExecutionId)
+/** Resolved pauses of the tree whose interrupts are still waiting: the decisions to feed them. */
+const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
+  Effect.gen(function*() {
+    const resolved = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Resolved"])
+    const answered = resolved.filter((a) => waiting.has(a.interruptId))
+    // A resolved pause whose interrupt is no longer waiting was fed by an earlier pass that stopped before taking it.
+    for (const a of resolved) if (!waiting.has(a.interruptId)) yield* p.pauses.take(p.record.tenantId, a.pauseId)
+    return answered
+  })
 
-  const failure = (error: unknown) =>
-    new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error })
+/** The `Command` that feeds every answered pause. */
+const answering = (answered: ReadonlyArray<Pause>): Next => ({
+  input: new Command({ resume: Object.fromEntries(answered.map((a) => [a.interruptId, a.decision])) }),
+  sent: answered
+})
 
-  /** Moves the record from one of `from` to `to`; a record in none of them changed under this pass: it lost the tree. */
-  const setStatus = (from: ReadonlyArray<ExecutionStatus>, to: ExecutionStatus, error?: string) =>
-    Effect.gen(function*() {
-      yield* guard
-      for (const f of from) {
-        if (yield* records.setStatus({ tenantId: record.tenantId, executionId: record.executionId, from: f, to, now: now(), error })) return
-      }
-      return yield* Effect.fail(holder.fence.refusal() ?? new LeaseLostError({
-        tenantId: record.tenantId,
-        rootExecutionId: record.rootExecutionId,
-        holder: holder.lease.holder,
-        epoch: holder.lease.epoch,
-        reason: `the record left ${from.join(" or ")} under this pass (another holder moved it)`
-      }))
-    })
-
-  /** Resolved pauses of the tree whose interrupts are still waiting: the `Command` that feeds them all. */
-  const answersFor = (waiting: ReadonlySet<string>) =>
-    Effect.gen(function*() {
-      const resolved = yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Resolved"])
-      const answered = resolved.filter((p) => waiting.has(p.interruptId))
-      // A resolved pause whose interrupt is no longer waiting was fed by an earlier pass that stopped before taking it.
-      for (const p of resolved) if (!waiting.has(p.interruptId)) yield* pauses.take(record.tenantId, p.pauseId)
-      return answered
-    })
-
-  const command = (answered: ReadonlyArray<Pause>) =>
-    new Command({ resume: Object.fromEntries(answered.map((p) => [p.interruptId, p.decision])) })
-
-  const takeAll = (answered: ReadonlyArray<Pause>) =>
-    Effect.forEach(answered, (p) => pauses.take(record.tenantId, p.pauseId), { discard: true })
-
-  // First input: the root's input, or every decision waiting for the tree (a continue with none re-runs the interrupted steps).
-  let input: unknown
-  let sent: ReadonlyArray<Pause> = []
+/**
+ * Start: the root's input, or — continuing — every decision waiting for the
+ * tree (a continue with none re-runs the interrupted steps, or, before any
+ * checkpoint, starts again from the kept input).
+ */
+const startPass = Effect.fnUntraced(function*(p: Pass) {
+  const { record, start } = p
   if (start._tag === "Input") {
-    input = start.input
-    yield* observer.onStart(event)
-  } else {
-    yield* honourCancelRequest
-    const state = yield* Effect.promise(() => graph.getState(graphConfig(record)))
-    const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
-    sent = yield* answersFor(waiting)
-    input = sent.length > 0 ? command(sent) : null
-    // No checkpoint at all: the first holder died before LangGraph wrote one; start again from the kept input.
-    if (input === null && (yield* Effect.promise(() => instance.saver.getTuple(graphConfig(record)))) === undefined) {
-      const kept = yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}${inputKeyName}`)
-      if (Option.isSome(kept)) input = kept.value
-    }
-    yield* setStatus(["Paused", "Running"], "Running")
-    yield* observer.onResume({ ...event, reason: start.reason })
+    yield* p.observer.onStart(p.event)
+    return { input: start.input, sent: [] } satisfies Next as Next
   }
+  yield* p.honourCancelRequest
+  const state = yield* Effect.promise(() => p.graph.getState(graphConfig(record)))
+  const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
+  const sent = yield* answersFor(p, waiting)
+  let next: Next = sent.length > 0 ? answering(sent) : { input: null, sent: [] }
+  // No checkpoint at all: the first holder died before LangGraph wrote one; start again from the kept input.
+  if (next.input === null && (yield* Effect.promise(() => p.instance.saver.getTuple(graphConfig(record)))) === undefined) {
+    const kept = yield* p.tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}${inputKeyName}`)
+    if (Option.isSome(kept)) next = { input: kept.value, sent: [] }
+  }
+  yield* setStatus(p, ["Paused", "Running"], "Running")
+  yield* p.observer.onResume({ ...p.event, reason: start.reason })
+  return next
+})
 
-  while (true) {
-    const result = yield* invoke(input).pipe(
-      Effect.tapError((e) =>
-        e._tag === "ExecutionFailedError"
-          ? setStatus(["Running"], "Failed", e.error).pipe(
-            Effect.andThen(dropTreeKeys),
-            Effect.andThen(observer.onError({ ...event, error: e.error })),
-            Effect.ignore
-          )
-          : e._tag === "LeaseLostError"
-          ? observer.onLeaseLost({ ...event, reason: e.reason })
-          : Effect.void
+/** LangGraph's invoke, raced with the lease loss; what it threw, sorted into the pass's errors. */
+const invoke = (p: Pass, input: unknown) =>
+  Effect.raceFirst(
+    Effect.callback<unknown, unknown>((resume) => {
+      p.pass.phase = "invoking"
+      p.touch()
+      p.graph.invoke(input, p.graphOptions).then(
+        (value) => resume(Effect.succeed(value)),
+        (error) => resume(Effect.fail(error))
       )
-    )
-    yield* takeAll(sent)
-    sent = []
-    if (!isInterrupted(result)) {
-      yield* setStatus(["Running"], "Finished")
-      yield* dropTreeKeys
-      yield* observer.onEnd({ ...event, output: result })
-      return { _tag: "Finished", ...base, output: result } as const
-    }
+    }).pipe(Effect.ensuring(Effect.sync(() => {
+      p.pass.phase = "running"
+      p.touch()
+    }))),
+    Deferred.await(p.holder.lost)
+  ).pipe(
+    Effect.catch((error): Effect.Effect<never, PassError, RecordStore | PauseStore | TreeStore | Instance> => {
+      if (error instanceof LeaseLostError) return Effect.fail(error)
+      // A store that failed under a write is not the execution failing: it stays Running for a retry or a recovery.
+      if (error instanceof StoreError) return Effect.fail(error)
+      if (p.holder.signal.aborted) {
+        const reason = p.holder.signal.reason
+        if (reason instanceof LeaseLostError || reason instanceof InstanceStoppingError) return Effect.fail(reason)
+        if (reason instanceof ExecutionCancelledError) return Effect.flatMap(p.cancelled, Effect.fail)
+        return Effect.die(reason)
+      }
+      return Effect.fail(p.failure(error))
+    })
+  )
+
+/** Run: one invoke of the graph; a failed execution is recorded and its keys dropped, a lost lease reported. */
+const runGraph = (p: Pass, next: Next) =>
+  invoke(p, next.input).pipe(
+    Effect.tapError((e) =>
+      e._tag === "ExecutionFailedError"
+        ? setStatus(p, ["Running"], "Failed", e.error).pipe(
+          Effect.andThen(p.dropTreeKeys),
+          Effect.andThen(p.observer.onError({ ...p.event, error: e.error })),
+          Effect.ignore
+        )
+        : e._tag === "LeaseLostError"
+        ? p.observer.onLeaseLost({ ...p.event, reason: e.reason })
+        : Effect.void
+    ),
+    Effect.tap(() => Effect.forEach(next.sent, (a) => p.pauses.take(p.record.tenantId, a.pauseId), { discard: true }))
+  )
+
+/** The graph returned without an interrupt: the tree is finished. */
+const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
+  yield* setStatus(p, ["Running"], "Finished")
+  yield* p.dropTreeKeys
+  yield* p.observer.onEnd({ ...p.event, output })
+  return { _tag: "Finished", ...p.base, output } as const
+})
+
+/** Saves a pending pause for every new interrupt, and withdraws those whose interrupt no longer waits. */
+const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Interrupt>, waiting: ReadonlySet<string>) {
+  const { record } = p
+  const known = yield* p.pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])
+  const byInterrupt = new Map(known.map((k) => [k.interruptId, k]))
+  for (const i of interrupts) {
+    if (byInterrupt.has(i.id)) continue
+    const pauseId = yield* p.ids.make("pause")
+    yield* p.pauses.save({
+      tenantId: record.tenantId,
+      threadId: record.threadId,
+      pauseId,
+      rootExecutionId: record.rootExecutionId,
+      executionId: record.executionId,
+      interruptId: i.id,
+      payload: i.value ?? null,
+      status: "Pending",
+      decision: null,
+      createdAt: p.now(),
+      resolvedAt: null,
+      resolvedBy: null
+    }).pipe(Effect.catchTag("InvalidInputError", (e) => Effect.fail(p.failure(new Error(`interrupt payload: ${e.message}`)))))
+  }
+  // A pending pause whose interrupt no longer waits cannot be answered any more.
+  for (const k of known) if (k.status === "Pending" && !waiting.has(k.interruptId)) yield* p.pauses.withdraw(record.tenantId, k.pauseId, p.now())
+})
+
+/**
+ * Rest: the tree's pauses saved, it rests Paused — unless a decision landed
+ * between the drain and the pauses being saved (then it goes on with it).
+ */
+const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Interrupt>, waiting: ReadonlySet<string>) {
+  yield* p.guard
+  yield* savePauses(p, interrupts, waiting)
+  const late = yield* answersFor(p, waiting)
+  if (late.length > 0) return answering(late)
+  yield* p.honourCancelRequest
+  yield* setStatus(p, ["Running"], "Paused")
+  const pending = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Pending"])
+  yield* p.observer.onPause({ ...p.event, pauseIds: pending.map((a) => a.pauseId) })
+  return { _tag: "Paused", ...p.base, pauses: pendingOf(pending) } as const
+})
+
+/**
+ * Runs the tree's graph under `holder` until it finishes, fails or rests
+ * paused, in phases: start, run, drain (decisions resolved while it ran are
+ * taken before it may rest), rest. Loses no decision. On a lost lease it
+ * fails with `LeaseLostError` and writes nothing more (the record stays
+ * Running for the new holder).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const runPass = Effect.fnUntraced(function*(
+  options: PassOptions
+): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | TreeStore | IdGenerator> {
+  const p = yield* makePass(options)
+  let next = yield* startPass(p)
+  while (true) {
+    const result = yield* runGraph(p, next)
+    if (!isInterrupted(result)) return yield* finish(p, result)
     const interrupts = (result as { __interrupt__: ReadonlyArray<Interrupt> }).__interrupt__
     const waiting = new Set(interrupts.map((i) => i.id))
     // The drain: decisions resolved while this pass ran are taken before the tree may rest.
-    const answered = yield* answersFor(waiting)
+    const answered = yield* answersFor(p, waiting)
     if (answered.length > 0) {
-      sent = answered
-      input = command(answered)
-      yield* observer.onResume({ ...event, reason: "Answered" })
+      next = answering(answered)
+      yield* p.observer.onResume({ ...p.event, reason: "Answered" })
       continue
     }
-    yield* guard
-    const known = yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])
-    const byInterrupt = new Map(known.map((p) => [p.interruptId, p]))
-    for (const i of interrupts) {
-      if (byInterrupt.has(i.id)) continue
-      const pauseId = yield* ids.make("pause")
-      yield* pauses.save({
-        tenantId: record.tenantId,
-        threadId: record.threadId,
-        pauseId,
-        rootExecutionId: record.rootExecutionId,
-        executionId: record.executionId,
-        interruptId: i.id,
-        payload: i.value ?? null,
-        status: "Pending",
-        decision: null,
-        createdAt: now(),
-        resolvedAt: null,
-        resolvedBy: null
-      }).pipe(Effect.catchTag("InvalidInputError", (e) => Effect.fail(failure(new Error(`interrupt payload: ${e.message}`)))))
-    }
-    // A pending pause whose interrupt no longer waits cannot be answered any more.
-    for (const p of known) if (p.status === "Pending" && !waiting.has(p.interruptId)) yield* pauses.withdraw(record.tenantId, p.pauseId, now())
-    // A decision may have landed between the drain and the pauses being saved: look once more.
-    const late = yield* answersFor(waiting)
-    if (late.length > 0) {
-      sent = late
-      input = command(late)
-      continue
-    }
-    yield* honourCancelRequest
-    yield* setStatus(["Running"], "Paused")
-    const pending = yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])
-    yield* observer.onPause({ ...event, pauseIds: pending.map((p) => p.pauseId) })
-    return { _tag: "Paused", ...base, pauses: pendingOf(pending) } as const
+    const rested = yield* rest(p, interrupts, waiting)
+    if ("_tag" in rested) return rested
+    next = rested
   }
 }, (effect, options) =>
   Effect.annotateLogs(effect, {

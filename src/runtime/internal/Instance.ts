@@ -1,16 +1,33 @@
 /**
  * One running instance: its id, its configuration, the passes it is moving
- * and the services its Effect steps run with.
+ * and the services its Effect steps run with. Internal: no public type
+ * mentions it (the testing harness reaches it through `Runtime.make`).
  *
  * @since 0.1.0
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Context, type Deferred, type Effect } from "effect"
-import type { BatonConfig } from "../BatonConfig.ts"
+import { Context, type Deferred, Effect } from "effect"
+import { InstanceStoppingError } from "../../stores/Errors.ts"
+import type * as BatonConfig from "../BatonConfig.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
-/** What `graph.compile` returns, as far as baton uses it. */
+/**
+ * The instance's checked configuration and the workflows it runs, by name (children included).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RuntimeConfig extends BatonConfig.BatonConfigShape {
+  readonly workflows: ReadonlyMap<string, AnyWorkflow>
+}
+
+/**
+ * What `graph.compile` returns, as far as baton uses it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface CompiledGraph {
   invoke(input: unknown, config: unknown): Promise<unknown>
   getState(config: unknown): Promise<{
@@ -20,7 +37,12 @@ export interface CompiledGraph {
   }>
 }
 
-/** A pass this instance is moving (or waiting to move). */
+/**
+ * A pass this instance is moving (or waiting to move).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ActivePass {
   readonly tenantId: string
   readonly rootExecutionId: string
@@ -35,9 +57,15 @@ export interface ActivePass {
   readonly abort: (error: unknown) => void
 }
 
+/**
+ * The state of one running instance.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface InstanceShape {
   readonly instanceId: InstanceId
-  readonly config: BatonConfig
+  readonly config: RuntimeConfig
   readonly saver: BaseCheckpointSaver
   readonly passes: Set<ActivePass>
   /** Resolves at the next end of a pass of this instance. */
@@ -64,4 +92,19 @@ export interface InstanceShape {
   readonly services: Context.Context<any>
 }
 
+/**
+ * The running instance's state, as a service for the runtime's programs.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class Instance extends Context.Service<Instance, InstanceShape>()("baton/Instance") {}
+
+/**
+ * Fails with `InstanceStoppingError` once a close began: new calls are refused.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const notStopping: Effect.Effect<void, InstanceStoppingError, Instance> = Effect.flatMap(Effect.service(Instance), (instance) =>
+  instance.health.stopping ? Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })) : Effect.void)

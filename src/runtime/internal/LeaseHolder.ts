@@ -26,6 +26,12 @@ import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 
+/**
+ * A held lease of one tree: renewed in the background, fenced, lost when renewals fail.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface LeaseHolder {
   /** The lease as last acquired. */
   readonly lease: Lease
@@ -41,6 +47,12 @@ export interface LeaseHolder {
   readonly abort: (error: unknown) => void
 }
 
+/**
+ * How a lease holder takes and keeps its lease.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface HolderOptions {
   readonly tenantId: string
   readonly rootExecutionId: string
@@ -57,6 +69,9 @@ export interface HolderOptions {
  * Tries to take the tree's lease. `None` when another holder keeps it alive.
  * With `Some`, the renewal and deadline fibers live in the current scope and
  * the lease is released when it closes (unless it was lost).
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effect.fn.Return<
   Option.Option<LeaseHolder>,

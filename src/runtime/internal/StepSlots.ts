@@ -37,10 +37,20 @@ import type { HealthComponent } from "../Health.ts"
 import type { InstanceShape } from "./Instance.ts"
 import type { GraphBuilder } from "../Workflow.ts"
 
-/** Each period of waiting counts as one level deeper. */
+/**
+ * Each period of waiting counts as one level deeper.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const agingPeriod: Duration.Duration = Duration.seconds(10)
 
-/** What a step brings to the queue: how urgent it is. */
+/**
+ * What a step brings to the queue: how urgent it is.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Claim {
   /** The step closes a branch: it goes before every other waiter. */
   readonly closesBranch: boolean
@@ -50,6 +60,12 @@ export interface Claim {
   readonly newRoot: boolean
 }
 
+/**
+ * The step slots of one instance.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface StepSlotsShape {
   /** How many steps may run at once. */
   readonly capacity: number
@@ -70,6 +86,12 @@ export interface StepSlotsShape {
   readonly withSlot: (claim: Claim) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
+/**
+ * The step slots of one instance, as a service steps find with the instance's services.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class StepSlots extends Context.Service<StepSlots, StepSlotsShape>()("baton/StepSlots") {}
 
 interface Waiter {
@@ -224,7 +246,12 @@ const before = (a: Waiter, aLevel: number, b: Waiter, bLevel: number): boolean =
   return a.seq < b.seq
 }
 
-/** Slots over `clock` (waiting time is read from it). */
+/**
+ * Slots over `clock` (waiting time is read from it).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeUnsafe = (
   capacity: number,
   clock: Clock.Clock,
@@ -235,20 +262,41 @@ export const makeUnsafe = (
   return new SlotsImpl(capacity, clock, Duration.toMillis(aging))
 }
 
-/** Slots on the Clock in context. `capacity` must be a whole number ≥ 1 (the runtime checks `maxConcurrentSteps` first). */
+/**
+ * Slots on the Clock in context. `capacity` must be a whole number ≥ 1 (the runtime checks `maxConcurrentSteps` first).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (capacity: number, options?: { readonly agingPeriod?: Duration.Input | undefined }): Effect.Effect<StepSlotsShape> =>
   Effect.gen(function*() {
     const clock = yield* Clock.Clock
     return makeUnsafe(capacity, clock, options)
   })
 
+/**
+ * Step slots of `capacity` as a Layer.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (capacity: number): Layer.Layer<StepSlots> => Layer.effect(StepSlots, make(capacity))
 
-/** The instance's slots, if it caps its steps. */
+/**
+ * The instance's slots, if it caps its steps.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const fromInstance = (instance: InstanceShape): StepSlotsShape | undefined =>
   Option.getOrUndefined(Context.getOption(instance.services, StepSlots))
 
-/** The readiness component: Degraded while every slot is busy, with the counts. */
+/**
+ * The readiness component: Degraded while every slot is busy, with the counts.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const healthComponent = (slots: StepSlotsShape): HealthComponent => {
   const { busy, capacity, waiting } = slots
   return busy >= capacity
@@ -260,7 +308,12 @@ export const healthComponent = (slots: StepSlotsShape): HealthComponent => {
     : { name: "step-slots", status: "Healthy", message: `${busy} of ${capacity} step slots busy` }
 }
 
-/** What `Health.checkReadiness` adds for the slots: nothing when there is no cap. */
+/**
+ * What `Health.checkReadiness` adds for the slots: nothing when there is no cap.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const readiness = (slots: StepSlotsShape | undefined): Effect.Effect<ReadonlyArray<HealthComponent>> =>
   slots === undefined ? Effect.succeed([]) : Effect.sync(() => [healthComponent(slots)])
 
@@ -284,6 +337,9 @@ const closersCache = new WeakMap<object, ReadonlySet<string>>()
  * counted, so the entry of a loop (`START → agent ⇄ tools`) is not a closer.
  * A fan-out by `Send` is not visible in the graph's shape: the node after a
  * `Send` target closes that fan-out only if it also has another source.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const branchClosers = (graph: GraphBuilder): ReadonlySet<string> => {
   const cached = closersCache.get(graph)
@@ -328,6 +384,9 @@ const holding = new AsyncLocalStorage<object>()
  * harness sees it idle), runs the body in the slot and gives it back once
  * the body settled. A wait ends at once when `signal` aborts: the step
  * leaves the queue and its body never runs.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const passGate = (instance: InstanceShape, pass: {
   readonly graph: GraphBuilder

@@ -21,6 +21,12 @@ import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
+/**
+ * The store services the runtime runs over.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Stores = LeaseStore | RecordStore | PauseStore | TreeStore | CheckpointStore | IdGenerator
 
 interface TrackedPass extends ActivePass {
@@ -115,6 +121,9 @@ const stoppedWhileWaiting = (pass: TrackedPass): Effect.Effect<never, ResumeErro
 /**
  * Ends a paused (or orphaned) tree as cancelled if its lease is free now:
  * true when it was ended here, false when another holder keeps it.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const endIfFree = (record: ExecutionRecord) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
@@ -129,7 +138,12 @@ export const endIfFree = (record: ExecutionRecord) =>
       return true
     })))
 
-/** Runs a brand-new tree (its record just written Running) from its input. */
+/**
+ * Runs a brand-new tree (its record just written Running) from its input.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
     Effect.scoped(Effect.gen(function*() {
@@ -138,12 +152,60 @@ export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unk
       return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
     })))
 
+/** One try at moving the tree: `None` when another holder keeps its lease. */
+const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { rootExecutionId, tenantId } = pass
+    const holder = yield* acquireFor(pass)
+    if (Option.isNone(holder)) return Option.none<ExecutionOutput>()
+    pass.phase = "running"
+    const records = yield* RecordStore
+    const pauses = yield* PauseStore
+    const record = yield* records.getRecord(tenantId, rootExecutionId).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.die(new Error(`the record of execution ${rootExecutionId} is gone`)),
+        onSome: Effect.succeed
+      }))
+    )
+    if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
+    // A durable cancel request is read first: the tree ends cancelled, no step runs.
+    if (yield* Cancel.isRequested(tenantId, rootExecutionId)) return yield* Effect.flatMap(Cancel.endTree(record), Effect.fail)
+    if (record.status === "Paused") {
+      const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
+      if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
+    }
+    return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin }))
+  }))
+
+/** Waits for the held lease: until a release in this process, its expiry, or the next poll, whichever comes first. */
+const waitForLease = (pass: TrackedPass) =>
+  Effect.gen(function*() {
+    const { rootExecutionId, tenantId } = pass
+    const instance = yield* Instance
+    pass.phase = "waiting"
+    instance.activity.count++
+    const leases = yield* LeaseStore
+    const wakeups = yield* LeaseWakeups
+    // Listen before reading the lease: a release between the read and the wait is not missed.
+    const released = yield* Effect.forkChild(wakeups.next(tenantId, rootExecutionId), { startImmediately: true })
+    const now = yield* Clock.currentTimeMillis
+    const current = yield* leases.get(tenantId, rootExecutionId)
+    const untilExpiry = Option.match(current, { onNone: () => 0, onSome: (l) => Math.max(0, l.expiresAt - now) })
+    yield* Effect.raceFirst(
+      Effect.sleep(Duration.millis(Math.min(untilExpiry, instance.config.waitPollMillis))),
+      Fiber.join(released)
+    ).pipe(Effect.ensuring(Fiber.interrupt(released)))
+  })
+
 /**
  * Moves an existing tree. Takes its lease — when `wait` is true, waiting
  * while another holder keeps it (woken by a release in this process, else at
  * its expiry or the next poll); when false, giving up (`None`) if it is
  * held. Then runs a pass, or answers the tree's current output when there is
  * nothing to do (it finished, or rests paused with no decision waiting).
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const drive = (
   workflow: AnyWorkflow,
@@ -153,47 +215,11 @@ export const drive = (
   options: { readonly wait: boolean }
 ): Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> =>
   tracked(tenantId, rootExecutionId, (pass) => {
-    const attempt = Effect.scoped(Effect.gen(function*() {
-      const holder = yield* acquireFor(pass)
-      if (Option.isNone(holder)) return Option.none<ExecutionOutput>()
-      pass.phase = "running"
-      const records = yield* RecordStore
-      const pauses = yield* PauseStore
-      const record = yield* records.getRecord(tenantId, rootExecutionId).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.die(new Error(`the record of execution ${rootExecutionId} is gone`)),
-          onSome: Effect.succeed
-        }))
-      )
-      if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
-      // A durable cancel request is read first: the tree ends cancelled, no step runs.
-      if (yield* Cancel.isRequested(tenantId, rootExecutionId)) return yield* Effect.flatMap(Cancel.endTree(record), Effect.fail)
-      if (record.status === "Paused") {
-        const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
-        if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
-      }
-      return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin }))
-    }))
+    const attempt = attemptPass(workflow, pass, begin)
     if (!options.wait) return attempt
-    const wait = Effect.gen(function*() {
-      const instance = yield* Instance
-      pass.phase = "waiting"
-      instance.activity.count++
-      const leases = yield* LeaseStore
-      const wakeups = yield* LeaseWakeups
-      // Listen before reading the lease: a release between the read and the wait is not missed.
-      const released = yield* Effect.forkChild(wakeups.next(tenantId, rootExecutionId), { startImmediately: true })
-      const now = yield* Clock.currentTimeMillis
-      const current = yield* leases.get(tenantId, rootExecutionId)
-      const untilExpiry = Option.match(current, { onNone: () => 0, onSome: (l) => Math.max(0, l.expiresAt - now) })
-      yield* Effect.raceFirst(
-        Effect.sleep(Duration.millis(Math.min(untilExpiry, instance.config.waitPollMillis))),
-        Fiber.join(released)
-      ).pipe(Effect.ensuring(Fiber.interrupt(released)))
-    })
     const loop: Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> = attempt.pipe(
       Effect.flatMap((out) =>
-        Option.isSome(out) ? Effect.succeed(out) : Effect.andThen(Effect.raceFirst(wait, stoppedWhileWaiting(pass)), loop)
+        Option.isSome(out) ? Effect.succeed(out) : Effect.andThen(Effect.raceFirst(waitForLease(pass), stoppedWhileWaiting(pass)), loop)
       )
     )
     return loop

@@ -5,8 +5,20 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import type { Effect } from "effect"
 
+/**
+ * The key of the pass handle in LangGraph's `config.configurable`.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const passKey = "__baton_pass"
 
+/**
+ * What a node reaches of the pass that runs it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PassHandle {
   readonly tenantId: string
   readonly threadId: string
@@ -24,6 +36,12 @@ export interface PassHandle {
   readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>) => Promise<A>
 }
 
+/**
+ * The pass handle in a node's config; throws when the node does not run under baton.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const passOf = (config: LangGraphRunnableConfig): PassHandle => {
   const pass = config?.configurable?.[passKey] as PassHandle | undefined
   if (pass === undefined) {

@@ -24,6 +24,12 @@ const fenceTtl = 45_000
  */
 const fenceRenew = 20_000
 
+/**
+ * Options of the checkpoint store conformance suite.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStore | LeaseStore> {
   /**
    * Whether the store keeps checkpoints per tenant (`configurable[tenantKey]`).
@@ -51,6 +57,9 @@ interface FenceLog {
  * Registers the CheckpointStore conformance tests (call it at the top level
  * of a vitest file). The Layer must provide the `LeaseStore` too — the one
  * whose leases the store's fenced writes check.
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void => {
   const Stores = instancesKey<Both>("CheckpointStore")

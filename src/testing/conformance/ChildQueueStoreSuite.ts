@@ -30,6 +30,9 @@ const ttl = 30_000
  * of a vitest file). `claim` takes from the whole queue, every tenant, so the
  * database must hold no claimable rows but the suite's own: every test
  * deletes the rows it queued when it ends.
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): void => {
   const Stores = instancesKey<ChildQueueStoreShape>("ChildQueueStore")

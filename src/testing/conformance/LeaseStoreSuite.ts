@@ -27,6 +27,9 @@ const ttl = 30_000
 /**
  * Registers the LeaseStore conformance tests (call it at the top level of a
  * vitest file).
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
   const Stores = instancesKey<LeaseStoreShape>("LeaseStore")

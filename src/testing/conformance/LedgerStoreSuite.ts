@@ -11,6 +11,9 @@ import { expectInvalid, instancesKey, instancesLayer, makeIds, race, racersOf, s
 /**
  * Registers the LedgerStore conformance tests (call it at the top level of a
  * vitest file).
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
   const Stores = instancesKey<LedgerStoreShape>("LedgerStore")

@@ -28,6 +28,9 @@ import {
 /**
  * Registers the PauseStore conformance tests (call it at the top level of a
  * vitest file).
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
   const Stores = instancesKey<PauseStoreShape>("PauseStore")

@@ -28,6 +28,9 @@ const window = 60_000
  * Registers the RateLimitStore conformance tests (call it at the top level of
  * a vitest file). Rate-limit keys are application-wide, so every test uses
  * keys of its own.
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const rateLimitStoreSuite = (options: SuiteOptions<RateLimitStore>): void => {
   const Stores = instancesKey<RateLimitStoreShape>("RateLimitStore")

@@ -31,6 +31,9 @@ const keyOf = (r: RecordCursor) => JSON.stringify([r.tenantId, r.executionId])
  * Registers the RecordStore conformance tests (call it at the top level of a
  * vitest file). The Layer must also provide what `RecordStore.make` needs
  * (an `IdGenerator`) to build its service.
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const recordStoreSuite = (options: SuiteOptions<RecordStore>): void => {
   const Stores = instancesKey<RecordStoreShape>("RecordStore")

@@ -18,6 +18,9 @@ import { Cause, Clock, Context, type Duration, Effect, Exit, Layer, Option } fro
  * suite's TestClock. Rows are kept between tests — as a SQLite file or a
  * Postgres schema keeps them — so every test works under fresh tenant ids,
  * keys and instance names of its own.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface SuiteOptions<I> {
   /** Shown in the suite's title: `LeaseStore conformance (name)`. */
@@ -38,7 +41,12 @@ export interface SuiteOptions<I> {
   readonly timeout?: Duration.Input | undefined
 }
 
-/** The service under test as each instance sees it. */
+/**
+ * The service under test as each instance sees it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Instances<S> {
   readonly first: S
   /** The second instance's service (the first's when no `second` was given). */
@@ -47,7 +55,12 @@ export interface Instances<S> {
   readonly at: (i: number) => S
 }
 
-/** A Layer building both instances of a suite in one memo map. */
+/**
+ * A Layer building both instances of a suite in one memo map.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const instancesLayer = <I, S>(
   tag: Context.Key<Instances<S>, Instances<S>>,
   options: SuiteOptions<I>,
@@ -66,16 +79,29 @@ export const instancesLayer = <I, S>(
     })
   )
 
-/** A service key for one suite's instances. */
+/**
+ * A service key for one suite's instances.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export const instancesKey = <S>(name: string) => Context.Service<Instances<S>>(`baton/testing/conformance/${name}`)
 
-/** How many racers a suite runs. */
+/**
+ * How many racers a suite runs.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const racersOf = (options: { readonly racers?: number | undefined }): number => Math.max(2, options.racers ?? 16)
 
 /**
  * Fresh ids for one suite run: a random run part (rows of an earlier run may
  * still be in the database) and a counter. Lowercase letters and digits only,
  * so every collation orders them the same way.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const makeIds = () => {
   const run = Array.from({ length: 8 }, () => "abcdefghijklmnopqrstuvwxyz0123456789"[Math.floor(Math.random() * 36)]).join("")
@@ -86,12 +112,20 @@ export const makeIds = () => {
   return Object.assign(make, { isOurs })
 }
 
-/** The test's clock, epoch milliseconds — what the runtime passes as `now`. */
+/**
+ * The test's clock, epoch milliseconds — what the runtime passes as `now`.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const now = Clock.currentTimeMillis
 
 /**
  * Runs `n` effects at once (racer `i` runs `f(i)`), each starting after a
  * yield so that they interleave, and answers every racer's exit.
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const race = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R>) =>
   Effect.all(
@@ -99,11 +133,21 @@ export const race = <A, E, R>(n: number, f: (i: number) => Effect.Effect<A, E, R
     { concurrency: "unbounded" }
   )
 
-/** The values of the racers that succeeded. */
+/**
+ * The values of the racers that succeeded.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const successes = <A, E>(exits: ReadonlyArray<Exit.Exit<A, E>>): Array<A> =>
   exits.flatMap((exit) => (Exit.isSuccess(exit) ? [exit.value] : []))
 
-/** The typed errors of the racers that failed; a defect or interruption fails the test. */
+/**
+ * The typed errors of the racers that failed; a defect or interruption fails the test.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const failures = <A, E>(exits: ReadonlyArray<Exit.Exit<A, E>>): Array<E> =>
   exits.flatMap((exit) => {
     if (Exit.isSuccess(exit)) return []
@@ -112,13 +156,23 @@ export const failures = <A, E>(exits: ReadonlyArray<Exit.Exit<A, E>>): Array<E> 
     return [error.value]
   })
 
-/** The value of a `Some`, failing the test on `None`. */
+/**
+ * The value of a `Some`, failing the test on `None`.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const some = <A>(option: Option.Option<A>, what: string): A => {
   if (Option.isNone(option)) return assert.fail(`expected Some (${what}), got None`)
   return option.value
 }
 
-/** Asserts `None`. */
+/**
+ * Asserts `None`.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const none = <A>(option: Option.Option<A>, what: string): void => {
   if (Option.isSome(option)) assert.fail(`expected None (${what}), got Some(${show(option.value)})`)
 }
@@ -131,7 +185,12 @@ const show = (u: unknown): string => {
   }
 }
 
-/** Runs `effect`, which must fail with a typed error (not succeed, not die); answers the error. */
+/**
+ * Runs `effect`, which must fail with a typed error (not succeed, not die); answers the error.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const expectFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, what: string): Effect.Effect<E, never, R> =>
   Effect.map(Effect.exit(effect), (exit) => {
     if (Exit.isSuccess(exit)) return assert.fail(`${what}: expected a typed failure, got success ${show(exit.value)}`)
@@ -140,20 +199,35 @@ export const expectFailure = <A, E, R>(effect: Effect.Effect<A, E, R>, what: str
     return error.value
   })
 
-/** Runs `effect`, which must fail with the error tagged `tag`; answers it. */
+/**
+ * Runs `effect`, which must fail with the error tagged `tag`; answers it.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const expectTag = <A, E, R>(effect: Effect.Effect<A, E, R>, tag: string, what: string) =>
   Effect.map(expectFailure(effect, what), (error) => {
     assert.strictEqual((error as { readonly _tag?: unknown })?._tag, tag, `${what}: expected ${tag}, got ${show(error)}`)
     return error as E & Record<string, unknown>
   })
 
-/** Runs `effect`, which must fail with `InvalidInputError` naming `field`. */
+/**
+ * Runs `effect`, which must fail with `InvalidInputError` naming `field`.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const expectInvalid = <A, E, R>(effect: Effect.Effect<A, E, R>, field: string, what: string) =>
   Effect.map(expectTag(effect, "InvalidInputError", what), (error) => {
     assert.strictEqual(error.field, field, `${what}: InvalidInputError should name \`${field}\`, named \`${String(error.field)}\``)
   })
 
-/** Values no durable store can keep as JSON. */
+/**
+ * Values no durable store can keep as JSON.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
 export const nonJsonValues: ReadonlyArray<readonly [string, unknown]> = [
   ["undefined", undefined],
   ["a function", () => 1],

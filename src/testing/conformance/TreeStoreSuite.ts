@@ -24,6 +24,9 @@ import {
 /**
  * Registers the TreeStore conformance tests (call it at the top level of a
  * vitest file).
+ *
+ * @category conformance
+ * @since 0.1.0
  */
 export const treeStoreSuite = (options: SuiteOptions<TreeStore>): void => {
   const Stores = instancesKey<TreeStoreShape>("TreeStore")

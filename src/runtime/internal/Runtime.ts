@@ -1,0 +1,130 @@
+/**
+ * Builds one instance's runtime: its state (`Instance`), its recovery sweep,
+ * and its calls (execute, resume, cancel, close, health) bound to both.
+ * `Baton.layerWith` wraps it as the `Baton` service; the testing harness
+ * uses it directly to reach the instance's state.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Context, Deferred, Effect, FiberSet } from "effect"
+import { BatonConfigError } from "../../stores/Errors.ts"
+import { CheckpointStore } from "../../stores/CheckpointStore.ts"
+import { IdGenerator } from "../../stores/Ids.ts"
+import * as BatonConfig from "../BatonConfig.ts"
+import * as Health from "../Health.ts"
+import type { AnyWorkflow, Workflow } from "../Workflow.ts"
+import { cancel, type CancelOptions } from "./CancelThread.ts"
+import { close, type CloseOptions } from "./Close.ts"
+import { execute, type ExecuteOptions } from "./Execute.ts"
+import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
+import * as RecoverySweep from "./RecoverySweep.ts"
+import { resume, type ResumeInput } from "./Resume.ts"
+import * as StepSlots from "./StepSlots.ts"
+import type { Stores } from "./TreeDriver.ts"
+
+/**
+ * The workflows by name, children included; a list that cannot work fails on field `workflows`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkflow>) {
+  const refuse = (reason: string) => Effect.fail(new BatonConfigError({ field: "workflows", reason }))
+  if (!Array.isArray(list)) return yield* refuse("must be an array of workflows made with Workflow.make")
+  const workflows = new Map<string, AnyWorkflow>()
+  for (const w of list) {
+    if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
+      return yield* refuse("holds a workflow without a name or version: make each with Workflow.make")
+    }
+    if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
+      return yield* refuse(`workflow "${w.name}" has no StateGraph with nodes`)
+    }
+    if (workflows.has(w.name)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    workflows.set(w.name, w)
+    for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
+  }
+  return workflows as ReadonlyMap<string, AnyWorkflow>
+})
+
+/** Wakes every waiter of `passEnded` at each pass end. */
+const passEndSignal = () => {
+  const waiters = new Set<() => void>()
+  return {
+    passEnded: Effect.callback<void>((resume) => {
+      const f = () => resume(Effect.void)
+      waiters.add(f)
+      return Effect.sync(() => waiters.delete(f))
+    }),
+    notifyPassEnded: () => {
+      // Cleared before waking: a woken waiter may wait again at once (inline), and must not be cleared with the rest.
+      const woken = [...waiters]
+      waiters.clear()
+      for (const f of woken) f()
+    }
+  }
+}
+
+/** Each workflow's graph compiled once with the instance's checkpointer. */
+const compiledOnce = (checkpointer: InstanceShape["saver"]) => {
+  const graphs = new Map<string, CompiledGraph>()
+  return (workflow: AnyWorkflow) => {
+    let graph = graphs.get(workflow.name)
+    if (graph === undefined) {
+      graph = workflow.graph.compile({ checkpointer }) as CompiledGraph
+      graphs.set(workflow.name, graph)
+    }
+    return graph
+  }
+}
+
+/** The instance's state over the stores in context; the step slots (with a cap) travel with its services. */
+const makeInstance = Effect.fnUntraced(function*(config: RuntimeConfig, slots: StepSlots.StepSlotsShape | undefined) {
+  const ids = yield* IdGenerator
+  const { saver } = yield* CheckpointStore
+  const instanceId = config.instanceId ?? (yield* ids.make("instance"))
+  const stores = yield* Effect.context<Stores>()
+  let holderSeq = 0
+  return {
+    instanceId,
+    config,
+    saver,
+    passes: new Set(),
+    ...passEndSignal(),
+    activity: { count: 0 },
+    nextHolder: () => `${instanceId}#${++holderSeq}`,
+    compiled: compiledOnce(saver),
+    health: { startedAt: yield* Clock.currentTimeMillis, lastSweepEndedAt: undefined, stopping: false },
+    closeDeadline: yield* Deferred.make<void>(),
+    services: slots === undefined ? stores : Context.add(stores, StepSlots.StepSlots, slots)
+  } satisfies InstanceShape as InstanceShape
+})
+
+/**
+ * One instance's runtime over the stores and `BatonConfig` in context: its
+ * state and its calls. Its sweep and background waits live in the scope.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWorkflow>) {
+  const registered = yield* registry(workflows)
+  const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
+  const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
+  const instance = yield* makeInstance(config, slots)
+  const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
+    effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
+  const closeScope = yield* Effect.scope
+  const recoveries = yield* FiberSet.make()
+  const sweep = yield* Effect.forkScoped(run(RecoverySweep.run(recoveries)))
+  const closeInstance = close(sweep, closeScope)
+  return {
+    instance,
+    instanceId: instance.instanceId,
+    execute: <I>(workflow: Workflow<I>, input: I, options?: ExecuteOptions) => run(execute(workflow, input, options)),
+    resume: (input: ResumeInput) => run(resume(input)),
+    cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
+    close: (options?: CloseOptions) => run(closeInstance(options)),
+    checkLiveness: run(Health.checkLiveness(instance)),
+    checkReadiness: run(Health.checkReadiness(instance, StepSlots.readiness(slots)))
+  }
+})
