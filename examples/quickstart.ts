@@ -77,8 +77,8 @@ const pauseAndResume = Effect.gen(function*() {
 })
 
 const takeover = Effect.gen(function*() {
-  const leasesA = Context.get(yield* Layer.build(SqliteStores.leaseStore({ path })), LeaseStore)
-  const leasesB = Context.get(yield* Layer.build(SqliteStores.leaseStore({ path })), LeaseStore)
+  const leasesA = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore)
+  const leasesB = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore)
   const lease = 30_000
   yield* say("\n3. Leases on a TestClock (the way tests drive baton):")
   const now = () => Clock.currentTimeMillis

@@ -15,7 +15,12 @@ import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
 
 const byIdDesc = (a: CheckpointRow, b: CheckpointRow) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0)
 
-/** The rows, for building a saver by hand (e.g. `new BatonCheckpointSaver(makeRows(state))`). */
+/**
+ * The rows, for building a saver by hand (e.g. `new BatonCheckpointSaver(makeRows(state))`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeRows = (rows: MemoryRows): CheckpointRows => {
   const fence = (check: FenceCheck | undefined): FencedWrite | undefined => check === undefined ? undefined : checkFence(rows, check)
   return {
@@ -88,7 +93,18 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
   }
 }
 
+/**
+ * The in-memory `CheckpointStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) => CheckpointStores.fromRows(makeRows(rows)))
 
-/** Requires `MemoryState` (its fenced writes check the leases kept there); `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState` (its fenced writes check the leases kept there); `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(CheckpointStore, make)

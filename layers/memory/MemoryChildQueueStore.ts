@@ -17,6 +17,12 @@ const toChild = (row: ChildRow): QueuedChild => ({
 const claimOrder = (a: ChildRow, b: ChildRow) =>
   b.depth - a.depth || a.queuedAt - b.queuedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)
 
+/**
+ * The in-memory `ChildQueueStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   ChildQueueStore.make({
     saveIfAbsent: (child) =>
@@ -79,5 +85,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(ChildQueueStore, make)

@@ -16,6 +16,9 @@ import { key, type MemoryRows, MemoryState, toLease } from "./MemoryState.ts"
  * `now + ttl`, else left as it is. Answers the expiry held after the check;
  * throws `LeaseLostError` otherwise. Synchronous, so the write that follows
  * in the same tick is atomic with it.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const checkFence = (rows: MemoryRows, fence: FenceCheck): FencedWrite => {
   const { lease } = fence
@@ -35,6 +38,12 @@ export const checkFence = (rows: MemoryRows, fence: FenceCheck): FencedWrite => 
   return { expiresAt: row!.expiresAt, renewed: true }
 }
 
+/**
+ * The in-memory `LeaseStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   LeaseStore.make({
     acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
@@ -78,5 +87,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState` (shared rows); `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState` (shared rows); `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(LeaseStore, make)

@@ -9,6 +9,12 @@ import { key, MemoryState } from "./MemoryState.ts"
 
 const ledgerKey = (k: LedgerKey) => key(k.tenantId, k.scope, k.scopeId, k.day)
 
+/**
+ * The in-memory `LedgerStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   LedgerStore.make({
     add: (k, amount, limit) =>
@@ -22,5 +28,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(LedgerStore, make)

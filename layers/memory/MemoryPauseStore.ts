@@ -15,6 +15,12 @@ const toPause = (row: PauseRow): Pause => ({
   decision: row.decision === null ? null : JSON.parse(row.decision)
 })
 
+/**
+ * The in-memory `PauseStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   PauseStore.make({
     save: (pause) =>
@@ -78,5 +84,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(PauseStore, make)

@@ -7,6 +7,12 @@ import { Effect, Layer, Option } from "effect"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
+/**
+ * The in-memory `RateLimitStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   RateLimitStore.make({
     acquireSlot: (k, max, holder, ttl, now) =>
@@ -65,5 +71,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(RateLimitStore, make)

@@ -13,7 +13,12 @@ import type { QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 
-/** A lease row: `holder` null once released (the epoch stays). */
+/**
+ * A lease row: `holder` null once released (the epoch stays).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface LeaseRow {
   readonly tenantId: string
   readonly rootExecutionId: string
@@ -22,6 +27,12 @@ export interface LeaseRow {
   expiresAt: number
 }
 
+/**
+ * A rate-limit slot row: who holds it and until when.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SlotRow {
   holder: string | null
   epoch: number
@@ -30,11 +41,27 @@ export interface SlotRow {
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
-/** A pause row: payload and decision as JSON text. */
+/**
+ * A pause row: payload and decision as JSON text.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type PauseRow = Mutable<Omit<Pause, "payload" | "decision">> & { payload: string; decision: string | null }
-/** A queue row: input and result as JSON text. */
+/**
+ * A queue row: input and result as JSON text.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ChildRow = Mutable<Omit<QueuedChild, "input" | "result">> & { input: string; result: string | null }
 
+/**
+ * Every table of the in-memory stores, as maps keyed by `key(...)`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface MemoryRows {
   readonly leases: Map<string, LeaseRow>
   readonly threads: Map<string, ThreadRecord>
@@ -52,7 +79,12 @@ export interface MemoryRows {
   readonly blobs: Map<string, BlobRow>
 }
 
-/** A fresh, empty set of rows. */
+/**
+ * A fresh, empty set of rows.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const emptyRows = (): MemoryRows => ({
   leases: new Map(),
   threads: new Map(),
@@ -70,14 +102,31 @@ export const emptyRows = (): MemoryRows => ({
   blobs: new Map()
 })
 
+/**
+ * The service holding the rows every in-memory store reads and writes; `MemoryState.layer` makes a fresh, empty set.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class MemoryState extends Context.Service<MemoryState, MemoryRows>()("baton/memory/MemoryState") {
   /** A fresh, empty set of rows. */
   static readonly layer = Layer.sync(MemoryState, emptyRows)
 }
 
-/** A composite map key (a JSON array: unambiguous for any parts). */
+/**
+ * A composite map key (a JSON array: unambiguous for any parts).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const key = (...parts: ReadonlyArray<string>): string => JSON.stringify(parts)
 
+/**
+ * A lease row as the contract's `Lease`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const toLease = (row: LeaseRow): Lease => ({
   tenantId: row.tenantId,
   rootExecutionId: row.rootExecutionId,

@@ -1,10 +1,29 @@
 /**
- * Every store contract in memory, over one shared `MemoryState`.
+ * Every store contract in memory, over one shared `MemoryState`. Named like
+ * every backend (`SqliteStores`, `PgStores`):
+ *
+ * - `layer` — the eight stores, an `IdGenerator` (random ids) and a fresh
+ *   `MemoryState`. Build it once and give the built context to every
+ *   instance of a test: they then share rows as instances share a database.
+ * - `layerOnState` — the eight stores over the `MemoryState` (and
+ *   `IdGenerator`) in context.
+ * - `layerLeaseStore`, `layerRecordStore`, … — one store alone on its own
+ *   fresh rows, to mix with other backends.
+ *
+ * Memory takes no options, so these are values, not functions.
  *
  * @since 0.1.0
  */
 import { Layer } from "effect"
+import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
+import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
+import type { PauseStore } from "../../src/stores/PauseStore.ts"
+import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
+import type { RecordStore } from "../../src/stores/RecordStore.ts"
+import type { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 import * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
 import * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
@@ -15,8 +34,13 @@ import * as MemoryRecordStore from "./MemoryRecordStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 
-/** The eight stores over the `MemoryState` and `IdGenerator` in context. */
-export const layerWithoutState = Layer.mergeAll(
+/**
+ * The eight stores over the `MemoryState` and `IdGenerator` in context.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerOnState = Layer.mergeAll(
   MemoryLeaseStore.layer,
   MemoryRecordStore.layer,
   MemoryPauseStore.layer,
@@ -31,7 +55,79 @@ export const layerWithoutState = Layer.mergeAll(
  * The eight stores, `IdGenerator` (random UUIDs) and a fresh `MemoryState`.
  * Build it once and give the built context to every instance of a test: they
  * then share rows as instances share a database.
+ *
+ * @category layers
+ * @since 0.1.0
  */
-export const layer = layerWithoutState.pipe(
+export const layer = layerOnState.pipe(
   Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer))
 )
+
+const alone = <A, E, R>(storeLayer: Layer.Layer<A, E, R>) => storeLayer.pipe(Layer.provide(MemoryState.layer))
+
+/**
+ * `LeaseStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLeaseStore: Layer.Layer<LeaseStore> = alone(MemoryLeaseStore.layer)
+
+/**
+ * `RecordStore` alone, on its own fresh rows (needs an `IdGenerator`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRecordStore: Layer.Layer<RecordStore, never, IdGenerator> = alone(MemoryRecordStore.layer)
+
+/**
+ * `PauseStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPauseStore: Layer.Layer<PauseStore> = alone(MemoryPauseStore.layer)
+
+/**
+ * `TreeStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerTreeStore: Layer.Layer<TreeStore> = alone(MemoryTreeStore.layer)
+
+/**
+ * `CheckpointStore` alone, on its own fresh rows. Its fenced writes check
+ * the lease rows of the same `MemoryState`: alone, no lease is ever found, so
+ * pair it with `MemoryLeaseStore.layer` on one state (or use `layer`) when
+ * writes are fenced.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerCheckpointStore: Layer.Layer<CheckpointStore> = alone(MemoryCheckpointStore.layer)
+
+/**
+ * `LedgerStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLedgerStore: Layer.Layer<LedgerStore> = alone(MemoryLedgerStore.layer)
+
+/**
+ * `RateLimitStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRateLimitStore: Layer.Layer<RateLimitStore> = alone(MemoryRateLimitStore.layer)
+
+/**
+ * `ChildQueueStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerChildQueueStore: Layer.Layer<ChildQueueStore> = alone(MemoryChildQueueStore.layer)

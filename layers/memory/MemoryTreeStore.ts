@@ -7,6 +7,12 @@ import { Effect, Layer, Option } from "effect"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
+/**
+ * The in-memory `TreeStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = MemoryState.useSync((rows) =>
   TreeStore.make({
     saveIfAbsent: (tenantId, root, k, value) =>
@@ -40,5 +46,10 @@ export const make = MemoryState.useSync((rows) =>
     ping: Effect.void
   }))
 
-/** Requires `MemoryState`; `MemoryStores.layer` provides it. */
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = Layer.effect(TreeStore, make)

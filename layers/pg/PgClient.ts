@@ -23,10 +23,22 @@ import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 
-/** The config setting read when no `url` is given. */
+/**
+ * The config setting read when no `url` is given.
+ *
+ * @category config
+ * @since 0.1.0
+ */
 export const urlSetting = "BATON_PG_URL"
 
+/**
+ * Where the Postgres server is and how to connect to it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgClientOptions {
   /** `postgres://user:password@host:5432/database`. Default: the `BATON_PG_URL` config. */
   readonly url?: string | Redacted.Redacted<string> | undefined
@@ -45,7 +57,12 @@ export interface PgClientOptions {
   readonly ssl?: PgClient.PgClientConfig["ssl"]
 }
 
-/** What the options resolved to (no password). */
+/**
+ * What the options resolved to (no password).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgTarget {
   /** The setting the URL came from: `url` or `BATON_PG_URL`. */
   readonly field: string
@@ -57,7 +74,37 @@ export interface PgTarget {
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
 const defaultConnectTimeout = Duration.seconds(5)
 
-/** Checks the options and reads the URL; every problem is a `BatonConfigError` naming its field. */
+/**
+ * Checks a schema name for baton's tables: a plain identifier, and not one of
+ * Postgres's own schemas (`pg_catalog`, `information_schema`, `pg_toast`, any
+ * name starting `pg_`, which Postgres reserves).
+ *
+ * @category config
+ * @since 0.1.0
+ */
+export const checkSchema = (schema: unknown): Effect.Effect<string | undefined, BatonConfigError> => {
+  if (schema === undefined) return Effect.succeed(undefined)
+  if (typeof schema !== "string" || !identifier.test(schema)) {
+    return Effect.fail(new BatonConfigError({
+      field: "schema",
+      reason: `is ${show(schema)}: it must be up to 63 letters, digits or "_", starting with a letter or "_"`
+    }))
+  }
+  if (/^pg_/i.test(schema) || schema.toLowerCase() === "information_schema") {
+    return Effect.fail(new BatonConfigError({
+      field: "schema",
+      reason: `is "${schema}", a schema of Postgres itself (names starting "pg_" and "information_schema" are reserved): choose a schema of your own, e.g. "baton"`
+    }))
+  }
+  return Effect.succeed(schema)
+}
+
+/**
+ * Checks the options and reads the URL; every problem is a `BatonConfigError` naming its field.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const resolve = (options: PgClientOptions = {}): Effect.Effect<
   { readonly config: PgClient.PgPoolConfig; readonly target: PgTarget; readonly connectTimeout: Duration.Duration },
   BatonConfigError
@@ -97,22 +144,16 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     if (url.port !== "" && !(Number(url.port) >= 1 && Number(url.port) <= 65535)) {
       return yield* new BatonConfigError({ field, reason: `names port ${url.port}: it must be 1 to 65535` })
     }
-    if (options.schema !== undefined && (typeof options.schema !== "string" || !identifier.test(options.schema))) {
-      return yield* new BatonConfigError({
-        field: "schema",
-        reason: `is ${JSON.stringify(options.schema)}: it must be up to 63 letters, digits or "_", starting with a letter or "_"`
-      })
-    }
-    const maxConnections = options.maxConnections ?? 10
-    if (!Number.isInteger(maxConnections) || maxConnections < 1) {
-      return yield* new BatonConfigError({ field: "maxConnections", reason: "must be a whole number ≥ 1" })
-    }
+    yield* checkSchema(options.schema)
+    const maxConnections = yield* wholeNumber("maxConnections", options.maxConnections ?? 10, 1)
     // The option, else the URL's `connect_timeout` (seconds) when > 0, else 5 s: never unbounded.
     const fromUrl = Number(url.searchParams.get("connect_timeout") ?? NaN)
     const timeout = options.connectTimeout !== undefined
-      ? Duration.fromInput(options.connectTimeout)
+      ? Option.some(Duration.millis(
+        yield* durationMillis("connectTimeout", options.connectTimeout, { min: 1, max: 600_000, why: "a longer wait only hides an unreachable server" })
+      ))
       : Option.some(Number.isInteger(fromUrl) && fromUrl > 0 ? Duration.seconds(fromUrl) : defaultConnectTimeout)
-    if (Option.isNone(timeout) || !Duration.isFinite(timeout.value) || Duration.toMillis(timeout.value) <= 0) {
+    if (Option.isNone(timeout)) {
       return yield* new BatonConfigError({ field: "connectTimeout", reason: "must be a finite duration > 0" })
     }
     const host = url.searchParams.get("host") ?? (url.hostname === "" ? "localhost" : url.hostname)
@@ -159,6 +200,7 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
   return new StoreError({
     store: "PgClient",
     operation: "connect",
+    kind: "Connection",
     reason: `cannot reach Postgres at ${target.where} (${detail}): check that the server is running and accepts connections there, and that \`${target.field}\` names the right host and port`,
     cause: error
   })
@@ -167,6 +209,9 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
 /**
  * The pooled client in the current scope, checked with one `SELECT 1`
  * (bounded by the connect timeout) before it is handed out.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = (options: PgClientOptions = {}) =>
   Effect.gen(function*() {
@@ -182,6 +227,7 @@ export const make = (options: PgClientOptions = {}) =>
             new StoreError({
               store: "PgClient",
               operation: "connect",
+              kind: "Connection",
               reason: `Postgres at ${target.where} did not answer within ${Duration.format(connectTimeout)}: check that the server is running there and that \`${target.field}\` names the right host and port`
             })
           )
@@ -190,7 +236,12 @@ export const make = (options: PgClientOptions = {}) =>
     return { client, target }
   })
 
-/** Provides `@effect/sql-pg`'s `PgClient` and effect's `SqlClient` (one pool, closed with the Layer). */
+/**
+ * Provides `@effect/sql-pg`'s `PgClient` and effect's `SqlClient` (one pool, closed with the Layer).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: PgClientOptions = {}): Layer.Layer<PgClient.PgClient | SqlClient.SqlClient, StoreError | BatonConfigError> =>
   PgClient.layerFrom(Effect.map(make(options), ({ client }) => client)) as Layer.Layer<
     PgClient.PgClient | SqlClient.SqlClient,

@@ -12,20 +12,33 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Effect, type Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { kindOf } from "../sql/internal/classify.ts"
+import { checkSchema } from "./PgClient.ts"
 import { sqlErrorDetail } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 
+/**
+ * The options of the Postgres migrations: the table prefix, an optional schema, and `upTo` for tests of upgrades.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgMigrateOptions extends SqlMigrations.MigrateOptions {
   /** The schema the client's `search_path` names (see `PgClient`); created when missing. */
   readonly schema?: string | undefined
 }
 
-/** The advisory lock's first key: "btn". The second is a hash of (schema, prefix). */
+/**
+ * The advisory lock's first key: "btn". The second is a hash of (schema, prefix).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const lockClass = 0x62746e
 
 /** 32-bit FNV-1a of `text`, as a signed int4. */
@@ -38,18 +51,26 @@ const hash32 = (text: string): number => {
   return h | 0
 }
 
-/** The advisory lock key `(lockClass, key)` migrations of these options take. */
+/**
+ * The advisory lock key `(lockClass, key)` migrations of these options take.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const lockKey = (options: PgMigrateOptions): number =>
   hash32(`${options.schema ?? ""}.${options.tablePrefix ?? SqlTables.defaultTablePrefix}`)
 
 const failed = (operation: string) => (e: SqlError) =>
-  new StoreError({ store: "PgMigrations", operation, reason: sqlErrorDetail(e), cause: e })
+  new StoreError({ store: "PgMigrations", operation, reason: sqlErrorDetail(e), kind: kindOf(e), cause: e })
 
 /**
  * Brings the database (the schema, when named) to the latest version, or
  * `upTo`; answers the migrations this call applied (none when another
  * instance did it first). Safe to call at every start, from any number of
  * instances at once.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
@@ -57,6 +78,7 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
   SqlClient.SqlClient
 > =>
   Effect.gen(function*() {
+    yield* checkSchema(options.schema)
     const target = options.upTo ?? SqlMigrations.latestVersion
     if ((yield* SqlMigrations.currentVersion(options)) >= target) return []
     const sql = yield* SqlClient.SqlClient
@@ -68,3 +90,16 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
       return yield* SqlMigrations.migrate(options)
     })).pipe(Effect.mapError((e) => e._tag === "SqlError" ? failed("migrate")(e) : e))
   })
+
+/**
+ * Migrates the Postgres database (the schema, when named) of the `SqlClient`
+ * in context (a `PgClient.layer`) once, at build, under the advisory lock of
+ * `migrate`; provides `SqlMigrations.Migrated`, which every SQL store Layer
+ * requires.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: (options?: PgMigrateOptions) => Layer.Layer<SqlMigrations.Migrated, StoreError | BatonConfigError, SqlClient.SqlClient> = (
+  options = {}
+) => SqlMigrations.layerWith(migrate)(options)

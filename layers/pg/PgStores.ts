@@ -1,17 +1,21 @@
 /**
  * Every store contract on Postgres: the stores of `layers/sql` over
- * `PgClient`'s pool, the schema migrated once at build (`PgMigrations`, under
- * an advisory lock), and cross-instance wake-ups over LISTEN/NOTIFY
- * (`PgWakeups`).
+ * `PgClient`'s pool, the schema migrated once at build (`PgMigrations.layer`,
+ * under an advisory lock), and cross-instance wake-ups over LISTEN/NOTIFY
+ * (`PgWakeups`). Named like every backend (`MemoryStores`, `SqliteStores`):
  *
  * - `layer(options)` — the eight stores, an `IdGenerator` (random ids) and,
  *   unless `wakeups: false`, the NOTIFY wake-ups, on one pool. The path to
  *   instances on several machines: give every instance the same URL (and
  *   schema / table prefix).
- * - `layerOnClient(options)` — the eight stores on a `PgClient.layer` the app
- *   provides (and shares with its own queries).
- * - `leaseStore(options)`, `recordStore(options)`, … — one store alone on its
- *   own pool, to mix with other backends.
+ * - `layerConfig(config)` — the same, with the options read through Effect
+ *   `Config` (default `PgStores.config`: `BATON_PG_URL`, `BATON_PG_SCHEMA`,
+ *   `BATON_PG_MAX_CONNECTIONS`, `BATON_PG_CONNECT_TIMEOUT`,
+ *   `BATON_PG_WAKEUPS`, `BATON_TABLE_PREFIX`).
+ * - `layerOnClient(options)` — the eight stores, migrated once, on a
+ *   `PgClient.layer` the app provides (and shares with its own queries).
+ * - `layerLeaseStore(options)`, `layerRecordStore(options)`, … — one store
+ *   alone on its own pool (migrated at build), to mix with other backends.
  *
  * Connections: the pool holds up to `maxConnections` (default 10); the
  * wake-ups hold one more, outside the pool, for LISTEN.
@@ -19,35 +23,51 @@
  * @since 0.1.0
  */
 import type { PgClient as EffectPgClient } from "@effect/sql-pg"
-import { Context, Effect, Layer } from "effect"
+import { Config, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
-import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
-import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
-import { LeaseStore } from "../../src/stores/LeaseStore.ts"
-import { LedgerStore } from "../../src/stores/LedgerStore.ts"
-import { PauseStore } from "../../src/stores/PauseStore.ts"
-import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
-import { RecordStore } from "../../src/stores/RecordStore.ts"
-import { TreeStore } from "../../src/stores/TreeStore.ts"
+import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
+import type { PauseStore } from "../../src/stores/PauseStore.ts"
+import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
+import type { RecordStore } from "../../src/stores/RecordStore.ts"
+import type { TreeStore } from "../../src/stores/TreeStore.ts"
+import { layerFromConfig, optional } from "../sql/internal/config.ts"
 import * as SqlCheckpointStore from "../sql/SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
+import type * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
 import * as SqlRateLimitStore from "../sql/SqlRateLimitStore.ts"
 import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
-import type { Stores } from "../sql/SqlStores.ts"
+import * as SqlStores from "../sql/SqlStores.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
 import * as PgWakeups from "./PgWakeups.ts"
 
-export type { Stores } from "../sql/SqlStores.ts"
+export type {
+  /**
+   * The eight store services.
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  Stores
+} from "../sql/SqlStores.ts"
 
-/** Where the database is and how to connect, the table prefix, and whether to wake other instances. */
+/**
+ * Where the database is and how to connect, the table prefix, and whether
+ * to wake other instances.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgStoresOptions extends PgClient.PgClientOptions, SqlStoreOptions {
   /**
    * LISTEN/NOTIFY wake-ups between instances (default true): a lease released
@@ -57,37 +77,60 @@ export interface PgStoresOptions extends PgClient.PgClientOptions, SqlStoreOptio
   readonly wakeups?: boolean | undefined
 }
 
-type Failure = StoreError | BatonConfigError
+/**
+ * What a Postgres store Layer fails with when built: bad options
+ * (`BatonConfigError`, naming the field) or a server that cannot be reached
+ * or migrated (`StoreError`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type Failure = StoreError | BatonConfigError
 
 /**
- * The eight stores on the client in context (`PgClient.layer`), after
- * migrating. `RecordStore` needs an `IdGenerator`.
+ * The options read through Effect `Config` (any `ConfigProvider`; the
+ * environment by default): `BATON_PG_URL` (redacted), `BATON_PG_SCHEMA`,
+ * `BATON_PG_MAX_CONNECTIONS`, `BATON_PG_CONNECT_TIMEOUT` (a duration),
+ * `BATON_PG_APPLICATION_NAME`, `BATON_PG_WAKEUPS` (true/false),
+ * `BATON_TABLE_PREFIX`. Each may be absent (the default applies).
+ *
+ * @category config
+ * @since 0.1.0
+ */
+export const config: Config.Config<PgStoresOptions> = Config.all({
+  url: optional(Config.Redacted(PgClient.urlSetting)),
+  schema: optional(Config.String("BATON_PG_SCHEMA")),
+  maxConnections: optional(Config.Int("BATON_PG_MAX_CONNECTIONS")),
+  connectTimeout: optional(Config.Duration("BATON_PG_CONNECT_TIMEOUT")),
+  applicationName: optional(Config.String("BATON_PG_APPLICATION_NAME")),
+  wakeups: optional(Config.Boolean("BATON_PG_WAKEUPS")),
+  tablePrefix: optional(Config.String("BATON_TABLE_PREFIX"))
+})
+
+/**
+ * The eight stores on the client in context (`PgClient.layer`), schema
+ * migrated once at build (`PgMigrations.layer`). `RecordStore` needs an
+ * `IdGenerator`.
+ *
+ * @category layers
+ * @since 0.1.0
  */
 export const layerOnClient = (options: SqlStoreOptions & { readonly schema?: string | undefined } = {}): Layer.Layer<
-  Stores,
+  SqlStores.Stores,
   Failure,
   SqlClient.SqlClient | IdGenerator
-> =>
-  Layer.effectContext(Effect.gen(function*() {
-    yield* PgMigrations.migrate(options)
-    return Context.make(LeaseStore, yield* SqlLeaseStore.make(options)).pipe(
-      Context.add(RecordStore, yield* SqlRecordStore.make(options)),
-      Context.add(PauseStore, yield* SqlPauseStore.make(options)),
-      Context.add(TreeStore, yield* SqlTreeStore.make(options)),
-      Context.add(CheckpointStore, yield* SqlCheckpointStore.make(options)),
-      Context.add(LedgerStore, yield* SqlLedgerStore.make(options)),
-      Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
-      Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options))
-    )
-  }))
+> => SqlStores.layer(options).pipe(Layer.provide(PgMigrations.layer(options)))
 
 /**
  * The eight stores, an `IdGenerator` and (unless `wakeups: false`) NOTIFY
- * wake-ups, on one pool; schema migrated at build. Also provides the pool
- * (`PgClient`, `SqlClient`) for the app's own queries.
+ * wake-ups, on one pool; schema migrated once at build. Also provides the
+ * pool (`PgClient`, `SqlClient`) for the app's own queries.
+ *
+ * @category layers
+ * @since 0.1.0
  */
 export const layer = (options: PgStoresOptions = {}): Layer.Layer<
-  Stores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
+  SqlStores.Stores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
 > => {
   const stores = layerOnClient(options).pipe(Layer.provideMerge(IdGenerator.layer))
@@ -95,47 +138,95 @@ export const layer = (options: PgStoresOptions = {}): Layer.Layer<
   return withWakeups.pipe(Layer.provideMerge(PgClient.layer(options)))
 }
 
-const alone = <I, S, R>(
-  key: Context.Key<I, S>,
-  make: (options: SqlStoreOptions) => Effect.Effect<S, BatonConfigError, R>,
-  options: PgStoresOptions
-): Layer.Layer<I, Failure, Exclude<R, SqlClient.SqlClient>> =>
-  Layer.effect(key, Effect.andThen(PgMigrations.migrate(options), make(options))).pipe(
+/**
+ * `layer` with its options read through Effect `Config`
+ * (default: `PgStores.config`). A value that cannot be read, or that cannot
+ * work, fails the build with `BatonConfigError` naming the setting.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerConfig = (options: Config.Wrap<PgStoresOptions> = config): Layer.Layer<
+  SqlStores.Stores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
+  Failure
+> => layerFromConfig(options, layer)
+
+const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: PgStoresOptions) =>
+  storeLayer.pipe(
+    Layer.provide(PgMigrations.layer(options)),
     Layer.provide(PgClient.layer(options))
-  )
+  ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>
 
-/** `LeaseStore` alone, on its own pool. */
-export const leaseStore = (options: PgStoresOptions = {}): Layer.Layer<LeaseStore, Failure> =>
-  alone(LeaseStore, SqlLeaseStore.make, options)
+/**
+ * `LeaseStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLeaseStore = (options: PgStoresOptions = {}): Layer.Layer<LeaseStore, Failure> =>
+  alone(SqlLeaseStore.layer(options), options)
 
-/** `RecordStore` alone, on its own pool (needs an `IdGenerator`). */
-export const recordStore = (options: PgStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
-  alone(RecordStore, SqlRecordStore.make, options)
+/**
+ * `RecordStore` alone, on its own pool (needs an `IdGenerator`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRecordStore = (options: PgStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
+  alone(SqlRecordStore.layer(options), options)
 
-/** `PauseStore` alone, on its own pool. */
-export const pauseStore = (options: PgStoresOptions = {}): Layer.Layer<PauseStore, Failure> =>
-  alone(PauseStore, SqlPauseStore.make, options)
+/**
+ * `PauseStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPauseStore = (options: PgStoresOptions = {}): Layer.Layer<PauseStore, Failure> =>
+  alone(SqlPauseStore.layer(options), options)
 
-/** `TreeStore` alone, on its own pool. */
-export const treeStore = (options: PgStoresOptions = {}): Layer.Layer<TreeStore, Failure> =>
-  alone(TreeStore, SqlTreeStore.make, options)
+/**
+ * `TreeStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerTreeStore = (options: PgStoresOptions = {}): Layer.Layer<TreeStore, Failure> =>
+  alone(SqlTreeStore.layer(options), options)
 
 /**
  * `CheckpointStore` alone, on its own pool. Its fenced writes check the lease
  * rows of the same database: pair it with Postgres leases on the same URL,
  * schema and prefix.
+ *
+ * @category layers
+ * @since 0.1.0
  */
-export const checkpointStore = (options: PgStoresOptions = {}): Layer.Layer<CheckpointStore, Failure> =>
-  alone(CheckpointStore, SqlCheckpointStore.make, options)
+export const layerCheckpointStore = (options: PgStoresOptions = {}): Layer.Layer<CheckpointStore, Failure> =>
+  alone(SqlCheckpointStore.layer(options), options)
 
-/** `LedgerStore` alone, on its own pool. */
-export const ledgerStore = (options: PgStoresOptions = {}): Layer.Layer<LedgerStore, Failure> =>
-  alone(LedgerStore, SqlLedgerStore.make, options)
+/**
+ * `LedgerStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLedgerStore = (options: PgStoresOptions = {}): Layer.Layer<LedgerStore, Failure> =>
+  alone(SqlLedgerStore.layer(options), options)
 
-/** `RateLimitStore` alone, on its own pool. */
-export const rateLimitStore = (options: PgStoresOptions = {}): Layer.Layer<RateLimitStore, Failure> =>
-  alone(RateLimitStore, SqlRateLimitStore.make, options)
+/**
+ * `RateLimitStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRateLimitStore = (options: PgStoresOptions = {}): Layer.Layer<RateLimitStore, Failure> =>
+  alone(SqlRateLimitStore.layer(options), options)
 
-/** `ChildQueueStore` alone, on its own pool. */
-export const childQueueStore = (options: PgStoresOptions = {}): Layer.Layer<ChildQueueStore, Failure> =>
-  alone(ChildQueueStore, SqlChildQueueStore.make, options)
+/**
+ * `ChildQueueStore` alone, on its own pool.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerChildQueueStore = (options: PgStoresOptions = {}): Layer.Layer<ChildQueueStore, Failure> =>
+  alone(SqlChildQueueStore.layer(options), options)

@@ -25,9 +25,17 @@
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Deferred, Duration, Effect, Layer, Queue } from "effect"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { durationMillis } from "../sql/internal/config.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import { lockKey } from "./PgMigrations.ts"
 
+/**
+ * The deployment whose releases are sent and heard (schema and table prefix), and how long to wait before listening again.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PgWakeupsOptions extends SqlStoreOptions {
   /** The schema of the deployment (see `PgClient`): part of the channel's identity. */
   readonly schema?: string | undefined
@@ -35,7 +43,12 @@ export interface PgWakeupsOptions extends SqlStoreOptions {
   readonly reconnectDelay?: Duration.Input | undefined
 }
 
-/** The NOTIFY channel of the deployment with these options. */
+/**
+ * The NOTIFY channel of the deployment with these options.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_wake_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
 
@@ -53,7 +66,12 @@ const originOf = (hub: LeaseWakeupsShape): string => {
   return origin
 }
 
-/** The notification of a release, or undefined when it is not one of ours. */
+/**
+ * The notification of a release, or undefined when it is not one of ours.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly rootExecutionId: string } | undefined => {
   try {
     const value: unknown = JSON.parse(payload)
@@ -70,8 +88,11 @@ export const parse = (payload: string): { readonly origin: string; readonly tena
  * Provides `LeaseWakeups` (the hub in context, wrapped) and runs the
  * listener for the Layer's lifetime. Built once LISTEN is confirmed — or,
  * when it could not be, with the failure logged and the listener retrying.
+ *
+ * @category layers
+ * @since 0.1.0
  */
-export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, never, PgClient.PgClient> =>
+export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonConfigError, PgClient.PgClient> =>
   Layer.effect(
     LeaseWakeups,
     Effect.gen(function*() {
@@ -79,7 +100,9 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, never,
       const hub = yield* LeaseWakeups
       const origin = originOf(hub)
       const name = channel(options)
-      const reconnectDelay = Duration.fromInputUnsafe(options.reconnectDelay ?? Duration.seconds(1))
+      const reconnectDelay = options.reconnectDelay === undefined ? Duration.seconds(1) : Duration.millis(
+        yield* durationMillis("reconnectDelay", options.reconnectDelay, { min: 1, max: 600_000, why: "a longer pause leaves other instances polling" })
+      )
 
       // Outgoing NOTIFYs, sent in order by one fiber so `released` never blocks.
       const outbox = yield* Queue.unbounded<string>()

@@ -36,7 +36,7 @@ import type { Fragment } from "effect/sql/Statement"
 import type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../../src/stores/CheckpointStore.ts"
-import { type BatonConfigError, LeaseLostError, type StoreError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, Commit, type Op, query, texts } from "./internal/direct.ts"
@@ -369,6 +369,6 @@ const chunks = <A>(items: ReadonlyArray<A>): ReadonlyArray<ReadonlyArray<A>> => 
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeRows(options), CheckpointStores.fromRows)
 
-/** `CheckpointStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(CheckpointStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/** `CheckpointStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(CheckpointStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -11,7 +11,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -35,7 +35,12 @@ const toChild = (row: any): QueuedChild => ({
   result: fromJson(row.result)
 })
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ChildQueueStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -102,6 +107,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
     return ChildQueueStore.make(impl)
   })
 
-/** `ChildQueueStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(ChildQueueStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `ChildQueueStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(ChildQueueStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import { num, run } from "./internal/rows.ts"
@@ -18,7 +18,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "LeaseStore"
 
-/** The backend over the client (no migration; use {@link layer} or run `SqlMigrations.migrate` first). */
+/**
+ * The backend over the client (no migration; use {@link layer} or run `SqlMigrations.migrate` first).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LeaseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -73,6 +78,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
     return LeaseStore.make(impl)
   })
 
-/** `LeaseStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `LeaseStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -17,7 +17,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "LedgerStore"
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LedgerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -56,6 +61,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
     return LedgerStore.make(impl)
   })
 
-/** `LedgerStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `LedgerStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -14,10 +14,11 @@
  *
  * @since 0.1.0
  */
-import { Effect } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
-import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { kindOf } from "./internal/classify.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 /** Column types per dialect. */
@@ -200,16 +201,31 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
-/** Every migration, in order: `[id, name, build]`. The newest id is the schema version. */
+/**
+ * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const migrations: ReadonlyArray<readonly [id: number, name: string, build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>]> = [
   [1, "initial", initial],
   [2, "indexes", indexes]
 ]
 
-/** The schema version this code writes. */
+/**
+ * The schema version this code writes.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const latestVersion = migrations[migrations.length - 1][0]
 
-/** effect's Migrator loader for the tables (only ids ≤ `upTo`, when given). */
+/**
+ * effect's Migrator loader for the tables (only ids ≤ `upTo`, when given).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const loader = (tables: SqlTables.SqlTables, upTo?: number): Migrator.Loader =>
   Effect.succeed(
     migrations
@@ -219,6 +235,12 @@ export const loader = (tables: SqlTables.SqlTables, upTo?: number): Migrator.Loa
 
 const run = Migrator.make({})
 
+/**
+ * The options of a migration: the table prefix, and `upTo` to stop at a schema version.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface MigrateOptions extends SqlTables.SqlStoreOptions {
   /** Stop at this schema version (for tests of upgrades and for tools); default: the latest. */
   readonly upTo?: number | undefined
@@ -227,6 +249,9 @@ export interface MigrateOptions extends SqlTables.SqlStoreOptions {
 /**
  * Brings the database to the latest schema (or `upTo`); answers the migrations
  * it applied (none when already current). Safe to call on every start.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const migrate = (options: MigrateOptions = {}): Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
@@ -240,12 +265,18 @@ export const migrate = (options: MigrateOptions = {}): Effect.Effect<
           store: "SqlMigrations",
           operation: "migrate",
           reason: e._tag === "MigrationError" ? `${e.kind}: ${e.message}` : `${e.reason._tag}: ${e.message}`,
+          kind: e._tag === "MigrationError" ? (e.kind === "Locked" ? "Busy" : "Config") : kindOf(e),
           cause: e
         })
       )
     ))
 
-/** The schema version of the database: the newest applied migration id, 0 when none. */
+/**
+ * The schema version of the database: the newest applied migration id, 0 when none.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const currentVersion = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<number, StoreError | BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const tables = yield* SqlTables.make(options)
@@ -257,4 +288,81 @@ export const currentVersion = (options: SqlTables.SqlStoreOptions = {}): Effect.
     if (exists.length === 0) return 0
     const rows = yield* sql<{ v: unknown }>`SELECT MAX(migration_id) AS v FROM ${sql(tables.migrations)}`
     return rows[0]?.v == null ? 0 : Number(rows[0].v)
-  }).pipe(Effect.mapError((e) => e._tag === "SqlError" ? new StoreError({ store: "SqlMigrations", operation: "currentVersion", reason: e.message, cause: e }) : e))
+  }).pipe(Effect.mapError((e) => e._tag === "SqlError" ? new StoreError({ store: "SqlMigrations", operation: "currentVersion", reason: e.message, kind: kindOf(e), cause: e }) : e))
+
+/**
+ * What a migrations Layer provides: proof that the schema of `tablePrefix`
+ * is migrated on the client in context. Every SQL store Layer requires it, so
+ * the migrations run once per bundle (by `SqliteMigrations.layer` or
+ * `PgMigrations.layer`), not once per store.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MigratedShape {
+  /** The table prefix the migrations ran for. */
+  readonly tablePrefix: string
+  /** The schema version the database is at. */
+  readonly version: number
+  /** The migrations this build applied (none when another instance or an earlier start did). */
+  readonly applied: ReadonlyArray<readonly [id: number, name: string]>
+}
+
+/**
+ * The service of a migrated schema; see `MigratedShape`.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class Migrated extends Context.Service<Migrated, MigratedShape>()("baton/sql/SqlMigrations/Migrated") {}
+
+/**
+ * A migrations Layer over a `migrate` program (the plain one, or Postgres's
+ * under an advisory lock): runs it once when built and provides `Migrated`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerWith = <O extends MigrateOptions>(
+  program: (options: O) => Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, StoreError | BatonConfigError, SqlClient.SqlClient>
+) =>
+(options: O): Layer.Layer<Migrated, StoreError | BatonConfigError, SqlClient.SqlClient> =>
+  Layer.effect(
+    Migrated,
+    Effect.gen(function*() {
+      const tables = yield* SqlTables.make(options)
+      const applied = yield* program(options)
+      return { tablePrefix: tables.prefix, version: options.upTo ?? latestVersion, applied }
+    })
+  )
+
+/**
+ * Migrates the schema on the `SqlClient` in context, once, at build (SQLite's
+ * `BEGIN IMMEDIATE` keeps two processes from migrating at once; Postgres uses
+ * `PgMigrations.layer`, under an advisory lock).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: (options?: MigrateOptions) => Layer.Layer<Migrated, StoreError | BatonConfigError, SqlClient.SqlClient> = (
+  options = {}
+) => layerWith(migrate)(options)
+
+/**
+ * Checks, in a store Layer, that the `Migrated` in context is for this
+ * store's table prefix (a store on another prefix would find no tables).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const requireMigrated = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<void, BatonConfigError, Migrated> =>
+  Effect.gen(function*() {
+    const migrated = yield* Migrated
+    const tables = yield* SqlTables.make(options)
+    if (migrated.tablePrefix !== tables.prefix) {
+      return yield* new BatonConfigError({
+        field: "tablePrefix",
+        reason: `is ${JSON.stringify(tables.prefix)} but the migrations Layer provided migrated ${JSON.stringify(migrated.tablePrefix)}: give the store and the migrations Layer the same options`
+      })
+    }
+  })

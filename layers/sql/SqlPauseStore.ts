@@ -8,7 +8,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, NotPausedError, type StoreError, UnknownPauseError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
@@ -32,7 +32,12 @@ const toPause = (row: any): Pause => ({
   resolvedBy: textOrNull(row.resolved_by)
 })
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -104,6 +109,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
     return PauseStore.make(impl)
   })
 
-/** `PauseStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `PauseStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

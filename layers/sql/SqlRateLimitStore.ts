@@ -13,7 +13,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
 import { num, run } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -21,7 +21,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "RateLimitStore"
 
-/** The service over the client (argument checks included; no migration). */
+/**
+ * The service over the client (argument checks included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RateLimitStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -109,6 +114,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
     return RateLimitStore.make(impl)
   })
 
-/** `RateLimitStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(RateLimitStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `RateLimitStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(RateLimitStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

@@ -5,7 +5,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus, PauseAnswer, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape } from "../../src/stores/RecordStore.ts"
@@ -137,6 +137,6 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStoreShape, BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
   Effect.flatMap(makeBackend(options), RecordStore.make)
 
-/** `RecordStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, StoreError | BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
-  Layer.effect(RecordStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/** `RecordStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator> =>
+  Layer.effect(RecordStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

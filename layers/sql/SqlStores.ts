@@ -1,5 +1,6 @@
 /**
- * Every store contract over one `SqlClient`, with the schema migrated once.
+ * Every store contract over one `SqlClient`, on a schema migrated once by the
+ * backend's migrations Layer.
  *
  * @since 0.1.0
  */
@@ -7,7 +8,7 @@ import { Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -26,7 +27,12 @@ import * as SqlRecordStore from "./SqlRecordStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 
-/** The eight store services. */
+/**
+ * The eight store services.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Stores =
   | LeaseStore
   | RecordStore
@@ -39,12 +45,20 @@ export type Stores =
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
- * all of them); migrates the schema once, at build. `RecordStore` needs an
+ * all of them), over the schema a migrations Layer migrated (`Migrated`:
+ * `SqliteMigrations.layer` or `PgMigrations.layer`). `RecordStore` needs an
  * `IdGenerator`.
+ *
+ * @category layers
+ * @since 0.1.0
  */
-export const layer = (options: SqlStoreOptions = {}): Layer.Layer<Stores, StoreError | BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
+export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
+  Stores,
+  BatonConfigError,
+  SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator
+> =>
   Layer.effectContext(Effect.gen(function*() {
-    yield* SqlMigrations.migrate(options)
+    yield* SqlMigrations.requireMigrated(options)
     return Context.make(LeaseStore, yield* SqlLeaseStore.make(options)).pipe(
       Context.add(RecordStore, yield* SqlRecordStore.make(options)),
       Context.add(PauseStore, yield* SqlPauseStore.make(options)),

@@ -5,8 +5,14 @@
  */
 import { Effect } from "effect"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
+import { show } from "./internal/config.ts"
 
-/** Options every SQL store Layer takes. */
+/**
+ * Options every SQL store Layer takes.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqlStoreOptions {
   /**
    * Prepended to every table name (default `"baton_"`), so baton's tables can
@@ -16,9 +22,20 @@ export interface SqlStoreOptions {
   readonly tablePrefix?: string | undefined
 }
 
+/**
+ * The table prefix when none is given: `"baton_"`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const defaultTablePrefix = "baton_"
 
-/** Every table baton keeps, by role. */
+/**
+ * Every table baton keeps, by role.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqlTables {
   readonly prefix: string
   readonly migrations: string
@@ -40,13 +57,18 @@ export interface SqlTables {
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
 
-/** The tables under `options.tablePrefix`; a prefix that is not a plain identifier is a `BatonConfigError`. */
+/**
+ * The tables under `options.tablePrefix`; a prefix that is not a plain identifier is a `BatonConfigError`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, BatonConfigError> => {
   const prefix = options.tablePrefix ?? defaultTablePrefix
   if (typeof prefix !== "string" || !validPrefix.test(prefix)) {
     return Effect.fail(new BatonConfigError({
       field: "tablePrefix",
-      reason: `is ${JSON.stringify(prefix)}: it must be empty or up to 41 letters, digits or "_", starting with a letter or "_"`
+      reason: `is ${show(prefix)}: it must be empty or up to 41 letters, digits or "_", starting with a letter or "_"`
     }))
   }
   return Effect.succeed({

@@ -8,7 +8,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -16,7 +16,12 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "TreeStore"
 
-/** The backend over the client, without migration or the reserved-key rule. */
+/**
+ * The backend over the client, without migration or the reserved-key rule.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -64,10 +69,20 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     return backend
   })
 
-/** The service over the client (argument checks and reserved keys included; no migration). */
+/**
+ * The service over the client (argument checks and reserved keys included; no migration).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), TreeStore.make)
 
-/** `TreeStore` on the `SqlClient` in context; migrates the schema first. */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.migrate(options), make(options)))
+/**
+ * `TreeStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))

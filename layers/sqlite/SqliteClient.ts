@@ -29,6 +29,12 @@
  *   `":memory:"` is allowed: it is a private database of this one connection
  *   (two Layers never share it — use a temporary file for several instances).
  * - prepared statements are kept per connection, keyed by their SQL;
+ * - a database file deleted or replaced while open is noticed: its identity
+ *   (device and inode) is checked at each `BEGIN`, before each write outside
+ *   a transaction and at each ping; from then on every statement fails with a
+ *   `SqlError` whose cause has code `BATON_SQLITE_DETACHED` (the stores report
+ *   a permanent `StoreError` of kind "Config"), and nothing is written to
+ *   the detached file;
  * - it offers synchronous access to hot paths (`SyncAccess`, used by the
  *   checkpoint saver): an operation runs at once, in one go, when no fiber
  *   holds the connection — `node:sqlite` is synchronous anyway, so this only
@@ -46,11 +52,23 @@ import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
+import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 
-/** The config setting read when no `path` is given. */
+/**
+ * The config setting read when no `path` is given.
+ *
+ * @category config
+ * @since 0.1.0
+ */
 export const pathSetting = "BATON_SQLITE_PATH"
 
+/**
+ * Where the SQLite file is and how the connection is opened.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqliteClientOptions {
   /** A file path, or `":memory:"`. Default: the `BATON_SQLITE_PATH` config. */
   readonly path?: string | undefined
@@ -68,13 +86,24 @@ export interface SqliteClientOptions {
   readonly statementCacheSize?: number | undefined
 }
 
-/** The client: effect's `SqlClient`, plus what it was opened with. */
+/**
+ * The client: effect's `SqlClient`, plus what it was opened with.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqliteClient extends SqlClient.SqlClient {
   readonly path: string
   readonly busyTimeoutMillis: number
   readonly synchronous: "NORMAL" | "FULL"
 }
 
+/**
+ * The service of the SQLite client: effect's `SqlClient` plus the path and settings it was opened with.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export const SqliteClient = Context.Service<SqliteClient>("baton/sqlite/SqliteClient")
 
 interface Prepared {
@@ -102,17 +131,92 @@ const bind = (params: ReadonlyArray<unknown>): Array<any> => {
   return out
 }
 
+/**
+ * The code of the error a connection raises once its file was deleted or replaced (classified "Config").
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const detachedCode = "BATON_SQLITE_DETACHED"
+
+/** The identity of the file at `path` (device and inode), or undefined when no file is there. */
+const identityOf = (path: string): string | undefined => {
+  const stat = Fs.statSync(path, { throwIfNoEntry: false })
+  return stat === undefined ? undefined : `${stat.dev}:${stat.ino}`
+}
+
+/**
+ * Watches that the file a connection opened is still the one at its path:
+ * unlinked (with its -wal/-shm) or replaced, the connection would go on
+ * reading and writing a file no other instance sees. Checked (one `stat`) at
+ * each `BEGIN`, before each write outside a transaction and at each ping
+ * (`SELECT 1`), so a ping fails and no write reaches a detached file. Once
+ * detached, always detached: every statement fails.
+ */
+class FileIdentity {
+  readonly path: string
+  readonly opened: string | undefined
+  detached = false
+
+  constructor(path: string) {
+    this.path = path
+    this.opened = path === ":memory:" || path.startsWith("file:") ? undefined : identityOf(path)
+  }
+
+  /** Throws the detached error when the file at the path is no longer the one opened. */
+  check(): void {
+    if (this.opened === undefined) return
+    if (!this.detached && identityOf(this.path) !== this.opened) this.detached = true
+    if (this.detached) {
+      throw Object.assign(
+        new Error(
+          `SQLite database "${this.path}" was deleted or replaced while open: this connection's file is no longer the one at the path, so other instances cannot see what it holds; nothing more is read from or written to it. Restore the file or restart the instance on the right file`
+        ),
+        { code: detachedCode }
+      )
+    }
+  }
+}
+
+const plainRead = /^\s*SELECT\b/i
+const ping = /^\s*SELECT\s+1\s*;?\s*$/i
+const checked = new Map<string, boolean>()
+/** Whether a statement (outside a transaction) checks the file's identity: all but plain reads; the ping does. */
+const checksFile = (sql: string): boolean => {
+  let yes = checked.get(sql)
+  if (yes === undefined) {
+    yes = !plainRead.test(sql) || ping.test(sql)
+    if (checked.size < 4096) checked.set(sql, yes)
+  }
+  return yes
+}
+
 /** One open `DatabaseSync` with its statement cache, as effect's `Connection`. */
 class NodeSqliteConnection implements Connection {
   readonly db: DatabaseSync
   readonly cache = new Map<string, Prepared>()
   readonly cacheSize: number
   readonly busyRetries: number
+  readonly identity: FileIdentity
 
-  constructor(db: DatabaseSync, cacheSize: number, busyRetries: number) {
+  constructor(db: DatabaseSync, cacheSize: number, busyRetries: number, identity: FileIdentity) {
     this.db = db
     this.cacheSize = cacheSize
     this.busyRetries = busyRetries
+    this.identity = identity
+  }
+
+  /**
+   * Before a statement: fails at once when the file is known to be detached;
+   * otherwise checks the file's identity (one `stat`) when the statement
+   * starts outside a transaction and may write — a `BEGIN`, a write, DDL — or
+   * is the stores' ping (`SELECT 1`). A plain read skips the `stat` (reading
+   * writes nothing; the next ping or write finds the file gone).
+   */
+  checkFile(sql: string): void {
+    if (this.identity.detached) this.identity.check()
+    if (this.db.isTransaction || !checksFile(sql)) return
+    this.identity.check()
   }
 
   prepared(sql: string, arrays: boolean): Prepared {
@@ -129,9 +233,10 @@ class NodeSqliteConnection implements Connection {
   }
 
   /** Runs `f`; a busy failure outside a transaction is retried after yielding the fiber. */
-  attempt<A>(operation: string, f: () => A): Effect.Effect<A, SqlError> {
+  attempt<A>(operation: string, sql: string, f: () => A): Effect.Effect<A, SqlError> {
     const loop = (left: number): Effect.Effect<A, SqlError> => {
       try {
+        this.checkFile(sql)
         return Effect.succeed(f())
       } catch (cause) {
         const error = toSqlError(cause, operation)
@@ -161,6 +266,7 @@ class NodeSqliteConnection implements Connection {
   /** For synchronous access: runs one statement now; throws a `SqlError`. */
   executeSync(sql: string, params: ReadonlyArray<unknown>): Array<any> {
     try {
+      this.checkFile(sql)
       return this.rows(sql, params, false, true)
     } catch (cause) {
       throw toSqlError(cause, "execute")
@@ -168,14 +274,14 @@ class NodeSqliteConnection implements Connection {
   }
 
   execute(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
-    return this.attempt("execute", () => {
+    return this.attempt("execute", sql, () => {
       const rows = this.rows(sql, params, false, true)
       return transformRows ? transformRows(rows) : rows
     })
   }
 
   executeRaw(sql: string, params: ReadonlyArray<unknown>) {
-    return this.attempt("executeRaw", () => {
+    return this.attempt("executeRaw", sql, () => {
       const { reader, statement } = this.prepared(sql, false)
       const bound = bind(params)
       return reader ? statement.all(...bound) : statement.run(...bound)
@@ -190,15 +296,15 @@ class NodeSqliteConnection implements Connection {
   }
 
   executeValues(sql: string, params: ReadonlyArray<unknown>) {
-    return this.attempt("executeValues", () => this.rows(sql, params, true, true))
+    return this.attempt("executeValues", sql, () => this.rows(sql, params, true, true))
   }
 
   executeValuesUnprepared(sql: string, params: ReadonlyArray<unknown>) {
-    return this.attempt("executeValuesUnprepared", () => this.rows(sql, params, true, false))
+    return this.attempt("executeValuesUnprepared", sql, () => this.rows(sql, params, true, false))
   }
 
   executeUnprepared(sql: string, params: ReadonlyArray<unknown>, transformRows: (<A extends object>(row: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined) {
-    return this.attempt("executeUnprepared", () => {
+    return this.attempt("executeUnprepared", sql, () => {
       const rows = this.rows(sql, params, false, false)
       return transformRows ? transformRows(rows) : rows
     })
@@ -242,35 +348,39 @@ const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly pat
     return { path, field }
   })
 
+/**
+ * The longest busy timeout accepted: `node:sqlite` waits synchronously, so
+ * the whole process stalls that long behind another connection's write lock.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const maxBusyTimeoutMillis = 60_000
+
 const checkOptions = (options: SqliteClientOptions) =>
   Effect.gen(function*() {
-    let busyTimeoutMillis = 5000
-    if (options.busyTimeout !== undefined) {
-      const d = Duration.fromInput(options.busyTimeout)
-      const millis = Option.isSome(d) ? Duration.toMillis(d.value) : NaN
-      if (!Number.isFinite(millis) || millis < 0) {
-        return yield* new BatonConfigError({ field: "busyTimeout", reason: "must be a finite duration ≥ 0" })
-      }
-      busyTimeoutMillis = Math.round(millis)
-    }
+    const busyTimeoutMillis = options.busyTimeout === undefined ? 5000 : Math.round(
+      yield* durationMillis("busyTimeout", options.busyTimeout, {
+        min: 0,
+        max: maxBusyTimeoutMillis,
+        why: "node:sqlite waits synchronously: the whole process stalls that long behind another connection's lock"
+      })
+    )
     const synchronous = options.synchronous ?? "NORMAL"
     if (synchronous !== "NORMAL" && synchronous !== "FULL") {
-      return yield* new BatonConfigError({ field: "synchronous", reason: `must be "NORMAL" or "FULL"` })
+      return yield* new BatonConfigError({ field: "synchronous", reason: `is ${show(synchronous)}: it must be "NORMAL" or "FULL"` })
     }
-    const busyRetries = options.busyRetries ?? 1000
-    if (!Number.isInteger(busyRetries) || busyRetries < 0) {
-      return yield* new BatonConfigError({ field: "busyRetries", reason: "must be a whole number ≥ 0" })
-    }
-    const statementCacheSize = options.statementCacheSize ?? 256
-    if (!Number.isInteger(statementCacheSize) || statementCacheSize < 1) {
-      return yield* new BatonConfigError({ field: "statementCacheSize", reason: "must be a whole number ≥ 1" })
-    }
+    const busyRetries = yield* wholeNumber("busyRetries", options.busyRetries ?? 1000, 0)
+    const statementCacheSize = yield* wholeNumber("statementCacheSize", options.statementCacheSize ?? 256, 1)
     return { busyTimeoutMillis, synchronous, busyRetries, statementCacheSize } as const
   })
 
 /**
  * Builds the client in the current scope. The connection opens on the first
  * statement; a failure to open is a `SqlError` (ConnectionError) naming the path.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = (options: SqliteClientOptions = {}) =>
   Effect.gen(function*() {
@@ -290,8 +400,8 @@ export const make = (options: SqliteClientOptions = {}) =>
       } catch (cause) {
         return Effect.fail(toSqlError(cause, "open", `cannot open SQLite database "${path}": ${cause instanceof Error ? cause.message : String(cause)}`))
       }
-      const conn = new NodeSqliteConnection(db, settings.statementCacheSize, settings.busyRetries)
-      return conn.attempt("open", () => {
+      const conn = new NodeSqliteConnection(db, settings.statementCacheSize, settings.busyRetries, new FileIdentity(path))
+      return conn.attempt("open", "PRAGMA journal_mode = WAL", () => {
         db.exec("PRAGMA journal_mode = WAL")
         db.exec(`PRAGMA synchronous = ${settings.synchronous}`)
       }).pipe(
@@ -359,7 +469,12 @@ export const make = (options: SqliteClientOptions = {}) =>
     }) as SqliteClient
   })
 
-/** Provides `SqliteClient` and effect's `SqlClient` (one connection, closed with the Layer). */
+/**
+ * Provides `SqliteClient` and effect's `SqlClient` (one connection, closed with the Layer).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqliteClientOptions = {}): Layer.Layer<SqliteClient | SqlClient.SqlClient, BatonConfigError> =>
   Layer.effectContext(
     Effect.map(make(options), (client) => Context.make(SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))

@@ -1,13 +1,22 @@
 /**
  * Every store contract in one SQLite database, over one `node:sqlite`
  * connection (see `SqliteClient` for WAL, busy timeout and the path setting).
+ * Named like every backend (`MemoryStores`, `PgStores`):
  *
  * - `layer(options)` — the eight stores and an `IdGenerator` (random ids) on
- *   one connection; the schema is migrated at build.
- * - `leaseStore(options)`, `recordStore(options)`, … — one store alone on its
- *   own connection, to mix with other backends (SQLite leases with in-memory
- *   rate limits, say). To put a few stores on one connection instead, provide
- *   one `SqliteClient.layer` to the `layers/sql` store Layers.
+ *   one connection; the schema is migrated once at build
+ *   (`SqliteMigrations.layer`).
+ * - `layerConfig(config)` — the same, with the options read through Effect
+ *   `Config` (default `SqliteStores.config`: `BATON_SQLITE_PATH`,
+ *   `BATON_SQLITE_BUSY_TIMEOUT`, `BATON_SQLITE_SYNCHRONOUS`,
+ *   `BATON_TABLE_PREFIX`).
+ * - `layerOnClient(options)` — the eight stores, migrated once, on the
+ *   `SqlClient` in context (a `SqliteClient.layer` the app provides).
+ * - `layerLeaseStore(options)`, `layerRecordStore(options)`, … — one store
+ *   alone on its own connection (migrated at build), to mix with other
+ *   backends (SQLite leases with in-memory rate limits, say). To put a few
+ *   stores on one connection instead, provide one `SqliteClient.layer` and one
+ *   `SqliteMigrations.layer` to the `layers/sql` store Layers.
  *
  * Several instances in one process (tests): build `layer` once per instance
  * on the same temporary file with `busyTimeout: 0` — `:memory:` is private to
@@ -15,7 +24,8 @@
  *
  * @since 0.1.0
  */
-import { Layer } from "effect"
+import { Config, Layer } from "effect"
+import type { SqlClient } from "effect/sql"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
@@ -26,10 +36,12 @@ import type { PauseStore } from "../../src/stores/PauseStore.ts"
 import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import type { RecordStore } from "../../src/stores/RecordStore.ts"
 import type { TreeStore } from "../../src/stores/TreeStore.ts"
+import { layerFromConfig, optional } from "../sql/internal/config.ts"
 import * as SqlCheckpointStore from "../sql/SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
+import type * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
 import * as SqlRateLimitStore from "../sql/SqlRateLimitStore.ts"
 import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
@@ -37,53 +49,151 @@ import * as SqlStores from "../sql/SqlStores.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
+import * as SqliteMigrations from "./SqliteMigrations.ts"
 
-/** Where the database is and how it is opened, plus the table prefix. */
+/**
+ * Where the database is and how it is opened, plus the table prefix.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {}
 
-type Failure = StoreError | BatonConfigError
+/**
+ * What a SQLite store Layer fails with when built: bad options
+ * (`BatonConfigError`, naming the field) or a database that cannot be
+ * opened or migrated (`StoreError`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type Failure = StoreError | BatonConfigError
 
-/** The eight stores and `IdGenerator` on one SQLite connection, schema migrated at build. */
+/**
+ * The options read through Effect `Config` (any `ConfigProvider`; the
+ * environment by default): `BATON_SQLITE_PATH`, `BATON_SQLITE_BUSY_TIMEOUT`
+ * (a duration, e.g. "5 seconds"), `BATON_SQLITE_SYNCHRONOUS` (`NORMAL` or
+ * `FULL`), `BATON_TABLE_PREFIX`. Each may be absent (the default applies).
+ *
+ * @category config
+ * @since 0.1.0
+ */
+export const config: Config.Config<SqliteStoresOptions> = Config.all({
+  path: optional(Config.String(SqliteClient.pathSetting)),
+  busyTimeout: optional(Config.Duration("BATON_SQLITE_BUSY_TIMEOUT")),
+  synchronous: optional(Config.Literals(["NORMAL", "FULL"], "BATON_SQLITE_SYNCHRONOUS")),
+  tablePrefix: optional(Config.String("BATON_TABLE_PREFIX"))
+})
+
+/**
+ * The eight stores and `IdGenerator` on one SQLite connection, schema
+ * migrated once at build.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> =>
-  SqlStores.layer(options).pipe(
+  layerOnClient(options).pipe(
     Layer.provide(SqliteClient.layer(options)),
     Layer.provideMerge(IdGenerator.layer)
   )
 
-const alone = <A, R>(storeLayer: Layer.Layer<A, Failure, R>, options: SqliteStoresOptions) =>
-  storeLayer.pipe(Layer.provide(SqliteClient.layer(options)))
+/**
+ * `layer` with its options read through Effect `Config`
+ * (default: `SqliteStores.config`). A value that cannot be read, or that
+ * cannot work, fails the build with `BatonConfigError` naming the setting.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> =>
+  layerFromConfig(options, layer)
 
-/** `LeaseStore` alone, on its own connection. */
-export const leaseStore = (options: SqliteStoresOptions = {}): Layer.Layer<LeaseStore, Failure> =>
+/**
+ * The eight stores on the `SqlClient` in context (a `SqliteClient.layer`),
+ * schema migrated once at build. `RecordStore` needs an `IdGenerator`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerOnClient = (options: SqlStoreOptions = {}): Layer.Layer<SqlStores.Stores, Failure, SqlClient.SqlClient | IdGenerator> =>
+  SqlStores.layer(options).pipe(Layer.provide(SqliteMigrations.layer(options)))
+
+const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: SqliteStoresOptions) =>
+  storeLayer.pipe(
+    Layer.provide(SqliteMigrations.layer(options)),
+    Layer.provide(SqliteClient.layer(options))
+  ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>
+
+/**
+ * `LeaseStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLeaseStore = (options: SqliteStoresOptions = {}): Layer.Layer<LeaseStore, Failure> =>
   alone(SqlLeaseStore.layer(options), options)
 
-/** `RecordStore` alone, on its own connection (needs an `IdGenerator`). */
-export const recordStore = (options: SqliteStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
+/**
+ * `RecordStore` alone, on its own connection (needs an `IdGenerator`).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRecordStore = (options: SqliteStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
   alone(SqlRecordStore.layer(options), options)
 
-/** `PauseStore` alone, on its own connection. */
-export const pauseStore = (options: SqliteStoresOptions = {}): Layer.Layer<PauseStore, Failure> =>
+/**
+ * `PauseStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerPauseStore = (options: SqliteStoresOptions = {}): Layer.Layer<PauseStore, Failure> =>
   alone(SqlPauseStore.layer(options), options)
 
-/** `TreeStore` alone, on its own connection. */
-export const treeStore = (options: SqliteStoresOptions = {}): Layer.Layer<TreeStore, Failure> =>
+/**
+ * `TreeStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerTreeStore = (options: SqliteStoresOptions = {}): Layer.Layer<TreeStore, Failure> =>
   alone(SqlTreeStore.layer(options), options)
 
 /**
  * `CheckpointStore` alone, on its own connection. Its fenced writes read the
  * lease rows of the same database: pair it with SQLite leases on the same file.
+ *
+ * @category layers
+ * @since 0.1.0
  */
-export const checkpointStore = (options: SqliteStoresOptions = {}): Layer.Layer<CheckpointStore, Failure> =>
+export const layerCheckpointStore = (options: SqliteStoresOptions = {}): Layer.Layer<CheckpointStore, Failure> =>
   alone(SqlCheckpointStore.layer(options), options)
 
-/** `LedgerStore` alone, on its own connection. */
-export const ledgerStore = (options: SqliteStoresOptions = {}): Layer.Layer<LedgerStore, Failure> =>
+/**
+ * `LedgerStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerLedgerStore = (options: SqliteStoresOptions = {}): Layer.Layer<LedgerStore, Failure> =>
   alone(SqlLedgerStore.layer(options), options)
 
-/** `RateLimitStore` alone, on its own connection. */
-export const rateLimitStore = (options: SqliteStoresOptions = {}): Layer.Layer<RateLimitStore, Failure> =>
+/**
+ * `RateLimitStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerRateLimitStore = (options: SqliteStoresOptions = {}): Layer.Layer<RateLimitStore, Failure> =>
   alone(SqlRateLimitStore.layer(options), options)
 
-/** `ChildQueueStore` alone, on its own connection. */
-export const childQueueStore = (options: SqliteStoresOptions = {}): Layer.Layer<ChildQueueStore, Failure> =>
+/**
+ * `ChildQueueStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerChildQueueStore = (options: SqliteStoresOptions = {}): Layer.Layer<ChildQueueStore, Failure> =>
   alone(SqlChildQueueStore.layer(options), options)

@@ -4,4 +4,5 @@
  * @since 0.1.0
  */
 export * as SqliteClient from "./SqliteClient.ts"
+export * as SqliteMigrations from "./SqliteMigrations.ts"
 export * as SqliteStores from "./SqliteStores.ts"

@@ -21,6 +21,9 @@ export type Failure = StoreError | InvalidInputError
  * When `fenced` is true its `put`/`putWrites` honour the pass's `Fence` in the
  * store's own transaction; when false (a user's own saver) the runtime renews
  * the lease right before each write instead.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface CheckpointStoreShape {
   readonly saver: BaseCheckpointSaver

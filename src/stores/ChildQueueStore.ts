@@ -8,12 +8,36 @@ import type { InvalidInputError, StoreError } from "./Errors.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
+/**
+ * What a `ChildQueueStore` operation fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type Failure = StoreError | InvalidInputError
 
+/**
+ * Where a queued child execution stands.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ChildStatus = "Queued" | "Running" | "Answered" | "Paused" | "Failed"
+/**
+ * How a child execution ended (as its parent reads it).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ChildOutcome = "Answered" | "Paused" | "Failed"
 const outcomes: ReadonlyArray<ChildOutcome> = ["Answered", "Paused", "Failed"]
 
+/**
+ * A child execution in the queue: its ids, place in the tree, input, status and claim.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface QueuedChild {
   readonly tenantId: TenantId
   readonly executionId: ExecutionId
@@ -45,6 +69,9 @@ export interface QueuedChild {
  *   row goes to exactly one;
  * - `renewClaim` extends a live claim of the same instance;
  * - `complete` records the outcome only for the instance holding the claim.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface ChildQueueStoreShape {
   readonly saveIfAbsent: (child: QueuedChild) => Effect.Effect<boolean, Failure>
@@ -68,6 +95,12 @@ export interface ChildQueueStoreShape {
   readonly ping: Effect.Effect<void, StoreError>
 }
 
+/**
+ * The service of the child-execution queue; see `ChildQueueStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueueStoreShape>()("baton/ChildQueueStore") {
   /** Wraps a backend with the contract's argument checks. */
   static make(impl: ChildQueueStoreShape): ChildQueueStoreShape {

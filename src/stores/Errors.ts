@@ -6,19 +6,109 @@
  */
 import { Schema } from "effect"
 
-/** A store could not do what was asked (unreachable, failed query, …). Retryable. */
+/**
+ * What kind of failure a `StoreError` is:
+ * - `"Busy"` — the database was locked or busy (lock timeout, deadlock,
+ *   serialization failure, statement timeout). Transient.
+ * - `"Connection"` — the database could not be reached or the connection
+ *   broke. Transient.
+ * - `"Constraint"` — a uniqueness or other constraint refused the write.
+ *   Permanent: the same call fails the same way.
+ * - `"Data"` — a value the database cannot hold (a NUL byte, numeric
+ *   overflow, invalid text, a value too long to index). Permanent.
+ * - `"Config"` — the database cannot work as configured (not a database, a
+ *   read-only file, a missing schema or table, a refused login, a SQLite file
+ *   deleted or replaced while open). Permanent until an operator fixes it.
+ * - `"Other"` — not classified. Not known to be transient.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const StoreErrorKind = Schema.Literals(["Busy", "Connection", "Constraint", "Data", "Config", "Other"])
+
+/**
+ * The kinds of `StoreError`; see `StoreErrorKind`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type StoreErrorKind = typeof StoreErrorKind.Type
+
+/**
+ * Whether a failure of this kind can go away by itself, so that retrying the
+ * call can succeed (`"Busy"`, `"Connection"`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const isTransientKind = (kind: StoreErrorKind): boolean => kind === "Busy" || kind === "Connection"
+
+/**
+ * What `new StoreError(...)` takes: `kind` defaults to `"Other"`, and
+ * `transient` to what the kind implies (`isTransientKind`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export interface StoreErrorInput {
+  readonly store: string
+  readonly operation: string
+  /** What went wrong, in words (the database's own message included). */
+  readonly reason: string
+  readonly kind?: StoreErrorKind | undefined
+  readonly transient?: boolean | undefined
+  readonly cause?: unknown
+}
+
+/**
+ * A store could not do what was asked. `kind` says what kind of failure it is
+ * and `transient` whether a retry can fix it; the message says both.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   store: Schema.String,
   operation: Schema.String,
   reason: Schema.String,
+  kind: StoreErrorKind,
+  transient: Schema.Boolean,
   cause: Schema.optional(Schema.Defect())
 }) {
+  constructor(input: StoreErrorInput) {
+    const kind = input.kind ?? "Other"
+    super({ ...input, kind, transient: input.transient ?? isTransientKind(kind) })
+  }
+
   override get message() {
-    return `${this.store}.${this.operation} failed: ${this.reason}. The store may be unreachable; the call can be retried.`
+    return `${this.store}.${this.operation} failed (${this.kind}): ${this.reason}. ${advice(this.kind, this.transient)}`
   }
 }
 
-/** An argument given to a store or to the runtime is not acceptable; nothing was written. */
+const advice = (kind: StoreErrorKind, transient: boolean): string => {
+  if (transient) {
+    return kind === "Busy"
+      ? "Transient: the database was busy; the call can be retried."
+      : "Transient: the store may be unreachable; the call can be retried."
+  }
+  switch (kind) {
+    case "Constraint":
+      return "Permanent: the database refused the write; retrying the same call fails the same way."
+    case "Data":
+      return "Permanent: the database cannot hold a value of this call; retrying it fails the same way — change the value."
+    case "Config":
+      return "Permanent: the database cannot work as configured; retrying does not help until it is fixed."
+    default:
+      return "Not known to be transient: look at the cause before retrying."
+  }
+}
+
+/**
+ * An argument given to a store or to the runtime is not acceptable; nothing was written.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("InvalidInputError", {
   operation: Schema.String,
   field: Schema.String,
@@ -29,7 +119,12 @@ export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("
   }
 }
 
-/** A configuration value is missing or invalid; raised when a Layer is built. */
+/**
+ * A configuration value is missing or invalid; raised when a Layer is built.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class BatonConfigError extends Schema.TaggedError<BatonConfigError>()("BatonConfigError", {
   field: Schema.String,
   reason: Schema.String
@@ -39,7 +134,12 @@ export class BatonConfigError extends Schema.TaggedError<BatonConfigError>()("Ba
   }
 }
 
-/** The caller no longer holds the lease of the execution tree (taken over, expired or unconfirmed). */
+/**
+ * The caller no longer holds the lease of the execution tree (taken over, expired or unconfirmed).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class LeaseLostError extends Schema.TaggedError<LeaseLostError>()("LeaseLostError", {
   tenantId: Schema.String,
   rootExecutionId: Schema.String,
@@ -52,7 +152,12 @@ export class LeaseLostError extends Schema.TaggedError<LeaseLostError>()("LeaseL
   }
 }
 
-/** The thread does not exist for this tenant (another tenant's thread is reported the same way). */
+/**
+ * The thread does not exist for this tenant (another tenant's thread is reported the same way).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()("UnknownThreadError", {
   tenantId: Schema.String,
   threadId: Schema.String
@@ -62,7 +167,12 @@ export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()
   }
 }
 
-/** The thread belongs to another owner. */
+/**
+ * The thread belongs to another owner.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("ThreadOwnerError", {
   tenantId: Schema.String,
   threadId: Schema.String,
@@ -73,7 +183,12 @@ export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("Th
   }
 }
 
-/** The pause exists but is no longer pending (already answered, taken or withdrawn). */
+/**
+ * The pause exists but is no longer pending (already answered, taken or withdrawn).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class NotPausedError extends Schema.TaggedError<NotPausedError>()("NotPausedError", {
   tenantId: Schema.String,
   pauseId: Schema.String,
@@ -84,7 +199,12 @@ export class NotPausedError extends Schema.TaggedError<NotPausedError>()("NotPau
   }
 }
 
-/** No pause with this id exists for this tenant. */
+/**
+ * No pause with this id exists for this tenant.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownPauseError extends Schema.TaggedError<UnknownPauseError>()("UnknownPauseError", {
   tenantId: Schema.String,
   pauseId: Schema.String
@@ -94,7 +214,12 @@ export class UnknownPauseError extends Schema.TaggedError<UnknownPauseError>()("
   }
 }
 
-/** User code tried to write a tree key under the runtime's reserved `@baton/` prefix. */
+/**
+ * User code tried to write a tree key under the runtime's reserved `@baton/` prefix.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ReservedKeyError extends Schema.TaggedError<ReservedKeyError>()("ReservedKeyError", {
   key: Schema.String
 }) {
@@ -103,7 +228,12 @@ export class ReservedKeyError extends Schema.TaggedError<ReservedKeyError>()("Re
   }
 }
 
-/** The execution was cancelled (by `cancel` on any instance). */
+/**
+ * The execution was cancelled (by `cancel` on any instance).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ExecutionCancelledError extends Schema.TaggedError<ExecutionCancelledError>()("ExecutionCancelledError", {
   tenantId: Schema.String,
   executionId: Schema.String
@@ -113,7 +243,12 @@ export class ExecutionCancelledError extends Schema.TaggedError<ExecutionCancell
   }
 }
 
-/** A step of the execution failed; the execution is recorded Failed. */
+/**
+ * A step of the execution failed; the execution is recorded Failed.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedError>()("ExecutionFailedError", {
   tenantId: Schema.String,
   executionId: Schema.String,
@@ -125,7 +260,12 @@ export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedErro
   }
 }
 
-/** The thread already has an execution running or paused; resume or cancel it before starting another. */
+/**
+ * The thread already has an execution running or paused; resume or cancel it before starting another.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("ThreadBusyError", {
   tenantId: Schema.String,
   threadId: Schema.String,
@@ -137,7 +277,12 @@ export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("Thre
   }
 }
 
-/** No workflow of this name is registered with the instance. */
+/**
+ * No workflow of this name is registered with the instance.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowError>()("UnknownWorkflowError", {
   workflowName: Schema.String
 }) {
@@ -146,7 +291,12 @@ export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowErro
   }
 }
 
-/** The instance is closing: the call was not started, or its pass was interrupted (the execution stays running for another instance). */
+/**
+ * The instance is closing: the call was not started, or its pass was interrupted (the execution stays running for another instance).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingError>()("InstanceStoppingError", {
   instanceId: Schema.String
 }) {

@@ -5,12 +5,28 @@
  */
 import type { ExecutionId, InstanceId, PauseId, TenantId, ThreadId } from "./Ids.ts"
 
-/** Where an execution stands. `Running` is the only status the recovery sweep looks at. */
+/**
+ * Where an execution stands. `Running` is the only status the recovery sweep looks at.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ExecutionStatus = "Running" | "Paused" | "Finished" | "Failed" | "Cancelled"
 
+/**
+ * Every `ExecutionStatus`, in order.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const executionStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
 
-/** A conversation thread. `ownerId` null means anyone of the tenant may use it. */
+/**
+ * A conversation thread. `ownerId` null means anyone of the tenant may use it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ThreadRecord {
   readonly tenantId: TenantId
   readonly threadId: ThreadId
@@ -18,7 +34,12 @@ export interface ThreadRecord {
   readonly createdAt: number
 }
 
-/** One execution: a root (its own `rootExecutionId`) or a child within a root's tree. */
+/**
+ * One execution: a root (its own `rootExecutionId`) or a child within a root's tree.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ExecutionRecord {
   readonly tenantId: TenantId
   readonly executionId: ExecutionId
@@ -38,7 +59,12 @@ export interface ExecutionRecord {
   readonly updatedAt: number
 }
 
-/** Who answered a pause of an execution, and when. */
+/**
+ * Who answered a pause of an execution, and when.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PauseAnswer {
   readonly tenantId: TenantId
   readonly executionId: ExecutionId
@@ -47,7 +73,12 @@ export interface PauseAnswer {
   readonly answeredAt: number
 }
 
-/** Position after which `findByStatus` continues: the last record of the previous page. */
+/**
+ * Position after which `findByStatus` continues: the last record of the previous page.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface RecordCursor {
   readonly tenantId: TenantId
   readonly executionId: ExecutionId

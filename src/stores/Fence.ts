@@ -18,11 +18,27 @@
 import type { LeaseLostError } from "./Errors.ts"
 import type { Lease } from "./Lease.ts"
 
-/** The `configurable` key of the pass's fence. */
+/**
+ * The `configurable` key of the pass's fence.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const fenceKey = "__baton_fence"
-/** The `configurable` key of the pass's tenant (checkpoints are tagged with it; "default" when absent). */
+/**
+ * The `configurable` key of the pass's tenant (checkpoints are tagged with it; "default" when absent).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const tenantKey = "baton_tenant_id"
 
+/**
+ * The lease a pass writes under and how its fenced writes renew it and report back.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Fence {
   /** The lease the writes are made under. */
   readonly lease: Lease
@@ -67,6 +83,9 @@ export interface Fence {
  * the lease row must still be (`lease.holder`, `lease.epoch`) with
  * `expiresAt > now`; when its `expiresAt < now + ttlMillis - renewMillis` it
  * is pushed to `now + ttlMillis`.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface FenceCheck {
   readonly lease: Lease
@@ -75,11 +94,21 @@ export interface FenceCheck {
   readonly now: number
 }
 
-/** What a fenced write that landed found: the lease's expiry as stored after it, and whether the write pushed it. */
+/**
+ * What a fenced write that landed found: the lease's expiry as stored after it, and whether the write pushed it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface FencedWrite {
   readonly expiresAt: number
   readonly renewed: boolean
 }
 
-/** The stored expiry below which a fenced write renews: `now + ttlMillis - renewMillis`. */
+/**
+ * The stored expiry below which a fenced write renews: `now + ttlMillis - renewMillis`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const renewalDueBefore = (check: FenceCheck): number => check.now + check.ttlMillis - check.renewMillis

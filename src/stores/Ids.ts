@@ -5,21 +5,56 @@
  */
 import { Context, Effect, Layer } from "effect"
 
-/** A tenant: every row is keyed by it. `"default"` when the caller names none. */
+/**
+ * A tenant: every row is keyed by it. `"default"` when the caller names none.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type TenantId = string
-/** A conversation thread: the LangGraph `thread_id` of its root executions. */
+/**
+ * A conversation thread: the LangGraph `thread_id` of its root executions.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ThreadId = string
-/** One execution (a root, or a child of one). */
+/**
+ * One execution (a root, or a child of one).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ExecutionId = string
-/** One running instance of the application (a process, a pod). */
+/**
+ * One running instance of the application (a process, a pod).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type InstanceId = string
-/** One pause (one LangGraph interrupt waiting for a decision). */
+/**
+ * One pause (one LangGraph interrupt waiting for a decision).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type PauseId = string
 
-/** The tenant used when a caller names none. */
+/**
+ * The tenant used when a caller names none.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const defaultTenant: TenantId = "default"
 
-/** Makes new unique ids; swapped in tests for a deterministic sequence. */
+/**
+ * Makes new unique ids; swapped in tests for a deterministic sequence.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class IdGenerator extends Context.Service<IdGenerator, {
   /** A new id, unique across instances, starting with `prefix`. */
   readonly make: (prefix: string) => Effect.Effect<string>

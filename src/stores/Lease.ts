@@ -9,6 +9,9 @@ import type { ExecutionId, InstanceId, TenantId } from "./Ids.ts"
  * The right of one instance to move one execution tree, until `expiresAt`.
  * `epoch` grows by one every time the lease passes to a new holder, so a write
  * made under an older epoch can be refused (fencing).
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface Lease {
   readonly tenantId: TenantId

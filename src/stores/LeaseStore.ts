@@ -25,6 +25,9 @@ export type { Lease } from "./Lease.ts"
  * - `release` frees the lease only for the same (holder, epoch);
  * - `now` and `ttl` are epoch milliseconds from the caller's Clock: a store
  *   never reads its own clock.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface LeaseStoreShape {
   readonly acquire: (
@@ -42,6 +45,12 @@ export interface LeaseStoreShape {
   readonly ping: Effect.Effect<void, StoreError>
 }
 
+/**
+ * The service of the leases of execution trees; see `LeaseStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("baton/LeaseStore") {
   /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
   static make(impl: LeaseStoreShape): LeaseStoreShape {
@@ -71,7 +80,12 @@ export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("
   }
 }
 
-/** Checks of a lease passed back to a store (renew, release, fenced writes). */
+/**
+ * Checks of a lease passed back to a store (renew, release, fenced writes).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const checkLease = (operation: string, lease: Lease) => [
   V.nonEmpty(operation, "lease.tenantId", lease?.tenantId),
   V.nonEmpty(operation, "lease.rootExecutionId", lease?.rootExecutionId),

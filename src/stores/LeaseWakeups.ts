@@ -8,6 +8,12 @@
  */
 import { Context, Effect } from "effect"
 
+/**
+ * What the wake-ups hub offers: tell it a release, or wait for the next one.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface LeaseWakeupsShape {
   /** Tells every waiter of the tree (and every "any release" waiter). */
   readonly released: (tenantId: string, rootExecutionId: string) => void
@@ -17,6 +23,12 @@ export interface LeaseWakeupsShape {
 
 const anyKey = "*"
 
+/**
+ * A new wake-ups hub for one process.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeHub = (): LeaseWakeupsShape => {
   const waiters = new Map<string, Set<() => void>>()
   const wake = (k: string) => {
@@ -44,5 +56,10 @@ export const makeHub = (): LeaseWakeupsShape => {
   }
 }
 
-/** The process-wide hub (the default), shared by every instance built in this process. */
+/**
+ * The process-wide hub (the default), shared by every instance built in this process.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const LeaseWakeups = Context.Reference<LeaseWakeupsShape>("baton/LeaseWakeups", { defaultValue: makeHub })

@@ -8,12 +8,29 @@ import type { InvalidInputError, StoreError } from "./Errors.ts"
 import type { TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
+/**
+ * What a `LedgerStore` operation fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type Failure = StoreError | InvalidInputError
 
+/**
+ * How far an idempotency key reaches: one execution, one tenant, or the whole application.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type LedgerScope = "execution" | "tenant" | "application"
 const scopes: ReadonlyArray<LedgerScope> = ["execution", "tenant", "application"]
 
-/** One counter: (tenantId, scope, scopeId, day). `day` is a UTC date, `YYYY-MM-DD`. */
+/**
+ * One counter: (tenantId, scope, scopeId, day). `day` is a UTC date, `YYYY-MM-DD`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface LedgerKey {
   readonly tenantId: TenantId
   readonly scope: LedgerScope
@@ -21,6 +38,12 @@ export interface LedgerKey {
   readonly day: string
 }
 
+/**
+ * What a ledger lookup or record answers.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type LedgerResult =
   | { readonly _tag: "Added"; readonly total: number }
   | { readonly _tag: "WouldExceed"; readonly total: number; readonly limit: number }
@@ -29,6 +52,9 @@ export type LedgerResult =
  * Semantics: `add` is atomic across instances: it adds `amount` only if the
  * new total stays ≤ `limit` (when given), and answers the new total, or
  * `WouldExceed` with the unchanged total. Concurrent adds never pass the limit.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface LedgerStoreShape {
   readonly add: (key: LedgerKey, amount: number, limit?: number | undefined) => Effect.Effect<LedgerResult, Failure>
@@ -43,6 +69,12 @@ const checkKey = (op: string, key: LedgerKey) => [
   V.day(op, "day", key.day)
 ]
 
+/**
+ * The service of the idempotency ledger; see `LedgerStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>()("baton/LedgerStore") {
   /** Wraps a backend with the contract's argument checks. */
   static make(impl: LedgerStoreShape): LedgerStoreShape {

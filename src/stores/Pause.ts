@@ -8,9 +8,18 @@ import type { ExecutionId, InstanceId, PauseId, TenantId, ThreadId } from "./Ids
 /**
  * `Pending` → `Resolved` (a decision was recorded, exactly once) → `Taken`
  * (the holder fed it to the graph). `Cancelled` when withdrawn.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export type PauseStatus = "Pending" | "Resolved" | "Taken" | "Cancelled"
 
+/**
+ * A pause of an execution, waiting for (or holding) a decision.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Pause {
   readonly tenantId: TenantId
   readonly threadId: ThreadId

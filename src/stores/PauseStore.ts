@@ -9,6 +9,12 @@ import type { ExecutionId, InstanceId, PauseId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Pause, PauseStatus } from "./Pause.ts"
 
+/**
+ * What a `PauseStore` operation fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type Failure = StoreError | InvalidInputError
 
 const pauseStatuses: ReadonlyArray<PauseStatus> = ["Pending", "Resolved", "Taken", "Cancelled"]
@@ -24,6 +30,9 @@ const pauseStatuses: ReadonlyArray<PauseStatus> = ["Pending", "Resolved", "Taken
  * - `deleteSettledBefore(cutoff)` deletes Taken and Cancelled pauses whose
  *   `resolvedAt` is before `cutoff`; a Pending pause, and a Resolved decision
  *   not yet taken, are never deleted.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface PauseStoreShape {
   readonly save: (pause: Pause) => Effect.Effect<boolean, Failure>
@@ -48,6 +57,12 @@ export interface PauseStoreShape {
   readonly ping: Effect.Effect<void, StoreError>
 }
 
+/**
+ * The service of pauses; see `PauseStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("baton/PauseStore") {
   /** Wraps a backend with the contract's argument checks. */
   static make(impl: PauseStoreShape): PauseStoreShape {

@@ -10,9 +10,20 @@ import type { InvalidInputError, StoreError } from "./Errors.ts"
 import type { InstanceId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
+/**
+ * What a `RateLimitStore` operation fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type Failure = StoreError | InvalidInputError
 
-/** One held concurrency slot. `epoch` grows each time the slot is handed out, so a stale holder's renew fails. */
+/**
+ * One held concurrency slot. `epoch` grows each time the slot is handed out, so a stale holder's renew fails.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SlotLease {
   readonly key: string
   readonly slot: number
@@ -30,6 +41,9 @@ export interface SlotLease {
  *   it adds `amount` unless the total would pass `limit` (then `None`, nothing
  *   added) and answers the new total;
  * - `pauseUntil` keeps the later of the stored and the given time.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface RateLimitStoreShape {
   readonly acquireSlot: (
@@ -62,6 +76,12 @@ const checkSlot = (op: string, s: SlotLease) => [
   V.wholeAtLeast(op, "slot.epoch", s?.epoch, 1)
 ]
 
+/**
+ * The service of shared rate limits; see `RateLimitStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitStoreShape>()("baton/RateLimitStore") {
   /** Wraps a backend with the contract's argument checks. */
   static make(impl: RateLimitStoreShape): RateLimitStoreShape {

@@ -8,11 +8,28 @@ import { type InvalidInputError, ReservedKeyError, type StoreError } from "./Err
 import type { ExecutionId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
+/**
+ * What a `TreeStore` operation fails with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type Failure = StoreError | InvalidInputError
 
-/** Keys under this prefix belong to the runtime (cancel requests, undo progress). */
+/**
+ * Keys under this prefix belong to the runtime (cancel requests, undo progress).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const reservedPrefix = "@baton/"
 
+/**
+ * One key of an execution tree's shared key-value state.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface TreeEntry {
   readonly key: string
   readonly value: unknown
@@ -25,6 +42,9 @@ export interface TreeEntry {
  *   callers across instances exactly one gets `true`;
  * - `list` returns the keys starting with `prefix`, in key order;
  * - `deleteRoot` removes every key of the tree and returns how many.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface TreeStoreBackend {
   readonly saveIfAbsent: (tenantId: TenantId, rootExecutionId: ExecutionId, key: string, value: unknown) => Effect.Effect<boolean, Failure>
@@ -34,7 +54,12 @@ export interface TreeStoreBackend {
   readonly ping: Effect.Effect<void, StoreError>
 }
 
-/** The service: the backend plus the reserved-key rule. */
+/**
+ * The service: the backend plus the reserved-key rule.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent"> {
   /** For user code: a key under `@baton/` fails with `ReservedKeyError`. */
   readonly saveIfAbsent: (
@@ -52,6 +77,12 @@ export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent"> {
   ) => Effect.Effect<boolean, Failure>
 }
 
+/**
+ * The service of an execution tree's shared key-value state; see `TreeStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("baton/TreeStore") {
   /** Adds argument checks and the reserved-key rule to a backend. */
   static make(impl: TreeStoreBackend): TreeStoreShape {

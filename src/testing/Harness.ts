@@ -100,7 +100,8 @@ const gateError = (index: number, state: InstanceState, operation: string) =>
   new StoreError({
     store: "harness",
     operation,
-    reason: state === "dead" ? `instance ${index} is dead` : `the store is unreachable from instance ${index}`
+    reason: state === "dead" ? `instance ${index} is dead` : `the store is unreachable from instance ${index}`,
+    kind: "Connection"
   })
 
 /** Blocks while frozen; then fails if dead or unreachable. */

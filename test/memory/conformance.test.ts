@@ -25,7 +25,7 @@ import {
 // One state for both instances: the same Layer value, built once in the
 // suite's memo map. Each instance gets its own store services over it.
 const state = Layer.merge(MemoryState.layer, IdGenerator.layer)
-const instance = () => Layer.fresh(MemoryStores.layerWithoutState).pipe(Layer.provideMerge(state))
+const instance = () => Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provideMerge(state))
 
 const setups = [
   { name: "memory, two instances", layer: instance(), second: instance() },

@@ -83,6 +83,26 @@ describe("PgClient.layer", () => {
       }
     }))
 
+  it.live("a system schema, NaN or Infinity → BatonConfigError naming the field and saying what the value was", () =>
+    Effect.gen(function*() {
+      for (const [options, field, reason] of [
+        [{ url, schema: "pg_catalog" }, "schema", /schema of Postgres itself/],
+        [{ url, schema: "information_schema" }, "schema", /schema of Postgres itself/],
+        [{ url, schema: "pg_toast" }, "schema", /schema of Postgres itself/],
+        [{ url, schema: "pg_mine" }, "schema", /schema of Postgres itself/],
+        [{ url, maxConnections: NaN }, "maxConnections", /is NaN/],
+        [{ url, maxConnections: Infinity }, "maxConnections", /is Infinity/],
+        [{ url, connectTimeout: NaN }, "connectTimeout", /is NaN/],
+        [{ url, connectTimeout: Infinity }, "connectTimeout", /is Infinity/]
+      ] as const) {
+        const { error } = yield* buildFailure(options)
+        assert.strictEqual(error._tag, "BatonConfigError")
+        assert.strictEqual(error.field, field)
+        assert.match(error.message, reason)
+        assert.notInclude(error.message, "null")
+      }
+    }))
+
   it.live("a server that refuses connections → StoreError naming host and setting, at once", () =>
     Effect.gen(function*() {
       const { error, millis } = yield* buildFailure({}, { BATON_PG_URL: "postgres://postgres@127.0.0.1:1/test" })

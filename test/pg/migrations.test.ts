@@ -56,7 +56,7 @@ describe("PgMigrations", () => {
       ]
       for (const [i, options] of deployments.entries()) {
         const acquired = yield* Effect.scoped(Effect.flatMap(
-          Layer.build(PgStores.leaseStore({ url, maxConnections: 1, ...options })),
+          Layer.build(PgStores.layerLeaseStore({ url, maxConnections: 1, ...options })),
           (ctx) => Context.get(ctx, LeaseStore).acquire("default", root, `holder-${i}`, 30_000, 0)
         ))
         assert.isTrue(Option.isSome(acquired), `deployment ${i} has its own lease table`)

@@ -37,6 +37,15 @@ const awaitWoken = <A, E>(fiber: Fiber.Fiber<A, E>, what: string) =>
   )
 
 describe("PgWakeups", () => {
+  it.live("a reconnect delay that cannot work fails the build with a BatonConfigError naming it (not a defect)", () =>
+    Effect.gen(function*() {
+      for (const reconnectDelay of [NaN, -1, "soon" as any]) {
+        const error = yield* Effect.flip(Effect.scoped(buildProcess(makeHub(), { reconnectDelay })))
+        assert.strictEqual(error._tag, "BatonConfigError")
+        assert.strictEqual((error as any).field, "reconnectDelay")
+      }
+    }))
+
   it.live("a NOTIFY sent on one pool reaches a LISTEN on another connection", () =>
     Effect.gen(function*() {
       const a = yield* Layer.build(PgClient.layer({ url, maxConnections: 1 }))

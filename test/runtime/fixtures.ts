@@ -136,7 +136,7 @@ export const parallel = (fx: SideEffects) =>
   })
 
 /** Memory stores with reproducible ids. */
-export const memoryStores = MemoryStores.layerWithoutState.pipe(
+export const memoryStores = MemoryStores.layerOnState.pipe(
   Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential))
 )
 

@@ -82,6 +82,31 @@ describe("SqliteClient.layer", () => {
       }
     }))
 
+  it.effect("a busy timeout that cannot work is refused naming the field and saying what it was: NaN, Infinity, negative, above 60 s", () =>
+    Effect.gen(function*() {
+      const path = freshPath()
+      const cases: ReadonlyArray<readonly [SqliteClient.SqliteClientOptions, RegExp]> = [
+        [{ path, busyTimeout: NaN }, /is NaN/],
+        [{ path, busyTimeout: Infinity }, /is Infinity/],
+        [{ path, busyTimeout: "Infinity" as any }, /is Infinity/],
+        [{ path, busyTimeout: -1 }, /is -1 ms: it must be at least 0 ms/],
+        [{ path, busyTimeout: "2 hours" }, /at most 60000 ms/],
+        [{ path, busyTimeout: "soon" as any }, /not a duration/],
+        [{ path, busyRetries: NaN }, /is NaN/],
+        [{ path, statementCacheSize: Infinity }, /is Infinity/]
+      ]
+      for (const [options, reason] of cases) {
+        const e = yield* configError(Layer.build(SqliteClient.layer(options)).pipe(Effect.scoped))
+        assert.match(e.message, reason)
+        assert.notInclude(e.message, "null")
+      }
+      const scope = yield* Scope.make()
+      const sql = yield* clientIn(scope, { path, busyTimeout: "60 seconds" })
+      const [busy] = yield* sql<{ timeout: number }>`PRAGMA busy_timeout`
+      assert.strictEqual(busy.timeout, 60_000, "the ceiling itself is accepted")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
   it.effect("opens on first use, not at build; WAL, synchronous=NORMAL and a 5 s busy timeout by default", () =>
     Effect.gen(function*() {
       const path = freshPath()

@@ -15,7 +15,9 @@ import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { MemoryRateLimitStore, MemoryState } from "../../layers/memory/index.ts"
-import { SqliteStores } from "../../layers/sqlite/index.ts"
+import { SqliteClient, SqliteMigrations, SqliteStores } from "../../layers/sqlite/index.ts"
+import { SqlCheckpointStore, SqlLeaseStore, SqlLedgerStore, SqlTreeStore } from "../../layers/sql/index.ts"
+import { SqlClient } from "effect/sql"
 import { tempDir } from "./tmp.ts"
 
 const dir = tempDir("stores")
@@ -53,14 +55,14 @@ describe("SqliteStores", () => {
       const path = Path.join(dir, "alone.db")
       const scope = yield* Scope.make()
       const build = <A>(layer: Layer.Layer<A, unknown>) => Layer.buildWithScope(layer, scope)
-      yield* Context.get(yield* build(SqliteStores.leaseStore({ path })), LeaseStore).ping
-      yield* Context.get(yield* build(SqliteStores.recordStore({ path }).pipe(Layer.provide(IdGenerator.layer))), RecordStore).ping
-      yield* Context.get(yield* build(SqliteStores.pauseStore({ path })), PauseStore).ping
-      yield* Context.get(yield* build(SqliteStores.treeStore({ path })), TreeStore).ping
-      yield* Context.get(yield* build(SqliteStores.checkpointStore({ path })), CheckpointStore).ping
-      yield* Context.get(yield* build(SqliteStores.ledgerStore({ path })), LedgerStore).ping
-      yield* Context.get(yield* build(SqliteStores.rateLimitStore({ path })), RateLimitStore).ping
-      yield* Context.get(yield* build(SqliteStores.childQueueStore({ path })), ChildQueueStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerLeaseStore({ path })), LeaseStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerRecordStore({ path }).pipe(Layer.provide(IdGenerator.layer))), RecordStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerPauseStore({ path })), PauseStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerTreeStore({ path })), TreeStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerCheckpointStore({ path })), CheckpointStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerLedgerStore({ path })), LedgerStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerRateLimitStore({ path })), RateLimitStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerChildQueueStore({ path })), ChildQueueStore).ping
       yield* Scope.close(scope, Exit.void)
     }))
 
@@ -68,7 +70,7 @@ describe("SqliteStores", () => {
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const layer = Layer.mergeAll(
-        SqliteStores.leaseStore({ path: Path.join(dir, "mixed.db") }),
+        SqliteStores.layerLeaseStore({ path: Path.join(dir, "mixed.db") }),
         MemoryRateLimitStore.layer.pipe(Layer.provide(MemoryState.layer))
       )
       const ctx = yield* Layer.buildWithScope(layer, scope)
@@ -77,5 +79,67 @@ describe("SqliteStores", () => {
       const slot = yield* Context.get(ctx, RateLimitStore).acquireSlot("model", 1, "me", 30_000, 0)
       assert.isTrue(Option.isSome(slot))
       yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("layerConfig reads the options through Effect Config (path, busy timeout, table prefix)", () =>
+    Effect.gen(function*() {
+      const path = Path.join(dir, "from-config.db")
+      const scope = yield* Scope.make()
+      const env = { BATON_SQLITE_PATH: path, BATON_SQLITE_BUSY_TIMEOUT: "250 millis", BATON_SQLITE_SYNCHRONOUS: "FULL", BATON_TABLE_PREFIX: "cfg_" }
+      const ctx = yield* Layer.buildWithScope(SqliteStores.layerConfig(), scope).pipe(
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+      )
+      assert.isTrue(Option.isSome(yield* Context.get(ctx, LeaseStore).acquire("t", "root", "me", 30_000, 0)))
+      const check = Context.get(yield* Layer.buildWithScope(SqliteClient.layer({ path }), scope), SqlClient.SqlClient)
+      const tables = yield* check<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'cfg_leases'`
+      assert.strictEqual(tables.length, 1, "the prefix came from BATON_TABLE_PREFIX")
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("layerConfig: a setting that cannot be read, or cannot work, fails the build with a BatonConfigError naming it", () =>
+    Effect.gen(function*() {
+      const build = (env: Record<string, string>) =>
+        Layer.build(SqliteStores.layerConfig()).pipe(
+          Effect.scoped,
+          Effect.flip,
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+        )
+      const path = Path.join(dir, "bad-config.db")
+      const unreadable = yield* build({ BATON_SQLITE_PATH: path, BATON_SQLITE_BUSY_TIMEOUT: "soon" })
+      assert.strictEqual(unreadable._tag, "BatonConfigError")
+      assert.strictEqual((unreadable as any).field, "BATON_SQLITE_BUSY_TIMEOUT")
+      const tooLong = yield* build({ BATON_SQLITE_PATH: path, BATON_SQLITE_BUSY_TIMEOUT: "2 hours" })
+      assert.strictEqual((tooLong as any).field, "busyTimeout")
+      const mode = yield* build({ BATON_SQLITE_PATH: path, BATON_SQLITE_SYNCHRONOUS: "OFF" })
+      assert.strictEqual((mode as any).field, "BATON_SQLITE_SYNCHRONOUS")
+    }))
+
+  it.effect("the migrations run once per bundle: one migrations Layer serves every store Layer of layers/sql", () =>
+    Effect.gen(function*() {
+      const path = Path.join(dir, "once.db")
+      let migrationsBuilt = 0
+      const migrations = SqliteMigrations.layer().pipe(Layer.tap(() => Effect.sync(() => migrationsBuilt++)))
+      const stores = Layer.mergeAll(SqlLeaseStore.layer(), SqlTreeStore.layer(), SqlLedgerStore.layer(), SqlCheckpointStore.layer()).pipe(
+        Layer.provide(migrations),
+        Layer.provide(SqliteClient.layer({ path }))
+      )
+      const scope = yield* Scope.make()
+      const ctx = yield* Layer.buildWithScope(stores, scope)
+      yield* Context.get(ctx, LeaseStore).ping
+      yield* Context.get(ctx, TreeStore).ping
+      assert.strictEqual(migrationsBuilt, 1)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
+  it.effect("a store Layer given a migrations Layer of another table prefix fails at build naming tablePrefix", () =>
+    Effect.gen(function*() {
+      const error = yield* Layer.build(
+        SqlLeaseStore.layer({ tablePrefix: "blue_" }).pipe(
+          Layer.provide(SqliteMigrations.layer({ tablePrefix: "green_" })),
+          Layer.provide(SqliteClient.layer({ path: Path.join(dir, "prefixes.db") }))
+        )
+      ).pipe(Effect.scoped, Effect.flip)
+      assert.strictEqual(error._tag, "BatonConfigError")
+      assert.strictEqual((error as any).field, "tablePrefix")
     }))
 })

@@ -18,7 +18,7 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { SqlStores } from "../../layers/sql/index.ts"
-import { SqliteClient } from "../../layers/sqlite/index.ts"
+import { SqliteClient, SqliteMigrations } from "../../layers/sqlite/index.ts"
 import { tempDir } from "./tmp.ts"
 
 const dir = tempDir("fenced")
@@ -30,6 +30,7 @@ const openOn = (options: { readonly path?: string; readonly busyTimeout?: number
   Effect.gen(function*() {
     const scope = options.scope ?? (yield* Scope.make())
     const layer = SqlStores.layer().pipe(
+      Layer.provide(SqliteMigrations.layer()),
       Layer.provideMerge(SqliteClient.layer({ path: options.path ?? Path.join(dir, `fenced-${++n}.db`), busyTimeout: options.busyTimeout })),
       Layer.provide(IdGenerator.layer)
     )

@@ -121,8 +121,8 @@ describe("SqlMigrations on SQLite", () => {
     Effect.gen(function*() {
       const path = freshPath()
       const scope = yield* Scope.make()
-      const blue = Context.get(yield* Layer.buildWithScope(SqliteStores.leaseStore({ path, tablePrefix: "blue_" }), scope), LeaseStore)
-      const green = Context.get(yield* Layer.buildWithScope(SqliteStores.leaseStore({ path, tablePrefix: "green_" }), scope), LeaseStore)
+      const blue = Context.get(yield* Layer.buildWithScope(SqliteStores.layerLeaseStore({ path, tablePrefix: "blue_" }), scope), LeaseStore)
+      const green = Context.get(yield* Layer.buildWithScope(SqliteStores.layerLeaseStore({ path, tablePrefix: "green_" }), scope), LeaseStore)
       assert.isTrue(Option.isSome(yield* blue.acquire("t", "root", "blue-1", 30_000, 0)))
       assert.isTrue(Option.isSome(yield* green.acquire("t", "root", "green-1", 30_000, 0)), "the other prefix's lease is another row")
       const sql = yield* clientIn(scope, { path })

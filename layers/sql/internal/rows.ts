@@ -5,10 +5,11 @@
 import { Effect } from "effect"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { StoreError } from "../../../src/stores/Errors.ts"
+import { kindOf } from "./classify.ts"
 
 /** Maps the driver's `SqlError` to the contract's `StoreError` for `store.operation`. */
 export const storeError = (store: string, operation: string) => (error: SqlError): StoreError =>
-  new StoreError({ store, operation, reason: `${error.reason._tag}: ${sqlErrorDetail(error)}`, cause: error })
+  new StoreError({ store, operation, reason: `${error.reason._tag}: ${sqlErrorDetail(error)}`, kind: kindOf(error), cause: error })
 
 /**
  * The driver's message plus the database's own when the driver's is generic
