@@ -16,22 +16,15 @@ import { cleanUp, connection, runPrefix, url } from "./redis.ts"
 const prefix = runPrefix("runtime")
 const path = tempDb("redis-runtime")
 
-const State = Annotation.Root({
-  amount: Annotation<number>(),
-  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
-})
-
-const expense = Workflow.make<typeof State.State>({
-  name: "expense",
+/** One step that asks a human, then says who answered it where. */
+const Ask = Annotation.Root({ question: Annotation<string>(), answer: Annotation<string>() })
+const expense = Workflow.make<typeof Ask.State>({
+  name: "ask",
   version: "1",
-  graph: new StateGraph(State)
-    .addNode("approve", Workflow.step(async (s: typeof State.State, ctx) => ({
-      log: [`${interrupt({ pay: s.amount }) as string} on ${ctx.instanceId}`]
-    })))
-    .addNode("send", Workflow.step(async (s: typeof State.State, ctx) => ({ log: [`sent ${s.amount} on ${ctx.instanceId}`] })))
-    .addEdge(START, "approve")
-    .addEdge("approve", "send")
-    .addEdge("send", END)
+  graph: new StateGraph(Ask).addNode(
+    "ask",
+    Workflow.step(async (s: typeof Ask.State, ctx) => ({ answer: `${interrupt({ q: s.question }) as string} on ${ctx.instanceId}` }))
+  ).addEdge(START, "ask").addEdge("ask", END)
 })
 
 const instance = (instanceId: string) =>
@@ -42,12 +35,12 @@ it.layer(Layer.merge(connection(), cleanUp(prefix)), { excludeTestServices: true
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(instance("A")), Baton)
       const b = Context.get(yield* Layer.build(instance("B")), Baton)
-      const started = yield* a.execute(expense, { amount: 120, log: [] })
+      const started = yield* a.execute(expense, { question: "pay 120?", answer: "" })
       if (started._tag !== "Paused") return assert.fail(`expected a pause, got ${started._tag}`)
-      assert.deepStrictEqual(started.pauses[0]!.payload, { pay: 120 })
+      assert.deepStrictEqual(started.pauses[0]!.payload, { q: "pay 120?" })
       const done = yield* b.resume({ pauseId: started.pauses[0]!.pauseId, decision: "approved" })
       if (done._tag !== "Finished") return assert.fail(`expected the end, got ${done._tag}`)
-      assert.deepStrictEqual((done.output as typeof State.State).log, ["approved on B", "sent 120 on B"])
+      assert.strictEqual((done.output as typeof Ask.State).answer, "approved on B")
 
       const checkpointKeys = yield* RedisStores.scanKeys(`${prefix}*:cp`)
       assert.isAbove(checkpointKeys.length, 0, "the workflow's checkpoints should be in Redis")
