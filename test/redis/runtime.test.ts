@@ -18,7 +18,7 @@ const path = tempDb("redis-runtime")
 
 /** One step that asks a human, then says who answered it where. */
 const Ask = Annotation.Root({ question: Annotation<string>(), answer: Annotation<string>() })
-const expense = Workflow.make<typeof Ask.State>({
+const ask = Workflow.make<typeof Ask.State>({
   name: "ask",
   version: "1",
   graph: new StateGraph(Ask).addNode(
@@ -28,14 +28,14 @@ const expense = Workflow.make<typeof Ask.State>({
 })
 
 const instance = (instanceId: string) =>
-  Baton.layer({ workflows: [expense], instanceId }).pipe(Layer.provide(RedisStores.withSqlite({ url, path, prefix })))
+  Baton.layer({ workflows: [ask], instanceId }).pipe(Layer.provide(RedisStores.withSqlite({ url, path, prefix })))
 
 it.layer(Layer.merge(connection(), cleanUp(prefix)), { excludeTestServices: true })("Baton on Redis + SQLite", (it) => {
   it.effect("a pause on instance A is resumed on instance B; the checkpoints are in Redis", () =>
     Effect.gen(function*() {
       const a = Context.get(yield* Layer.build(instance("A")), Baton)
       const b = Context.get(yield* Layer.build(instance("B")), Baton)
-      const started = yield* a.execute(expense, { question: "pay 120?", answer: "" })
+      const started = yield* a.execute(ask, { question: "pay 120?", answer: "" })
       if (started._tag !== "Paused") return assert.fail(`expected a pause, got ${started._tag}`)
       assert.deepStrictEqual(started.pauses[0]!.payload, { q: "pay 120?" })
       const done = yield* b.resume({ pauseId: started.pauses[0]!.pauseId, decision: "approved" })
