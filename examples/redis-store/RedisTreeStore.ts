@@ -1,0 +1,47 @@
+/**
+ * `TreeStore` on Redis: one hash per execution tree, field = key, value = JSON.
+ *
+ * `saveIfAbsent` is HSETNX: Redis executes commands one at a time, so of N
+ * concurrent callers exactly one finds the field absent and writes it.
+ */
+import { Effect, Layer, Option } from "effect"
+import { Redis } from "effect/persistence"
+import { type TreeEntry, TreeStore } from "../../src/index.ts" // in your app: from "baton"
+import { type Keys, op } from "./RedisKeys.ts"
+
+/** deleteRoot: count and delete in one script, so the count is what was deleted. */
+const deleteRoot = Redis.script((key: string) => [key], {
+  numberOfKeys: 1,
+  lua: `local n = redis.call('HLEN', KEYS[1]); redis.call('DEL', KEYS[1]); return n`
+}).withReturnType<number>()
+
+/** The `TreeStore` over the `Redis` service in context. */
+export const make = (keys: Keys) =>
+  Effect.gen(function*() {
+    const redis = yield* Redis.Redis
+    return TreeStore.make({
+      saveIfAbsent: (tenantId, root, key, value) =>
+        op("TreeStore", "saveIfAbsent", redis.send<number>("HSETNX", keys.tree(tenantId, root), key, JSON.stringify(value)))
+          .pipe(Effect.map((n) => n === 1)),
+      get: (tenantId, root, key) =>
+        op("TreeStore", "get", redis.send<string | null>("HGET", keys.tree(tenantId, root), key)).pipe(
+          Effect.map((json) => (json === null ? Option.none() : Option.some(JSON.parse(json) as unknown)))
+        ),
+      // A tree holds few keys (cancel requests, undo progress, the app's own):
+      // read them all and filter. A store for big trees would HSCAN with MATCH.
+      list: (tenantId, root, prefix) =>
+        op("TreeStore", "list", redis.send<Record<string, string>>("HGETALL", keys.tree(tenantId, root))).pipe(
+          Effect.map((all) =>
+            Object.entries(all)
+              .filter(([key]) => key.startsWith(prefix))
+              .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+              .map(([key, json]): TreeEntry => ({ key, value: JSON.parse(json) as unknown }))
+          )
+        ),
+      deleteRoot: (tenantId, root) => op("TreeStore", "deleteRoot", redis.eval(deleteRoot)(keys.tree(tenantId, root))),
+      ping: op("TreeStore", "ping", redis.send("PING")).pipe(Effect.asVoid)
+    })
+  })
+
+/** `TreeStore` on the `Redis` service in context. */
+export const layer = (keys: Keys) => Layer.effect(TreeStore, make(keys))

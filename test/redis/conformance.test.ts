@@ -1,0 +1,28 @@
+/**
+ * The exported conformance suites (`baton/testing`) against the Redis store
+ * example, on the real Redis at 127.0.0.1:6379: every contract it implements,
+ * as two instances (two connections, racing each other) over one key prefix.
+ */
+import { expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Redis } from "effect/persistence"
+import * as RedisStores from "../../examples/redis-store/RedisStores.ts"
+import { checkpointStoreSuite, leaseStoreSuite, rateLimitStoreSuite, treeStoreSuite } from "../../src/testing/index.ts"
+import { cleanUp, connection, runPrefix } from "./redis.ts"
+
+const prefix = runPrefix("conformance")
+const instance = () => RedisStores.layer({ prefix }).pipe(Layer.provide(connection()), Layer.provideMerge(cleanUp(prefix)))
+const setup = { name: "redis", layer: instance(), second: instance() }
+
+it.layer(connection())("a Redis server answers at 127.0.0.1:6379", (it) => {
+  it.effect("PING", () =>
+    Effect.gen(function*() {
+      const redis = yield* Redis.Redis
+      expect(yield* redis.send("PING")).toBe("PONG")
+    }))
+})
+
+leaseStoreSuite(setup)
+treeStoreSuite(setup)
+rateLimitStoreSuite(setup)
+checkpointStoreSuite(setup)
