@@ -49,7 +49,12 @@ const refusingStatus = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
       setStatus: (input) =>
         input.error?.startsWith("refused:")
           ? Effect.fail(new StoreError({ store: "RecordStore", operation: "setStatus", reason: "the server refused the error text" }))
-          : records.setStatus(input)
+          : records.setStatus(input),
+      // A holder's transitions are fenced (setStatusFenced): the server refuses those alike.
+      setStatusFenced: (input) =>
+        input.error?.startsWith("refused:")
+          ? Effect.fail(new StoreError({ store: "RecordStore", operation: "setStatusFenced", reason: "the server refused the error text" }))
+          : records.setStatusFenced(input)
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 
