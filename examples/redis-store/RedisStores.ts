@@ -19,7 +19,8 @@
  * replication is asynchronous.
  */
 import { NodeRedis } from "@effect/platform-node"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { IdGenerator, LeaseLostError, LeaseStore, RecordStore, type RecordStoreShape } from "../../src/index.ts" // in your app: from "baton"
 import { Redis } from "effect/persistence"
 import { SqliteStores } from "../../layers/sqlite/index.ts" // in your app: from "baton/sqlite"
 import * as RedisCheckpointStore from "./RedisCheckpointStore.ts"
@@ -55,11 +56,61 @@ export const connection = (url: string): Layer.Layer<Redis.Redis, Redis.RedisErr
  * lease, tree, checkpoint and rate-limit stores are built too, and replaced:
  * the Redis ones come last and win).
  */
-export const withSqlite = (options: { readonly url: string; readonly path: string } & RedisStoreOptions) =>
-  Layer.merge(
-    SqliteStores.layer({ path: options.path }),
-    layer(options).pipe(Layer.provide(connection(options.url)))
+export const withSqlite = (options: { readonly url: string; readonly path: string } & RedisStoreOptions) => {
+  const sqlite = { path: options.path }
+  const redis = layer(options).pipe(Layer.provide(connection(options.url)))
+  // The SQLite stores that do not check a lease (one connection each; one file).
+  const others = Layer.mergeAll(
+    SqliteStores.layerPauseStore(sqlite),
+    SqliteStores.layerLedgerStore(sqlite),
+    SqliteStores.layerChildQueueStore(sqlite)
   )
+  const records = recordsFencedBy(SqliteStores.layerRecordStore(sqlite))
+  return Layer.mergeAll(others, records).pipe(
+    Layer.provideMerge(Layer.merge(redis, IdGenerator.layer))
+  )
+}
+
+/**
+ * baton's SQL `RecordStore` fences a holder's status transition by reading the
+ * lease row in the transition's own transaction — which needs the leases in
+ * the same database. Here the leases live in Redis and the records in SQLite,
+ * so this RecordStore checks the Redis lease first and then compares-and-sets
+ * the record: two steps, so a lease lost between them is a window of one round
+ * trip (the same window as an unfenced saver's renew-then-write). To close it,
+ * keep RecordStore and LeaseStore in one database. (The SQL history and request
+ * stores fence the same way, so this composition leaves them out: history is
+ * not recorded, request keys are not de-duplicated.)
+ */
+const recordsFencedBy = <E, R>(sqliteRecords: Layer.Layer<RecordStore, E, R>) =>
+  Layer.effect(
+    RecordStore,
+    Effect.gen(function*() {
+      const records = yield* RecordStore
+      const leases = yield* LeaseStore
+      const shape: RecordStoreShape = {
+        ...records,
+        setStatusFenced: ({ lease, ...input }) =>
+          Effect.gen(function*() {
+            const found = yield* leases.get(lease.tenantId, lease.rootExecutionId)
+            const row = Option.getOrUndefined(found)
+            if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch || !(row.expiresAt > input.now)) {
+              return yield* new LeaseLostError({
+                tenantId: lease.tenantId,
+                rootExecutionId: lease.rootExecutionId,
+                holder: lease.holder,
+                epoch: lease.epoch,
+                reason: row === undefined
+                  ? "a fenced status transition was refused: no lease exists for this tree"
+                  : `a fenced status transition was refused: the lease is ${row.holder ?? "released"} at epoch ${row.epoch}, expiring at ${row.expiresAt}`
+              })
+            }
+            return yield* records.setStatus(input)
+          })
+      }
+      return shape
+    })
+  ).pipe(Layer.provide(sqliteRecords))
 
 /** Every key matching `pattern`, by SCAN (which, unlike KEYS, never blocks the server for long). */
 export const scanKeys = (pattern: string) =>
