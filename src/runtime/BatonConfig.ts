@@ -37,6 +37,12 @@ export interface BatonConfigOptions {
   readonly pauseRetention?: Duration.Input | undefined
   /** How long execution history snapshots are kept (with an `ExecutionHistoryStore`). Default 30 days. */
   readonly historyRetention?: Duration.Input | undefined
+  /**
+   * How long a request idempotency key (`requestKey` of `start`, `execute`,
+   * `resume`) is kept: a repeated call within it gets the first call's
+   * execution; after it the key is free again. Default 24 hours.
+   */
+  readonly requestRetention?: Duration.Input | undefined
   /** Records read per page by the sweep. Default 100. */
   readonly sweepPageSize?: number | undefined
   /**
@@ -87,6 +93,8 @@ export interface BatonConfigShape {
   readonly sweepMillis: number
   readonly pauseRetentionMillis: number
   readonly historyRetentionMillis: number
+  /** How long a request idempotency key is kept. */
+  readonly requestRetentionMillis: number
   readonly sweepPageSize: number
   /** The cap on steps running at once; `undefined`: no cap. */
   readonly maxConcurrentSteps: number | undefined
@@ -120,6 +128,7 @@ export const defaults: BatonConfigShape = {
   sweepMillis: 30_000,
   pauseRetentionMillis: 24 * 60 * 60 * 1000,
   historyRetentionMillis: 30 * 24 * 60 * 60 * 1000,
+  requestRetentionMillis: 24 * 60 * 60 * 1000,
   sweepPageSize: 100,
   maxConcurrentSteps: undefined,
   maxRecoveryAttempts: 5,
@@ -141,6 +150,7 @@ export const configKeys = {
   sweepInterval: "BATON_SWEEP_INTERVAL",
   pauseRetention: "BATON_PAUSE_RETENTION",
   historyRetention: "BATON_HISTORY_RETENTION",
+  requestRetention: "BATON_REQUEST_RETENTION",
   sweepPageSize: "BATON_SWEEP_PAGE_SIZE",
   maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS",
   maxRecoveryAttempts: "BATON_MAX_RECOVERY_ATTEMPTS",
@@ -207,6 +217,12 @@ const checkInstanceId = (id: unknown) => {
 const atMost = (field: Field, ms: number, ceiling: number, what: string) =>
   ms <= ceiling ? Effect.void : refuse(field, `must be at most ${what} (got ${ms} ms)`)
 
+/** A request key is kept at least 1 s (a claim must outlive the call that made it) and at most a year. */
+const checkRequestRetention = (ms: number) =>
+  Number.isFinite(ms) && ms >= 1_000
+    ? atMost("requestRetention", ms, 366 * dayMillis, "366 days")
+    : refuse("requestRetention", `must be a finite duration of at least 1 second (got ${show(ms)} ms)`)
+
 /** The recovery limits: a whole number of attempts, a positive backoff no longer than its cap, a cap a timer can hold. */
 const checkRecovery = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* wholeNumber("maxRecoveryAttempts", config.maxRecoveryAttempts, undefined, "")
@@ -236,6 +252,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* atMost("sweepInterval", sweepMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
   yield* atMost("pauseRetention", pauseRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
   yield* atMost("historyRetention", config.historyRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
+  yield* checkRequestRetention(config.requestRetentionMillis)
   yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
   yield* checkRecovery(config)
@@ -262,6 +279,7 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     sweepMillis: yield* millis("sweepInterval", options.sweepInterval, defaults.sweepMillis),
     pauseRetentionMillis: yield* millis("pauseRetention", options.pauseRetention, defaults.pauseRetentionMillis),
     historyRetentionMillis: yield* millis("historyRetention", options.historyRetention, defaults.historyRetentionMillis),
+    requestRetentionMillis: yield* millis("requestRetention", options.requestRetention, defaults.requestRetentionMillis),
     sweepPageSize: (yield* wholeNumber("sweepPageSize", options.sweepPageSize, defaults.sweepPageSize, ""))!,
     maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
     maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
@@ -311,6 +329,7 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   sweepInterval: optionalText(configKeys.sweepInterval).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   pauseRetention: optionalText(configKeys.pauseRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   historyRetention: optionalText(configKeys.historyRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  requestRetention: optionalText(configKeys.requestRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   sweepPageSize: optionalText(configKeys.sweepPageSize).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),

@@ -7,6 +7,36 @@
 import { Schema } from "effect"
 
 /**
+ * What was durably recorded before a call failed: the execution it started
+ * or continues (and, for `resume`, the pause whose decision was written).
+ * An error carrying it means the work goes on: the caller should `await`
+ * the execution or read its `status`, never repeat the call.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const RecordedWork = Schema.Struct({
+  tenantId: Schema.String,
+  executionId: Schema.String,
+  threadId: Schema.String,
+  pauseId: Schema.optional(Schema.String)
+})
+
+/**
+ * See `RecordedWork`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type RecordedWork = typeof RecordedWork.Type
+
+/** What to do after a failure that came once the work was recorded. */
+const recordedAdvice = (r: RecordedWork): string =>
+  r.pauseId === undefined
+    ? `The execution was recorded before this failure (execution ${r.executionId}, thread ${r.threadId}, tenant ${r.tenantId}): do not retry the call — it would start a second execution or find the thread busy; await it (Baton.await) or read its status.`
+    : `The decision for pause ${r.pauseId} was recorded before this failure (execution ${r.executionId}, thread ${r.threadId}, tenant ${r.tenantId}): do not resume it again — the pause is answered; await the execution (Baton.await) or read its status.`
+
+/**
  * What kind of failure a `StoreError` is:
  * - `"Busy"` — the database was locked or busy (lock timeout, deadlock,
  *   serialization failure, statement timeout). Transient.
@@ -58,11 +88,16 @@ export interface StoreErrorInput {
   readonly kind?: StoreErrorKind | undefined
   readonly transient?: boolean | undefined
   readonly cause?: unknown
+  /** Set when the failing call had already durably recorded its work (see `RecordedWork`). */
+  readonly recorded?: RecordedWork | undefined
 }
 
 /**
  * A store could not do what was asked. `kind` says what kind of failure it is
- * and `transient` whether a retry can fix it; the message says both.
+ * and `transient` whether a retry can fix it; the message says both. When a
+ * runtime call (`start`, `execute`, `resume`) fails with it after its work was
+ * durably recorded, `recorded` names that work and the message says to await
+ * it instead of retrying (whatever `transient` says of the store itself).
  *
  * @category errors
  * @since 0.1.0
@@ -73,7 +108,8 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   reason: Schema.String,
   kind: StoreErrorKind,
   transient: Schema.Boolean,
-  cause: Schema.optional(Schema.Defect())
+  cause: Schema.optional(Schema.Defect()),
+  recorded: Schema.optional(RecordedWork)
 }) {
   constructor(input: StoreErrorInput) {
     const kind = input.kind ?? "Other"
@@ -81,7 +117,10 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   }
 
   override get message() {
-    return `${this.store}.${this.operation} failed (${this.kind}): ${this.reason}. ${advice(this.kind, this.transient)}`
+    const head = `${this.store}.${this.operation} failed (${this.kind}): ${this.reason}.`
+    return this.recorded === undefined
+      ? `${head} ${advice(this.kind, this.transient)}`
+      : `${head} ${this.transient ? "A transient store fault" : "Not a transient store fault"}. ${recordedAdvice(this.recorded)}`
   }
 }
 
@@ -104,7 +143,10 @@ const advice = (kind: StoreErrorKind, transient: boolean): string => {
 }
 
 /**
- * An argument given to a store or to the runtime is not acceptable; nothing was written.
+ * An argument given to a store or to the runtime is not acceptable; nothing
+ * was written — unless `recorded` is set: then the runtime call had already
+ * durably recorded its work (e.g. the execution started, and its output is
+ * what the workflow's schema refused), and the message says to await it.
  *
  * @category errors
  * @since 0.1.0
@@ -112,11 +154,36 @@ const advice = (kind: StoreErrorKind, transient: boolean): string => {
 export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("InvalidInputError", {
   operation: Schema.String,
   field: Schema.String,
-  reason: Schema.String
+  reason: Schema.String,
+  recorded: Schema.optional(RecordedWork)
 }) {
   override get message() {
-    return `${this.operation}: \`${this.field}\` ${this.reason}. Nothing was written; fix the argument and call again.`
+    const head = `${this.operation}: \`${this.field}\` ${this.reason}.`
+    return this.recorded === undefined
+      ? `${head} Nothing was written; fix the argument and call again.`
+      : `${head} ${recordedAdvice(this.recorded)}`
   }
+}
+
+/**
+ * The same error, saying that `recorded` was durably written before it: a
+ * `StoreError` or `InvalidInputError` gets the field (and its message says
+ * to await, not retry); any other error is answered unchanged — its own
+ * message already tells the truth (e.g. `LeaseLostError`: the execution goes
+ * on elsewhere).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const afterRecorded = (recorded: RecordedWork) => <E>(error: E): E => {
+  if (error instanceof StoreError && error.recorded === undefined) {
+    const { cause, kind, operation, reason, store, transient } = error
+    return new StoreError({ store, operation, reason, kind, transient, cause, recorded }) as E
+  }
+  if (error instanceof InvalidInputError && error.recorded === undefined) {
+    return new InvalidInputError({ operation: error.operation, field: error.field, reason: error.reason, recorded }) as E
+  }
+  return error
 }
 
 /**
@@ -312,13 +379,21 @@ export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingEr
   }
 }
 
-/** A request idempotency key was used again for another request (another workflow or input): refused, never mapped to the first. */
+/**
+ * A request idempotency key was used again for another request (another
+ * workflow, config, input or thread for `start`/`execute`; another pause or
+ * decision for `resume`): refused, never mapped to the first. Nothing was
+ * written.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class RequestConflictError extends Schema.TaggedError<RequestConflictError>()("RequestConflictError", {
   tenantId: Schema.String,
   requestKey: Schema.String
 }) {
   override get message() {
-    return `Request key "${this.requestKey}" (tenant ${this.tenantId}) was already used for a different request (another workflow or input). Use a new key for a new request.`
+    return `Request key "${this.requestKey}" (tenant ${this.tenantId}) was already used for a different request (another workflow, input, thread, pause or decision). Nothing was written; use a new key for a new request.`
   }
 }
 
@@ -380,6 +455,7 @@ export type ExecuteError =
   | ThreadOwnerError
   | ThreadBusyError
   | UnknownWorkflowError
+  | RequestConflictError
 
 /**
  * What `Baton.resume` fails with.

@@ -141,6 +141,7 @@ describe("BatonConfig", () => {
         sweepMillis: 60_000,
         pauseRetentionMillis: 2 * 60 * 60 * 1000,
         historyRetentionMillis: 7 * 24 * 60 * 60 * 1000,
+        requestRetentionMillis: 24 * 60 * 60 * 1000,
         sweepPageSize: 50,
         maxConcurrentSteps: 4,
         maxRecoveryAttempts: 3,

@@ -16,16 +16,17 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Deferred, Effect, Exit, type Fiber, FiberSet, Option } from "effect"
-import { type ExecuteError, InstanceStoppingError } from "../../stores/Errors.ts"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option } from "effect"
+import { afterRecorded, type ExecuteError, InstanceStoppingError, StoreError } from "../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../stores/Ids.ts"
 import * as V from "../../stores/internal/validate.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as Workflow from "../Workflow.ts"
-import type { ExecutionHandle } from "./Await.ts"
+import { awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { Instance, notStopping, registeredWorkflow } from "./Instance.ts"
+import * as Requests from "./Requests.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 
@@ -41,18 +42,32 @@ export interface ExecuteOptions {
   readonly threadId?: ThreadId | undefined
   /** The thread's owner: set on a new thread, checked on an existing one. */
   readonly ownerId?: string | undefined
+  /**
+   * A request idempotency key (1–200 characters, per tenant; needs a
+   * `RequestStore`): every call with it — retried, duplicated, on any
+   * instance, also after the first caller died — starts or follows one
+   * execution: exactly one starts it, the others get its handle (`start`) or
+   * its output (`execute`: the output the first call answered, else the
+   * execution awaited). Kept for `requestRetention`. The same key with
+   * another workflow, config, input or thread is `RequestConflictError`.
+   */
+  readonly requestKey?: string | undefined
 }
 
 /**
- * A started execution on this instance: its handle, and the run going on in
- * the instance's scope (its output, as `execute` answers it).
+ * A started execution: its handle, and — when this call started it here —
+ * the run going on in the instance's scope (its output, as `execute`
+ * answers it). A call of a request key that follows another call's
+ * execution has no run, and the answer that call kept, if any.
  *
  * @category internal
  * @since 0.1.0
  */
 export interface Started {
   readonly handle: ExecutionHandle
-  readonly run: Fiber.Fiber<ExecutionOutput, ExecuteError>
+  readonly run: Fiber.Fiber<ExecutionOutput, ExecuteError> | undefined
+  readonly answer: Option.Option<unknown>
+  readonly key: Requests.Keyed | undefined
 }
 
 /**
@@ -81,11 +96,16 @@ const checkedInput = (workflow: Workflow.AnyWorkflow, input: unknown) =>
     (decoded) => Effect.as(V.json("Baton.start", "input", decoded ?? null), decoded ?? null)
   )
 
-/** The record of the new root: Running, created now. */
-const rootRecord = Effect.fnUntraced(function*(workflow: Workflow.AnyWorkflow, tenantId: TenantId, options: ExecuteOptions | undefined) {
+/** The record of the new root: Running, created now; its ids made here unless a request key's claim made them. */
+const rootRecord = Effect.fnUntraced(function*(
+  workflow: Workflow.AnyWorkflow,
+  tenantId: TenantId,
+  options: ExecuteOptions | undefined,
+  claimed?: ExecutionHandle | undefined
+) {
   const now = yield* Clock.currentTimeMillis
-  const threadId = yield* threadFor(tenantId, options, now)
-  const executionId = yield* (yield* IdGenerator).make("exec")
+  const threadId = yield* threadFor(tenantId, claimed === undefined ? options : { ...options, threadId: claimed.threadId }, now)
+  const executionId = claimed?.executionId ?? (yield* (yield* IdGenerator).make("exec"))
   return {
     tenantId,
     executionId,
@@ -103,26 +123,26 @@ const rootRecord = Effect.fnUntraced(function*(workflow: Workflow.AnyWorkflow, t
   } satisfies ExecutionRecord as ExecutionRecord
 })
 
+/** What the run of a started execution answers. */
+type Run = Fiber.Fiber<ExecutionOutput, ExecuteError>
+
 /**
- * Starts `workflow` on `input` as a new root execution (see `Baton.start`):
- * answers once the root is recorded and leased; the run goes on in `runs`
- * (the instance's scope), whoever waits for it.
- *
- * @category internal
- * @since 0.1.0
+ * Runs the new root in `runs` (the instance's scope) and answers once it is
+ * recorded and leased — or fails as the start failed before that (with
+ * `shared`, `StartTaken` when another call of its request key has it).
  */
-export const start = (runs: FiberSet.FiberSet<unknown, unknown>) => <I>(workflow: Workflow.Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
+const launch = (
+  runs: FiberSet.FiberSet<unknown, unknown>,
+  workflow: Workflow.AnyWorkflow,
+  record: ExecutionRecord,
+  input: unknown,
+  shared: boolean
+) =>
   Effect.gen(function*() {
-    yield* notStopping
     const instance = yield* Instance
-    const tenantId = options?.tenantId ?? defaultTenant
-    // Matched by name and config hash: the graph run is the registered one, never the caller's object.
-    const registered = (yield* registeredWorkflow(workflow)) as typeof workflow
-    const decoded = yield* checkedInput(registered, input)
-    const record = yield* rootRecord(registered, tenantId, options)
-    const recorded = yield* Deferred.make<void, ExecuteError>()
+    const recorded = yield* Deferred.make<void, ExecuteError | TreeDriver.StartTaken>()
     const run = yield* FiberSet.run(runs)(
-      TreeDriver.start(registered, record, decoded, Deferred.succeed(recorded, undefined)).pipe(
+      TreeDriver.start(workflow, record, input, Deferred.succeed(recorded, undefined), { shared }).pipe(
         // Failed before the root was recorded: `start` fails with it (a no-op once recorded).
         Effect.onExit((exit) =>
           Exit.isSuccess(exit) ? Effect.void : Deferred.failCause(
@@ -133,6 +153,105 @@ export const start = (runs: FiberSet.FiberSet<unknown, unknown>) => <I>(workflow
       )
     )
     yield* Deferred.await(recorded)
-    const handle: ExecutionHandle = { executionId: record.executionId, rootExecutionId: record.rootExecutionId, threadId: record.threadId, tenantId }
-    return { handle, run: run as Fiber.Fiber<ExecutionOutput, ExecuteError> } satisfies Started
+    return run as Run
+  })
+
+const handleOf = (record: ExecutionRecord): ExecutionHandle => ({
+  executionId: record.executionId,
+  rootExecutionId: record.rootExecutionId,
+  threadId: record.threadId,
+  tenantId: record.tenantId
+})
+
+/**
+ * A start under a request key: claims it, then starts the claimed execution
+ * or follows it. Every call of the key runs this loop over the same ids:
+ * the execution recorded → its handle (the thread owner-checked); else the
+ * start is tried with the ids shared — of the calls trying at once exactly
+ * one holds the new root's lease and records it; a call that finds the
+ * lease held waits for it on the Clock (a live starter records it soon, a
+ * dead one's lease expires) and looks again.
+ */
+const keyedStart = Effect.fnUntraced(function*(
+  runs: FiberSet.FiberSet<unknown, unknown>,
+  workflow: Workflow.AnyWorkflow,
+  input: unknown,
+  tenantId: TenantId,
+  options: ExecuteOptions & { readonly requestKey: string }
+) {
+  if (options.threadId !== undefined) yield* V.nonEmpty("Baton.start", "threadId", options.threadId)
+  if (options.ownerId !== undefined) yield* V.nonEmpty("Baton.start", "ownerId", options.ownerId)
+  const key = yield* Requests.keyed("Baton.start", tenantId, options.requestKey)
+  const claimed = yield* Requests.claimStart(key, workflow, input, options.threadId)
+  const records = yield* RecordStore
+  const { executionId, threadId } = claimed.handle
+  while (true) {
+    if (Option.isSome(yield* records.getRecord(tenantId, executionId))) {
+      yield* checkThread(tenantId, threadId, options.ownerId)
+      return { handle: claimed.handle, run: undefined, answer: claimed.answer, key } satisfies Started as Started
+    }
+    const record = yield* rootRecord(workflow, tenantId, options, claimed.handle)
+    const started = yield* Effect.map(launch(runs, workflow, record, input, true), Option.some).pipe(
+      Effect.catchTag("StartTaken", (taken) =>
+        taken.why === "Recorded" ? Effect.succeedNone : Effect.as(TreeDriver.untilLeaseFree(tenantId, executionId), Option.none()))
+    )
+    if (Option.isSome(started)) return { handle: handleOf(record), run: started.value, answer: Option.none(), key } satisfies Started as Started
+  }
+})
+
+/**
+ * Starts `workflow` on `input` as a new root execution (see `Baton.start`):
+ * answers once the root is recorded and leased; the run goes on in `runs`
+ * (the instance's scope), whoever waits for it. With a `requestKey`, a
+ * repeated call answers the first call's execution instead.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const start = (runs: FiberSet.FiberSet<unknown, unknown>) => <I>(workflow: Workflow.Workflow<I, any, any, any>, input: I, options?: ExecuteOptions) =>
+  Effect.gen(function*() {
+    yield* notStopping
+    const tenantId = options?.tenantId ?? defaultTenant
+    // Matched by name and config hash: the graph run is the registered one, never the caller's object.
+    const registered = (yield* registeredWorkflow(workflow)) as typeof workflow
+    const decoded = yield* checkedInput(registered, input)
+    const requestKey = options?.requestKey
+    if (requestKey !== undefined) return yield* keyedStart(runs, registered, decoded, tenantId, { ...options, requestKey })
+    const record = yield* rootRecord(registered, tenantId, options)
+    const run = yield* launch(runs, registered, record, decoded, false).pipe(
+      // Not shared: a start never tells another call's start.
+      Effect.catchTag("StartTaken", (e) => Effect.die(e))
+    )
+    return { handle: handleOf(record), run, answer: Option.none(), key: undefined } satisfies Started as Started
   }).pipe(Effect.withSpan("Baton.start"))
+
+/**
+ * `start`, then the execution's output (see `Baton.execute`): the run's when
+ * this call started it, else — for a call of a request key that follows
+ * another call's execution — the output that call answered, or the
+ * execution awaited. Any failure after the root was recorded carries its
+ * ids (`recorded`) and says to await it, not retry.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const execute = (runs: FiberSet.FiberSet<unknown, unknown>) => <I, O>(workflow: Workflow.Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
+  Effect.gen(function*() {
+    const started = yield* start(runs)(workflow, input, options)
+    const { executionId, tenantId, threadId } = started.handle
+    const out = Effect.gen(function*() {
+      if (started.run !== undefined) {
+        const out = yield* Fiber.join(started.run)
+        if (started.key !== undefined) yield* Requests.recordAnswer(started.key, started.handle, out)
+        return yield* decodedOutput(workflow, out, "Baton.execute")
+      }
+      if (Option.isSome(started.answer)) return yield* decodedOutput(workflow, started.answer.value as ExecutionOutput, "Baton.execute")
+      return yield* awaitExecution(started.handle).pipe(
+        // No timeout was given; the record was read before, so only a deleted one is unknown now.
+        Effect.catchTag("AwaitTimeoutError", Effect.die),
+        Effect.catchTag("UnknownExecutionError", (e) =>
+          Effect.fail(new StoreError({ store: "RecordStore", operation: "getRecord", kind: "Data", reason: `execution ${e.executionId}, started by this request key, is gone` })))
+      )
+    })
+    return yield* Effect.mapError(out, afterRecorded({ tenantId, executionId, threadId }))
+  }).pipe(Effect.map((out) => out as ExecutionOutput<O>), Effect.withSpan("Baton.execute"))

@@ -20,6 +20,7 @@ import {
   type StepVisit
 } from "../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../stores/Lease.ts"
+import { LedgerStore } from "../../stores/LedgerStore.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 
@@ -145,6 +146,43 @@ const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: Execu
   })
 })
 
+/**
+ * The spend of an execution as a snapshot keeps it (see `Budget`): the
+ * `LedgerStore` counters of scope `execution` and the execution's id — its
+ * lifetime counter and one per UTC day it lasted (one read each) — and
+ * their total. Null without a `LedgerStore`, or when nothing was spent.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ExecutionSpend {
+  readonly total: number
+  readonly lifetime: number
+  /** Spend by UTC day (`YYYY-MM-DD`), days with none left out. */
+  readonly days: Readonly<Record<string, number>>
+}
+
+const dayMillis = 24 * 60 * 60 * 1000
+
+/** The execution's spend from `startedAt` to `endedAt` (see `ExecutionSpend`). */
+const spendOf = Effect.fnUntraced(function*(record: ExecutionRecord, endedAt: number) {
+  const ledger = yield* Effect.serviceOption(LedgerStore)
+  if (Option.isNone(ledger)) return null
+  const key = { tenantId: record.tenantId, scope: "execution", scopeId: record.executionId } as const
+  const lifetime = yield* ledger.value.get({ ...key, day: "0000-01-01" })
+  const days: Record<string, number> = {}
+  let total = lifetime
+  const lastDay = LedgerStore.dayOf(endedAt)
+  for (let t = record.createdAt; ; t += dayMillis) {
+    const day = LedgerStore.dayOf(Math.min(t, endedAt))
+    const amount = yield* ledger.value.get({ ...key, day })
+    if (amount > 0) days[day] = amount
+    total += amount
+    if (day === lastDay) break
+  }
+  return total > 0 ? ({ total, lifetime, days } satisfies ExecutionSpend) : null
+})
+
 /** sha-256 (hex) of a JSON value. */
 const hashOf = (value: unknown) => createHash("sha256").update(JSON.stringify(value ?? null)).digest("hex")
 
@@ -194,7 +232,7 @@ export const save = Effect.fnUntraced(function*(
       resolvedAt: p.resolvedAt,
       resolvedBy: p.resolvedBy
     })),
-    spend: null,
+    spend: yield* spendOf(record, now),
     endedBy: { holder: lease.holder, epoch: lease.epoch }
   }
   yield* history.value.saveIfAbsent(snapshot, lease, now).pipe(Effect.catchTag("InvalidInputError", Effect.die))

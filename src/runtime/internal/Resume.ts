@@ -1,16 +1,21 @@
 /**
  * The `resume` program: records a decision for a pending pause, then
- * continues its tree under the tree's lease.
+ * continues its tree under the tree's lease. A failure after the decision
+ * was written carries `recorded` (the pause and its tree) and says to await
+ * the execution, not to resume again. With a `requestKey`, a repeated call
+ * continues or awaits the same tree (see `Requests`).
  *
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
-import { UnknownPauseError } from "../../stores/Errors.ts"
+import { afterRecorded, type RecordedWork, UnknownPauseError } from "../../stores/Errors.ts"
 import { defaultTenant, type TenantId } from "../../stores/Ids.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as Workflow from "../Workflow.ts"
 import { Instance, notStopping, workflowForRecord } from "./Instance.ts"
+import type { ExecutionOutput } from "./Executor.ts"
+import * as Requests from "./Requests.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 
@@ -26,18 +31,26 @@ export interface ResumeInput {
   readonly decision: unknown
   readonly tenantId?: TenantId | undefined
   readonly ownerId?: string | undefined
+  /**
+   * A request idempotency key (1–200 characters, per tenant; needs a
+   * `RequestStore`): a repeated call with it — retried, on any instance, also
+   * after the first caller died — does not answer the pause again
+   * (`NotPausedError`) but continues or awaits the same tree and answers its
+   * output (the output the first call answered, when it kept one). Another
+   * pause or decision under the key is `RequestConflictError`.
+   */
+  readonly requestKey?: string | undefined
 }
 
 /**
- * Records the decision once (a second answer fails with `NotPausedError`),
- * decoded first by the workflow's decision schema (a decision it refuses is
- * `InvalidInputError` naming the path; nothing recorded); answers the
- * pause's root record and the registered workflow that continues it —
- * checked before anything is written (its name and the config hash the tree
- * was started under, unless `resumeAnyway`).
+ * What a decision needs before it is written: the pause, its tree's root
+ * record, the registered workflow that continues it, and the decision
+ * decoded by the workflow's decision schema (a decision it refuses is
+ * `InvalidInputError` naming the path). Checked before anything is written:
+ * the thread's owner, the workflow's name and the config hash the tree was
+ * started under (unless `resumeAnyway`).
  */
-const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId: TenantId) {
-  const { instanceId } = yield* Instance
+const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: TenantId) {
   const pauses = yield* PauseStore
   const records = yield* RecordStore
   const pause = yield* pauses.get(tenantId, input.pauseId)
@@ -47,10 +60,76 @@ const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId:
   if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
   const workflow = yield* workflowForRecord(record.value)
   const decision = yield* Workflow.decode(workflow, "decision", input.decision, "Baton.resume")
+  return { pause: pause.value, record: record.value, workflow, decision }
+})
+
+type Prepared = Effect.Success<ReturnType<typeof prepare>>
+
+/** What was recorded once the decision is written: the pause and its tree. */
+const recordedOf = ({ pause, record }: Prepared): RecordedWork => ({
+  tenantId: record.tenantId,
+  executionId: record.rootExecutionId,
+  threadId: record.threadId,
+  pauseId: pause.pauseId
+})
+
+/**
+ * Writes the decision once (a second answer fails with `NotPausedError`).
+ * With `ownDecision`, a pause already holding this very decision (written by
+ * an earlier call of the same request key) counts as written.
+ */
+const writeDecision = Effect.fnUntraced(function*(prepared: Prepared, ownDecision: boolean) {
+  const { instanceId } = yield* Instance
+  const pauses = yield* PauseStore
+  const records = yield* RecordStore
+  const { decision, pause } = prepared
   const now = yield* Clock.currentTimeMillis
-  yield* pauses.resolve({ tenantId, pauseId: input.pauseId, decision, resolvedBy: instanceId, now })
-  yield* records.savePauseAnswer({ tenantId, executionId: pause.value.executionId, pauseId: input.pauseId, answeredBy: instanceId, answeredAt: now })
-  return { record: record.value, workflow }
+  const written = yield* pauses.resolve({ tenantId: pause.tenantId, pauseId: pause.pauseId, decision, resolvedBy: instanceId, now }).pipe(
+    Effect.as(true),
+    Effect.catchTag("NotPausedError", (e) =>
+      Effect.flatMap(pauses.get(pause.tenantId, pause.pauseId), (now) =>
+        ownDecision && Option.isSome(now) && (now.value.status === "Resolved" || now.value.status === "Taken") &&
+          Requests.sameDecision(now.value.decision, decision)
+          ? Effect.succeed(false)
+          : Effect.fail(e)))
+  )
+  if (!written) return
+  // From here the decision is recorded: a failure says so, and to await the tree.
+  yield* records.savePauseAnswer({ tenantId: pause.tenantId, executionId: pause.executionId, pauseId: pause.pauseId, answeredBy: instanceId, answeredAt: now }).pipe(
+    Effect.mapError(afterRecorded(recordedOf(prepared)))
+  )
+})
+
+/** Continues the tree under its lease, waiting for it; a failure says the decision was recorded. */
+const continueTree = (prepared: Prepared) =>
+  TreeDriver.drive(prepared.workflow, prepared.record.tenantId, prepared.record.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: true }).pipe(
+    Effect.flatMap(Option.match({
+      onNone: () => Effect.die(new Error("a waiting resume gave up its wait")),
+      onSome: Effect.succeed
+    })),
+    Effect.mapError(afterRecorded(recordedOf(prepared)))
+  )
+
+/**
+ * A resume under a request key: claims (pause, decision); a repeated call
+ * answers the output a call of the key kept, else writes the decision when
+ * no call did (the first caller died before) and continues or awaits the
+ * tree like the first call.
+ */
+const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly requestKey: string }, tenantId: TenantId, prepared: Prepared) {
+  const key = yield* Requests.keyed("Baton.resume", tenantId, input.requestKey)
+  const handle: Requests.ResumeHandle = {
+    pauseId: prepared.pause.pauseId,
+    executionId: prepared.record.rootExecutionId,
+    threadId: prepared.record.threadId,
+    tenantId
+  }
+  const claimed = yield* Requests.claimResume(key, handle, prepared.decision)
+  if (Option.isSome(claimed.answer)) return claimed.answer.value as ExecutionOutput
+  yield* writeDecision(prepared, true)
+  const out = yield* continueTree(prepared)
+  yield* Requests.recordAnswer(key, claimed.handle, out)
+  return out
 })
 
 /**
@@ -63,10 +142,9 @@ export const resume = (input: ResumeInput) =>
   Effect.gen(function*() {
     yield* notStopping
     const tenantId = input.tenantId ?? defaultTenant
-    const { record, workflow } = yield* recordDecision(input, tenantId)
-    const out = yield* TreeDriver.drive(workflow, tenantId, record.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: true })
-    return yield* Option.match(out, {
-      onNone: () => Effect.die(new Error("a waiting resume gave up its wait")),
-      onSome: Effect.succeed
-    })
+    const prepared = yield* prepare(input, tenantId)
+    const requestKey = input.requestKey
+    if (requestKey !== undefined) return yield* keyedResume({ ...input, requestKey }, tenantId, prepared)
+    yield* writeDecision(prepared, false)
+    return yield* continueTree(prepared)
   }).pipe(Effect.withSpan("Baton.resume"))

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, Fiber, FiberSet } from "effect"
+import { Clock, Context, Deferred, Effect, FiberSet } from "effect"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
@@ -15,8 +15,8 @@ import * as Health from "../Health.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./CancelThread.ts"
 import { close, type CloseOptions } from "./Close.ts"
-import { type AwaitOptions, awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
-import { type ExecuteOptions, start } from "./Execute.ts"
+import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await.ts"
+import { execute, type ExecuteOptions, start } from "./Execute.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
@@ -133,17 +133,13 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   )
   const closeInstance = close(sweep, closeScope)
   const startIn = start(runs)
+  const executeIn = execute(runs)
   return {
     instance,
     instanceId: instance.instanceId,
     start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
       run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>)),
-    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
-      run(Effect.flatMap(startIn(workflow, input, options), (started) =>
-        Effect.flatMap(Fiber.join(started.run), (out) => decodedOutput(workflow, out, "Baton.execute")))).pipe(
-        Effect.map((out) => out as ExecutionOutput<O>),
-        Effect.withSpan("Baton.execute")
-      ),
+    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => run(executeIn(workflow, input, options)),
     await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
       run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>)),
     status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { type Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { type Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { ResumeError } from "../../stores/Errors.ts"
 import * as Cancel from "./Cancel.ts"
 import type { CheckpointStore } from "../../stores/CheckpointStore.ts"
@@ -144,6 +144,17 @@ export const endIfFree = (record: ExecutionRecord) =>
     })))
 
 /**
+ * A start of a root whose id another call may start too (both carry one
+ * request key, see `Requests`): its lease is held by another holder
+ * (`Leased`: that call is starting it, or runs it), or its record exists
+ * (`Recorded`). Never a failure of the caller: it follows that start.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export class StartTaken extends Data.TaggedError("StartTaken")<{ readonly why: "Leased" | "Recorded" }> {}
+
+/**
  * Records and runs a brand-new tree from its input, born leased: takes the
  * lease of its fresh root id first, keeps the input with the tree, then
  * records the root with `RecordStore.startRoot` — only if its thread has no
@@ -154,11 +165,23 @@ export const endIfFree = (record: ExecutionRecord) =>
  * @category internal
  * @since 0.1.0
  */
-export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unknown, recorded: Effect.Effect<unknown>) =>
+export const start = (
+  workflow: AnyWorkflow,
+  record: ExecutionRecord,
+  input: unknown,
+  recorded: Effect.Effect<unknown>,
+  options?: { readonly shared?: boolean | undefined }
+) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
     Effect.scoped(Effect.gen(function*() {
       const { rootExecutionId, tenantId, threadId } = record
       const holder = yield* acquireFor(pass)
+      // An id shared by a request key: another call of that key starts (or ran) it.
+      if (Option.isNone(holder) && options?.shared === true) return yield* new StartTaken({ why: "Leased" })
+      // Under the lease, before the input is kept: a shared id recorded meanwhile (and maybe ended) is left as it is.
+      if (options?.shared === true && Option.isSome(yield* (yield* RecordStore).getRecord(tenantId, rootExecutionId))) {
+        return yield* new StartTaken({ why: "Recorded" })
+      }
       if (Option.isNone(holder)) {
         return yield* new StoreError({
           store: "LeaseStore",
@@ -172,6 +195,7 @@ export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unk
       yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, inputKeyName, input ?? null)
       const outcome = yield* (yield* RecordStore).startRoot(record)
       if (outcome._tag !== "Started") {
+        if (outcome._tag === "IdTaken" && options?.shared === true) return yield* new StartTaken({ why: "Recorded" })
         if (outcome._tag === "IdTaken") {
           return yield* new StoreError({
             store: "RecordStore",
@@ -217,13 +241,17 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin }))
   }), (cause) => onFailure === undefined ? Effect.void : onFailure(cause)))
 
-/** Waits for the held lease: until a release in this process, its expiry, or the next poll, whichever comes first. */
-const waitForLease = (pass: TrackedPass) =>
+/**
+ * Waits while a tree's lease is held: until a release in this process (or a
+ * backend's wake-up), its expiry, or the next poll on the Clock, whichever
+ * comes first. A waiter then looks again.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const untilLeaseFree = (tenantId: string, rootExecutionId: string) =>
   Effect.gen(function*() {
-    const { rootExecutionId, tenantId } = pass
     const instance = yield* Instance
-    pass.phase = "waiting"
-    instance.activity.count++
     const leases = yield* LeaseStore
     const wakeups = yield* LeaseWakeups
     // Listen before reading the lease: a release between the read and the wait is not missed.
@@ -235,6 +263,15 @@ const waitForLease = (pass: TrackedPass) =>
       Effect.sleep(Duration.millis(Math.min(untilExpiry, instance.config.waitPollMillis))),
       Fiber.join(released)
     ).pipe(Effect.ensuring(Fiber.interrupt(released)))
+  })
+
+/** A pass waiting for the held lease (see `untilLeaseFree`), seen as waiting by close and test harnesses. */
+const waitForLease = (pass: TrackedPass) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    pass.phase = "waiting"
+    instance.activity.count++
+    yield* untilLeaseFree(pass.tenantId, pass.rootExecutionId)
   })
 
 /**
