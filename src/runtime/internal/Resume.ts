@@ -94,9 +94,10 @@ const writeDecision = Effect.fnUntraced(function*(prepared: Prepared, ownDecisio
           : Effect.fail(e)))
   )
   if (!written) return
-  // From here the decision is recorded: a failure says so, and to await the tree.
+  // The decision is recorded (the pause keeps who answered it too): failing the call here would leave the
+  // tree resting paused with its answer waiting, and the caller told to await a tree nobody moves. Going on.
   yield* records.savePauseAnswer({ tenantId: pause.tenantId, executionId: pause.executionId, pauseId: pause.pauseId, answeredBy: instanceId, answeredAt: now }).pipe(
-    Effect.mapError(afterRecorded(recordedOf(prepared)))
+    Effect.catch((e) => Effect.logWarning(`the answer of pause ${pause.pauseId} was recorded, but not who gave it (the tree goes on): ${e.message}`))
   )
 })
 
