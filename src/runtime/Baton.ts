@@ -68,13 +68,19 @@ export interface BatonShape {
    * schema and checked as JSON before anything is written (bad input:
    * `InvalidInputError` naming the path). A thread with a Running or Paused
    * root fails with `ThreadBusyError`: of concurrent starts on one idle
-   * thread, on any instances, exactly one starts.
+   * thread, on any instances, exactly one starts. With `requestKey`, every
+   * call of the key (retried, racing, on any instance, after the first caller
+   * died) answers the handle of one execution, started once; the same key
+   * for another request is `RequestConflictError`.
    */
   readonly start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionHandle<O>, ExecuteError>
   /**
    * `start`, then the run's output: it finishes (its final state) or pauses
    * (its pending pauses). Fails with `LeaseLostError` if this instance lost
-   * the tree meanwhile — the execution goes on elsewhere (`await` it).
+   * the tree meanwhile — the execution goes on elsewhere (`await` it). A
+   * `StoreError` or `InvalidInputError` after the root was recorded carries
+   * `recorded` (its ids): await it, do not retry. With `requestKey`, a
+   * repeated call answers the first call's output (or awaits the execution).
    */
   readonly execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => EffectNs.Effect<ExecutionOutput<O>, ExecuteError>
   /**
@@ -101,7 +107,11 @@ export interface BatonShape {
    * Records a decision for a pending pause (exactly once: a second answer
    * fails with `NotPausedError`), then takes the tree's lease — waiting while
    * another call or instance holds it — and continues the tree with every
-   * decision recorded for it. Answers the tree's output once it rests.
+   * decision recorded for it. Answers the tree's output once it rests. A
+   * `StoreError` or `InvalidInputError` after the decision was written
+   * carries `recorded`: await the execution, do not resume again. With
+   * `requestKey`, a repeated call continues or awaits the same tree instead
+   * of failing with `NotPausedError`.
    */
   readonly resume: (input: ResumeInput) => EffectNs.Effect<ExecutionOutput, ResumeError>
   /**

@@ -14,6 +14,11 @@
  * lease and the record would need every backend to keep both in one
  * database; lease-first keeps the contracts apart and is as safe.)
  *
+ * With a request key (see `Requests`), the ids are made before the key is
+ * claimed and kept with the claim, so every call of the key starts or
+ * follows that one execution: the lease and `startRoot` let exactly one of
+ * them record it.
+ *
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option } from "effect"
