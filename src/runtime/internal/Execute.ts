@@ -192,7 +192,8 @@ const keyedStart = Effect.fnUntraced(function*(
   const { executionId, threadId } = claimed.handle
   while (true) {
     if (Option.isSome(yield* records.getRecord(tenantId, executionId))) {
-      yield* checkThread(tenantId, threadId, options.ownerId)
+      // Recorded (by a call of the key): a store failure from here says so.
+      yield* Effect.mapError(checkThread(tenantId, threadId, options.ownerId), afterRecorded({ tenantId, executionId, threadId }))
       return { handle: claimed.handle, run: undefined, answer: claimed.answer, key } satisfies Started as Started
     }
     const record = yield* rootRecord(workflow, tenantId, options, claimed.handle)
@@ -251,7 +252,7 @@ export const execute = (runs: FiberSet.FiberSet<unknown, unknown>) => <I, O>(wor
         return yield* decodedOutput(workflow, out, "Baton.execute")
       }
       if (Option.isSome(started.answer)) return yield* decodedOutput(workflow, started.answer.value as ExecutionOutput, "Baton.execute")
-      return yield* awaitExecution(started.handle).pipe(
+      return yield* awaitExecution(started.handle, { ownerId: options?.ownerId }).pipe(
         // No timeout was given; the record was read before, so only a deleted one is unknown now.
         Effect.catchTag("AwaitTimeoutError", Effect.die),
         Effect.catchTag("UnknownExecutionError", (e) =>
