@@ -11,6 +11,6 @@ const schema = testSchema("requests")
 const stores = () => PgStores.layer({ url, schema, maxConnections: 4 })
 
 describe("request keys on Postgres, two pools", () => {
-  it.live("8 concurrent start/execute calls of one request key across two instances: one execution, its step once", () =>
+  it.live("8 concurrent start/execute calls of one request key across two instances: one execution, its step once; 8 racing keyed resumes: one continuation", () =>
     oneStartPerKey(stores(), stores(), 8), { timeout: 60_000 })
 })

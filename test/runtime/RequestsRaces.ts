@@ -6,9 +6,10 @@
  * Concurrent calls with one request key, half on each instance, half
  * `start` and half `execute`, on a new thread and on an existing idle one:
  * exactly one execution starts (its step runs once), every call answers it;
- * the same key with another input is `RequestConflictError`.
+ * the same key with another input is `RequestConflictError`. Concurrent
+ * resumes of one key for one pause: one continuation, every call answered.
  */
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import { Baton, type BatonShape, type BatonStores } from "../../src/runtime/Baton.ts"
@@ -34,9 +35,27 @@ export const counted = Workflow.make({
     .addEdge("only", END)
 })
 
+/** Runs of the step after the pause, by tenant. */
+const acted = new Map<string, number>()
+
+/** ask (pauses) → act (counted per tenant) → end. */
+export const gated = Workflow.make({
+  name: "gated",
+  version: "1",
+  graph: new StateGraph(State)
+    .addNode("ask", Workflow.step(async () => ({ log: [`answer:${String(interrupt({ q: "go?" }))}`] })))
+    .addNode("act", Workflow.step(async (_s, ctx) => {
+      acted.set(ctx.tenantId, (acted.get(ctx.tenantId) ?? 0) + 1)
+      return { log: ["acted"] }
+    }))
+    .addEdge(START, "ask")
+    .addEdge("ask", "act")
+    .addEdge("act", END)
+})
+
 const instance = (instanceId: string, stores: Layer.Layer<BatonStores, unknown>) =>
   Effect.map(
-    Layer.build(Baton.layer({ workflows: [counted], instanceId, sweepInterval: "1 hour" }).pipe(Layer.provide(stores))),
+    Layer.build(Baton.layer({ workflows: [counted, gated], instanceId, sweepInterval: "1 hour" }).pipe(Layer.provide(stores))),
     (context) => Context.get(context, Baton)
   )
 
@@ -102,4 +121,18 @@ export const oneStartPerKey = (storesA: Layer.Layer<BatonStores, unknown>, store
     assert.strictEqual(tagOf(conflict), "RequestConflictError")
     assert.strictEqual((yield* a.list({ tenantId, limit: 100 })).executions.length, 2, "nothing started")
     assert.strictEqual(runs.get(tenantId), 2)
+
+    // resume: `callers` calls of one key for one pause, on both instances at once: one continuation.
+    const paused = yield* a.execute(gated, { log: [] }, { tenantId })
+    if (paused._tag !== "Paused") return assert.fail("expected a pause")
+    const pauseId = paused.pauses[0]!.pauseId
+    const resumes = yield* Effect.forEach(
+      Array.from({ length: callers }, (_, i) => i),
+      (i) => Effect.exit((i % 2 === 0 ? a : b).resume({ pauseId, decision: "yes", tenantId, requestKey: "answer-1" })),
+      { concurrency: "unbounded" }
+    )
+    assert.deepStrictEqual(untyped(resumes), [], "no resume ended in a defect")
+    assert.deepStrictEqual(resumes.map(tagOf), resumes.map(() => "Success"), "every resume of the key succeeds")
+    for (const exit of resumes) if (Exit.isSuccess(exit)) assert.strictEqual(exit.value._tag, "Finished")
+    assert.strictEqual(acted.get(tenantId), 1, "the step after the pause ran once")
   }).pipe(Effect.scoped)

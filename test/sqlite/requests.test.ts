@@ -10,6 +10,6 @@ import { tempDb } from "./tmp.ts"
 const path = tempDb("requests")
 
 describe("request keys on SQLite, two connections", () => {
-  it.live("8 concurrent start/execute calls of one request key across two instances: one execution, its step once", () =>
+  it.live("8 concurrent start/execute calls of one request key across two instances: one execution, its step once; 8 racing keyed resumes: one continuation", () =>
     oneStartPerKey(SqliteStores.layer({ path }), SqliteStores.layer({ path }), 8), { timeout: 60_000 })
 })
