@@ -46,6 +46,9 @@ export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } fr
 /**
  * The store services the runtime runs over (the app provides them, e.g.
  * `MemoryStores.layer`, `SqliteStores.layer(...)`, `PgStores.layer(...)`).
+ * Used when given (the bundles give them all): `RequestStore` (needed by a
+ * call with a `requestKey`), `ExecutionHistoryStore` (snapshots) and
+ * `LedgerStore` (budgets; spend in snapshots).
  *
  * @category models
  * @since 0.1.0

@@ -191,6 +191,8 @@ const keyedStart = Effect.fnUntraced(function*(
   const records = yield* RecordStore
   const { executionId, threadId } = claimed.handle
   while (true) {
+    // Looked at again on every turn: a closing instance starts nothing new while it follows.
+    yield* notStopping
     if (Option.isSome(yield* records.getRecord(tenantId, executionId))) {
       // Recorded (by a call of the key): a store failure from here says so.
       yield* Effect.mapError(checkThread(tenantId, threadId, options.ownerId), afterRecorded({ tenantId, executionId, threadId }))
