@@ -216,6 +216,9 @@ for (const backend of backends) {
         const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
         if (paused._tag !== "Paused") return assert.fail("expected a pause")
         const pauseId = paused.pauses[0]!.pauseId
+        const notJson = yield* Effect.exit(Fiber.join(yield* h.run(0, (b) => b.resume({ pauseId, decision: 1n, requestKey: "d1" }))))
+        assert.strictEqual(errorTag(notJson), "InvalidInputError", "a decision that is not JSON is refused, not a defect")
+        assert.isTrue(Option.isNone(yield* RequestStore.use((r) => r.get("default", "d1", 0))), "the key was not claimed")
         const racing = yield* Effect.forEach([0, 1, 0, 1], (i) => h.run(i, (b) => b.resume({ pauseId, decision: { ok: true, by: "me" }, requestKey: "d1" })))
         yield* h.settle
         const outs = yield* Effect.forEach(racing, Fiber.join)

@@ -10,6 +10,7 @@
 import { Clock, Effect, Option } from "effect"
 import { afterRecorded, type RecordedWork, UnknownPauseError } from "../../stores/Errors.ts"
 import { defaultTenant, type TenantId } from "../../stores/Ids.ts"
+import * as V from "../../stores/internal/validate.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as Workflow from "../Workflow.ts"
@@ -118,6 +119,8 @@ const continueTree = (prepared: Prepared) =>
  * tree like the first call.
  */
 const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly requestKey: string }, tenantId: TenantId, prepared: Prepared) {
+  // Hashed for the fingerprint: JSON first (the pause store would refuse it anyway), never a defect.
+  yield* V.json("Baton.resume", "decision", prepared.decision)
   const key = yield* Requests.keyed("Baton.resume", tenantId, input.requestKey)
   const handle: Requests.ResumeHandle = {
     pauseId: prepared.pause.pauseId,
