@@ -120,7 +120,7 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
     const head = `${this.store}.${this.operation} failed (${this.kind}): ${this.reason}.`
     return this.recorded === undefined
       ? `${head} ${advice(this.kind, this.transient)}`
-      : `${head} ${this.transient ? "A transient store fault" : "Not a transient store fault"}. ${recordedAdvice(this.recorded)}`
+      : `${head} ${this.transient ? "The store fault is transient, yet retrying this call is wrong" : "The store fault is not transient"}. ${recordedAdvice(this.recorded)}`
   }
 }
 
