@@ -34,7 +34,7 @@ import type { InstanceId } from "../stores/Ids.ts"
 import type { LedgerStore } from "../stores/LedgerStore.ts"
 import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import * as Budget from "./Budget.ts"
-import type { HealthComponent } from "./Health.ts"
+import { type HealthComponent, pingTimeout } from "./Health.ts"
 import * as ProviderSlots from "./ProviderSlots.ts"
 
 /**
@@ -267,10 +267,18 @@ export const readiness = (providers: ReadonlyArray<Provider>): Effect.Effect<Rea
             case "Closed":
               return { name, status: "Healthy", message: "circuit closed" }
             case "Open":
+              // the store moves an Open circuit to HalfOpen only when a call is admitted: after its open time it is half-open
+              if (Duration.toMillis(s.retryAfter) <= 0) {
+                return { name, status: "Degraded", message: "circuit half-open: its open time is over, the next call is the probe" }
+              }
               return { name, status: "Degraded", message: `circuit open for ${Math.ceil(Duration.toMillis(s.retryAfter) / 1000)} s more (opening ${s.consecutiveOpenings} in a row): calls to ${p.key} fail fast` }
             case "HalfOpen":
               return { name, status: "Degraded", message: `circuit half-open: ${s.probing ? "a probe call is running" : "the next call is the probe"}` }
           }
+        }),
+        Effect.timeoutOrElse({
+          duration: pingTimeout,
+          orElse: () => Effect.succeed<HealthComponent>({ name, status: "Degraded", message: `circuit state unknown: no answer within ${Duration.toMillis(pingTimeout)} ms` })
         }),
         Effect.catch((e) => Effect.succeed<HealthComponent>({ name, status: "Degraded", message: `circuit state unknown: ${e.message}` }))
       )
