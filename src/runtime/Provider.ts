@@ -26,58 +26,42 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, type Exit, Schedule, Scope } from "effect"
+import { Clock, Duration, Effect, type Exit, Scope } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
-import { BatonConfigError, type InvalidInputError, type StoreError } from "../stores/Errors.ts"
+import type { BatonConfigError, InvalidInputError, StoreError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import type { LedgerStore } from "../stores/LedgerStore.ts"
 import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import * as Budget from "./Budget.ts"
 import { type HealthComponent, pingTimeout } from "./Health.ts"
+import * as Definition from "./internal/ProviderDefinition.ts"
+import type { Provider, Window } from "./internal/ProviderDefinition.ts"
 import * as ProviderSlots from "./ProviderSlots.ts"
 
-/**
- * A limit on calls or tokens per window.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Window {
-  readonly limit: number
-  readonly window: Duration.Input
-  /** What the window counts: `"calls"` (default) or `"tokens"` (the guard's `tokens`). */
-  readonly unit?: "calls" | "tokens" | undefined
-  /** effect's algorithm: `"fixed-window"` (default) or `"token-bucket"`. */
-  readonly algorithm?: "fixed-window" | "token-bucket" | undefined
-}
-
-/**
- * When the provider's circuit opens and for how long (effect's `CircuitBreaker` options).
- *
- * @category models
- * @since 0.1.0
- */
-export interface BreakerPolicy {
-  readonly tripPolicy: CircuitBreaker.TripPolicy
-  readonly openDuration: Duration.Input | Schedule.Schedule<unknown, number>
-  readonly maxOpenDuration?: Duration.Input | undefined
-}
-
-/**
- * A provider's fleet-wide limits.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Provider {
-  readonly key: string
-  readonly slots?: Omit<ProviderSlots.SlotOptions, "holder"> | undefined
-  readonly windows?: ReadonlyArray<Window> | undefined
-  readonly breaker?: BreakerPolicy | undefined
-  /** The Retry-After of a rate-limit error of the call (a 429), or undefined for any other error. */
-  readonly retryAfter?: ((error: unknown) => Duration.Input | undefined) | undefined
-}
+export type {
+  /**
+   * A provider's circuit policy (see `ProviderDefinition`).
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  BreakerPolicy,
+  /**
+   * A provider's fleet-wide limits (see `ProviderDefinition`).
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  Provider,
+  /**
+   * A limit on calls or tokens per window (see `ProviderDefinition`).
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  Window
+} from "./internal/ProviderDefinition.ts"
 
 /**
  * What one guarded call brings.
@@ -118,40 +102,13 @@ export type GuardError =
  */
 export type GuardServices = RateLimitStore | RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore | LedgerStore
 
-const configError = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
-
-const validDuration = (input: Duration.Input) => {
-  const d = Duration.fromInput(input)
-  return d._tag === "Some" && Duration.toMillis(d.value) > 0 && Duration.isFinite(d.value)
-}
-
 /**
  * A checked provider definition; a bad field fails with `BatonConfigError` naming it.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (definition: Provider): Effect.Effect<Provider, BatonConfigError> =>
-  Effect.gen(function*() {
-    const d = definition
-    if (typeof d.key !== "string" || d.key === "") return yield* configError("provider.key", "must be a non-empty string")
-    const at = `provider ${d.key}`
-    if (d.slots !== undefined) {
-      if (!Number.isInteger(d.slots.max) || d.slots.max < 1) return yield* configError(`${at}: slots.max`, `is ${d.slots.max}: it must be a whole number ≥ 1`)
-      for (const field of ["lease", "timeout", "pollInterval"] as const) {
-        const v = d.slots[field]
-        if (v !== undefined && !validDuration(v)) return yield* configError(`${at}: slots.${field}`, "must be a finite duration > 0")
-      }
-    }
-    for (const [i, w] of (d.windows ?? []).entries()) {
-      if (!(w.limit > 0) || !Number.isFinite(w.limit)) return yield* configError(`${at}: windows[${i}].limit`, `is ${w.limit}: it must be a number > 0`)
-      if (!validDuration(w.window)) return yield* configError(`${at}: windows[${i}].window`, "must be a finite duration > 0")
-    }
-    if (d.breaker !== undefined && !Schedule.isSchedule(d.breaker.openDuration) && !validDuration(d.breaker.openDuration)) {
-      return yield* configError(`${at}: breaker.openDuration`, "must be a finite duration > 0 or a Schedule")
-    }
-    return d
-  })
+export const make: (definition: Provider) => Effect.Effect<Provider, BatonConfigError> = Definition.make
 
 const windowKey = (p: Provider, w: Window) => `${p.key}/${w.unit ?? "calls"}/${w.algorithm ?? "fixed-window"}/${Duration.toMillis(Duration.fromInputUnsafe(w.window))}`
 

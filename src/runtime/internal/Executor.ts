@@ -22,6 +22,7 @@ import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } fro
 import { type PassHandle, passKey } from "./pass.ts"
 import * as History from "./History.ts"
 import * as Pseudonyms from "./Pseudonyms.ts"
+import * as QuotaPermit from "./QuotaPermit.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
@@ -480,6 +481,18 @@ export const runPass = Effect.fnUntraced(function*(
   options: PassOptions
 ): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | TreeStore | IdGenerator> {
   const p = yield* makePass(options)
+  // With a tenant quota, the pass runs holding one of its tenant's permits (waiting for one first).
+  return yield* QuotaPermit.during(p, phases(p))
+}, (effect, options) =>
+  Effect.annotateLogs(effect, {
+    executionId: options.record.executionId,
+    tenantId: options.record.tenantId,
+    holder: options.holder.lease.holder
+  }))
+
+/** The phases of one pass: start, then run / drain / rest until it finishes or rests. */
+const phases = (p: Pass) =>
+  Effect.gen(function*() {
   let next = yield* startPass(p)
   while (true) {
     const result = yield* runGraph(p, next)
@@ -497,9 +510,4 @@ export const runPass = Effect.fnUntraced(function*(
     if ("_tag" in rested) return rested
     next = rested
   }
-}, (effect, options) =>
-  Effect.annotateLogs(effect, {
-    executionId: options.record.executionId,
-    tenantId: options.record.tenantId,
-    holder: options.holder.lease.holder
-  }))
+  })

@@ -4,11 +4,9 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Option } from "effect"
-import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
+import { Effect } from "effect"
 import { BatonConfigError } from "../../stores/Errors.ts"
-import type { HealthComponent } from "../Health.ts"
-import * as Provider from "../Provider.ts"
+import * as Definition from "./ProviderDefinition.ts"
 
 /**
  * A provider definition as the runtime's `providers` option takes it.
@@ -16,7 +14,7 @@ import * as Provider from "../Provider.ts"
  * @category models
  * @since 0.1.0
  */
-export type ProviderDefinition = Provider.Provider
+export type ProviderDefinition = Definition.Provider
 
 /**
  * The limit options of a configuration.
@@ -52,33 +50,8 @@ export const validate = Effect.fnUntraced(function*(config: LimitOptions) {
   if (!Array.isArray(providers)) return yield* refuse("providers", "must be an array of provider definitions (see Provider)")
   const keys = new Set<string>()
   for (const p of providers) {
-    yield* Provider.make(p).pipe(Effect.mapError((e) => new BatonConfigError({ field: `providers: ${e.field}`, reason: e.reason })))
+    yield* Definition.make(p).pipe(Effect.mapError((e) => new BatonConfigError({ field: `providers: ${e.field}`, reason: e.reason })))
     if (keys.has(p.key)) return yield* refuse("providers", `names provider ${show(p.key)} twice; keys must be unique`)
     keys.add(p.key)
   }
 })
-
-/**
- * The readiness components of the configured providers' breakers, read from
- * the `CircuitBreakerStore` among the instance's services. Fails (at build)
- * with `BatonConfigError` on `providers` when one has a breaker and no store
- * was provided.
- *
- * @category health
- * @since 0.1.0
- */
-export const providerReadiness = (
-  providers: ReadonlyArray<ProviderDefinition> | undefined,
-  services: Context.Context<never>
-): Effect.Effect<Effect.Effect<ReadonlyArray<HealthComponent>>, BatonConfigError> => {
-  const withBreaker = (providers ?? []).filter((p) => p.breaker !== undefined)
-  if (withBreaker.length === 0) return Effect.succeed(Effect.succeed([]))
-  const store = Context.getOption(services, CircuitBreaker.CircuitBreakerStore)
-  if (Option.isNone(store)) {
-    return refuse(
-      "providers",
-      `${withBreaker.map((p) => p.key).join(", ")} ha${withBreaker.length === 1 ? "s" : "ve"} a breaker but no CircuitBreakerStore was provided: provide a stores bundle (they all provide one) or CircuitBreaker's own store Layer`
-    )
-  }
-  return Effect.succeed(Effect.provideService(Provider.readiness(withBreaker), CircuitBreaker.CircuitBreakerStore, store.value))
-}

@@ -19,7 +19,8 @@ import { type AwaitOptions, awaitExecution, decodedOutput, type ExecutionHandle 
 import { type ExecuteOptions, start } from "./Execute.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
-import * as QuotaConfig from "./QuotaConfig.ts"
+import * as ProviderHealth from "./ProviderHealth.ts"
+import * as QuotaPermit from "./QuotaPermit.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as Reads from "./Reads.ts"
 import * as Retention from "./Retention.ts"
@@ -117,7 +118,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const instance = yield* makeInstance(config, slots)
-  const providerHealth = yield* QuotaConfig.providerReadiness(config.providers, instance.services)
+  const providerHealth = yield* ProviderHealth.providerReadiness(config.providers, instance.services)
+  yield* QuotaPermit.check(instance)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope

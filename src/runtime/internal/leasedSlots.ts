@@ -102,6 +102,30 @@ const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis
   )
 
 /**
+ * Takes a slot of `key` for the rest of the current scope — renewed while
+ * it lasts, released when it closes; when none came free in time, runs
+ * `onFull(waitedMillis)` instead. `stop`, when given, ends the wait with its
+ * failure (a pass that lost its lease, say).
+ */
+export const holdScoped = <E2, E3 = never, R3 = never>(
+  key: string,
+  o: HoldOptions,
+  onFull: (waitedMillis: number) => Effect.Effect<never, E2>,
+  stop?: Effect.Effect<never, E3, R3>
+): Effect.Effect<SlotLease, E2 | E3 | StoreError | InvalidInputError, RateLimitStore | Scope.Scope | R3> =>
+  Effect.gen(function*() {
+    const store = yield* RateLimitStore
+    const start = yield* Clock.currentTimeMillis
+    const release = (slot: SlotLease) =>
+      Effect.addFinalizer(() => store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
+    const take = Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
+    const got = yield* (stop === undefined ? take : Effect.raceFirst(take, stop))
+    if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
+    yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis))
+    return got.value
+  })
+
+/**
  * Runs `effect` holding a slot of `key`; when none came free in time, runs
  * `onFull(waitedMillis)` instead.
  */
@@ -111,18 +135,7 @@ export const hold = <A, E, R, E2>(
   effect: Effect.Effect<A, E, R>,
   onFull: (waitedMillis: number) => Effect.Effect<never, E2>
 ): Effect.Effect<A, E | E2 | StoreError | InvalidInputError, R | RateLimitStore> =>
-  Effect.gen(function*() {
-    const store = yield* RateLimitStore
-    const start = yield* Clock.currentTimeMillis
-    const release = (slot: SlotLease) =>
-      Effect.addFinalizer(() => store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const got = yield* Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
-      if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
-      yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis))
-      return yield* effect
-    }))
-  })
+  Effect.scoped(Effect.andThen(holdScoped(key, o, onFull), effect))
 
 export const millisOf = (input: Duration.Input | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
