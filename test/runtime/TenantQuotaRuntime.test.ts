@@ -192,6 +192,30 @@ for (const backend of backends) {
         assert.strictEqual(t.most.get("acme"), 1, "one tree at a time (the killed instance's step stopped with it)")
         assert.strictEqual(yield* held("acme", 1), 0, "no permit left once every tree ended")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
+
+    it.effect("cap 1: a tree waiting for a permit can be cancelled from another instance (ended Cancelled, no step run); closing its instance hands the wait over", () =>
+      Effect.gen(function*() {
+        const t = makeTracker()
+        const h = yield* Harness.make({ instances: 3, baton: { workflows: [t.work], tenantQuota: 1 } })
+        const a = yield* h.run(0, (b) => b.execute(t.work, { name: "a", seconds: 60 }, { tenantId: "acme" }))
+        yield* h.settle
+        const waiting = yield* Fiber.join(yield* h.run(1, (b) => b.start(t.work, { name: "b", seconds: 5 }, { tenantId: "acme" })))
+        const handedOver = yield* Fiber.join(yield* h.run(1, (b) => b.start(t.work, { name: "c", seconds: 5 }, { tenantId: "acme" })))
+        yield* h.advance("2 seconds")
+        const cancelled = yield* Fiber.join(yield* h.run(2, (b) => b.cancel(waiting.threadId, { tenantId: "acme" })))
+        assert.isTrue(cancelled.cancelled)
+        yield* h.advance("15 seconds")
+        assert.strictEqual(yield* Fiber.join(yield* h.run(2, (b) => Effect.map(b.status(waiting.executionId, { tenantId: "acme" }), (v) => v.status))), "Cancelled")
+        const closing = yield* h.run(1, (b) => b.close({ timeout: "5 seconds" }))
+        yield* h.advance("5 seconds")
+        yield* Fiber.join(closing)
+        yield* h.advance("120 seconds")
+        assert.strictEqual(errorTag(yield* Fiber.await(a)), "Success")
+        assert.strictEqual(yield* Fiber.join(yield* h.run(2, (b) => Effect.map(b.status(handedOver.executionId, { tenantId: "acme" }), (v) => v.status))), "Finished", "another instance took c's tree over and ran it under the quota")
+        assert.deepStrictEqual(t.starts.map((s) => s.split("@")[0]), ["a", "c"], "b never ran")
+        assert.strictEqual(t.most.get("acme"), 1)
+        assert.strictEqual(yield* held("acme", 1), 0)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
   })
 }
 

@@ -491,8 +491,7 @@ export const runPass = Effect.fnUntraced(function*(
   }))
 
 /** The phases of one pass: start, then run / drain / rest until it finishes or rests. */
-const phases = (p: Pass) =>
-  Effect.gen(function*() {
+const phases = Effect.fnUntraced(function*(p: Pass) {
   let next = yield* startPass(p)
   while (true) {
     const result = yield* runGraph(p, next)
@@ -510,4 +509,4 @@ const phases = (p: Pass) =>
     if ("_tag" in rested) return rested
     next = rested
   }
-  })
+})
