@@ -16,6 +16,9 @@
  *   polling every `waitPoll` on the Clock. A waiting pass keeps its tree
  *   lease and its record Running: a crash leaves it to the recovery sweep,
  *   which waits again. A lost lease, a cancel or a close ends the wait.
+ * - A renewal that finds the permit gone (the process paused past its
+ *   lease: another pass may hold it now) stops the pass as a lost tree lease
+ *   does; the tree goes on elsewhere, or here, under a new permit.
  *
  * @since 0.1.0
  */
@@ -33,6 +36,20 @@ import { permitKey, TenantQuotaExceededError } from "../TenantQuota.ts"
 import type { ActivePass, InstanceShape } from "./Instance.ts"
 import * as LeasedSlots from "./leasedSlots.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
+
+/** The permit lapsed (the process paused past it; another pass may hold it now): the pass stops as on a lost lease. */
+const lapsed = (pass: ActivePass, holder: LeaseHolder) =>
+  Effect.sync(() =>
+    holder.abort(
+      new LeaseLostError({
+        tenantId: pass.tenantId,
+        rootExecutionId: pass.rootExecutionId,
+        holder: holder.lease.holder,
+        epoch: holder.lease.epoch,
+        reason: "its tenant quota permit lapsed (the process paused past the permit's lease); the tree goes on under a new permit"
+      })
+    )
+  )
 
 /** Passes already holding a permit taken by `admitNew` (their scope releases it). */
 const admitted = new WeakSet<ActivePass>()
@@ -74,7 +91,8 @@ const optionsOf = (instance: InstanceShape, holder: string, timeoutMillis: numbe
  */
 export const admitNew = (
   instance: InstanceShape,
-  pass: ActivePass
+  pass: ActivePass,
+  holder: LeaseHolder
 ): Effect.Effect<void, TenantQuotaExceededError | StoreError | InvalidInputError, Scope.Scope> => {
   const cap = instance.config.tenantQuota
   const store = storeOf(instance)
@@ -82,7 +100,9 @@ export const admitNew = (
   return LeasedSlots.holdScoped(
     permitKey(pass.tenantId),
     optionsOf(instance, pass.holder, 0),
-    (waitedMillis) => Effect.fail(new TenantQuotaExceededError({ tenantId: pass.tenantId, cap, waitedMillis }))
+    (waitedMillis) => Effect.fail(new TenantQuotaExceededError({ tenantId: pass.tenantId, cap, waitedMillis })),
+    undefined,
+    lapsed(pass, holder)
   ).pipe(
     Effect.provideService(RateLimitStore, store.value),
     Effect.tap(() => Effect.sync(() => admitted.add(pass)))
@@ -139,7 +159,8 @@ export const during = <A, E, R, RC>(
     permitKey(pass.tenantId),
     optionsOf(instance, p.holder.lease.holder, Number.POSITIVE_INFINITY),
     () => Effect.die(new Error("a permit wait without a deadline gave up")),
-    stopped(p)
+    stopped(p),
+    lapsed(pass, p.holder)
   ).pipe(Effect.provideService(RateLimitStore, store.value))
   return Effect.scoped(
     Effect.andThen(

@@ -168,7 +168,7 @@ export const start = (workflow: AnyWorkflow, record: ExecutionRecord, input: unk
         })
       }
       // Over its tenant's quota with onOverQuota "fail": fails here, before anything is recorded.
-      yield* QuotaPermit.admitNew(yield* Instance, pass)
+      yield* QuotaPermit.admitNew(yield* Instance, pass, holder.value)
       const tree = yield* TreeStore
       // The input is kept with the tree until it ends: a holder that dies before LangGraph's first
       // checkpoint leaves a recovery nothing else to start from.
