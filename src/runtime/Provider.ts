@@ -15,10 +15,14 @@
  *   errors and reads its Retry-After: the provider then pauses fleet-wide
  *   (`RateLimitStore.pauseUntil`) and every instance's next guarded call
  *   waits until the pause ends. A 429 does not count as a breaker failure.
+ * - `adaptive`: effect's adaptive limiter learns the provider's real rate
+ *   from its 429s (cooldown, learning, learned) in the `RateLimiterStore`,
+ *   shared by every instance; calls are then spaced to the learned rate.
  *
  * A guarded call, in order: budgets checked and the call's cost charged
  * (`Budget`), the shared cooldown honoured, each window consumed (waiting as
- * told), a slot taken, then the call through the breaker.
+ * told), the adaptive limiter's delay waited, a slot taken, then the call
+ * through the breaker.
  *
  * `readiness(providers)` gives one health component per provider with a
  * breaker, named `provider:<key>`: Degraded while its circuit is open or
@@ -153,6 +157,40 @@ const consumeWindows = (p: Provider, tokens: number) =>
     }
   })
 
+const adaptiveKey = (p: Provider) => `${p.key}/adaptive`
+
+/**
+ * effect's adaptive limiter before the call: waits out its cooldown, then
+ * the delay of the learned rate; answers the admission (its epoch) for the
+ * feedback of a 429. Without `adaptive`, nothing.
+ */
+const adaptiveAdmit = (p: Provider, tokens: number) =>
+  Effect.gen(function*() {
+    const adaptive = p.adaptive
+    if (adaptive === undefined) return undefined
+    const limiter = yield* RateLimiter.make
+    while (true) {
+      const admitted = yield* limiter.adaptiveConsume({
+        key: adaptiveKey(p),
+        tokens,
+        fallbackLimit: adaptive.limit,
+        fallbackWindow: Duration.fromInputUnsafe(adaptive.window)
+      })
+      if (!Duration.isZero(admitted.delay)) yield* Effect.sleep(admitted.delay)
+      // a cooldown is waited out, then the call asks again (it may start the learning)
+      if (admitted.phase !== "cooldown" || Duration.isZero(admitted.delay)) return admitted
+    }
+  })
+
+/** A 429 of an adaptive call teaches effect's adaptive limiter (the cooldown, the learned rate). */
+const withAdaptiveFeedback = <A, E, R>(p: Provider, admitted: RateLimiter.AdaptiveConsumeResult | undefined, tokens: number, call: Effect.Effect<A, E, R>) =>
+  admitted === undefined || p.retryAfter === undefined ? call : Effect.tapError(call, (e) => {
+    const after = p.retryAfter!(e)
+    if (after === undefined) return Effect.void
+    return Effect.ignore(Effect.flatMap(RateLimiter.make, (limiter) =>
+      limiter.adaptiveFeedback({ key: adaptiveKey(p), epoch: admitted.epoch, tokens, status: 429, retryAfter: Duration.fromInputUnsafe(after) })))
+  })
+
 /** The call with its 429s turned into the shared cooldown. */
 const withCooldownOn429 = <A, E, R>(p: Provider, call: Effect.Effect<A, E, R>) =>
   p.retryAfter === undefined ? call : Effect.tapError(call, (e) => {
@@ -199,7 +237,8 @@ export const guard = (provider: Provider, options: GuardOptions) =>
     }
     yield* honourCooldown(provider.key)
     yield* consumeWindows(provider, options.tokens ?? 1)
-    const breakered = throughBreaker(provider, withCooldownOn429(provider, call))
+    const admitted = yield* adaptiveAdmit(provider, options.tokens ?? 1)
+    const breakered = throughBreaker(provider, withAdaptiveFeedback(provider, admitted, options.tokens ?? 1, withCooldownOn429(provider, call)))
     return yield* provider.slots === undefined
       ? breakered
       : ProviderSlots.withSlot(provider.key, { ...provider.slots, holder: options.holder })(breakered)

@@ -50,6 +50,15 @@ export interface Provider {
   readonly breaker?: BreakerPolicy | undefined
   /** The Retry-After of a rate-limit error of the call (a 429), or undefined for any other error. */
   readonly retryAfter?: ((error: unknown) => Duration.Input | undefined) | undefined
+  /**
+   * Learn the provider's real rate from its 429s, fleet-wide: effect's
+   * adaptive limiter (`RateLimiterStore.adaptiveConsume` / `adaptiveFeedback`:
+   * a cooldown after a 429, then counting the calls that pass until the next
+   * 429, then spacing calls to that many per learned window). `limit` and
+   * `window` are the rate assumed while learning (effect's fallback). Needs
+   * `retryAfter`, which recognises the 429s it learns from.
+   */
+  readonly adaptive?: { readonly limit: number; readonly window: Duration.Input } | undefined
 }
 
 const configError = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
@@ -80,6 +89,11 @@ export const make = (definition: Provider): Effect.Effect<Provider, BatonConfigE
     for (const [i, w] of (d.windows ?? []).entries()) {
       if (!(w.limit > 0) || !Number.isFinite(w.limit)) return yield* configError(`${at}: windows[${i}].limit`, `is ${w.limit}: it must be a number > 0`)
       if (!validDuration(w.window)) return yield* configError(`${at}: windows[${i}].window`, "must be a finite duration > 0")
+    }
+    if (d.adaptive !== undefined) {
+      if (!(d.adaptive.limit > 0) || !Number.isFinite(d.adaptive.limit)) return yield* configError(`${at}: adaptive.limit`, `is ${d.adaptive.limit}: it must be a number > 0`)
+      if (!validDuration(d.adaptive.window)) return yield* configError(`${at}: adaptive.window`, "must be a finite duration > 0")
+      if (d.retryAfter === undefined) return yield* configError(`${at}: adaptive`, "needs retryAfter: it learns from the call's 429s, which retryAfter recognises")
     }
     if (d.breaker !== undefined && !Schedule.isSchedule(d.breaker.openDuration) && !validDuration(d.breaker.openDuration)) {
       return yield* configError(`${at}: breaker.openDuration`, "must be a finite duration > 0 or a Schedule")
