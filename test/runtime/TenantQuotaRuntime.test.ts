@@ -54,6 +54,24 @@ const makeTracker = () => {
         .addEdge(START, "work")
         .addEdge("work", END)
     }),
+    /** fork → left and right pause at once → join. */
+    pair: Workflow.make({
+      name: "pair",
+      version: "1",
+      graph: new StateGraph(State)
+        .addNode("fork", Workflow.step(async () => ({ log: ["fork"] })))
+        .addNode("left", Workflow.step(async () => ({ log: [`left:${String(interrupt({ side: "left" }))}`] })))
+        .addNode("right", Workflow.step(async () => ({ log: [`right:${String(interrupt({ side: "right" }))}`] })))
+        .addNode("join", Workflow.step(async (s: typeof State.State) => {
+          t.starts.push(`${s.name}:join`)
+          return { log: ["join"] }
+        }))
+        .addEdge(START, "fork")
+        .addEdge("fork", "left")
+        .addEdge("fork", "right")
+        .addEdge(["left", "right"], "join")
+        .addEdge("join", END)
+    }),
     /** work → ask (pauses) → done. */
     asking: Workflow.make({
       name: "asking",
@@ -218,6 +236,32 @@ for (const backend of backends) {
       }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
   })
 }
+
+describe("a resume that finds its tree cancelled", () => {
+  it.effect("fails with ExecutionCancelledError (it answered ExecutionFailedError 'cancelled': simulation seed 105)", () =>
+    Effect.gen(function*() {
+      const t = makeTracker()
+      const h = yield* Harness.make({ instances: 3, baton: { workflows: [t.pair, t.work], tenantQuota: 1 } })
+      const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(t.pair, { name: "p", seconds: 0 }, { tenantId: "acme" })))
+      if (paused._tag !== "Paused") return assert.fail("the pair should pause")
+      assert.strictEqual(paused.pauses.length, 2)
+      const busy = yield* h.run(0, (b) => b.execute(t.work, { name: "w", seconds: 60 }, { tenantId: "acme" }))
+      yield* h.settle
+      // the first resume takes the tree's lease and waits for the permit w holds; the second waits for the lease
+      const first = yield* h.run(1, (b) => b.resume({ tenantId: "acme", pauseId: paused.pauses[0].pauseId, decision: "a" }))
+      yield* h.settle
+      const second = yield* h.run(2, (b) => b.resume({ tenantId: "acme", pauseId: paused.pauses[1].pauseId, decision: "b" }))
+      yield* h.advance("1 second")
+      const cancel = yield* h.run(0, (b) => b.cancel(paused.threadId, { tenantId: "acme" }))
+      yield* h.advance("15 seconds")
+      assert.strictEqual(errorTag(yield* Fiber.await(first)), "ExecutionCancelledError")
+      assert.strictEqual(errorTag(yield* Fiber.await(second)), "ExecutionCancelledError")
+      assert.isTrue((yield* Fiber.join(cancel)).cancelled)
+      assert.notInclude(t.starts, "p:join")
+      yield* h.advance("60 seconds")
+      assert.strictEqual(errorTag(yield* Fiber.await(busy)), "Success")
+    }).pipe(Effect.provide(Layer.fresh(memoryStores))), 60_000)
+})
 
 describe("tenant quota options", () => {
   it.effect("BATON_TENANT_QUOTA and BATON_ON_OVER_QUOTA are read from the ConfigProvider", () =>

@@ -120,9 +120,9 @@ export const currentOutput = Effect.fnUntraced(function*(workflow: AnyWorkflow, 
   const instance = yield* Instance
   const pauses = yield* PauseStore
   const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
-  if (record.status === "Failed" || record.status === "Cancelled") {
-    return yield* new ExecutionFailedError({ ...base, error: record.error ?? record.status })
-  }
+  // A cancelled tree is ExecutionCancelledError, as await reports it (a resume that found it ended, say).
+  if (record.status === "Cancelled") return yield* new ExecutionCancelledError({ tenantId: record.tenantId, executionId: record.executionId })
+  if (record.status === "Failed") return yield* new ExecutionFailedError({ ...base, error: record.error ?? record.status })
   if (record.status === "Finished") {
     const state = yield* Effect.promise(() => instance.compiled(workflow).getState(graphConfig(record)))
     return { _tag: "Finished", ...base, output: state.values } satisfies ExecutionOutput as ExecutionOutput
