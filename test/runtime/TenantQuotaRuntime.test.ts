@@ -211,6 +211,26 @@ for (const backend of backends) {
         assert.strictEqual(yield* held("acme", 1), 0, "no permit left once every tree ended")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
 
+    it.effect("cap 1: a permit that lapsed while its instance was frozen (its tree lease still held) stops the pass at the thaw: one tree runs, not two", () =>
+      Effect.gen(function*() {
+        const t = makeTracker()
+        // the tree lease is renewed every second, the permit every 10 s: a freeze lets the permit lapse first
+        const h = yield* Harness.make({ instances: 3, baton: { workflows: [t.work], tenantQuota: 1, renewEvery: "1 second" } })
+        const a = yield* Fiber.join(yield* h.run(0, (b) => b.start(t.work, { name: "a", seconds: 100 }, { tenantId: "acme" })))
+        const b = yield* h.run(1, (x) => x.execute(t.work, { name: "b", seconds: 5 }, { tenantId: "acme" }))
+        yield* h.advance("19 seconds")
+        yield* h.freeze(0) // permit renewed at 10 s (lapses at 40 s), tree lease at 19 s (held until 49 s)
+        yield* h.advance("25 seconds")
+        assert.deepStrictEqual(t.starts, ["a@0", "b@40"], "b took the lapsed permit")
+        yield* h.thaw(0)
+        yield* h.settle
+        assert.strictEqual(t.running.get("acme"), 1, "a's pass stopped at the thaw: only b runs")
+        yield* h.advance("300 seconds")
+        assert.strictEqual(errorTag(yield* Fiber.await(b)), "Success")
+        assert.strictEqual(yield* Fiber.join(yield* h.run(2, (x) => Effect.map(x.status(a.executionId, { tenantId: "acme" }), (v) => v.status))), "Finished")
+        assert.strictEqual(yield* held("acme", 1), 0)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))), 60_000)
+
     it.effect("cap 1: a tree waiting for a permit can be cancelled from another instance (ended Cancelled, no step run); closing its instance hands the wait over", () =>
       Effect.gen(function*() {
         const t = makeTracker()
