@@ -2,8 +2,9 @@
  * The runtime's tenant quota (`tenantQuota`, `onOverQuota`): a pass moves a
  * tree only while it holds one of its tenant's permits — a lease in
  * `RateLimitStore` (the slots of `TenantQuota.permitKey(tenant)`) held by the
- * pass's holder, renewed on the tree lease's cadence while the pass runs,
- * released when the pass ends (the tree rests paused, finishes, fails, or
+ * pass's holder, with the tree lease's length, renewed with the tree lease
+ * (right after each renewal of it the store confirmed), released when the
+ * pass ends (the tree rests paused, finishes, fails, or
  * the pass loses its lease or stops), and reclaimed after its lease when the
  * holder dies.
  *
@@ -16,13 +17,15 @@
  *   polling every `waitPoll` on the Clock. A waiting pass keeps its tree
  *   lease and its record Running: a crash leaves it to the recovery sweep,
  *   which waits again. A lost lease, a cancel or a close ends the wait.
- * - A renewal that finds the permit gone (the process paused past its
- *   lease: another pass may hold it now) stops the pass as a lost tree lease
- *   does; the tree goes on elsewhere, or here, under a new permit.
+ * - The permit is renewed right after each renewal of the tree lease the
+ *   store confirmed (`renewWithLease`, called by the lease holder), so it
+ *   lives as long as the lease. A renewal that finds it gone (the process
+ *   paused past it: another pass may hold it now) stops the pass as a lost
+ *   tree lease does; the tree goes on elsewhere, or here, under a new permit.
  *
  * @since 0.1.0
  */
-import { Context, Effect, Option, type Scope } from "effect"
+import { Clock, Context, Effect, Option, type Scope } from "effect"
 import {
   BatonConfigError,
   ExecutionCancelledError,
@@ -31,7 +34,7 @@ import {
   LeaseLostError,
   type StoreError
 } from "../../stores/Errors.ts"
-import { RateLimitStore } from "../../stores/RateLimitStore.ts"
+import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../stores/RateLimitStore.ts"
 import { permitKey, TenantQuotaExceededError } from "../TenantQuota.ts"
 import type { ActivePass, InstanceShape } from "./Instance.ts"
 import * as LeasedSlots from "./leasedSlots.ts"
@@ -49,6 +52,36 @@ const lapsed = (pass: ActivePass, holder: LeaseHolder) =>
         reason: "its tenant quota permit lapsed (the process paused past the permit's lease); the tree goes on under a new permit"
       })
     )
+  )
+
+/** The renewal of each pass's permit, run with each renewal of its tree lease (see `renewWithLease`). */
+const renewals = new WeakMap<ActivePass, Effect.Effect<void>>()
+
+/**
+ * Renews the pass's permit, if it holds one: the lease holder runs it right
+ * after each renewal of the tree lease the store confirmed, so the permit
+ * lives as long as the lease. A renewal that finds the permit gone stops the
+ * pass; a store that did not answer is tried again at the next renewal.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const renewWithLease = (pass: ActivePass): Effect.Effect<void> => Effect.suspend(() => renewals.get(pass) ?? Effect.void)
+
+/** Registers the permit's renewal for the rest of the scope. */
+const renewedWithLease = (instance: InstanceShape, store: RateLimitStoreShape, pass: ActivePass, holder: LeaseHolder) => (slot: SlotLease) =>
+  Effect.acquireRelease(
+    Effect.sync(() =>
+      renewals.set(
+        pass,
+        Clock.currentTimeMillis.pipe(
+          Effect.flatMap((now) => store.renewSlot(slot, instance.config.leaseMillis, now)),
+          Effect.catch(() => Effect.succeed(true)),
+          Effect.flatMap((held) => (held ? Effect.void : lapsed(pass, holder)))
+        )
+      )
+    ),
+    () => Effect.sync(() => renewals.delete(pass))
   )
 
 /** Passes already holding a permit taken by `admitNew` (their scope releases it). */
@@ -78,7 +111,8 @@ const optionsOf = (instance: InstanceShape, holder: string, timeoutMillis: numbe
   holder,
   leaseMillis: instance.config.leaseMillis,
   timeoutMillis,
-  pollMillis: instance.config.waitPollMillis
+  pollMillis: instance.config.waitPollMillis,
+  renewal: "caller"
 })
 
 /**
@@ -100,11 +134,10 @@ export const admitNew = (
   return LeasedSlots.holdScoped(
     permitKey(pass.tenantId),
     optionsOf(instance, pass.holder, 0),
-    (waitedMillis) => Effect.fail(new TenantQuotaExceededError({ tenantId: pass.tenantId, cap, waitedMillis })),
-    undefined,
-    lapsed(pass, holder)
+    (waitedMillis) => Effect.fail(new TenantQuotaExceededError({ tenantId: pass.tenantId, cap, waitedMillis }))
   ).pipe(
     Effect.provideService(RateLimitStore, store.value),
+    Effect.flatMap(renewedWithLease(instance, store.value, pass, holder)),
     Effect.tap(() => Effect.sync(() => admitted.add(pass)))
   )
 }
@@ -159,9 +192,8 @@ export const during = <A, E, R, RC>(
     permitKey(pass.tenantId),
     optionsOf(instance, p.holder.lease.holder, Number.POSITIVE_INFINITY),
     () => Effect.die(new Error("a permit wait without a deadline gave up")),
-    stopped(p),
-    lapsed(pass, p.holder)
-  ).pipe(Effect.provideService(RateLimitStore, store.value))
+    stopped(p)
+  ).pipe(Effect.provideService(RateLimitStore, store.value), Effect.flatMap(renewedWithLease(instance, store.value, pass, p.holder)))
   return Effect.scoped(
     Effect.andThen(
       setPhase(p, "waiting").pipe(Effect.andThen(wait), Effect.ensuring(setPhase(p, "running"))),

@@ -99,7 +99,9 @@ const acquireFor = (pass: TrackedPass) =>
           ? Effect.sync(() => pass.abort(new ExecutionCancelledError({ tenantId: pass.tenantId, executionId: pass.rootExecutionId })))
           : Effect.void
       ),
-      Effect.catch((e) => Effect.logWarning("reading the cancel request failed; read again at the next renewal", e.message))
+      Effect.catch((e) => Effect.logWarning("reading the cancel request failed; read again at the next renewal", e.message)),
+      // A tenant quota's permit is renewed with the lease.
+      Effect.andThen(QuotaPermit.renewWithLease(pass))
     )
     return yield* LeaseHolder.acquire({
       tenantId: pass.tenantId,

@@ -26,6 +26,8 @@ export interface HoldOptions {
   /** How long to wait; 0: ask once. */
   readonly timeoutMillis: number
   readonly pollMillis: number
+  /** Who renews the slot: a fiber of its own every third of the lease (default), or the caller ("caller"). */
+  readonly renewal?: "own" | "caller" | undefined
 }
 
 interface Waiter {
@@ -123,7 +125,7 @@ export const holdScoped = <E2, E3 = never, R3 = never>(
     const take = Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
     const got = yield* (stop === undefined ? take : Effect.raceFirst(take, stop))
     if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
-    yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis, onLost))
+    if (o.renewal !== "caller") yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis, onLost))
     return got.value
   })
 
