@@ -2,11 +2,13 @@
  * Every store contract in memory, over one shared `MemoryState`. Named like
  * every backend (`SqliteStores`, `PgStores`):
  *
- * - `layer` — the eight stores, an `IdGenerator` (random ids) and a fresh
- *   `MemoryState`. Build it once and give the built context to every
+ * - `layer` — the eight stores, an `IdGenerator` (random ids), a fresh
+ *   `MemoryState`, and effect's own memory `RateLimiterStore` and
+ *   `CircuitBreakerStore` (`MemoryLimiters`). Build it once and give the built context to every
  *   instance of a test: they then share rows as instances share a database.
  * - `layerOnState` — the eight stores over the `MemoryState` (and
- *   `IdGenerator`) in context.
+ *   `IdGenerator`) in context, with effect's memory limiter stores (their
+ *   own state, made when the Layer is built).
  * - `layerLeaseStore`, `layerRecordStore`, … — one store alone on its own
  *   fresh rows, to mix with other backends.
  *
@@ -31,6 +33,7 @@ import * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
 import * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"
 import * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
 import * as MemoryLedgerStore from "./MemoryLedgerStore.ts"
+import * as MemoryLimiters from "./MemoryLimiters.ts"
 import * as MemoryPauseStore from "./MemoryPauseStore.ts"
 import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
@@ -39,7 +42,9 @@ import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 
 /**
- * The eight stores over the `MemoryState` and `IdGenerator` in context.
+ * The eight stores over the `MemoryState` and `IdGenerator` in context, and
+ * effect's memory `RateLimiterStore` and `CircuitBreakerStore` (state of
+ * their own, made at build: share the built Layer between instances).
  *
  * @category layers
  * @since 0.1.0
@@ -54,11 +59,14 @@ export const layerOnState = Layer.mergeAll(
   MemoryRateLimitStore.layer,
   MemoryChildQueueStore.layer,
   MemoryExecutionHistoryStore.layer,
-  MemoryRequestStore.layer
+  MemoryRequestStore.layer,
+  MemoryLimiters.layer()
 )
 
 /**
- * The eight stores, `IdGenerator` (random UUIDs) and a fresh `MemoryState`.
+ * The eight stores, `IdGenerator` (random UUIDs), a fresh `MemoryState`, and
+ * effect's memory `RateLimiterStore` and `CircuitBreakerStore` (so
+ * `RateLimiter.layer`, `CircuitBreaker.layer` and `Provider.guard` work).
  * Build it once and give the built context to every instance of a test: they
  * then share rows as instances share a database.
  *

@@ -14,6 +14,11 @@
  *   `BATON_PG_WAKEUPS`, `BATON_TABLE_PREFIX`).
  * - `layerOnClient(options)` — the eight stores, migrated once, on a
  *   `PgClient.layer` the app provides (and shares with its own queries).
+ * - Every bundle (`layer`, `layerConfig`, `layerOnClient`) also provides
+ *   effect's `RateLimiterStore` and `CircuitBreakerStore` on the same pool
+ *   and schema (`SqlLimiterStores`), so `RateLimiter.layer`,
+ *   `CircuitBreaker.layer` and `Provider.guard` count fleet-wide with no
+ *   other Layer.
  * - `layerLeaseStore(options)`, `layerRecordStore(options)`, … — one store
  *   alone on its own pool (migrated at build), to mix with other backends.
  *
@@ -44,12 +49,13 @@ import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistorySto
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
+import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import type * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
 import * as SqlRateLimitStore from "../sql/SqlRateLimitStore.ts"
 import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
 import * as SqlStores from "../sql/SqlStores.ts"
-import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
@@ -72,7 +78,7 @@ export type {
  * @category models
  * @since 0.1.0
  */
-export interface PgStoresOptions extends PgClient.PgClientOptions, SqlStoreOptions {
+export interface PgStoresOptions extends PgClient.PgClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {
   /**
    * LISTEN/NOTIFY wake-ups between instances (default true): a lease released
    * or a child queued on one instance wakes the waiters of every other at
@@ -112,18 +118,20 @@ export const config: Config.Config<PgStoresOptions> = Config.all({
 })
 
 /**
- * The eight stores on the client in context (`PgClient.layer`), schema
- * migrated once at build (`PgMigrations.layer`). `RecordStore` needs an
+ * The eight stores, and effect's `RateLimiterStore` and `CircuitBreakerStore`,
+ * on the client in context (`PgClient.layer`), schema migrated once at build (`PgMigrations.layer`). `RecordStore` needs an
  * `IdGenerator`.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerOnClient = (options: SqlStoreOptions & { readonly schema?: string | undefined } = {}): Layer.Layer<
-  SqlStores.Stores,
+export const layerOnClient = (
+  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined } = {}
+): Layer.Layer<
+  SqlStores.Stores | SqlLimiterStores.LimiterStores,
   Failure,
   SqlClient.SqlClient | IdGenerator
-> => SqlStores.layer(options).pipe(Layer.provide(PgMigrations.layer(options)))
+> => Layer.merge(SqlStores.layer(options), SqlLimiterStores.layerMigrated(options)).pipe(Layer.provide(PgMigrations.layer(options)))
 
 /**
  * The eight stores, an `IdGenerator` and (unless `wakeups: false`) NOTIFY
@@ -134,7 +142,7 @@ export const layerOnClient = (options: SqlStoreOptions & { readonly schema?: str
  * @since 0.1.0
  */
 export const layer = (options: PgStoresOptions = {}): Layer.Layer<
-  SqlStores.Stores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
+  SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
 > => {
   const stores = layerOnClient(options).pipe(Layer.provideMerge(IdGenerator.layer))
@@ -151,7 +159,7 @@ export const layer = (options: PgStoresOptions = {}): Layer.Layer<
  * @since 0.1.0
  */
 export const layerConfig = (options: Config.Wrap<PgStoresOptions> = config): Layer.Layer<
-  SqlStores.Stores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
+  SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
 > => layerFromConfig(options, layer)
 

@@ -21,10 +21,10 @@ import * as SqlRateLimiterStore from "./SqlRateLimiterStore.ts"
  * @category layers
  * @since 0.1.0
  */
-export const layerAfter = <E>(
-  migrate: Effect.Effect<unknown, E, SqlClient.SqlClient>,
+export const layerAfter = <E, R = SqlClient.SqlClient>(
+  migrate: Effect.Effect<unknown, E, R>,
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
-): Layer.Layer<RateLimiterStore | CircuitBreakerStore, E | BatonConfigError, SqlClient.SqlClient> =>
+): Layer.Layer<RateLimiterStore | CircuitBreakerStore, E | BatonConfigError, SqlClient.SqlClient | R> =>
   Layer.unwrap(Effect.as(
     migrate,
     Layer.merge(
@@ -32,6 +32,27 @@ export const layerAfter = <E>(
       Layer.effect(CircuitBreakerStore, SqlCircuitBreakerStore.make(options))
     )
   ))
+
+/**
+ * The two store services.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type LimiterStores = RateLimiterStore | CircuitBreakerStore
+
+/**
+ * Both stores over the schema a migrations Layer migrated (`Migrated`, as
+ * `SqlStores.layer` takes it): what the backends' bundles add to their
+ * stores, so the schema is migrated once for all of them.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerMigrated = (
+  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
+): Layer.Layer<LimiterStores, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  layerAfter(SqlMigrations.requireMigrated(options), options)
 
 /**
  * Both stores, after `SqlMigrations.migrate`.

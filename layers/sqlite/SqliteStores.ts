@@ -14,6 +14,11 @@
  *   `BATON_TABLE_PREFIX`).
  * - `layerOnClient(options)` — the eight stores, migrated once, on the
  *   `SqlClient` in context (a `SqliteClient.layer` the app provides).
+ * - Every bundle (`layer`, `layerConfig`, `layerOnClient`) also provides
+ *   effect's `RateLimiterStore` and `CircuitBreakerStore` on the same
+ *   connection and schema (`SqlLimiterStores`), so `RateLimiter.layer`,
+ *   `CircuitBreaker.layer` and `Provider.guard` count fleet-wide on the
+ *   database file with no other Layer.
  * - `layerLeaseStore(options)`, `layerRecordStore(options)`, … — one store
  *   alone on its own connection (migrated at build), to mix with other
  *   backends (SQLite leases with in-memory rate limits, say). To put a few
@@ -47,12 +52,13 @@ import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistorySto
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
+import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import type * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
 import * as SqlRateLimitStore from "../sql/SqlRateLimitStore.ts"
 import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
 import * as SqlStores from "../sql/SqlStores.ts"
-import type { SqlStoreOptions } from "../sql/SqlTables.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 import * as SqliteMigrations from "./SqliteMigrations.ts"
@@ -65,7 +71,7 @@ import * as SqliteWakeups from "./SqliteWakeups.ts"
  * @category models
  * @since 0.1.0
  */
-export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlStoreOptions {
+export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {
   /**
    * Lease-release wake-ups between processes on the same file (default
    * false; never for `":memory:"`): a release in one process wakes the
@@ -112,7 +118,7 @@ export const config: Config.Config<SqliteStoresOptions> = Config.all({
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> => {
+export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> => {
   const stores = layerOnClient(options).pipe(
     Layer.provide(SqliteClient.layer(options)),
     Layer.provideMerge(IdGenerator.layer)
@@ -130,18 +136,21 @@ export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.
  * @category layers
  * @since 0.1.0
  */
-export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config): Layer.Layer<SqlStores.Stores | IdGenerator, Failure> =>
+export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> =>
   layerFromConfig(options, layer)
 
 /**
- * The eight stores on the `SqlClient` in context (a `SqliteClient.layer`),
- * schema migrated once at build. `RecordStore` needs an `IdGenerator`.
+ * The eight stores, and effect's `RateLimiterStore` and `CircuitBreakerStore`,
+ * on the `SqlClient` in context (a `SqliteClient.layer`), schema migrated
+ * once at build. `RecordStore` needs an `IdGenerator`.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerOnClient = (options: SqlStoreOptions = {}): Layer.Layer<SqlStores.Stores, Failure, SqlClient.SqlClient | IdGenerator> =>
-  SqlStores.layer(options).pipe(Layer.provide(SqliteMigrations.layer(options)))
+export const layerOnClient = (
+  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
+): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores, Failure, SqlClient.SqlClient | IdGenerator> =>
+  Layer.merge(SqlStores.layer(options), SqlLimiterStores.layerMigrated(options)).pipe(Layer.provide(SqliteMigrations.layer(options)))
 
 const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: SqliteStoresOptions) =>
   storeLayer.pipe(

@@ -134,7 +134,7 @@ export interface BatonShape {
   readonly close: (options?: CloseOptions) => EffectNs.Effect<void>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
   readonly checkLiveness: EffectNs.Effect<Health.HealthReport>
-  /** Liveness plus every store's ping under 2 s. */
+  /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
 }
 

@@ -15,6 +15,7 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
+import * as Limits from "./internal/QuotaConfig.ts"
 
 /**
  * The options of one instance's runtime, every one optional (see `defaults`).
@@ -64,6 +65,25 @@ export interface BatonConfigOptions {
   readonly recoveryBackoff?: Duration.Input | undefined
   /** The longest wait between two recoveries of one execution: at least `recoveryBackoff`. Default 5 minutes. */
   readonly recoveryBackoffMax?: Duration.Input | undefined
+  /**
+   * A fleet-wide cap on the execution trees one tenant runs at once: a whole
+   * number ≥ 1 (unset: no cap). A permit is a lease held by the tree's holder
+   * for its pass (see `TenantQuota`); the same value on every instance.
+   */
+  readonly tenantQuota?: number | undefined
+  /**
+   * A new execution over its tenant's quota: `"wait"` (default) for a permit,
+   * in order, or `"fail"` at once (ended Failed, `TenantQuotaExceededError`).
+   * Resumed and recovered trees always wait.
+   */
+  readonly onOverQuota?: "wait" | "fail" | undefined
+  /**
+   * Model providers whose circuit breaker readiness reports (one component
+   * `provider:<key>` each, Degraded while open or half-open; never
+   * Unhealthy). Needs a `CircuitBreakerStore` in context (every stores
+   * bundle provides one). In code only: no `BATON_*` key.
+   */
+  readonly providers?: ReadonlyArray<Limits.ProviderDefinition> | undefined
 }
 
 /**
@@ -104,6 +124,12 @@ export interface BatonConfigShape {
   readonly recoveryBackoffMillis: number
   /** The cap of that wait. */
   readonly recoveryBackoffMaxMillis: number
+  /** Trees one tenant runs at once, fleet-wide; `undefined`: no cap. */
+  readonly tenantQuota?: number | undefined
+  /** A new execution over quota waits (`undefined`, `"wait"`) or fails. */
+  readonly onOverQuota?: "wait" | "fail" | undefined
+  /** Providers whose breakers readiness reports (`undefined`: none). */
+  readonly providers?: ReadonlyArray<Limits.ProviderDefinition> | undefined
 }
 
 /**
@@ -155,12 +181,14 @@ export const configKeys = {
   maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS",
   maxRecoveryAttempts: "BATON_MAX_RECOVERY_ATTEMPTS",
   recoveryBackoff: "BATON_RECOVERY_BACKOFF",
-  recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX"
-} as const satisfies { readonly [K in keyof Required<BatonConfigOptions>]: string }
+  recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX",
+  tenantQuota: "BATON_TENANT_QUOTA",
+  onOverQuota: "BATON_ON_OVER_QUOTA"
+} as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
 type Field = keyof typeof configKeys
 
-const optionFields = Object.keys(configKeys) as ReadonlyArray<Field>
+const optionFields = [...Object.keys(configKeys), "providers"] as ReadonlyArray<Field | "providers">
 
 const maxTimerMillis = 2 ** 31 - 1
 const dayMillis = 24 * 60 * 60 * 1000
@@ -256,6 +284,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
   yield* checkRecovery(config)
+  yield* Limits.validate(config)
   return config
 })
 
@@ -284,7 +313,11 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
     maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
     recoveryBackoffMillis: yield* millis("recoveryBackoff", options.recoveryBackoff, defaults.recoveryBackoffMillis),
-    recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis)
+    recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis),
+    // the limit options appear only when set (unset: no quota, over quota waits, no providers)
+    ...(options.tenantQuota === undefined ? {} : { tenantQuota: options.tenantQuota }),
+    ...(options.onOverQuota === undefined ? {} : { onOverQuota: options.onOverQuota }),
+    ...(options.providers === undefined ? {} : { providers: options.providers })
   })
 })
 
@@ -334,7 +367,9 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   recoveryBackoff: optionalText(configKeys.recoveryBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input))
+  recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  tenantQuota: optionalText(configKeys.tenantQuota).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  onOverQuota: optionalText(configKeys.onOverQuota).pipe(Config.map((t) => t as "wait" | "fail" | undefined))
 })
 
 /** The key a field was read from, added to a refusal of a value from config. */

@@ -15,10 +15,14 @@
  *   errors and reads its Retry-After: the provider then pauses fleet-wide
  *   (`RateLimitStore.pauseUntil`) and every instance's next guarded call
  *   waits until the pause ends. A 429 does not count as a breaker failure.
+ * - `adaptive`: effect's adaptive limiter learns the provider's real rate
+ *   from its 429s (cooldown, learning, learned) in the `RateLimiterStore`,
+ *   shared by every instance; calls are then spaced to the learned rate.
  *
  * A guarded call, in order: budgets checked and the call's cost charged
  * (`Budget`), the shared cooldown honoured, each window consumed (waiting as
- * told), a slot taken, then the call through the breaker.
+ * told), the adaptive limiter's delay waited, a slot taken, then the call
+ * through the breaker.
  *
  * `readiness(providers)` gives one health component per provider with a
  * breaker, named `provider:<key>`: Degraded while its circuit is open or
@@ -26,58 +30,42 @@
  *
  * @since 0.1.0
  */
-import { Clock, Duration, Effect, type Exit, Schedule, Scope } from "effect"
+import { Clock, Duration, Effect, type Exit, Scope } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
-import { BatonConfigError, type InvalidInputError, type StoreError } from "../stores/Errors.ts"
+import type { BatonConfigError, InvalidInputError, StoreError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import type { LedgerStore } from "../stores/LedgerStore.ts"
 import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import * as Budget from "./Budget.ts"
-import type { HealthComponent } from "./Health.ts"
+import { type HealthComponent, pingTimeout } from "./Health.ts"
+import * as Definition from "./internal/ProviderDefinition.ts"
+import type { Provider, Window } from "./internal/ProviderDefinition.ts"
 import * as ProviderSlots from "./ProviderSlots.ts"
 
-/**
- * A limit on calls or tokens per window.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Window {
-  readonly limit: number
-  readonly window: Duration.Input
-  /** What the window counts: `"calls"` (default) or `"tokens"` (the guard's `tokens`). */
-  readonly unit?: "calls" | "tokens" | undefined
-  /** effect's algorithm: `"fixed-window"` (default) or `"token-bucket"`. */
-  readonly algorithm?: "fixed-window" | "token-bucket" | undefined
-}
-
-/**
- * When the provider's circuit opens and for how long (effect's `CircuitBreaker` options).
- *
- * @category models
- * @since 0.1.0
- */
-export interface BreakerPolicy {
-  readonly tripPolicy: CircuitBreaker.TripPolicy
-  readonly openDuration: Duration.Input | Schedule.Schedule<unknown, number>
-  readonly maxOpenDuration?: Duration.Input | undefined
-}
-
-/**
- * A provider's fleet-wide limits.
- *
- * @category models
- * @since 0.1.0
- */
-export interface Provider {
-  readonly key: string
-  readonly slots?: Omit<ProviderSlots.SlotOptions, "holder"> | undefined
-  readonly windows?: ReadonlyArray<Window> | undefined
-  readonly breaker?: BreakerPolicy | undefined
-  /** The Retry-After of a rate-limit error of the call (a 429), or undefined for any other error. */
-  readonly retryAfter?: ((error: unknown) => Duration.Input | undefined) | undefined
-}
+export type {
+  /**
+   * A provider's circuit policy (see `ProviderDefinition`).
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  BreakerPolicy,
+  /**
+   * A provider's fleet-wide limits (see `ProviderDefinition`).
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  Provider,
+  /**
+   * A limit on calls or tokens per window (see `ProviderDefinition`).
+   *
+   * @category models
+   * @since 0.1.0
+   */
+  Window
+} from "./internal/ProviderDefinition.ts"
 
 /**
  * What one guarded call brings.
@@ -118,40 +106,13 @@ export type GuardError =
  */
 export type GuardServices = RateLimitStore | RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore | LedgerStore
 
-const configError = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
-
-const validDuration = (input: Duration.Input) => {
-  const d = Duration.fromInput(input)
-  return d._tag === "Some" && Duration.toMillis(d.value) > 0 && Duration.isFinite(d.value)
-}
-
 /**
  * A checked provider definition; a bad field fails with `BatonConfigError` naming it.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (definition: Provider): Effect.Effect<Provider, BatonConfigError> =>
-  Effect.gen(function*() {
-    const d = definition
-    if (typeof d.key !== "string" || d.key === "") return yield* configError("provider.key", "must be a non-empty string")
-    const at = `provider ${d.key}`
-    if (d.slots !== undefined) {
-      if (!Number.isInteger(d.slots.max) || d.slots.max < 1) return yield* configError(`${at}: slots.max`, `is ${d.slots.max}: it must be a whole number ≥ 1`)
-      for (const field of ["lease", "timeout", "pollInterval"] as const) {
-        const v = d.slots[field]
-        if (v !== undefined && !validDuration(v)) return yield* configError(`${at}: slots.${field}`, "must be a finite duration > 0")
-      }
-    }
-    for (const [i, w] of (d.windows ?? []).entries()) {
-      if (!(w.limit > 0) || !Number.isFinite(w.limit)) return yield* configError(`${at}: windows[${i}].limit`, `is ${w.limit}: it must be a number > 0`)
-      if (!validDuration(w.window)) return yield* configError(`${at}: windows[${i}].window`, "must be a finite duration > 0")
-    }
-    if (d.breaker !== undefined && !Schedule.isSchedule(d.breaker.openDuration) && !validDuration(d.breaker.openDuration)) {
-      return yield* configError(`${at}: breaker.openDuration`, "must be a finite duration > 0 or a Schedule")
-    }
-    return d
-  })
+export const make: (definition: Provider) => Effect.Effect<Provider, BatonConfigError> = Definition.make
 
 const windowKey = (p: Provider, w: Window) => `${p.key}/${w.unit ?? "calls"}/${w.algorithm ?? "fixed-window"}/${Duration.toMillis(Duration.fromInputUnsafe(w.window))}`
 
@@ -194,6 +155,40 @@ const consumeWindows = (p: Provider, tokens: number) =>
         tokens: w.unit === "tokens" ? tokens : 1
       })
     }
+  })
+
+const adaptiveKey = (p: Provider) => `${p.key}/adaptive`
+
+/**
+ * effect's adaptive limiter before the call: waits out its cooldown, then
+ * the delay of the learned rate; answers the admission (its epoch) for the
+ * feedback of a 429. Without `adaptive`, nothing.
+ */
+const adaptiveAdmit = (p: Provider, tokens: number) =>
+  Effect.gen(function*() {
+    const adaptive = p.adaptive
+    if (adaptive === undefined) return undefined
+    const limiter = yield* RateLimiter.make
+    while (true) {
+      const admitted = yield* limiter.adaptiveConsume({
+        key: adaptiveKey(p),
+        tokens,
+        fallbackLimit: adaptive.limit,
+        fallbackWindow: Duration.fromInputUnsafe(adaptive.window)
+      })
+      if (!Duration.isZero(admitted.delay)) yield* Effect.sleep(admitted.delay)
+      // a cooldown is waited out, then the call asks again (it may start the learning)
+      if (admitted.phase !== "cooldown" || Duration.isZero(admitted.delay)) return admitted
+    }
+  })
+
+/** A 429 of an adaptive call teaches effect's adaptive limiter (the cooldown, the learned rate). */
+const withAdaptiveFeedback = <A, E, R>(p: Provider, admitted: RateLimiter.AdaptiveConsumeResult | undefined, tokens: number, call: Effect.Effect<A, E, R>) =>
+  admitted === undefined || p.retryAfter === undefined ? call : Effect.tapError(call, (e) => {
+    const after = p.retryAfter!(e)
+    if (after === undefined) return Effect.void
+    return Effect.ignore(Effect.flatMap(RateLimiter.make, (limiter) =>
+      limiter.adaptiveFeedback({ key: adaptiveKey(p), epoch: admitted.epoch, tokens, status: 429, retryAfter: Duration.fromInputUnsafe(after) })))
   })
 
 /** The call with its 429s turned into the shared cooldown. */
@@ -242,7 +237,8 @@ export const guard = (provider: Provider, options: GuardOptions) =>
     }
     yield* honourCooldown(provider.key)
     yield* consumeWindows(provider, options.tokens ?? 1)
-    const breakered = throughBreaker(provider, withCooldownOn429(provider, call))
+    const admitted = yield* adaptiveAdmit(provider, options.tokens ?? 1)
+    const breakered = throughBreaker(provider, withAdaptiveFeedback(provider, admitted, options.tokens ?? 1, withCooldownOn429(provider, call)))
     return yield* provider.slots === undefined
       ? breakered
       : ProviderSlots.withSlot(provider.key, { ...provider.slots, holder: options.holder })(breakered)
@@ -267,10 +263,18 @@ export const readiness = (providers: ReadonlyArray<Provider>): Effect.Effect<Rea
             case "Closed":
               return { name, status: "Healthy", message: "circuit closed" }
             case "Open":
+              // the store moves an Open circuit to HalfOpen only when a call is admitted: after its open time it is half-open
+              if (Duration.toMillis(s.retryAfter) <= 0) {
+                return { name, status: "Degraded", message: "circuit half-open: its open time is over, the next call is the probe" }
+              }
               return { name, status: "Degraded", message: `circuit open for ${Math.ceil(Duration.toMillis(s.retryAfter) / 1000)} s more (opening ${s.consecutiveOpenings} in a row): calls to ${p.key} fail fast` }
             case "HalfOpen":
               return { name, status: "Degraded", message: `circuit half-open: ${s.probing ? "a probe call is running" : "the next call is the probe"}` }
           }
+        }),
+        Effect.timeoutOrElse({
+          duration: pingTimeout,
+          orElse: () => Effect.succeed<HealthComponent>({ name, status: "Degraded", message: `circuit state unknown: no answer within ${Duration.toMillis(pingTimeout)} ms` })
         }),
         Effect.catch((e) => Effect.succeed<HealthComponent>({ name, status: "Degraded", message: `circuit state unknown: ${e.message}` }))
       )

@@ -15,33 +15,27 @@
  * deadline unless `timeout` is given — and `"fail"` fails at once with
  * `TenantQuotaExceededError`. Nothing is ever dropped silently.
  *
- * Not wired into the runtime yet: the runtime's pass must take the permit
- * before driving a root and hold it for the pass (see the report of issue 14).
+ * The runtime takes these permits itself when configured with `tenantQuota`
+ * (see `BatonConfig`): each pass holds one of its tenant's permits while it
+ * moves the tree. `withPermit` is for work of a tenant outside baton's runs.
  *
  * @since 0.1.0
  */
-import { type Duration, Effect, Schema } from "effect"
-import type { InvalidInputError, StoreError } from "../stores/Errors.ts"
+import { type Duration, Effect } from "effect"
+import { type InvalidInputError, type StoreError, TenantQuotaExceededError } from "../stores/Errors.ts"
 import type { InstanceId, TenantId } from "../stores/Ids.ts"
 import type { RateLimitStore } from "../stores/RateLimitStore.ts"
 import * as LeasedSlots from "./internal/leasedSlots.ts"
 
-/**
- * The tenant runs as many trees as its quota allows, and the call chose not
- * to wait (or waited its `timeout`).
- *
- * @category errors
- * @since 0.1.0
- */
-export class TenantQuotaExceededError extends Schema.TaggedError<TenantQuotaExceededError>()("TenantQuotaExceededError", {
-  tenantId: Schema.String,
-  cap: Schema.Number,
-  waitedMillis: Schema.Number
-}) {
-  override get message() {
-    return `Tenant ${this.tenantId} already runs ${this.cap} execution trees (its quota) across the instances; nothing was started. Retry later, wait for a permit (onFull: "wait"), or raise the quota.`
-  }
-}
+export {
+  /**
+   * Over quota, and the call chose not to wait (or waited its `timeout`).
+   *
+   * @category errors
+   * @since 0.1.0
+   */
+  TenantQuotaExceededError
+} from "../stores/Errors.ts"
 
 /**
  * A tenant's quota as one call applies it.

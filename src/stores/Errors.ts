@@ -345,6 +345,24 @@ export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("Thre
 }
 
 /**
+ * The tenant runs as many execution trees as its quota allows (fleet-wide),
+ * and the call chose not to wait (`onOverQuota: "fail"`, `onFull: "fail"`)
+ * or waited its `timeout`. Nothing was started.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class TenantQuotaExceededError extends Schema.TaggedError<TenantQuotaExceededError>()("TenantQuotaExceededError", {
+  tenantId: Schema.String,
+  cap: Schema.Number,
+  waitedMillis: Schema.Number
+}) {
+  override get message() {
+    return `Tenant ${this.tenantId} already runs ${this.cap} execution trees (its quota) across the instances; nothing was started. Retry later, wait for a permit (onOverQuota / onFull: "wait"), or raise the quota.`
+  }
+}
+
+/**
  * No workflow of this name is registered with the instance — or none with
  * this config hash: a graph is matched by name and config hash (`configHash`
  * the one asked for, `registeredHash` the one this instance runs).
@@ -456,6 +474,7 @@ export type ExecuteError =
   | ThreadBusyError
   | UnknownWorkflowError
   | RequestConflictError
+  | TenantQuotaExceededError
 
 /**
  * What `Baton.resume` fails with.

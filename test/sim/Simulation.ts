@@ -7,6 +7,7 @@
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Duration, Effect, Exit, Fiber, Layer, Option, References } from "effect"
+import { TestClock } from "effect/testing"
 import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
 import { MemoryState } from "../../layers/memory/MemoryState.ts"
 import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
@@ -29,9 +30,13 @@ import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { FenceCheck } from "../../src/stores/Fence.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
+import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
+import * as MemoryRateLimitStore from "../../layers/memory/MemoryRateLimitStore.ts"
+import * as SqlRateLimitStore from "../../layers/sql/SqlRateLimitStore.ts"
+import * as Quota from "./quota.ts"
 
 /** mulberry32: a small, fast, seedable PRNG. */
 const prng = (seed: number) => {
@@ -171,6 +176,7 @@ const sqliteStoresFor = (world: World) => {
     SqlRecordStore.layer(),
     SqlPauseStore.layer(),
     SqlTreeStore.layer(),
+    SqlRateLimitStore.layer(),
     checkpoints
   ).pipe(
     Layer.provide(SqliteMigrations.layer()),
@@ -181,7 +187,7 @@ const sqliteStoresFor = (world: World) => {
 /** Which stores a simulation runs over. */
 export type SimulationStore = "memory" | "sqlite"
 
-const storesFor = (world: World, store: SimulationStore): Layer.Layer<Harness.HarnessStores, StoreError | BatonConfigError> =>
+const storesFor = (world: World, store: SimulationStore): Layer.Layer<Harness.HarnessStores | RateLimitStore, StoreError | BatonConfigError> =>
   store === "sqlite" ? sqliteStoresFor(world) : memoryStoresFor(world)
 
 const memoryStoresFor = (world: World) => {
@@ -194,6 +200,7 @@ const memoryStoresFor = (world: World) => {
     MemoryRecordStore.layer,
     MemoryPauseStore.layer,
     MemoryTreeStore.layer,
+    MemoryRateLimitStore.layer,
     checkpoints
   ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
 }
@@ -205,7 +212,8 @@ const expectedFailures = new Set([
   "NotPausedError",
   "UnknownPauseError",
   "StoreError",
-  "ThreadBusyError"
+  "ThreadBusyError",
+  "TenantQuotaExceededError"
 ])
 
 export interface SimulationResult {
@@ -252,14 +260,16 @@ const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>,
   })
 
 /** Runs one seed; answers the violations found (none when all is well). Needs a TestClock. */
-export const simulate = (seed: number, options: { readonly steps?: number; readonly store?: SimulationStore } = {}) => {
+export const simulate = (seed: number, options: { readonly steps?: number; readonly store?: SimulationStore; readonly quota?: Quota.SimQuota | undefined } = {}) => {
   const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [] }
   const random = prng(seed)
   const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
   const wfs = workflows(world)
   const steps = options.steps ?? 40
+  // Some seeds run with a tenant quota: its permits are checked at every step (see quota.ts).
+  const quota = "quota" in options ? options.quota : Quota.quotaFor(seed)
   return Effect.gen(function*() {
-    const h = yield* Harness.make({ instances: 3, baton: { workflows: wfs } })
+    const h = yield* Harness.make({ instances: 3, baton: { workflows: wfs, ...Quota.batonOptions(quota) } })
     const records = yield* RecordStore
     const pauses = yield* PauseStore
     const calls: Array<Fiber.Fiber<unknown, unknown>> = []
@@ -337,6 +347,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
         yield* h.advance(Duration.millis(jump))
       }
       yield* h.settle
+      yield* Quota.checkCap(quota, h, `step ${step}`, violations)
     }
 
     // Heal: every instance alive again, then let time pass for recoveries and waiting calls.
@@ -344,7 +355,15 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
       if (x.state === "frozen") yield* h.thaw(x.index)
       if (x.state === "dead" || x.instance.health.stopping) yield* h.restart(x.index)
     }
-    for (let i = 0; i < 8; i++) yield* h.advance("31 seconds")
+    for (let i = 0; i < 8; i++) {
+      yield* h.advance("31 seconds")
+      yield* Quota.checkCap(quota, h, `healing ${i}`, violations)
+    }
+    // Under a quota trees run a few at a time: give the waiting ones time to run (bounded).
+    for (let i = 0; quota !== undefined && i < 40 && (yield* records.findByStatus("Running", 1, Option.none())).length > 0; i++) {
+      yield* h.advance("31 seconds")
+      yield* Quota.checkCap(quota, h, `healing ${8 + i}`, violations)
+    }
 
     for (const fiber of calls) {
       const exit = fiber.pollUnsafe()
@@ -404,8 +423,15 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
         }
       }
     }
+    // Every tree rests: each gave its permit back.
+    if (!all.some((x) => x.s === "Running")) yield* Quota.checkNone(quota, "every tree at rest", violations)
     // Let every instance go before the scope closes.
     for (const x of h.instances) if (x.state !== "dead") yield* h.kill(x.index)
+    // Every holder gone and its lease run out: no permit held.
+    if (quota !== undefined) {
+      yield* TestClock.adjust("31 seconds")
+      yield* Quota.checkNone(quota, "every holder gone, leases expired", violations)
+    }
     return {
       seed,
       executions: all.length,

@@ -7,7 +7,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Context, Duration, Effect, Exit, Layer, Option, Scope } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import { TestClock } from "effect/testing"
-import { SqliteLimiters } from "../../layers/sqlite/index.ts"
+import * as RateLimiter from "effect/persistence/RateLimiter"
+import { SqliteLimiters, SqliteStores } from "../../layers/sqlite/index.ts"
 import { limiterStoresSuite } from "../../src/testing/index.ts"
 import { tempDb } from "./tmp.ts"
 
@@ -16,6 +17,38 @@ limiterStoresSuite({
   name: "sqlite, two connections on one file",
   layer: SqliteLimiters.layer({ path, busyTimeout: 0 }),
   second: SqliteLimiters.layer({ path, busyTimeout: 0 })
+})
+
+// The bundle provides both stores on its own connection, migrated once with the other stores.
+const bundlePath = tempDb("bundle")
+limiterStoresSuite({
+  name: "sqlite, through the SqliteStores bundle (two builds on one file)",
+  layer: SqliteStores.layer({ path: bundlePath, busyTimeout: 0 }),
+  second: SqliteStores.layer({ path: bundlePath, busyTimeout: 0 })
+})
+
+describe("effect's RateLimiter and CircuitBreaker on the SqliteStores bundle, no other Layer", () => {
+  const path = tempDb("bundle-services")
+  const instance = () => Layer.mergeAll(RateLimiter.layer, CircuitBreaker.layer({ tripPolicy: CircuitBreaker.consecutive(2), openDuration: "10 seconds" })).pipe(
+    Layer.provideMerge(SqliteStores.layer({ path, busyTimeout: 0 }))
+  )
+  it.effect("two instances' limiters share one window and one circuit", () =>
+    Effect.gen(function*() {
+      const one = yield* Layer.build(instance())
+      const two = yield* Layer.build(instance())
+      const consume = (ctx: Context.Context<RateLimiter.RateLimiter>) =>
+        Effect.exit(Context.get(ctx, RateLimiter.RateLimiter).consume({ key: "calls", limit: 5, window: "1 minute" }))
+      const exits = yield* Effect.all(Array.from({ length: 8 }, (_, i) => consume(i % 2 === 0 ? one : two)), { concurrency: "unbounded" })
+      assert.strictEqual(exits.filter(Exit.isSuccess).length, 5, "a window of 5 admits exactly 5 of 8 across both")
+      const call = (ctx: Context.Context<CircuitBreaker.CircuitBreaker>, ok: boolean) =>
+        Effect.exit(Context.get(ctx, CircuitBreaker.CircuitBreaker).execute(ok ? Effect.void : Effect.fail("boom"), { key: "provider" }))
+      yield* call(one, false)
+      yield* call(two, false)
+      const seen = yield* call(one, true)
+      assert.isTrue(Exit.isFailure(seen), "two failures, one on each instance, opened the shared circuit")
+      yield* TestClock.adjust("10 seconds")
+      assert.isTrue(Exit.isSuccess(yield* call(two, true)), "after the open duration the probe goes through")
+    }))
 })
 
 describe("the SQL circuit breaker's probe lease (two connections)", () => {

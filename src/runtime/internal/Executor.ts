@@ -22,6 +22,7 @@ import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } fro
 import { type PassHandle, passKey } from "./pass.ts"
 import * as History from "./History.ts"
 import * as Pseudonyms from "./Pseudonyms.ts"
+import * as QuotaPermit from "./QuotaPermit.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
@@ -119,9 +120,9 @@ export const currentOutput = Effect.fnUntraced(function*(workflow: AnyWorkflow, 
   const instance = yield* Instance
   const pauses = yield* PauseStore
   const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
-  if (record.status === "Failed" || record.status === "Cancelled") {
-    return yield* new ExecutionFailedError({ ...base, error: record.error ?? record.status })
-  }
+  // A cancelled tree is ExecutionCancelledError, as await reports it (a resume that found it ended, say).
+  if (record.status === "Cancelled") return yield* new ExecutionCancelledError({ tenantId: record.tenantId, executionId: record.executionId })
+  if (record.status === "Failed") return yield* new ExecutionFailedError({ ...base, error: record.error ?? record.status })
   if (record.status === "Finished") {
     const state = yield* Effect.promise(() => instance.compiled(workflow).getState(graphConfig(record)))
     return { _tag: "Finished", ...base, output: state.values } satisfies ExecutionOutput as ExecutionOutput
@@ -480,6 +481,17 @@ export const runPass = Effect.fnUntraced(function*(
   options: PassOptions
 ): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | TreeStore | IdGenerator> {
   const p = yield* makePass(options)
+  // With a tenant quota, the pass runs holding one of its tenant's permits (waiting for one first).
+  return yield* QuotaPermit.during(p, phases(p))
+}, (effect, options) =>
+  Effect.annotateLogs(effect, {
+    executionId: options.record.executionId,
+    tenantId: options.record.tenantId,
+    holder: options.holder.lease.holder
+  }))
+
+/** The phases of one pass: start, then run / drain / rest until it finishes or rests. */
+const phases = Effect.fnUntraced(function*(p: Pass) {
   let next = yield* startPass(p)
   while (true) {
     const result = yield* runGraph(p, next)
@@ -497,9 +509,4 @@ export const runPass = Effect.fnUntraced(function*(
     if ("_tag" in rested) return rested
     next = rested
   }
-}, (effect, options) =>
-  Effect.annotateLogs(effect, {
-    executionId: options.record.executionId,
-    tenantId: options.record.tenantId,
-    holder: options.holder.lease.holder
-  }))
+})

@@ -19,6 +19,8 @@ import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await
 import { execute, type ExecuteOptions, start } from "./Execute.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
+import * as ProviderHealth from "./ProviderHealth.ts"
+import * as QuotaPermit from "./QuotaPermit.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as Reads from "./Reads.ts"
 import * as Retention from "./Retention.ts"
@@ -116,6 +118,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const instance = yield* makeInstance(config, slots)
+  const providerHealth = yield* ProviderHealth.providerReadiness(config.providers, instance.services)
+  yield* QuotaPermit.check(instance)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope
@@ -149,6 +153,9 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
     close: (options?: CloseOptions) => run(closeInstance(options)),
     checkLiveness: run(Health.checkLiveness(instance)),
-    checkReadiness: run(Health.checkReadiness(instance, StepSlots.readiness(slots)))
+    checkReadiness: run(Health.checkReadiness(
+      instance,
+      Effect.map(Effect.all([StepSlots.readiness(slots), providerHealth]), (parts) => parts.flat())
+    ))
   }
 })

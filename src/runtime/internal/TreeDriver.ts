@@ -14,6 +14,7 @@ import { currentOutput, type ExecutionOutput, inputKeyName, type PassStart, runP
 import type { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import * as LeaseHolder from "./LeaseHolder.ts"
+import * as QuotaPermit from "./QuotaPermit.ts"
 import { LeaseStore } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
@@ -98,7 +99,9 @@ const acquireFor = (pass: TrackedPass) =>
           ? Effect.sync(() => pass.abort(new ExecutionCancelledError({ tenantId: pass.tenantId, executionId: pass.rootExecutionId })))
           : Effect.void
       ),
-      Effect.catch((e) => Effect.logWarning("reading the cancel request failed; read again at the next renewal", e.message))
+      Effect.catch((e) => Effect.logWarning("reading the cancel request failed; read again at the next renewal", e.message)),
+      // A tenant quota's permit is renewed with the lease.
+      Effect.andThen(QuotaPermit.renewWithLease(pass))
     )
     return yield* LeaseHolder.acquire({
       tenantId: pass.tenantId,
@@ -189,6 +192,8 @@ export const start = (
           reason: `the lease of new execution ${rootExecutionId} is held by another holder: the IdGenerator must make unique ids`
         })
       }
+      // Over its tenant's quota with onOverQuota "fail": fails here, before anything is recorded.
+      yield* QuotaPermit.admitNew(yield* Instance, pass, holder.value)
       const tree = yield* TreeStore
       // The input is kept with the tree until it ends: a holder that dies before LangGraph's first
       // checkpoint leaves a recovery nothing else to start from.

@@ -26,6 +26,8 @@ export interface HoldOptions {
   /** How long to wait; 0: ask once. */
   readonly timeoutMillis: number
   readonly pollMillis: number
+  /** Who renews the slot: a fiber of its own every third of the lease (default), or the caller ("caller"). */
+  readonly renewal?: "own" | "caller" | undefined
 }
 
 interface Waiter {
@@ -92,14 +94,40 @@ const acquire = (
     }).pipe(Effect.ensuring(leave(store, key, me)))
   })
 
-const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number): Effect.Effect<void> =>
+const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number, onLost: Effect.Effect<void>): Effect.Effect<void> =>
   Effect.sleep(Duration.millis(leaseMillis / 3)).pipe(
     Effect.andThen(Clock.currentTimeMillis),
     Effect.flatMap((now) => store.renewSlot(slot, leaseMillis, now)),
     // a store that did not answer: try again at the next turn, the lease still runs
     Effect.catch(() => Effect.succeed(true)),
-    Effect.flatMap((held) => (held ? renewWhileHeld(store, slot, leaseMillis) : Effect.void))
+    Effect.flatMap((held) => (held ? renewWhileHeld(store, slot, leaseMillis, onLost) : onLost))
   )
+
+/**
+ * Takes a slot of `key` for the rest of the current scope — renewed while
+ * it lasts, released when it closes; when none came free in time, runs
+ * `onFull(waitedMillis)` instead. `stop`, when given, ends the wait with its
+ * failure (a pass that lost its lease, say); `onLost` runs if a renewal
+ * finds the slot gone (the process paused past its lease).
+ */
+export const holdScoped = <E2, E3 = never, R3 = never>(
+  key: string,
+  o: HoldOptions,
+  onFull: (waitedMillis: number) => Effect.Effect<never, E2>,
+  stop?: Effect.Effect<never, E3, R3>,
+  onLost: Effect.Effect<void> = Effect.void
+): Effect.Effect<SlotLease, E2 | E3 | StoreError | InvalidInputError, RateLimitStore | Scope.Scope | R3> =>
+  Effect.gen(function*() {
+    const store = yield* RateLimitStore
+    const start = yield* Clock.currentTimeMillis
+    const release = (slot: SlotLease) =>
+      Effect.addFinalizer(() => store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
+    const take = Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
+    const got = yield* (stop === undefined ? take : Effect.raceFirst(take, stop))
+    if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
+    if (o.renewal !== "caller") yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis, onLost))
+    return got.value
+  })
 
 /**
  * Runs `effect` holding a slot of `key`; when none came free in time, runs
@@ -111,18 +139,7 @@ export const hold = <A, E, R, E2>(
   effect: Effect.Effect<A, E, R>,
   onFull: (waitedMillis: number) => Effect.Effect<never, E2>
 ): Effect.Effect<A, E | E2 | StoreError | InvalidInputError, R | RateLimitStore> =>
-  Effect.gen(function*() {
-    const store = yield* RateLimitStore
-    const start = yield* Clock.currentTimeMillis
-    const release = (slot: SlotLease) =>
-      Effect.addFinalizer(() => store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
-    return yield* Effect.scoped(Effect.gen(function*() {
-      const got = yield* Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
-      if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
-      yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis))
-      return yield* effect
-    }))
-  })
+  Effect.scoped(Effect.andThen(holdScoped(key, o, onFull), effect))
 
 export const millisOf = (input: Duration.Input | undefined, fallback: number): number =>
   input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
