@@ -73,6 +73,15 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
               WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND holder IS NOT NULL`,
           (rows) => rows.length === 0 ? Option.none() : Option.some(toLease(tenantId, root, rows[0]))
         )),
+      // One statement for a page of roots: an OR of primary-key equalities, which the primary key index answers.
+      getMany: (roots) =>
+        run(store, "getMany", () => Effect.map(
+          sql`SELECT tenant_id, root_execution_id, holder, epoch, expires_at FROM ${leases}
+              WHERE holder IS NOT NULL AND (${
+            sql.or(roots.map((r) => sql`(tenant_id = ${r.tenantId} AND root_execution_id = ${r.rootExecutionId})`))
+          })`,
+          (rows) => rows.map((row: any) => toLease(row.tenant_id, row.root_execution_id, row))
+        )),
       ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
     }
     return LeaseStore.make(impl)

@@ -58,14 +58,16 @@ const refusingStatus = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 
-/** The backend's stores, with a LeaseStore whose `get` of the root named in `poisoned` dies (a corrupt row, a driver bug). */
+/** The backend's stores, with a LeaseStore whose `get` of the root named in `poisoned` (or a `getMany` including it) dies (a corrupt row, a driver bug). */
 const defectiveLeaseRead = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, poisoned: { root?: string }) =>
   Layer.effectContext(Effect.gen(function*() {
     const context = yield* Effect.context<Harness.HarnessStores>()
     const leases = Context.get(context, LeaseStore)
     return Context.add(context, LeaseStore, {
       ...leases,
-      get: (tenantId, root) => root === poisoned.root ? Effect.die(new Error(`corrupt lease row of ${root}`)) : leases.get(tenantId, root)
+      get: (tenantId, root) => root === poisoned.root ? Effect.die(new Error(`corrupt lease row of ${root}`)) : leases.get(tenantId, root),
+      getMany: (roots) =>
+        roots.some((r) => r.rootExecutionId === poisoned.root) ? Effect.die(new Error(`corrupt lease row of ${poisoned.root}`)) : leases.getMany(roots)
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 
