@@ -280,6 +280,12 @@ const main = Effect.gen(function*() {
 )
 
 await admin(adminUrl, (sql) => sql.unsafe(`CREATE DATABASE ${database}`))
+// Stopped early (Ctrl-C): the database goes too.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    admin(adminUrl, (sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)).finally(() => process.exit(130))
+  })
+}
 let ratio: number
 try {
   ratio = await Effect.runPromise(main)
