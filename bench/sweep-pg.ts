@@ -8,10 +8,11 @@
  * (100,000) of each. Then:
  *
  * 1. Page cost: a sweep page — `RecordStore.findByStatus("Running", 100,
- *    cursor)` at a random cursor, and the look at stranded decisions
- *    (`PauseStore.findResolvedRoots`) — timed and its statements counted on
- *    both schemas, rounds alternating between them (BENCH_PAGES per round,
- *    BENCH_ROUNDS rounds). EXPLAIN of the page query on the large schema.
+ *    cursor)` at a random cursor and its roots' leases (`LeaseStore.getMany`),
+ *    plus the look at stranded decisions (`PauseStore.findResolvedRoots`) —
+ *    timed as round trips, and the page's two queries timed inside Postgres
+ *    (EXPLAIN ANALYZE: execution time, buffers), on both schemas, rounds
+ *    alternating between them (BENCH_PAGES per round, BENCH_ROUNDS rounds).
  * 2. Statements per sweep page of a real look: one instance whose trees are
  *    all held by a live holder looks once over the large schema (no
  *    recovery starts): statements and time per page of 100.
@@ -29,7 +30,8 @@
  * where the bench may create its own; default
  * postgres://postgres@127.0.0.1:5432/postgres. BENCH_RUNNING=100000
  * BENCH_SMALL=10000 BENCH_PAGES=50 BENCH_ROUNDS=6 BENCH_INSTANCES=3
- * BENCH_RECOVER=1 (0 skips phase 3))
+ * BENCH_RECOVER=1 (0 skips phase 3) BENCH_RECOVER_SECONDS (stop phase 3
+ * after that long and report how many were recovered))
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { PgClient as EffectPgClient } from "@effect/sql-pg"
@@ -39,6 +41,7 @@ import { SqlClient, Statement } from "effect/sql"
 import { PgStores } from "../layers/pg/index.ts"
 import * as PgMigrations from "../layers/pg/PgMigrations.ts"
 import * as PgClient from "../layers/pg/PgClient.ts"
+import * as SqlLeaseStore from "../layers/sql/SqlLeaseStore.ts"
 import * as SqlPauseStore from "../layers/sql/SqlPauseStore.ts"
 import * as SqlRecordStore from "../layers/sql/SqlRecordStore.ts"
 import { Baton } from "../src/runtime/Baton.ts"
@@ -53,6 +56,8 @@ const pagesPerRound = Number(process.env.BENCH_PAGES ?? 50)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
 const instances = Number(process.env.BENCH_INSTANCES ?? 3)
 const recover = process.env.BENCH_RECOVER !== "0"
+/** Stops the recovery after this many seconds (reporting how many were recovered); unset: until all are. */
+const recoverSeconds = process.env.BENCH_RECOVER_SECONDS === undefined ? Infinity : Number(process.env.BENCH_RECOVER_SECONDS)
 const pageSize = 100
 const tenants = 10
 const database = `bench_sweep_${Math.random().toString(36).slice(2, 8)}`
@@ -144,43 +149,93 @@ const storesOf = (schema: string) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(PgClient.layer({ url: dbUrl, schema, maxConnections: 1 }).pipe(Layer.provideMerge(IdGenerator.layer)))
     return yield* Effect.provide(
-      Effect.all({ records: SqlRecordStore.make(), pauses: SqlPauseStore.make(), sql: SqlClient.SqlClient }),
+      Effect.all({ records: SqlRecordStore.make(), pauses: SqlPauseStore.make(), leases: SqlLeaseStore.make(), sql: SqlClient.SqlClient }),
       context
     )
   })
 
+interface Side {
+  readonly label: string
+  readonly n: number
+  readonly stores: Effect.Success<ReturnType<typeof storesOf>>
+  /** Round trips of a sweep page as the sweep makes it: the page of records, then their leases. */
+  readonly times: Array<number>
+  /** The same two queries' execution time inside Postgres (EXPLAIN ANALYZE), and the buffers they touched. */
+  readonly server: Array<number>
+  readonly buffers: Array<number>
+  readonly stranded: Array<number>
+  statements: number
+  pages: number
+}
+
+/** Execution time (ms) and shared buffers (hit + read) of one statement, from EXPLAIN (ANALYZE, BUFFERS). */
+const explain = (sql: SqlClient.SqlClient, text: string, params: ReadonlyArray<unknown>) =>
+  Effect.map(sql.unsafe<{ "QUERY PLAN": any }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, params), (rows) => {
+    const [top] = rows[0]!["QUERY PLAN"] as Array<any>
+    return { ms: top["Execution Time"] as number, buffers: (top.Plan["Shared Hit Blocks"] ?? 0) + (top.Plan["Shared Read Blocks"] ?? 0) }
+  })
+
 /** Phase 1: page cost on both schemas, rounds alternating. */
 const pageCost = Effect.gen(function*() {
-  const sides = [
-    { label: "small", n: small, stores: yield* storesOf("small"), times: [] as Array<number>, stranded: [] as Array<number>, statements: 0, pages: 0 },
-    { label: "large", n: large, stores: yield* storesOf("large"), times: [] as Array<number>, stranded: [] as Array<number>, statements: 0, pages: 0 }
-  ]
-  const cursorAt = (n: number): Option.Option<RecordCursor> => {
+  const side = (label: string, n: number) =>
+    Effect.map(storesOf(label), (stores): Side => ({ label, n, stores, times: [], server: [], buffers: [], stranded: [], statements: 0, pages: 0 }))
+  const sides = [yield* side("small", small), yield* side("large", large)]
+  const cursorAt = (n: number) => {
     const g = 1 + Math.floor(Math.random() * n)
-    return Option.some({ tenantId: `tenant-${g % tenants}`, executionId: `run-${String(g).padStart(7, "0")}` })
+    return { tenantId: `tenant-${g % tenants}`, executionId: `run-${String(g).padStart(7, "0")}` }
   }
+  /** One sweep page through the stores, timed: the records after `cursor`, then their leases in one call. */
+  const page = (s: Side, cursor: RecordCursor) =>
+    Effect.gen(function*() {
+      const before = total()
+      let started = performance.now()
+      const records = yield* s.stores.records.findByStatus("Running", pageSize, Option.some(cursor))
+      const leases = yield* s.stores.leases.getMany(records.map((r) => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId })))
+      s.times.push(performance.now() - started)
+      if (records.length === 0 || leases.length !== records.length) return yield* Effect.die(new Error("a page without its leases"))
+      started = performance.now()
+      yield* s.stores.pauses.findResolvedRoots(pageSize, Option.none())
+      s.stranded.push(performance.now() - started)
+      s.statements += total() - before
+      s.pages++
+      return records
+    })
+  /** The same page's two queries inside Postgres. */
+  const serverSide = (s: Side, cursor: RecordCursor) =>
+    Effect.gen(function*() {
+      const t = (name: string) => `"${s.label}"."baton_${name}"`
+      const records = yield* explain(
+        s.stores.sql,
+        `SELECT * FROM ${t("records")} WHERE status = 'Running' AND (tenant_id, execution_id) > ($1, $2) ORDER BY tenant_id, execution_id LIMIT ${pageSize}`,
+        [cursor.tenantId, cursor.executionId]
+      )
+      const roots = yield* s.stores.records.findByStatus("Running", pageSize, Option.some(cursor))
+      const leases = yield* explain(
+        s.stores.sql,
+        `SELECT l.tenant_id, l.root_execution_id, l.holder, l.epoch, l.expires_at FROM ${t("leases")} l
+           JOIN (SELECT k->>0 AS t, k->>1 AS r FROM jsonb_array_elements($1::jsonb) AS k) AS k ON l.tenant_id = k.t AND l.root_execution_id = k.r
+           WHERE l.holder IS NOT NULL`,
+        [JSON.stringify(roots.map((r) => [r.tenantId, r.rootExecutionId]))]
+      )
+      s.server.push(records.ms + leases.ms)
+      s.buffers.push(records.buffers + leases.buffers)
+    })
   // Warm both (plans, caches) before timing.
-  for (const side of sides) for (let i = 0; i < 20; i++) yield* side.stores.records.findByStatus("Running", pageSize, cursorAt(side.n))
+  for (const s of sides) for (let i = 0; i < 20; i++) yield* page(s, cursorAt(s.n))
+  for (const s of sides) s.times.length = s.stranded.length = s.statements = s.pages = 0
   for (let round = 0; round < rounds; round++) {
-    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+    for (const s of round % 2 === 0 ? sides : [...sides].reverse()) {
       for (let i = 0; i < pagesPerRound; i++) {
-        const before = total()
-        let started = performance.now()
-        const page = yield* side.stores.records.findByStatus("Running", pageSize, cursorAt(side.n))
-        side.times.push(performance.now() - started)
-        if (page.length === 0) return yield* Effect.die(new Error("an empty page"))
-        started = performance.now()
-        yield* side.stores.pauses.findResolvedRoots(pageSize, Option.none())
-        side.stranded.push(performance.now() - started)
-        side.statements += total() - before
-        side.pages++
+        yield* page(s, cursorAt(s.n))
+        yield* serverSide(s, cursorAt(s.n))
       }
     }
   }
-  for (const side of sides) {
+  for (const s of sides) {
     console.log(
-      `page of ${pageSize} Running at ${side.n} rows: p50 ${ms(median(side.times))}, p90 ${ms(pct(side.times, 0.9))}; ` +
-        `stranded-decision look p50 ${ms(median(side.stranded))}; statements per page (both queries): ${(side.statements / side.pages).toFixed(1)}`
+      `sweep page (${pageSize} Running records + their leases) at ${s.n} rows: round trip p50 ${ms(median(s.times))}, p90 ${ms(pct(s.times, 0.9))}; ` +
+        `inside Postgres p50 ${ms(median(s.server))}, ${(s.buffers.reduce((a, b) => a + b, 0) / s.buffers.length).toFixed(1)} buffers; ` +
+        `stranded-decision look p50 ${ms(median(s.stranded))}; statements per page (the three queries): ${(s.statements / s.pages).toFixed(1)}`
     )
   }
   const plan = yield* sides[1]!.stores.sql.unsafe<{ "QUERY PLAN": string }>(
@@ -188,7 +243,9 @@ const pageCost = Effect.gen(function*() {
        AND (tenant_id, execution_id) > ('tenant-5', 'run-0050005') ORDER BY tenant_id, execution_id LIMIT ${pageSize}`
   )
   console.log(`EXPLAIN ANALYZE of the page query (large):\n  ${plan.map((r) => r["QUERY PLAN"]).join("\n  ")}`)
-  return median(sides[1]!.times) / median(sides[0]!.times)
+  const [lo, hi] = sides
+  console.log(`round-trip ratio (large/small, p50): ${(median(hi!.times) / median(lo!.times)).toFixed(2)} (the machine's load shows most here)`)
+  return median(hi!.server) / median(lo!.server)
 })
 
 /** Builds one baton instance over the large schema (its own pool and wake-ups). */
@@ -239,7 +296,7 @@ const recovery = Effect.gen(function*() {
   for (let i = 0; i < instances; i++) yield* Scope.provide(instance(i, { maxConnections: 8, sweepInterval: "5 seconds" }), scope)
   let left = large
   let lastSaid = started
-  while (left > 0) {
+  while (left > 0 && performance.now() - started < recoverSeconds * 1000) {
     yield* Effect.promise(() => new Promise((r) => setTimeout(r, 1000)))
     left = yield* Effect.promise(() => admin(dbUrl, running))
     if (performance.now() - lastSaid > 15_000) {
@@ -251,12 +308,13 @@ const recovery = Effect.gen(function*() {
   yield* Scope.close(scope, Exit.void)
   const used = since(before)
   const statements = used.reduce((a, [, n]) => a + n, 0)
-  const finished = yield* Effect.promise(() =>
+  const finished = Number((yield* Effect.promise(() =>
     admin(dbUrl, (sql) => sql<{ n: string }>`SELECT count(*) AS n FROM "large"."baton_records" WHERE status = 'Finished'`)
-  )
+  ))[0]!.n)
   console.log(
-    `recovery of ${large} Running roots by ${instances} instances: ${elapsed.toFixed(1)} s (${(large / elapsed).toFixed(0)} recoveries/s), ` +
-      `${(statements / large).toFixed(1)} statements per recovery; Finished: ${finished[0]!.n}`
+    `recovery of ${left === 0 ? "all " : ""}${large} Running roots by ${instances} instances: ${finished} Finished in ${elapsed.toFixed(1)} s ` +
+      `(${(finished / elapsed).toFixed(1)} recoveries/s${left === 0 ? "" : `; stopped at BENCH_RECOVER_SECONDS with ${left} left`}), ` +
+      `${(statements / Math.max(1, finished)).toFixed(1)} statements per recovery`
   )
   console.log(`  statements: ${used.slice(0, 12).map(([k, n]) => `${k} ${n}`).join(", ")}`)
 })
