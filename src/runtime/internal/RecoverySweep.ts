@@ -17,7 +17,7 @@ import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { Instance, type InstanceShape } from "./Instance.ts"
-import { type Lease, LeaseStore } from "../../stores/LeaseStore.ts"
+import { type Lease, LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore, type RootCursor } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
@@ -68,8 +68,9 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
     const page = yield* records.findByStatus(status, pageSize, cursor)
     const roots = page.filter((record) => record.executionId === record.rootExecutionId && !movingHere(instance, record))
     yield* onPage(roots)
+    const visited = new Set(roots)
     for (const record of page) {
-      if (roots.includes(record) && !(yield* visitAlone(record, visit))) return cursor
+      if (visited.has(record) && !(yield* visitAlone(record, visit))) return cursor
       cursor = cursorOf(record)
     }
     if (page.length < pageSize) break
@@ -170,8 +171,13 @@ const readLeases = (page: PageLeases) => (roots: ReadonlyArray<ExecutionRecord>)
   Effect.gen(function*() {
     page.read = new Set()
     page.leases = new Map()
-    if (roots.length === 0) return
-    const found = yield* (yield* LeaseStore).getMany(roots.map((r) => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId })))
+    const leases = yield* LeaseStore
+    const found: Array<Lease> = []
+    // A page larger than one call takes (`sweepPageSize` above `maxGetMany`) is read in a few.
+    for (let i = 0; i < roots.length; i += maxGetMany) {
+      const chunk = roots.slice(i, i + maxGetMany)
+      found.push(...yield* leases.getMany(chunk.map((r) => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId }))))
+    }
     page.read = new Set(roots.map(keyOf))
     for (const lease of found) page.leases.set(keyOf(lease), lease)
   }).pipe(Effect.catchCause((cause) =>
