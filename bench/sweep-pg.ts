@@ -210,11 +210,11 @@ const pageCost = Effect.gen(function*() {
         [cursor.tenantId, cursor.executionId]
       )
       const roots = yield* s.stores.records.findByStatus("Running", pageSize, Option.some(cursor))
+      // SqlLeaseStore.getMany's Postgres statement.
       const leases = yield* explain(
         s.stores.sql,
-        `SELECT l.tenant_id, l.root_execution_id, l.holder, l.epoch, l.expires_at FROM ${t("leases")} l
-           JOIN (SELECT k->>0 AS t, k->>1 AS r FROM jsonb_array_elements($1::jsonb) AS k) AS k ON l.tenant_id = k.t AND l.root_execution_id = k.r
-           WHERE l.holder IS NOT NULL`,
+        `SELECT l.tenant_id, l.root_execution_id, l.holder, l.epoch, l.expires_at FROM jsonb_array_elements($1::jsonb) AS k
+           CROSS JOIN LATERAL (SELECT * FROM ${t("leases")} WHERE tenant_id = k->>0 AND root_execution_id = k->>1 AND holder IS NOT NULL LIMIT 1) AS l`,
         [JSON.stringify(roots.map((r) => [r.tenantId, r.rootExecutionId]))]
       )
       s.server.push(records.ms + leases.ms)
