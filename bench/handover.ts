@@ -48,6 +48,11 @@ interface Pair {
   spawned: number
   readonly graceful: Array<number>
   readonly killed: Array<number>
+  /** Of each graceful handover: close returned → the other process heard the release, → its first step. */
+  readonly heard: Array<number>
+  readonly moved: Array<number>
+  /** SQL statements B ran from hearing of the release to its first step. */
+  readonly statements: Array<number>
 }
 
 const spawnInto = (pair: Pair): Proc => {
@@ -69,19 +74,30 @@ let threads = 0
 const runInto = async (pair: Pair, a: Proc) => {
   const thread = `${pair.kind}-h${++threads}`
   a.send(`execute ${thread}`)
-  await a.until((l) => l.includes(` step long ${thread} `))
-  return thread
+  const line = await a.until((l) => l.includes(` step long ${thread} `))
+  return { thread, root: line.split(" ").at(-2)! }
 }
 
 const gracefulTrial = async (pair: Pair) => {
   const a = pair.procs[0]!
-  const thread = await runInto(pair, a)
+  const { root, thread } = await runInto(pair, a)
   const closed = a.next((l) => l.includes(" closed "))
+  // B hears of the tree's release (not of another lease A gives up as it closes).
+  const woken = Promise.race(
+    pair.procs.filter((p) => p !== a).map((p) => p.next((l) => l.includes(` woken ${root} `)).then((l) => Number(l.split(" ").at(-1))))
+  )
   a.send("close 300")
   const closedLine = await closed
   const closedAt = Number(closedLine.split(" ").at(-1))
+  const path = Promise.race(
+    pair.procs.filter((p) => p !== a).map((p) => p.until((l) => l.includes(` path ${root} `)).then((l) => Number(l.split(" ").at(-1))))
+  )
   const taken = await firstStepElsewhere(pair, a, thread)
+  const heardAt = await woken
+  pair.statements.push(await path)
   pair.graceful.push(taken - closedAt)
+  pair.heard.push(heardAt - closedAt)
+  pair.moved.push(taken - heardAt)
   // A opens a new instance and goes to the back: the next trial starts on the other process.
   const reopened = a.next(isReady)
   a.send("reopen")
@@ -91,7 +107,7 @@ const gracefulTrial = async (pair: Pair) => {
 
 const killTrial = async (pair: Pair) => {
   const a = pair.procs[0]!
-  const thread = await runInto(pair, a)
+  const { thread } = await runInto(pair, a)
   a.child.kill("SIGKILL")
   const killedAt = now()
   pair.procs.shift()
@@ -113,8 +129,8 @@ const main = async () => {
   const dir = mkdtempSync(join(tmpdir(), "baton-bench-handover-"))
   const schema = `baton_bench_handover_${process.pid}`
   const pairs: Array<Pair> = [
-    { kind: "sqlite", target: join(dir, "handover.sqlite"), procs: [], spawned: 0, graceful: [], killed: [] },
-    { kind: "pg", target: schema, procs: [], spawned: 0, graceful: [], killed: [] }
+    { kind: "sqlite", target: join(dir, "handover.sqlite"), procs: [], spawned: 0, graceful: [], killed: [], heard: [], moved: [], statements: [] },
+    { kind: "pg", target: schema, procs: [], spawned: 0, graceful: [], killed: [], heard: [], moved: [], statements: [] }
   ]
   try {
     for (const pair of pairs) {
@@ -133,6 +149,12 @@ const main = async () => {
     console.log(`machine: ${cpus().length} cores, load average ${loadavg().map((x) => x.toFixed(1)).join(" ")} (the figures are wall-clock: a loaded machine stretches them)`)
     for (const pair of pairs) line(`${pair.kind} graceful close → step`, pair.graceful, "< 100 ms")
     for (const pair of pairs) line(`${pair.kind} SIGKILL → step`, pair.killed, `≤ ${lease + 1000} ms`)
+    console.log("where a graceful handover's time goes (close returned on A → B heard the release → B's first step):")
+    for (const pair of pairs) {
+      line(`  ${pair.kind} close → B heard`, pair.heard, "the release reaching B")
+      line(`  ${pair.kind} B heard → step`, pair.moved, "B's look, lease, pass start")
+      console.log(`  ${pair.kind} B's SQL statements from hearing to its step: p50 ${percentile(pair.statements, 50)}, max ${Math.max(...pair.statements)}`)
+    }
     const [sqlite, pg] = pairs
     console.log(`ratio: ${(percentile(sqlite!.graceful, 50) / percentile(pg!.graceful, 50)).toFixed(2)}   (sqlite graceful p50 / pg graceful p50)`)
   } finally {

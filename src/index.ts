@@ -89,7 +89,7 @@ export {
   type ThreadId
 } from "./stores/Ids.ts"
 export type { Lease } from "./stores/Lease.ts"
-export { LeaseStore, type LeaseStoreShape } from "./stores/LeaseStore.ts"
+export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape, maxGetMany } from "./stores/LeaseStore.ts"
 export { LeaseWakeups, type LeaseWakeupsShape } from "./stores/LeaseWakeups.ts"
 export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
@@ -101,6 +101,7 @@ export {
   RecordStore,
   type RecordStoreBackend,
   type RecordStoreShape,
+  resetsRecoveryFailures,
   type SetStatusInput
 } from "./stores/RecordStore.ts"
 export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"

@@ -84,6 +84,13 @@ export const make = MemoryState.useSync((rows) =>
         const row = rows.leases.get(key(tenantId, rootExecutionId))
         return row === undefined || row.holder === null ? Option.none() : Option.some(toLease(row))
       }),
+    getMany: (roots) =>
+      Effect.sync(() =>
+        roots.flatMap((r) => {
+          const row = rows.leases.get(key(r.tenantId, r.rootExecutionId))
+          return row === undefined || row.holder === null ? [] : [toLease(row)]
+        })
+      ),
     ping: Effect.void
   }))
 

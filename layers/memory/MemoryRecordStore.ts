@@ -6,7 +6,7 @@
 import { Effect, Layer, Option } from "effect"
 import { type ExecutionRecord, isActiveRoot } from "../../src/stores/ExecutionRecord.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { RecordStore, type SetStatusInput } from "../../src/stores/RecordStore.ts"
+import { RecordStore, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
 
 const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenantId: string; executionId: string }) =>
@@ -38,8 +38,14 @@ const setStatus = (rows: MemoryRows, input: SetStatusInput, root?: string): bool
   const record = rows.records.get(k)
   if (record === undefined || record.status !== input.from) return false
   if (root !== undefined && record.rootExecutionId !== root) return false
-  const error = input.error === undefined ? record.error : input.error
-  rows.records.set(k, { ...record, status: input.to, updatedAt: input.now, error })
+  if (!resetsRecoveryFailures(input.from, input.to)) {
+    rows.records.set(k, { ...record, status: input.to, updatedAt: input.now, error: input.error === undefined ? record.error : input.error })
+    return true
+  }
+  // The move ends the stretch of failed recoveries: their count, backoff and last cause go.
+  const { recoverAfter: _after, recoveryFailures = 0, ...rest } = record
+  const error = input.error !== undefined ? input.error : recoveryFailures > 0 ? null : record.error
+  rows.records.set(k, { ...rest, status: input.to, updatedAt: input.now, error })
   return true
 }
 

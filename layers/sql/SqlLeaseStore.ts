@@ -73,6 +73,26 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
               WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND holder IS NOT NULL`,
           (rows) => rows.length === 0 ? Option.none() : Option.some(toLease(tenantId, root, rows[0]))
         )),
+      // One statement for a page of roots, each answered by the primary key index. On Postgres the keys go as one
+      // JSON parameter (one statement text whatever the count), each looked up by a LATERAL subquery whose LIMIT
+      // keeps it a per-key index lookup (joined plainly, the planner hashes a small table whole: a seq scan
+      // that grows with it); elsewhere an OR of primary-key equalities.
+      getMany: (roots) =>
+        run(store, "getMany", () => Effect.map(
+          sql.onDialectOrElse({
+            pg: () =>
+              sql`SELECT l.tenant_id, l.root_execution_id, l.holder, l.epoch, l.expires_at
+                  FROM jsonb_array_elements(${JSON.stringify(roots.map((r) => [r.tenantId, r.rootExecutionId]))}::jsonb) AS k
+                  CROSS JOIN LATERAL (SELECT * FROM ${leases}
+                    WHERE tenant_id = k->>0 AND root_execution_id = k->>1 AND holder IS NOT NULL LIMIT 1) AS l`,
+            orElse: () =>
+              sql`SELECT tenant_id, root_execution_id, holder, epoch, expires_at FROM ${leases}
+                  WHERE holder IS NOT NULL AND (${
+                sql.or(roots.map((r) => sql`(tenant_id = ${r.tenantId} AND root_execution_id = ${r.rootExecutionId})`))
+              })`
+          }),
+          (rows) => rows.map((row: any) => toLease(row.tenant_id, row.root_execution_id, row))
+        )),
       ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
     }
     return LeaseStore.make(impl)

@@ -24,7 +24,7 @@ import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { RecordStore, type RecordStoreBackend, type RecordStoreShape, type SetStatusInput } from "../../src/stores/RecordStore.ts"
+import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -111,10 +111,16 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
 
     /** The compare-and-set (of a record of the tree `root`, when given). */
     const compareAndSet = (input: SetStatusInput, root?: string) => {
-      const error = input.error === undefined ? sql.literal("") : sql`, error = ${input.error}`
+      // A move on ends the stretch of failed recoveries (`resetsRecoveryFailures`): the count, the backoff and,
+      // unless the move gives an error, the last failed recovery's cause (the right-hand side reads the old row).
+      const reset = resetsRecoveryFailures(input.from, input.to)
+      const error = input.error !== undefined
+        ? sql`, error = ${input.error}`
+        : sql.literal(reset ? ", error = CASE WHEN recovery_failures > 0 THEN NULL ELSE error END" : "")
+      const recovery = sql.literal(reset ? ", recovery_failures = 0, recover_after = NULL" : "")
       const inTree = root === undefined ? sql.literal("") : sql` AND root_execution_id = ${root}`
       return Effect.map(
-        sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}${error}
+        sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}${error}${recovery}
             WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}${inTree}
             RETURNING execution_id`,
         (rows) => rows.length > 0

@@ -3,8 +3,8 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, type Option } from "effect"
-import type { InvalidInputError, StoreError } from "./Errors.ts"
+import { Context, Effect, Option } from "effect"
+import { InvalidInputError, type StoreError } from "./Errors.ts"
 import type { ExecutionId, InstanceId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
@@ -41,8 +41,43 @@ export interface LeaseStoreShape {
   readonly release: (lease: Lease) => Effect.Effect<boolean, StoreError | InvalidInputError>
   /** The tree's holder as stored (it may have expired); `None` when never taken or released. */
   readonly get: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<Option.Option<Lease>, StoreError | InvalidInputError>
+  /**
+   * `get` of many trees at once (the recovery sweep reads a page's leases
+   * with it): the held leases among `roots`, as stored, in any order; a tree
+   * never taken or released is absent. At most `maxGetMany` roots a call.
+   */
+  readonly getMany: (roots: ReadonlyArray<LeaseKey>) => Effect.Effect<ReadonlyArray<Lease>, StoreError | InvalidInputError>
   /** One cheap round trip to the backend. */
   readonly ping: Effect.Effect<void, StoreError>
+}
+
+/**
+ * A tree's lease key.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface LeaseKey {
+  readonly tenantId: TenantId
+  readonly rootExecutionId: ExecutionId
+}
+
+/**
+ * The most roots one `getMany` takes.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const maxGetMany = 1000
+
+/**
+ * What a backend implements: the shape, `getMany` optional (without it, `make` reads the roots one `get` each).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface LeaseStoreBackend extends Omit<LeaseStoreShape, "getMany"> {
+  readonly getMany?: LeaseStoreShape["getMany"] | undefined
 }
 
 /**
@@ -53,7 +88,12 @@ export interface LeaseStoreShape {
  */
 export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("baton/LeaseStore") {
   /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
-  static make(impl: LeaseStoreShape): LeaseStoreShape {
+  static make(impl: LeaseStoreBackend): LeaseStoreShape {
+    const getMany = impl.getMany ?? ((roots: ReadonlyArray<LeaseKey>) =>
+      Effect.map(
+        Effect.forEach(roots, (r) => impl.get(r.tenantId, r.rootExecutionId)),
+        (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+      ))
     return {
       acquire: (tenantId, root, holder, ttl, now) =>
         V.checked([
@@ -75,6 +115,20 @@ export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("
           V.nonEmpty("LeaseStore.get", "tenantId", tenantId),
           V.nonEmpty("LeaseStore.get", "rootExecutionId", root)
         ], () => impl.get(tenantId, root)),
+      getMany: (roots) =>
+        V.checked([
+          Array.isArray(roots) && roots.length <= maxGetMany ? Effect.void : Effect.fail(
+            new InvalidInputError({
+              operation: "LeaseStore.getMany",
+              field: "roots",
+              reason: `must be an array of at most ${maxGetMany} roots; read more in several calls`
+            })
+          ),
+          ...(Array.isArray(roots) ? roots : []).flatMap((r) => [
+            V.nonEmpty("LeaseStore.getMany", "roots[].tenantId", r?.tenantId),
+            V.nonEmpty("LeaseStore.getMany", "roots[].rootExecutionId", r?.rootExecutionId)
+          ])
+        ], () => roots.length === 0 ? Effect.succeed([]) : getMany(roots)),
       ping: impl.ping
     }
   }

@@ -86,6 +86,11 @@ export interface ListInput {
  * - an `error` text is written storable (`storableText`: NUL and lone
  *   surrogates escaped, at most 8192 characters), so no error a step throws
  *   can make a status write fail;
+ * - a `setStatus`/`setStatusFenced` move to another status but Failed ends
+ *   the record's stretch of failed recoveries: `recoveryFailures` and
+ *   `recoverAfter` are cleared, and so is `error` when it held the last
+ *   failed recovery's cause and the move gives none (`resetsRecoveryFailures`);
+ *   a move to Failed keeps the count (it tells how the execution ended);
  * - `setStatusFenced` is the same compare-and-set made by a holder: in the
  *   same transaction the lease row must still be (`lease.holder`,
  *   `lease.epoch`) and live at `now`, else it fails with `LeaseLostError`
@@ -148,6 +153,18 @@ export interface RecordStoreShape {
   readonly listPauseAnswers: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<ReadonlyArray<PauseAnswer>, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
+
+/**
+ * Whether a move from `from` to `to` clears the record's count of failed
+ * recoveries: a pass that moved the execution on — to a pause, an end, or
+ * from a pause back to Running — was a recovery that worked. A move to
+ * Failed keeps the count (it tells how the execution ended); Running to
+ * Running (a pass taking the tree up again) is no move.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const resetsRecoveryFailures = (from: ExecutionStatus, to: ExecutionStatus): boolean => from !== to && to !== "Failed"
 
 /**
  * What a backend implements: `createThread` receives the id already chosen;

@@ -9,18 +9,24 @@
  *   reopen               start another instance in this process (id `<id>-<n>`), or
  *   (any other line)     exit
  *
- * Output lines: `<id> ready`, `<id> step <node> <threadId> <t>`, `<id> closed <t>`
+ * Output lines: `<id> ready`, `<id> step <node> <threadId> <rootExecutionId> <t>`, `<id> closed <t>`,
+ * and `<id> woken <rootExecutionId> <t>` whenever this process's wake-up hub hears of a lease
+ * release (its own, or another process's by NOTIFY or the SQLite poll), and
+ * `<id> path <rootExecutionId> <statements>` at a step of a tree it heard
+ * released: the SQL statements this process ran in between
  * (t: milliseconds since the epoch, fractional).
  *
  * Usage: node test/e2e/handoverWorker.ts <sqlite|pg> <path|schema> <instance id> [lease ms] [sweep ms] [wakeups on|off]
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Duration, Effect, Layer } from "effect"
+import { Statement } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgStores } from "../../layers/pg/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { Baton } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
+import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 
 const [kind, target, instanceId, leaseArg, sweepArg, wakeupsArg] = process.argv.slice(2)
 if ((kind !== "sqlite" && kind !== "pg") || target === undefined || instanceId === undefined) {
@@ -31,9 +37,28 @@ const url = process.env.BATON_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432
 const now = () => performance.timeOrigin + performance.now()
 const say = (line: string) => process.stdout.write(`${instanceId} ${line}\n`)
 
-const stores = kind === "sqlite"
+/** SQL statements this process ran (effect's statement transformer sees each one). */
+let statements = 0
+const counting: Statement.Transformer = (statement) => Effect.sync(() => (statements++, statement))
+/** The statement count when this process heard of a tree's release. */
+const heardAt = new Map<string, number>()
+
+/** The process's wake-up hub, saying when it hears of a release (where a handover's time goes). */
+const hub = makeHub()
+const saying: LeaseWakeupsShape = {
+  released: (tenantId, root) => {
+    say(`woken ${root} ${now()}`)
+    heardAt.set(root, statements)
+    hub.released(tenantId, root)
+  },
+  next: hub.next
+}
+
+const stores = (kind === "sqlite"
   ? SqliteStores.layer({ path: target, wakeups })
-  : PgStores.layer({ url, schema: target, maxConnections: 4, wakeups, applicationName: `handover-${target}` })
+  : PgStores.layer({ url, schema: target, maxConnections: 4, wakeups, applicationName: `handover-${target}` })).pipe(
+    Layer.provide(Layer.succeed(LeaseWakeups, saying))
+  )
 
 const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
 
@@ -41,7 +66,12 @@ const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b)
 const started = new Set<string>()
 
 const report = (node: string) => (_s: typeof State.State, ctx: Workflow.StepContext) =>
-  Effect.sync(() => say(`step ${node} ${ctx.threadId} ${now()}`))
+  Effect.sync(() => {
+    say(`step ${node} ${ctx.threadId} ${ctx.rootExecutionId} ${now()}`)
+    const heard = heardAt.get(ctx.rootExecutionId)
+    if (heard !== undefined) say(`path ${ctx.rootExecutionId} ${statements - heard}`)
+    heardAt.delete(ctx.rootExecutionId)
+  })
 
 const job = Workflow.make({
   name: "handover-job",
@@ -111,7 +141,7 @@ const main = Effect.gen(function*() {
   for (let generation = 0; yield* serve(generation); generation++) {}
 })
 
-Effect.runPromise(Effect.scoped(main)).then(
+Effect.runPromise(Effect.scoped(main).pipe(Effect.provideService(Statement.CurrentTransformer, counting))).then(
   () => process.exit(0),
   (error) => {
     console.error(error)

@@ -15,7 +15,7 @@
  * connection carries the same attempt id and is one run).
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Clock, Context, Deferred, Effect, Layer, Schedule } from "effect"
+import { Context, Deferred, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgClient, PgStores } from "../../layers/pg/index.ts"
@@ -43,14 +43,6 @@ const params = (n: number) => Array.from({ length: n }, (_, i) => (kind === "pg"
 const applySql = `INSERT INTO e2e_effects (key, root, node, instance, attempt) VALUES (${params(5)}) ON CONFLICT (key) DO NOTHING`
 const runSql = `INSERT INTO e2e_runs (key, attempt) VALUES (${params(2)}) ON CONFLICT DO NOTHING`
 let ledger: SqlClient.SqlClient | undefined
-/**
- * The process's Clock, for the ledger's retry schedule. A step body's Clock
- * (the runtime's wrapper that counts parked sleeps) is built by spreading the
- * Clock object, which drops its prototype methods: a Schedule in a step dies
- * with "clock.currentTimeNanosUnsafe is not a function" (reported; not ours
- * to change here).
- */
-let processClock: Clock.Clock | undefined
 
 /** Applies a step's side effect under its idempotency key, retried over lost connections. */
 const apply = (ctx: Workflow.StepContext, node: string, attempt: string) =>
@@ -60,8 +52,8 @@ const apply = (ctx: Workflow.StepContext, node: string, attempt: string) =>
       ledger!.unsafe(applySql, [ctx.idempotencyKey, ctx.rootExecutionId, node, ctx.instanceId, attempt])
     )
   ).pipe(
-    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 }),
-    Effect.provideService(Clock.Clock, processClock!)
+    // On the step's own Clock: a Schedule there works like anywhere else.
+    Effect.retry({ schedule: Schedule.spaced("100 millis"), times: 50 })
   )
 
 let attempts = 0
@@ -106,7 +98,6 @@ const main = Effect.gen(function*() {
     Baton.layer({ workflows: [job], instanceId, lease: "2 seconds", sweepInterval: "500 millis" }).pipe(Layer.provideMerge(stores))
   )
   const baton = Context.get(context, Baton)
-  processClock = yield* Clock.Clock
   ledger = Context.get(yield* Layer.build(ledgerClient), SqlClient.SqlClient)
   const stop = yield* Deferred.make<void>()
   process.on("SIGTERM", () => Deferred.doneUnsafe(stop, Effect.void))

@@ -2,11 +2,15 @@
  * #18 item 1 on Postgres: a step whose error text Postgres cannot keep (a NUL
  * byte, a lone surrogate, a huge message) still ends its execution Failed —
  * the text is made storable before it is written — so no sweep ever re-runs
- * the failing step.
+ * the failing step. The baton runs on the TestClock: the sweeps after the
+ * failures are driven by moving it 100 ms per turn of the event loop until
+ * the next look read its page (its reads are real Postgres I/O); no real
+ * time is waited for.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Option } from "effect"
+import { Clock, Context, Effect, Exit, Layer, Option, Queue } from "effect"
+import { TestClock } from "effect/testing"
 import { PgStores } from "../../layers/pg/index.ts"
 import { Baton } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
@@ -34,8 +38,29 @@ const throwing = (name: string, message: string, runs: { count: number }) =>
       .addEdge("boom", END)
   })
 
+const stores = PgStores.layer({ url, schema, maxConnections: 4 })
+
+/** The stores, with a RecordStore that offers to `looks` once each sweep look's page of Running records was read. */
+const countingLooks = (looks: Queue.Queue<void>) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Layer.Success<typeof stores>>()
+    const records = Context.get(context, RecordStore)
+    return Context.add(context, RecordStore, {
+      ...records,
+      findByStatus: (status, limit, after) =>
+        records.findByStatus(status, limit, after).pipe(Effect.tap(() => (status === "Running" ? Queue.offer(looks, undefined) : Effect.void)))
+    })
+  })).pipe(Layer.provide(stores))
+
+/** Moves the TestClock 100 ms per turn of the event loop until the sweep's next look has read its page. */
+const nextLook = (looks: Queue.Queue<void>) =>
+  Effect.raceFirst(
+    Queue.take(looks),
+    Effect.forever(Effect.andThen(TestClock.adjust("100 millis"), Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))))
+  )
+
 describe("error text Postgres cannot keep", () => {
-  it.live("a step error with a NUL byte, a lone surrogate or 100k characters ends the execution Failed; the step ran once", () =>
+  it.effect("a step error with a NUL byte, a lone surrogate or 100k characters ends the execution Failed; the step ran once", () =>
     Effect.gen(function*() {
       const cases = [
         { name: "nul", message: "bad\u0000byte", stored: (e: string) => e.includes("bad\\u0000byte") },
@@ -44,9 +69,10 @@ describe("error text Postgres cannot keep", () => {
       ]
       const runs = cases.map(() => ({ count: 0 }))
       const workflows = cases.map((c, i) => throwing(c.name, c.message, runs[i]!))
+      const looks = yield* Queue.unbounded<void>()
       const context = yield* Layer.build(
         Baton.layer({ workflows, instanceId: "pg-hardening", sweepInterval: "200 millis", lease: "1 second", renewEvery: "300 millis" }).pipe(
-          Layer.provideMerge(PgStores.layer({ url, schema, maxConnections: 4 }))
+          Layer.provideMerge(countingLooks(looks))
         )
       )
       const baton = Context.get(context, Baton)
@@ -61,8 +87,12 @@ describe("error text Postgres cannot keep", () => {
         assert.strictEqual(record.status, "Failed", `${c.name}: the status write was kept`)
         assert.isTrue(c.stored(record.error ?? ""), `${c.name}: stored as ${JSON.stringify(record.error?.slice(0, 80))}`)
       }
-      // Several sweeps later (real time: Postgres), no failing step ran again.
-      yield* Effect.sleep("1500 millis")
+      // Five looks later (a record left Running, its lease released by the failed pass, would be recovered at
+      // the first), no failing step ran again.
+      yield* Queue.clear(looks)
+      const failedAt = yield* Clock.currentTimeMillis
+      for (let i = 0; i < 5; i++) yield* nextLook(looks)
+      assert.isAtLeast((yield* Clock.currentTimeMillis) - failedAt, 5 * 200, "five sweep intervals (200 ms) went by on the TestClock")
       assert.deepStrictEqual(runs.map((r) => r.count), [1, 1, 1])
     }).pipe(Effect.scoped))
 })

@@ -4,7 +4,7 @@
  * record and marked Failed after `maxRecoveryAttempts`, said once; a healthy
  * execution recovered alongside it finishes.
  */
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Clock, Context, Effect, Fiber, Layer } from "effect"
 import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
@@ -58,14 +58,16 @@ const refusingStatus = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 
-/** The backend's stores, with a LeaseStore whose `get` of the root named in `poisoned` dies (a corrupt row, a driver bug). */
+/** The backend's stores, with a LeaseStore whose `get` of the root named in `poisoned` (or a `getMany` including it) dies (a corrupt row, a driver bug). */
 const defectiveLeaseRead = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, poisoned: { root?: string }) =>
   Layer.effectContext(Effect.gen(function*() {
     const context = yield* Effect.context<Harness.HarnessStores>()
     const leases = Context.get(context, LeaseStore)
     return Context.add(context, LeaseStore, {
       ...leases,
-      get: (tenantId, root) => root === poisoned.root ? Effect.die(new Error(`corrupt lease row of ${root}`)) : leases.get(tenantId, root)
+      get: (tenantId, root) => root === poisoned.root ? Effect.die(new Error(`corrupt lease row of ${root}`)) : leases.get(tenantId, root),
+      getMany: (roots) =>
+        roots.some((r) => r.rootExecutionId === poisoned.root) ? Effect.die(new Error(`corrupt lease row of ${poisoned.root}`)) : leases.getMany(roots)
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 
@@ -118,6 +120,52 @@ for (const backend of backends) {
         Effect.provide(refusingStatus(backend.stores))
       )
     })
+
+    it.effect("a recovery that moves the execution on resets its failure count: failures before a pause do not count after it", () =>
+      Effect.gen(function*() {
+        // "a" fails (refused) on its first 3 runs, "c" on its first 3: each stretch is the execute's or resume's
+        // run plus 2 failed recoveries, then a recovery that moves on. With maxRecoveryAttempts 3, only a count
+        // reset by the stretch's end lets the second stretch finish.
+        const runs = { a: 0, c: 0 }
+        const wf = Workflow.make({
+          name: "flaky",
+          version: "1",
+          graph: new StateGraph(State)
+            .addNode("a", Workflow.effectStep(() =>
+              ++runs.a <= 3 ? Effect.fail(new Error(`refused: a ${runs.a}`)) : Effect.succeed({ log: ["a"] })
+            ))
+            .addNode("b", Workflow.step(async () => ({ log: [`b:${String(interrupt({ go: "?" }))}`] })))
+            .addNode("c", Workflow.effectStep(() =>
+              ++runs.c <= 3 ? Effect.fail(new Error(`refused: c ${runs.c}`)) : Effect.succeed({ log: ["c"] })
+            ))
+            .addEdge(START, "a")
+            .addEdge("a", "b")
+            .addEdge("b", "c")
+            .addEdge("c", END)
+        })
+        const h = yield* Harness.make({
+          instances: 1,
+          baton: { workflows: [wf], maxRecoveryAttempts: 3, recoveryBackoff: "1 second", recoveryBackoffMax: "4 seconds" }
+        })
+        const first = yield* Fiber.await(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+        assert.strictEqual(errorTag(first), "ExecutionFailedError")
+        for (let i = 0; i < 400 && runs.a < 4; i++) yield* h.advance("250 millis")
+        yield* h.settle
+        const paused = yield* RecordStore.use((r) => r.findByStatus("Paused", 10, { _tag: "None" } as never))
+        assert.strictEqual(paused.length, 1, `paused after the recovery that ran "a" (a ran ${runs.a} times)`)
+        const id = paused[0]!.executionId
+        assert.strictEqual((yield* recordOf("default", id))?.recoveryFailures, undefined, "the pause ended the stretch of failures")
+        const pending = yield* h.run(0, (b) => b.pendingPauses({ threadId: paused[0]!.threadId })).pipe(Effect.flatMap(Fiber.join))
+        const resumed = yield* Fiber.await(yield* h.run(0, (b) => b.resume({ pauseId: pending[0]!.pauseId, decision: "go" })))
+        assert.strictEqual(errorTag(resumed), "ExecutionFailedError")
+        for (let i = 0; i < 400 && runs.c < 4; i++) yield* h.advance("250 millis")
+        yield* h.settle
+        assert.strictEqual(runs.c, 4, "c ran once more after its two failed recoveries")
+        const record = yield* recordOf("default", id)
+        assert.strictEqual(record?.status, "Finished", `not marked Failed: ${record?.error}`)
+        assert.strictEqual(record?.error, null, "no stale recovery cause on the finished record")
+        assert.strictEqual(record?.recoveryFailures, undefined)
+      }).pipe(Effect.provide(refusingStatus(backend.stores))))
 
     it.effect("a root whose visit dies is skipped; the sweep goes on and recovers the root after it", () => {
       const poisoned: { root?: string } = {}

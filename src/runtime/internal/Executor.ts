@@ -197,7 +197,16 @@ const makeHandle = (
       touch()
     })
   let pseudonymKey: Promise<Uint8Array> | undefined
-  const bodyClock: Clock.Clock = { ...clock, sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)) }
+  // Every method delegates to the instance's Clock (a spread would drop the live Clock's prototype methods).
+  const bodyClock: Clock.Clock = {
+    currentTimeMillisUnsafe: () => clock.currentTimeMillisUnsafe(),
+    currentTimeMillis: clock.currentTimeMillis,
+    currentTimeNanosUnsafe: () => clock.currentTimeNanosUnsafe(),
+    currentTimeNanos: clock.currentTimeNanos,
+    monotonicTimeNanosUnsafe: () => clock.monotonicTimeNanosUnsafe(),
+    monotonicTimeNanos: clock.monotonicTimeNanos,
+    sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1))
+  }
   return {
     tenantId: record.tenantId,
     threadId: record.threadId,

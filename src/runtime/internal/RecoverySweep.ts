@@ -17,7 +17,7 @@ import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { Instance, type InstanceShape } from "./Instance.ts"
-import { LeaseStore } from "../../stores/LeaseStore.ts"
+import { type Lease, LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore, type RootCursor } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
@@ -53,11 +53,12 @@ const visitAlone = <E, R>(record: ExecutionRecord, visit: (record: ExecutionReco
  * cursor just before that root (where the next look picks up), and none once
  * it went through every page.
  */
-const eachRoot = Effect.fnUntraced(function*<E, R>(
+const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
   status: "Running" | "Paused",
   from: Option.Option<RecordCursor>,
   more: () => boolean,
-  visit: (record: ExecutionRecord) => Effect.Effect<boolean, E, R>
+  visit: (record: ExecutionRecord) => Effect.Effect<boolean, E, R>,
+  onPage: (roots: ReadonlyArray<ExecutionRecord>) => Effect.Effect<void, E2, R2> = () => Effect.void
 ) {
   const instance = yield* Instance
   const records = yield* RecordStore
@@ -65,9 +66,11 @@ const eachRoot = Effect.fnUntraced(function*<E, R>(
   let cursor = from
   while (more()) {
     const page = yield* records.findByStatus(status, pageSize, cursor)
+    const roots = page.filter((record) => record.executionId === record.rootExecutionId && !movingHere(instance, record))
+    yield* onPage(roots)
+    const visited = new Set(roots)
     for (const record of page) {
-      const root = record.executionId === record.rootExecutionId
-      if (root && !movingHere(instance, record) && !(yield* visitAlone(record, visit))) return cursor
+      if (visited.has(record) && !(yield* visitAlone(record, visit))) return cursor
       cursor = cursorOf(record)
     }
     if (page.length < pageSize) break
@@ -137,13 +140,51 @@ const continueTree = (
     )
   )
 
-/** True when the tree's lease is held and live; `onLive` sees its expiry. */
-const leaseLive = Effect.fnUntraced(function*(record: ExecutionRecord, onLive: (expiresAt: number) => void = () => {}) {
-  const lease = yield* (yield* LeaseStore).get(record.tenantId, record.rootExecutionId)
+/**
+ * True when the tree's lease is held and live; `onLive` sees its expiry. Read
+ * from `page` when the look read the page's leases at once (`readLeases`).
+ */
+const leaseLive = Effect.fnUntraced(function*(record: ExecutionRecord, onLive: (expiresAt: number) => void = () => {}, page?: PageLeases) {
+  const key = keyOf(record)
+  const lease = page?.read.has(key) === true
+    ? Option.fromNullishOr(page.leases.get(key))
+    : yield* (yield* LeaseStore).get(record.tenantId, record.rootExecutionId)
   if (Option.isNone(lease) || lease.value.expiresAt <= (yield* Clock.currentTimeMillis)) return false
   onLive(lease.value.expiresAt)
   return true
 })
+
+const keyOf = (r: { readonly tenantId: string; readonly rootExecutionId: string }) => `${r.tenantId}/${r.rootExecutionId}`
+
+/** The leases of one page's roots, read in one store call: `read` holds every root asked for, `leases` the held ones. */
+interface PageLeases {
+  read: Set<string>
+  leases: Map<string, Lease>
+}
+
+/**
+ * Reads the leases of a page's roots with one `getMany` (instead of one `get`
+ * per root). If it fails (or dies: a corrupt row), the page's visits read
+ * them one by one, so one bad root is skipped alone.
+ */
+const readLeases = (page: PageLeases) => (roots: ReadonlyArray<ExecutionRecord>) =>
+  Effect.gen(function*() {
+    page.read = new Set()
+    page.leases = new Map()
+    const leases = yield* LeaseStore
+    const found: Array<Lease> = []
+    // A page larger than one call takes (`sweepPageSize` above `maxGetMany`) is read in a few.
+    for (let i = 0; i < roots.length; i += maxGetMany) {
+      const chunk = roots.slice(i, i + maxGetMany)
+      found.push(...yield* leases.getMany(chunk.map((r) => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId }))))
+    }
+    page.read = new Set(roots.map(keyOf))
+    for (const lease of found) page.leases.set(keyOf(lease), lease)
+  }).pipe(Effect.catchCause((cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.logWarning("recovery sweep: reading a page's leases failed; reading them one by one", Cause.pretty(cause))
+  ))
 
 /** What one look carries from root to root. */
 interface Look {
@@ -156,6 +197,8 @@ interface Look {
   budget: number
   /** The earliest live lease expiry seen. */
   earliest: number
+  /** The leases of the page of Running roots being visited. */
+  readonly page: PageLeases
 }
 
 /** A Running root whose holder is gone is recovered; a live one's expiry is noted. False once the budget is spent. */
@@ -168,7 +211,7 @@ const visitRunning = (look: Look) =>
       return true
     }
     if (RecoveryFailures.backingOff(look.local, record, look.now, (at) => (look.earliest = Math.min(look.earliest, at)))) return true
-    if (yield* leaseLive(record, (at) => (look.earliest = Math.min(look.earliest, at)))) return true
+    if (yield* leaseLive(record, (at) => (look.earliest = Math.min(look.earliest, at)), look.page)) return true
     if (look.budget <= 0) return false
     look.budget--
     const id = record.rootExecutionId
@@ -239,8 +282,16 @@ const look = Effect.fnUntraced(function*(
   const instance = yield* Instance
   const slots = StepSlots.fromInstance(instance)
   const now = yield* Clock.currentTimeMillis
-  const state: Look = { recoveries, leftAlone, local, now, budget: slots === undefined ? Infinity : slots.free, earliest: Infinity }
-  resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state))
+  const state: Look = {
+    recoveries,
+    leftAlone,
+    local,
+    now,
+    budget: slots === undefined ? Infinity : slots.free,
+    earliest: Infinity,
+    page: { read: new Set(), leases: new Map() }
+  }
+  resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), readLeases(state.page))
   yield* eachStranded(state)
   return state.earliest
 })

@@ -7,7 +7,7 @@ import { assert, layer } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { Lease } from "../../stores/Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
+import { LeaseStore, type LeaseStoreShape, maxGetMany } from "../../stores/LeaseStore.ts"
 import {
   expectInvalid,
   instancesKey,
@@ -209,6 +209,38 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
           const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
           yield* TestClock.adjust(ttl * 2)
           assert.deepStrictEqual(some(yield* stores.second.get(tenant, root), "expired but stored"), lease)
+        }))
+
+      it.effect("getMany: the held leases among the roots, as get answers them (expired ones too), other tenants' apart; none asked, none read", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenant = ids("tenant")
+          const other = ids("tenant")
+          const roots = Array.from({ length: 5 }, () => ids("root"))
+          const t = yield* now
+          const held = [
+            some(yield* stores.first.acquire(tenant, roots[0]!, ids("holder"), ttl, t), "acquire 0"),
+            some(yield* stores.first.acquire(tenant, roots[1]!, ids("holder"), 1_000, t), "acquire 1 (short)"),
+            some(yield* stores.first.acquire(tenant, roots[2]!, ids("holder"), ttl, t), "acquire 2")
+          ]
+          assert.isTrue(yield* stores.first.release(held[2]!), "2 released")
+          yield* stores.first.acquire(other, roots[3]!, ids("holder"), ttl, t)
+          yield* TestClock.adjust(2_000)
+          const asked = roots.map((rootExecutionId) => ({ tenantId: tenant, rootExecutionId }))
+          const found = yield* stores.second.getMany(asked)
+          const byRoot = (ls: ReadonlyArray<Lease>) => [...ls].sort((a, b) => (a.rootExecutionId < b.rootExecutionId ? -1 : 1))
+          assert.deepStrictEqual(byRoot(found), byRoot([held[0]!, held[1]!]), "0 live, 1 expired but stored; 2 released, 3 another tenant's, 4 never taken")
+          for (const r of asked) {
+            const one = yield* stores.second.get(r.tenantId, r.rootExecutionId)
+            assert.deepStrictEqual(Option.getOrUndefined(one), found.find((l) => l.rootExecutionId === r.rootExecutionId), "as get answers")
+          }
+          assert.deepStrictEqual(yield* stores.second.getMany([]), [])
+          yield* expectInvalid(stores.first.getMany([{ tenantId: "", rootExecutionId: roots[0]! }]), "roots[].tenantId", "getMany, empty tenant")
+          yield* expectInvalid(
+            stores.first.getMany(Array.from({ length: maxGetMany + 1 }, () => asked[0]!)),
+            "roots",
+            "getMany, more than maxGetMany roots"
+          )
         }))
 
       it.effect("tenants are separate: the same root under another tenant is another lease", () =>

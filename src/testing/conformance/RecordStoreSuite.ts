@@ -241,6 +241,32 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
           yield* expectInvalid(stores.first.noteRecoveryFailure({ tenantId, executionId: r.executionId, failures: -1, retryAt: t, error: "", now: t }), "failures", "a negative count")
         }))
 
+      it.effect("a move on (not to Failed, not Running to Running) clears the count of failed recoveries and their cause", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const tenantId = ids("tenant")
+          const t = yield* now
+          const r = record(tenantId, ids("thread"), t)
+          assert.isTrue(yield* stores.first.createRecord(r))
+          const get = Effect.map(stores.second.getRecord(tenantId, r.executionId), (o) => some(o, "the record"))
+          const move = (from: ExecutionStatus, to: ExecutionStatus, error?: string) =>
+            stores.first.setStatus({ tenantId, executionId: r.executionId, from, to, now: t, error })
+          const note = (failures: number) =>
+            stores.first.noteRecoveryFailure({ tenantId, executionId: r.executionId, failures, retryAt: t + 2_000, error: `cause ${failures}`, now: t })
+          assert.isTrue(yield* note(0))
+          assert.isTrue(yield* move("Running", "Running"), "a pass taking the tree up again")
+          assert.strictEqual((yield* get).recoveryFailures, 1, "Running to Running keeps the count")
+          assert.isTrue(yield* move("Running", "Paused"))
+          const paused = yield* get
+          assert.deepStrictEqual([paused.recoveryFailures, paused.recoverAfter, paused.error], [undefined, undefined, null], "cleared")
+          assert.isTrue(yield* move("Paused", "Running"))
+          assert.isTrue(yield* note(0), "counting starts again from 0")
+          assert.isTrue(yield* note(1))
+          assert.isTrue(yield* move("Running", "Failed", "gave up"))
+          const failed = yield* get
+          assert.deepStrictEqual([failed.recoveryFailures, failed.error], [2, "gave up"], "a move to Failed keeps the count")
+        }))
+
       it.effect(`of ${racers} racers moving a record from Running exactly one wins`, () =>
         Effect.gen(function*() {
           const stores = yield* Stores
