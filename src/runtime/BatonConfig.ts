@@ -58,6 +58,16 @@ export interface BatonConfigOptions {
   readonly recoveryBackoff?: Duration.Input | undefined
   /** The longest wait between two recoveries of one execution: at least `recoveryBackoff`. Default 5 minutes. */
   readonly recoveryBackoffMax?: Duration.Input | undefined
+  /**
+   * How many times one undo is tried before it counts as failed (the
+   * execution then ends Failed with both errors; the other undos still run):
+   * a whole number from 1 to 100. Default 5.
+   */
+  readonly undoAttempts?: number | undefined
+  /** The wait after a failed try of an undo; it doubles per try, up to `undoBackoffMax`. Default 1 second. */
+  readonly undoBackoff?: Duration.Input | undefined
+  /** The longest wait between two tries of an undo: at least `undoBackoff`, at most 1 hour. Default 30 seconds. */
+  readonly undoBackoffMax?: Duration.Input | undefined
 }
 
 /**
@@ -96,6 +106,12 @@ export interface BatonConfigShape {
   readonly recoveryBackoffMillis: number
   /** The cap of that wait. */
   readonly recoveryBackoffMaxMillis: number
+  /** Tries of one undo before it counts as failed. */
+  readonly undoAttempts: number
+  /** The wait after a failed try of an undo; doubled per try. */
+  readonly undoBackoffMillis: number
+  /** The cap of that wait. */
+  readonly undoBackoffMaxMillis: number
 }
 
 /**
@@ -124,7 +140,10 @@ export const defaults: BatonConfigShape = {
   maxConcurrentSteps: undefined,
   maxRecoveryAttempts: 5,
   recoveryBackoffMillis: 1_000,
-  recoveryBackoffMaxMillis: 5 * 60 * 1000
+  recoveryBackoffMaxMillis: 5 * 60 * 1000,
+  undoAttempts: 5,
+  undoBackoffMillis: 1_000,
+  undoBackoffMaxMillis: 30_000
 }
 
 /**
@@ -145,7 +164,10 @@ export const configKeys = {
   maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS",
   maxRecoveryAttempts: "BATON_MAX_RECOVERY_ATTEMPTS",
   recoveryBackoff: "BATON_RECOVERY_BACKOFF",
-  recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX"
+  recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX",
+  undoAttempts: "BATON_UNDO_ATTEMPTS",
+  undoBackoff: "BATON_UNDO_BACKOFF",
+  undoBackoffMax: "BATON_UNDO_BACKOFF_MAX"
 } as const satisfies { readonly [K in keyof Required<BatonConfigOptions>]: string }
 
 type Field = keyof typeof configKeys
@@ -216,6 +238,16 @@ const checkRecovery = Effect.fnUntraced(function*(config: BatonConfigShape) {
   if (!(cap >= base)) return yield* refuse("recoveryBackoffMax", `must be at least recoveryBackoff (${base} ms) (got ${show(cap)} ms)`)
 })
 
+/** The undo retries: 1 to 100 tries, a positive backoff no longer than its cap, a cap of at most an hour. */
+const checkUndo = Effect.fnUntraced(function*(config: BatonConfigShape) {
+  const attempts = yield* wholeNumber("undoAttempts", config.undoAttempts, undefined, "")
+  if (attempts! > 100) return yield* refuse("undoAttempts", `must be at most 100: an undo that failed 100 times needs a person (got ${attempts})`)
+  const { undoBackoffMaxMillis: cap, undoBackoffMillis: base } = config
+  if (!(Number.isFinite(base) && base > 0)) return yield* refuse("undoBackoff", `must be a finite duration greater than 0 (got ${show(base)} ms)`)
+  yield* atMost("undoBackoffMax", cap, 60 * 60 * 1000, "1 hour: the holder keeps the tree meanwhile")
+  if (!(cap >= base)) return yield* refuse("undoBackoffMax", `must be at least undoBackoff (${base} ms) (got ${show(cap)} ms)`)
+})
+
 /**
  * Checks a configuration's values against what the runtime, its timers and
  * the stores can hold.
@@ -239,6 +271,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
   yield* checkRecovery(config)
+  yield* checkUndo(config)
   return config
 })
 
@@ -266,7 +299,10 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
     maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
     recoveryBackoffMillis: yield* millis("recoveryBackoff", options.recoveryBackoff, defaults.recoveryBackoffMillis),
-    recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis)
+    recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis),
+    undoAttempts: (yield* wholeNumber("undoAttempts", options.undoAttempts, defaults.undoAttempts, ""))!,
+    undoBackoffMillis: yield* millis("undoBackoff", options.undoBackoff, defaults.undoBackoffMillis),
+    undoBackoffMaxMillis: yield* millis("undoBackoffMax", options.undoBackoffMax, defaults.undoBackoffMaxMillis)
   })
 })
 
@@ -315,7 +351,10 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   recoveryBackoff: optionalText(configKeys.recoveryBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input))
+  recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  undoAttempts: optionalText(configKeys.undoAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  undoBackoff: optionalText(configKeys.undoBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  undoBackoffMax: optionalText(configKeys.undoBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input))
 })
 
 /** The key a field was read from, added to a refusal of a value from config. */
