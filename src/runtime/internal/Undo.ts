@@ -403,6 +403,30 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
     return failed
   })
 
+/** Paused → Running under the holder's lease (a record already Running is fine; one that ended is not ours any more). */
+const resumeRunning = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const moved = yield* (yield* RecordStore).setStatusFenced({
+      tenantId: record.tenantId,
+      executionId: record.executionId,
+      from: "Paused",
+      to: "Running",
+      now: yield* Clock.currentTimeMillis,
+      lease: u.holder.lease
+    })
+    if (moved) return
+    const current = yield* (yield* RecordStore).getRecord(record.tenantId, record.executionId)
+    if (Option.isSome(current) && current.value.status === "Running") return
+    return yield* Effect.fail(new LeaseLostError({
+      tenantId: record.tenantId,
+      rootExecutionId: record.rootExecutionId,
+      holder: u.holder.lease.holder,
+      epoch: u.holder.lease.epoch,
+      reason: "the record left Paused under this holder (another holder moved it)"
+    }))
+  })
+
 /**
  * Unwinds the tree under the holder's lease: once the step bodies still
  * running settled, writes `@baton/unwinding` (the first reason written is
@@ -427,6 +451,9 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
       return { unwinding: Option.getOrElse(recorded, () => why), failed: [] } satisfies Outcome as Outcome
     }
     yield* checkStop(u, instance)
+    // A paused tree that unwinds (it was cancelled) is Running while it does: a holder stopped
+    // mid-undo leaves it to the recovery sweep, which looks at Running trees.
+    if (u.record.status === "Paused") yield* resumeRunning(u)
     if (!(yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, unwindingName, why))) {
       why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
     }
