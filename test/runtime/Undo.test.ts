@@ -139,6 +139,27 @@ for (const backend of backends) {
         assert.strictEqual((yield* recordOf(out.tenantId, out.executionId))?.status, "Cancelled")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+    it.effect("a cancelled paused execution whose holder dies mid-undo is finished by the sweep (Running while it unwinds)", () =>
+      Effect.gen(function*() {
+        const book = makeBook({ s4: "pause", undoSleep: "5 seconds" })
+        const wf = booking(book)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const out = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+        assert.strictEqual(out._tag, "Paused")
+        // The cancel lands on instance 0, which takes the paused tree's lease and unwinds it.
+        yield* h.run(0, (b) => b.cancel(out.threadId))
+        yield* h.advance("5 seconds")
+        assert.deepStrictEqual(undoneNodes(book), ["s3"])
+        assert.strictEqual((yield* recordOf(out.tenantId, out.executionId))?.status, "Running", "visible to the sweep while it unwinds")
+        yield* h.kill(0)
+        yield* h.advance("31 seconds")
+        yield* h.advance("15 seconds")
+        assert.deepStrictEqual(undoneNodes(book), ["s3", "s2", "s1"])
+        assert.deepStrictEqual(book.undone.map((u) => u.instanceId), ["instance-0", "instance-1", "instance-1"])
+        assertKeys(book, ["s3", "s2", "s1"])
+        assert.strictEqual((yield* recordOf(out.tenantId, out.executionId))?.status, "Cancelled")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
     it.effect("an undo that fails twice then succeeds is retried with a doubling backoff on the Clock", () =>
       Effect.gen(function*() {
         const book = makeBook({ s4: "fail", failTries: new Map([["s2", 2]]) })
