@@ -226,6 +226,30 @@ for (const backend of backends) {
         assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Failed")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+    it.effect("a step killed before it finished has no undo on record; the recovering instance re-runs it and then unwinds the others once", () =>
+      Effect.gen(function*() {
+        const book = makeBook({ s4: "fail", s4Sleep: "20 seconds" })
+        const wf = booking(book)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+        yield* h.advance("5 seconds")
+        const root = yield* theRunningRoot
+        const registered = yield* TreeStore.use((t) => t.list(root.tenantId, root.rootExecutionId, "@baton/undo/"))
+        assert.deepStrictEqual(
+          registered.map((e) => e.key).sort(),
+          ["s1", "s2", "s3"].map((n) => `@baton/undo/${book.stepKeys.get(n)}`).sort(),
+          "the finished steps' undos are on record, the running step's is not"
+        )
+        assert.deepStrictEqual((registered.find((e) => e.key.endsWith(book.stepKeys.get("s2")!))?.value as { result: unknown }).result, { log: ["s2"] })
+        yield* h.kill(0)
+        yield* h.advance("31 seconds")
+        yield* h.advance("25 seconds")
+        assert.deepStrictEqual(undoneNodes(book), ["s3", "s2", "s1"])
+        assert.isTrue(book.undone.every((u) => u.instanceId === "instance-1"))
+        assertKeys(book, ["s3", "s2", "s1"])
+        assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Failed")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
     it.effect("a finished execution undoes nothing and its registrations go with the tree", () =>
       Effect.gen(function*() {
         const book = makeBook({ s4: "finish" })
