@@ -1,12 +1,12 @@
 /**
  * The durable-undo simulation as a test, over memory and SQLite stores.
- * `BATON_UNDO_SIM_SEEDS` sets the seed count (default 30 per store).
+ * `BATON_UNDO_SIM_SEEDS` sets the seed count (default 20 per store).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { simulateUndo } from "./UndoSimulation.ts"
 
-const seeds = Number(process.env.BATON_UNDO_SIM_SEEDS ?? 30)
+const seeds = Number(process.env.BATON_UNDO_SIM_SEEDS ?? 20)
 
 for (const store of ["memory", "sqlite"] as const) {
   describe(`durable undo simulation over ${store} stores`, () => {
