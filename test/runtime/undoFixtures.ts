@@ -7,6 +7,7 @@
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Clock, Duration, Effect } from "effect"
 import * as Workflow from "../../src/runtime/Workflow.ts"
+import { TreeStore } from "../../src/stores/TreeStore.ts"
 
 export interface UndoPlan {
   /** What the fourth step does after `s4Sleep`: fail, pause, or finish. */
@@ -58,6 +59,8 @@ const applyUndo = (book: UndoBook, node: string, result: unknown, ctx: Workflow.
 const effectUndo = (book: UndoBook, node: string) => (result: { log: Array<string> }, ctx: Workflow.UndoContext) =>
   Effect.gen(function*() {
     tryUndo(book, node, ctx, yield* Clock.currentTimeMillis)
+    // An Effect undo runs with the instance's services (here the TreeStore it was given).
+    yield* (yield* TreeStore).ping
     yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.undoSleep))
     yield* Effect.try({ try: () => applyUndo(book, node, result, ctx), catch: (e) => e as Error })
   })
