@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
-import { ExecutionFailedError, UndoFailedError } from "../../src/stores/Errors.ts"
+import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { ExecutionFailedError, StoreError, UndoFailedError } from "../../src/stores/Errors.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Undo from "../../src/runtime/internal/Undo.ts"
 import * as Harness from "../../src/testing/Harness.ts"
@@ -17,6 +17,20 @@ const assertKeys = (book: UndoBook, nodes: ReadonlyArray<string>) => {
   }
   assert.strictEqual(book.applied.size, nodes.length, "no other undo applied")
 }
+
+/** The backend's stores, with a TreeStore that refuses (permanently) to record `@baton/unwinding`. */
+const refusingUnwinding = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Harness.HarnessStores>()
+    const tree = Context.get(context, TreeStore)
+    return Context.add(context, TreeStore, {
+      ...tree,
+      saveReservedIfAbsent: (tenantId, root, name, value) =>
+        name === "unwinding"
+          ? Effect.fail(new StoreError({ store: "TreeStore", operation: "saveIfAbsent", reason: "the server refused the row", kind: "Data" }))
+          : tree.saveReservedIfAbsent(tenantId, root, name, value)
+    })
+  })).pipe(Layer.provide(Layer.fresh(stores)))
 
 for (const backend of backends) {
   describe(`durable undo on ${backend.name}`, () => {
@@ -249,6 +263,25 @@ for (const backend of backends) {
         assertKeys(book, ["s3", "s2", "s1"])
         assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Failed")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a tree whose unwinding cannot be recorded ends Failed after maxRecoveryAttempts naming the undos that did not run", () =>
+      Effect.gen(function*() {
+        const book = makeBook({ s4: "fail" })
+        const wf = booking(book)
+        const h = yield* Harness.make({
+          instances: 1,
+          baton: { workflows: [wf], maxRecoveryAttempts: 2, recoveryBackoff: "1 second", recoveryBackoffMax: "1 second" }
+        })
+        const exit = yield* Fiber.await(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+        assert.strictEqual(errorTag(exit), "StoreError", "the store refused: the tree stays Running")
+        const root = yield* theRunningRoot
+        yield* h.advance("40 seconds")
+        assert.deepStrictEqual(book.undone, [], "no undo could run")
+        const record = yield* recordOf(root.tenantId, root.executionId)
+        assert.strictEqual(record?.status, "Failed")
+        assert.include(record?.error ?? "", "3 undo(s) on record did not run")
+        for (const n of ["s1", "s2", "s3"]) assert.include(record?.error ?? "", book.stepKeys.get(n)!, `the undo of ${n} is named`)
+      }).pipe(Effect.provide(refusingUnwinding(backend.stores))))
 
     it.effect("a finished execution undoes nothing and its registrations go with the tree", () =>
       Effect.gen(function*() {

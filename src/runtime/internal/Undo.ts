@@ -186,6 +186,20 @@ export const unwindingOf = (tenantId: string, rootExecutionId: string) =>
 export const hasOpen = (tenantId: string, rootExecutionId: string) =>
   Effect.map(stateOf(tenantId, rootExecutionId), (s) => s.registrations.some((r) => !s.done.has(r.key) && !s.failed.has(r.key)))
 
+/**
+ * The undos on record that have not run, said for an error text (`undefined`: none) — for an
+ * execution that ends without its undos (marked Failed after `maxRecoveryAttempts`): never a silent skip.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const openSummary = (tenantId: string, rootExecutionId: string) =>
+  Effect.map(stateOf(tenantId, rootExecutionId), (s) => {
+    const open = s.registrations.filter((r) => !s.done.has(r.key) && !s.failed.has(r.key))
+    if (open.length === 0) return undefined
+    return `${open.length} undo(s) on record did not run, put them right by hand: ${open.map((r) => `step "${r.node}" (key ${r.key})`).join(", ")}`
+  })
+
 /** The tree's registrations (last finished first), and the undos done or given up. */
 const stateOf = (tenantId: string, rootExecutionId: string) =>
   Effect.gen(function*() {
