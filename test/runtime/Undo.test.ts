@@ -3,6 +3,7 @@ import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { ExecutionFailedError, StoreError, UndoFailedError } from "../../src/stores/Errors.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Undo from "../../src/runtime/internal/Undo.ts"
+import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { backends, errorTag, recordOf, theRunningRoot } from "./fixtures.ts"
 import { booking, makeBook, type UndoBook, undoneNodes } from "./undoFixtures.ts"
@@ -196,8 +197,9 @@ for (const backend of backends) {
         assert.strictEqual((yield* recordOf(error.tenantId, error.executionId))?.error, error.error)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
-    it.effect("an undo that always fails: the others still run; the execution ends Failed with both errors and the failed undo listed", () =>
-      Effect.gen(function*() {
+    it.effect("an undo that always fails: the others still run; the execution ends Failed with both errors and the failed undo listed", () => {
+      const errors: Array<string> = []
+      return Effect.gen(function*() {
         const book = makeBook({ s4: "fail", failTries: new Map([["s2", Infinity]]) })
         const wf = booking(book)
         const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf], undoAttempts: 3, undoBackoff: "1 second" } })
@@ -217,7 +219,12 @@ for (const backend of backends) {
         assert.strictEqual(record?.status, "Failed")
         assert.include(record?.error ?? "", "s4 boom")
         assert.include(record?.error ?? "", book.stepKeys.get("s2")!, "the failed undo is listed in the record")
-      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+        assert.deepStrictEqual(errors, [error.error], "the error hook fired once, with both errors")
+      }).pipe(
+        Effect.provideService(Observer, makeObserver({ onError: (e) => Effect.sync(() => errors.push(e.error)) })),
+        Effect.provide(Layer.fresh(backend.stores))
+      )
+    })
 
     it.effect("close during unwinding hands the tree over: the other instance finishes the undos", () =>
       Effect.gen(function*() {
