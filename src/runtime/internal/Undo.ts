@@ -389,6 +389,8 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
         }
         const exit = yield* Effect.exit(attempt(u, instance, clock, undo, registration, ctx))
         if (Exit.isSuccess(exit)) {
+          // Marked by a holder that still holds the tree (else the next one runs it again, same key).
+          yield* checkStop(u, instance).pipe(Effect.tapError((stop) => Effect.sync(() => controller.abort(stop))))
           yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${compensatedPrefix}${registration.key}`, {
             at: yield* Clock.currentTimeMillis,
             instanceId: instance.instanceId
@@ -412,6 +414,7 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
       }
     }
     const failed: FailedUndo = { node: registration.node, stepIdempotencyKey: registration.key, attempts, error: lastError }
+    yield* checkStop(u, instance)
     yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${failedPrefix}${registration.key}`, failed)
     yield* Effect.logError(`undo of step "${registration.node}" (${registration.key}) failed after ${attempts} tries; the other undos go on: ${lastError}`)
     return failed
