@@ -5,6 +5,8 @@ import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Undo from "../../src/runtime/internal/Undo.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
 import * as Harness from "../../src/testing/Harness.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { backends, errorTag, recordOf, theRunningRoot } from "./fixtures.ts"
 import { booking, makeBook, type UndoBook, undoneNodes } from "./undoFixtures.ts"
 
@@ -289,6 +291,23 @@ for (const backend of backends) {
         assert.include(record?.error ?? "", "3 undo(s) on record did not run")
         for (const n of ["s1", "s2", "s3"]) assert.include(record?.error ?? "", book.stepKeys.get(n)!, `the undo of ${n} is named`)
       }).pipe(Effect.provide(refusingUnwinding(backend.stores))))
+
+    it.effect("a step with an undo whose result cannot be stored fails with an error saying so, and registers nothing", () =>
+      Effect.gen(function*() {
+        const wf = Workflow.make({
+          name: "unstorable",
+          version: "1",
+          graph: new StateGraph(Annotation.Root({ n: Annotation<unknown> }))
+            .addNode("big", Workflow.step(async () => ({ n: 10n }), { undo: async () => {} }))
+            .addEdge(START, "big")
+            .addEdge("big", END)
+        })
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+        const error = failureOf(yield* Fiber.await(yield* h.run(0, (b) => b.execute(wf, {})))) as ExecutionFailedError
+        assert.strictEqual(error._tag, "ExecutionFailedError")
+        assert.include(error.error, `step "big" has an undo, so its result must be storable as JSON`)
+        assert.strictEqual((yield* recordOf(error.tenantId, error.executionId))?.status, "Failed")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("a finished execution undoes nothing and its registrations go with the tree", () =>
       Effect.gen(function*() {
