@@ -37,6 +37,7 @@ export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Heal
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Leader from "./runtime/Leader.ts"
 export * as Workflow from "./runtime/Workflow.ts"
+export type { UnwindingView } from "./runtime/Baton.ts"
 
 // Fleet-wide limits (issue 14)
 export * as Budget from "./runtime/Budget.ts"

@@ -41,6 +41,7 @@ export type { ExecuteOptions } from "./internal/Execute.ts"
 export type { ExecutionOutput, PendingPause } from "./internal/Executor.ts"
 export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions, PauseView, ReadOptions } from "./internal/Reads.ts"
 export type { ResumeInput } from "./internal/Resume.ts"
+export type { UnwindingView } from "./internal/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "../stores/Errors.ts"
 
 /**

@@ -84,6 +84,16 @@ export interface BatonConfigOptions {
    * bundle provides one). In code only: no `BATON_*` key.
    */
   readonly providers?: ReadonlyArray<Limits.ProviderDefinition> | undefined
+  /**
+   * How many times one undo is tried before it counts as failed (the
+   * execution then ends Failed with both errors; the other undos still run):
+   * a whole number from 1 to 100. Default 5.
+   */
+  readonly undoAttempts?: number | undefined
+  /** The wait after a failed try of an undo; it doubles per try, up to `undoBackoffMax`. Default 1 second. */
+  readonly undoBackoff?: Duration.Input | undefined
+  /** The longest wait between two tries of an undo: at least `undoBackoff`, at most 1 hour. Default 30 seconds. */
+  readonly undoBackoffMax?: Duration.Input | undefined
 }
 
 /**
@@ -130,6 +140,12 @@ export interface BatonConfigShape {
   readonly onOverQuota?: "wait" | "fail" | undefined
   /** Providers whose breakers readiness reports (`undefined`: none). */
   readonly providers?: ReadonlyArray<Limits.ProviderDefinition> | undefined
+  /** Tries of one undo before it counts as failed. */
+  readonly undoAttempts: number
+  /** The wait after a failed try of an undo; doubled per try. */
+  readonly undoBackoffMillis: number
+  /** The cap of that wait. */
+  readonly undoBackoffMaxMillis: number
 }
 
 /**
@@ -159,7 +175,10 @@ export const defaults: BatonConfigShape = {
   maxConcurrentSteps: undefined,
   maxRecoveryAttempts: 5,
   recoveryBackoffMillis: 1_000,
-  recoveryBackoffMaxMillis: 5 * 60 * 1000
+  recoveryBackoffMaxMillis: 5 * 60 * 1000,
+  undoAttempts: 5,
+  undoBackoffMillis: 1_000,
+  undoBackoffMaxMillis: 30_000
 }
 
 /**
@@ -183,7 +202,10 @@ export const configKeys = {
   recoveryBackoff: "BATON_RECOVERY_BACKOFF",
   recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX",
   tenantQuota: "BATON_TENANT_QUOTA",
-  onOverQuota: "BATON_ON_OVER_QUOTA"
+  onOverQuota: "BATON_ON_OVER_QUOTA",
+  undoAttempts: "BATON_UNDO_ATTEMPTS",
+  undoBackoff: "BATON_UNDO_BACKOFF",
+  undoBackoffMax: "BATON_UNDO_BACKOFF_MAX"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
 type Field = keyof typeof configKeys
@@ -260,6 +282,16 @@ const checkRecovery = Effect.fnUntraced(function*(config: BatonConfigShape) {
   if (!(cap >= base)) return yield* refuse("recoveryBackoffMax", `must be at least recoveryBackoff (${base} ms) (got ${show(cap)} ms)`)
 })
 
+/** The undo retries: 1 to 100 tries, a positive backoff no longer than its cap, a cap of at most an hour. */
+const checkUndo = Effect.fnUntraced(function*(config: BatonConfigShape) {
+  const attempts = yield* wholeNumber("undoAttempts", config.undoAttempts, undefined, "")
+  if (attempts! > 100) return yield* refuse("undoAttempts", `must be at most 100: an undo that failed 100 times needs a person (got ${attempts})`)
+  const { undoBackoffMaxMillis: cap, undoBackoffMillis: base } = config
+  if (!(Number.isFinite(base) && base > 0)) return yield* refuse("undoBackoff", `must be a finite duration greater than 0 (got ${show(base)} ms)`)
+  yield* atMost("undoBackoffMax", cap, 60 * 60 * 1000, "1 hour: the holder keeps the tree meanwhile")
+  if (!(cap >= base)) return yield* refuse("undoBackoffMax", `must be at least undoBackoff (${base} ms) (got ${show(cap)} ms)`)
+})
+
 /**
  * Checks a configuration's values against what the runtime, its timers and
  * the stores can hold.
@@ -285,6 +317,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
   yield* checkRecovery(config)
   yield* Limits.validate(config)
+  yield* checkUndo(config)
   return config
 })
 
@@ -314,6 +347,9 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
     recoveryBackoffMillis: yield* millis("recoveryBackoff", options.recoveryBackoff, defaults.recoveryBackoffMillis),
     recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis),
+    undoAttempts: (yield* wholeNumber("undoAttempts", options.undoAttempts, defaults.undoAttempts, ""))!,
+    undoBackoffMillis: yield* millis("undoBackoff", options.undoBackoff, defaults.undoBackoffMillis),
+    undoBackoffMaxMillis: yield* millis("undoBackoffMax", options.undoBackoffMax, defaults.undoBackoffMaxMillis),
     // the limit options appear only when set (unset: no quota, over quota waits, no providers)
     ...(options.tenantQuota === undefined ? {} : { tenantQuota: options.tenantQuota }),
     ...(options.onOverQuota === undefined ? {} : { onOverQuota: options.onOverQuota }),
@@ -369,7 +405,10 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   recoveryBackoff: optionalText(configKeys.recoveryBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   tenantQuota: optionalText(configKeys.tenantQuota).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  onOverQuota: optionalText(configKeys.onOverQuota).pipe(Config.map((t) => t as "wait" | "fail" | undefined))
+  onOverQuota: optionalText(configKeys.onOverQuota).pipe(Config.map((t) => t as "wait" | "fail" | undefined)),
+  undoAttempts: optionalText(configKeys.undoAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  undoBackoff: optionalText(configKeys.undoBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  undoBackoffMax: optionalText(configKeys.undoBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input))
 })
 
 /** The key a field was read from, added to a refusal of a value from config. */

@@ -311,32 +311,158 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
 }
 
 /**
+ * Why an execution unwinds: a step failed (or a child did), or it was cancelled.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type UndoReason = "Failed" | "Cancelled"
+
+/**
+ * What an undo knows about where it runs. Undos run last-in-first-out when
+ * an execution ends without finishing, on whichever instance holds the
+ * tree then; an undo that fails is tried again (see `BatonConfig`'s
+ * `undoAttempts`), possibly on another instance after a takeover.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface UndoContext {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly executionId: ExecutionId
+  readonly rootExecutionId: ExecutionId
+  /** The instance running this try of the undo. */
+  readonly instanceId: InstanceId
+  /** The node whose step is undone. */
+  readonly node: string
+  /** The idempotency key the step's body had. */
+  readonly stepIdempotencyKey: string
+  /**
+   * This undo's own key (`<step key>:undo`): the same on every try and every
+   * instance, so an undo service that honours it undoes once.
+   */
+  readonly idempotencyKey: string
+  /** Why the execution unwinds (the first reason recorded, whoever records it). */
+  readonly reason: UndoReason
+  /** 1 for the first try of this undo on this holder, then 2, 3, … */
+  readonly attempt: number
+  /** Aborted when the holder must stop (its lease lost, its instance closing): the rest is handed over. */
+  readonly signal: AbortSignal
+  /** True while the holder still holds the tree's lease (the local fence): check it before an irreversible call. */
+  readonly leaseHeld: () => boolean
+}
+
+/**
+ * A step's undo as the runtime keeps it on the node (internal).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type UndoFunction =
+  | { readonly _tag: "Promise"; readonly run: (result: unknown, ctx: UndoContext) => Promise<unknown> | unknown }
+  | { readonly _tag: "Effect"; readonly run: (result: unknown, ctx: UndoContext) => Effect.Effect<unknown, unknown, never> }
+
+/**
+ * The property of a node function that holds its undo.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const undoKey = "~baton/undo"
+
+/**
+ * The options of {@link step}.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface StepOptions<U> {
+  /**
+   * Undoes what the step did. It gets the step's result as the stores keep
+   * it (JSON) and an {@link UndoContext}. The registration is durable: once
+   * the body returned, "this step finished with this result and has an
+   * undo" is written to the tree (keyed by the step's idempotency key)
+   * before the step's result is checkpointed.
+   */
+  readonly undo?: ((result: U, ctx: UndoContext) => Promise<unknown> | unknown) | undefined
+}
+
+/**
+ * The options of {@link effectStep}: its undo is an Effect run with the instance's services.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface EffectStepOptions<U, R> {
+  /** Like `StepOptions.undo`, as an Effect (its failure is a failed try; see `BatonConfig.undoAttempts`). */
+  readonly undo?: ((result: U, ctx: UndoContext) => Effect.Effect<unknown, unknown, R>) | undefined
+}
+
+/** The registration of a finished step's undo, before its result goes to LangGraph. */
+const registered = <U>(config: LangGraphRunnableConfig, ctx: StepContext, result: U): Promise<U> =>
+  passOf(config).registerUndo(ctx.node, ctx.idempotencyKey, result).then(() => result)
+
+/**
+ * The undo a node function carries (from {@link step} or {@link effectStep} with `undo`), if any.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const undoOfNode = (node: unknown): UndoFunction | undefined => {
+  const func = (node as { runnable?: { func?: unknown } } | undefined)?.runnable?.func ?? node
+  return (func as Record<string, UndoFunction | undefined> | undefined)?.[undoKey]
+}
+
+/**
  * A node from an async function of the state and its step context. Its body
  * is tracked: the tree's lease is released only once it returned, even when
- * the pass was aborted meanwhile.
+ * the pass was aborted meanwhile. With `undo`, the step registers its undo
+ * durably when its body returns.
  *
  * @category utils
  * @since 0.1.0
  */
-export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U) =>
-(state: S, config: LangGraphRunnableConfig): Promise<U> => {
-  const ctx = stepContext(config)
-  return passOf(config).runBody(ctx.node, () => Promise.resolve().then(() => body(state, ctx)), ctx.idempotencyKey)
+export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U, options?: StepOptions<U>) => {
+  const undo = options?.undo
+  const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
+    const ctx = stepContext(config)
+    const run = () => Promise.resolve().then(() => body(state, ctx))
+    return passOf(config).runBody(ctx.node, undo === undefined ? run : () => run().then((result) => registered(config, ctx, result)), ctx.idempotencyKey)
+  }
+  if (undo !== undefined) {
+    Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown } satisfies UndoFunction })
+  }
+  return node
 }
 
 /**
  * A node from an Effect. It runs with the instance's services (anything
  * provided to the `Baton` Layer) and is interrupted when the pass stops.
- * A failure of the Effect fails the step like a thrown error.
+ * A failure of the Effect fails the step like a thrown error. With `undo`,
+ * the step registers its undo durably when its Effect succeeds; the undo's
+ * services are part of the node's requirements.
  *
  * @category utils
  * @since 0.1.0
  */
-export const effectStep = <S, U, E, R>(body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>): EffectNode<S, U, R> => {
+export const effectStep = <S, U, E, R, R2 = never>(
+  body: (state: S, ctx: StepContext) => Effect.Effect<U, E, R>,
+  options?: EffectStepOptions<U, R2>
+): EffectNode<S, U, R | R2> => {
+  const undo = options?.undo
   const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
     const ctx = stepContext(config)
-    return passOf(config).runEffect(ctx.node, body(state, ctx) as Effect.Effect<U, E, never>, ctx.idempotencyKey)
+    const effect = body(state, ctx) as Effect.Effect<U, E, never>
+    return passOf(config).runEffect(
+      ctx.node,
+      undo === undefined ? effect : Effect.tap(effect, (result) => Effect.tryPromise({ try: () => registered(config, ctx, result), catch: (e) => e })),
+      ctx.idempotencyKey
+    )
+  }
+  if (undo !== undefined) {
+    Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"] } })
   }
   // The requirements are a phantom: nothing is kept at run time.
-  return node as EffectNode<S, U, R>
+  return node as EffectNode<S, U, R | R2>
 }

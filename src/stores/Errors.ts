@@ -328,6 +328,44 @@ export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedErro
 }
 
 /**
+ * One undo that still failed after its last try (see `UndoFailedError`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const FailedUndo = Schema.Struct({
+  node: Schema.String,
+  /** The idempotency key of the step it undoes. */
+  stepIdempotencyKey: Schema.String,
+  attempts: Schema.Number,
+  error: Schema.String
+})
+
+/**
+ * Undos of an execution failed after their last try (`BatonConfig.undoAttempts`):
+ * the execution ended Failed with its original error and these; the other
+ * undos still ran. Found as the `cause` of the `ExecutionFailedError`. What
+ * the failed undos did must be put right by hand (their idempotency keys
+ * are here).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class UndoFailedError extends Schema.TaggedError<UndoFailedError>()("UndoFailedError", {
+  tenantId: Schema.String,
+  executionId: Schema.String,
+  /** Why the execution unwound, and its original error. */
+  reason: Schema.String,
+  original: Schema.String,
+  failed: Schema.Array(FailedUndo)
+}) {
+  override get message() {
+    const list = this.failed.map((f) => `step "${f.node}" (key ${f.stepIdempotencyKey}) after ${f.attempts} tries: ${f.error}`).join("; ")
+    return `Execution ${this.executionId} (tenant ${this.tenantId}) ended ${this.reason} (${this.original}) and ${this.failed.length} undo(s) failed: ${list}. Put them right by hand.`
+  }
+}
+
+/**
  * The thread already has an execution running or paused; resume or cancel it before starting another.
  *
  * @category errors

@@ -130,6 +130,9 @@ describe("BatonConfig", () => {
           BATON_MAX_RECOVERY_ATTEMPTS: "3",
           BATON_RECOVERY_BACKOFF: "2 seconds",
           BATON_RECOVERY_BACKOFF_MAX: "1 minute",
+          BATON_UNDO_ATTEMPTS: "3",
+          BATON_UNDO_BACKOFF: "500",
+          BATON_UNDO_BACKOFF_MAX: "10 seconds",
           BATON_INSTANCE_ID: "from-env"
         }))
       )
@@ -146,7 +149,10 @@ describe("BatonConfig", () => {
         maxConcurrentSteps: 4,
         maxRecoveryAttempts: 3,
         recoveryBackoffMillis: 2_000,
-        recoveryBackoffMaxMillis: 60_000
+        recoveryBackoffMaxMillis: 60_000,
+        undoAttempts: 3,
+        undoBackoffMillis: 500,
+        undoBackoffMaxMillis: 10_000
       })
       const none = yield* Effect.service(BatonConfig.BatonConfig).pipe(Effect.provide(BatonConfig.layerConfig()), Effect.provide(fromEnv({})))
       assert.deepStrictEqual(none, BatonConfig.defaults)
@@ -174,6 +180,19 @@ describe("BatonConfig", () => {
       const bad = yield* Layer.build(BatonConfig.layer({ maxRecoveryAttempts: Number.NaN })).pipe(Effect.scoped, Effect.exit)
       assert.strictEqual(failedField(bad), "maxRecoveryAttempts")
       assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "1", BATON_RECOVERY_BACKOFF: "5 seconds", BATON_RECOVERY_BACKOFF_MAX: "5 seconds" })))
+    }))
+
+  it.effect("undo retry limits that cannot work are refused naming the field (#13)", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_ATTEMPTS: "0" })), "undoAttempts")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_ATTEMPTS: "101" })), "undoAttempts")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_ATTEMPTS: "1.5" })), "undoAttempts")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_BACKOFF: "soon" })), "undoBackoff")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_BACKOFF: "10 seconds", BATON_UNDO_BACKOFF_MAX: "2 seconds" })), "undoBackoffMax")
+      assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_BACKOFF_MAX: "2 hours" })), "undoBackoffMax")
+      const bad = yield* Layer.build(BatonConfig.layer({ undoAttempts: -1 })).pipe(Effect.scoped, Effect.exit)
+      assert.strictEqual(failedField(bad), "undoAttempts")
+      assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_UNDO_ATTEMPTS: "1", BATON_UNDO_BACKOFF: "1 second", BATON_UNDO_BACKOFF_MAX: "1 second" })))
     }))
 
   it.effect("Baton.layerWith takes a provided BatonConfig; BatonConfig.layer checks its options", () =>

@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { simulate } from "./Simulation.ts"
+import { simulateUndo } from "./UndoSimulation.ts"
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(name)
@@ -28,6 +29,14 @@ const main = Effect.gen(function*() {
     if (verbose) console.log(`seed ${seed}:\n  ${result.log.join("\n  ")}`)
     if (result.violations.length > 0) {
       console.error(`seed ${seed} FAILED (replay: npm run sim -- --seed ${seed} --store ${store}):\n  ${result.violations.join("\n  ")}`)
+      return false
+    }
+    // The same seed drives the durable-undo model (#13; its own file, `npm run sim:undo` alone).
+    const undo = yield* simulateUndo(seed, { store }).pipe(Effect.provide(TestClock.layer()))
+    executions += undo.executions
+    if (undo.violations.length > 0) {
+      console.error(`seed ${seed} FAILED in the undo model (replay: npm run sim:undo -- --seed ${seed} --store ${store}):\n  ${undo.violations.join("\n  ")}`)
+      if (verbose) console.error(`  ${undo.log.join("\n  ")}`)
       return false
     }
     if (!verbose && seed % 100 === 0) console.log(`${seed - first + 1} seeds passed (${((Date.now() - started) / 1000).toFixed(1)} s)`)

@@ -17,6 +17,7 @@ import { Observer } from "../Observer.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
+import * as Undo from "./Undo.ts"
 
 /**
  * The reserved tree key (under `@baton/`) of a cancel request.
@@ -65,7 +66,10 @@ export const request = (tenantId: string, rootExecutionId: string, by: { readonl
  * pauses withdrawn, its tree keys removed. Call it holding the tree's lease:
  * the record's transition is fenced by it (a stale holder's is refused with
  * `LeaseLostError`, as is one whose `guard` fails), and the execution
- * history snapshot is written under it.
+ * history snapshot is written under it. With an `unwinder` (the holder's
+ * pass), the tree's open undos run first (see `Undo.unwind`); a tree that
+ * was already unwinding for a failure, or whose undo failed, ends Failed
+ * instead (answering that `ExecutionFailedError`).
  *
  * @category internal
  * @since 0.1.0
@@ -73,16 +77,27 @@ export const request = (tenantId: string, rootExecutionId: string, by: { readonl
 export const endTree = Effect.fnUntraced(function*(
   record: ExecutionRecord,
   lease: Lease,
-  guard: Effect.Effect<void, LeaseLostError> = Effect.void
+  guard: Effect.Effect<void, LeaseLostError> = Effect.void,
+  unwinder?: Undo.Unwinder
 ) {
   const records = yield* RecordStore
   const pauses = yield* PauseStore
   const tree = yield* TreeStore
   const instance = yield* Instance
   const observer = yield* Observer
-  const now = yield* Clock.currentTimeMillis
   const { rootExecutionId, tenantId } = record
   yield* guard
+  if (unwinder !== undefined) {
+    const outcome = yield* Undo.unwind(unwinder, Undo.cancelledWhy(yield* Clock.currentTimeMillis))
+    if (outcome.unwinding.reason === "Failed" || outcome.failed.length > 0) {
+      const error = Undo.failedError(record, outcome)
+      yield* Undo.endFailed(unwinder, error)
+      return error
+    }
+    yield* guard
+  }
+  // Read after the undos: the fenced writes below are checked at this time.
+  const now = yield* Clock.currentTimeMillis
   for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
     yield* pauses.withdraw(tenantId, p.pauseId, now)
   }

@@ -2,6 +2,8 @@
  * The `cancel` program: ends a thread's running or paused execution wherever
  * it runs — aborted at once here, ended under its lease when paused, or asked
  * to stop through a durable request its holder reads within one renewal.
+ * Either way its open undos run before it ends (see `Undo`); a tree that
+ * already unwinds is left to finish (a cancel then answers `cancelled: false`).
  *
  * @since 0.1.0
  */
@@ -15,6 +17,7 @@ import * as Cancel from "./Cancel.ts"
 import { Instance, notStopping } from "./Instance.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
+import * as Undo from "./Undo.ts"
 
 /**
  * Whose thread `Baton.cancel` cancels.
@@ -81,6 +84,8 @@ export const cancel = (threadId: ThreadId, options?: CancelOptions) =>
     let cancelled = false
     const requested: Array<ExecutionRecord> = []
     for (const root of roots) {
+      // A tree that unwinds is ending already: its undos go on, a cancel changes nothing.
+      if (root.status === "Running" && Option.isSome(yield* Undo.unwindingOf(tenantId, root.rootExecutionId))) continue
       if (yield* cancelRoot(root, options?.ownerId)) cancelled = true
       else requested.push(root)
     }

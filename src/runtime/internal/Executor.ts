@@ -13,7 +13,8 @@ import {
   InstanceStoppingError,
   type InvalidInputError,
   LeaseLostError,
-  StoreError
+  StoreError,
+  UndoFailedError
 } from "../../stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "../../stores/Fence.ts"
@@ -29,6 +30,8 @@ import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as StepSlots from "./StepSlots.ts"
+import * as Undo from "./Undo.ts"
+import * as Unwind from "./Unwind.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
@@ -197,6 +200,8 @@ const makeHandle = (
       touch()
     })
   let pseudonymKey: Promise<Uint8Array> | undefined
+  // The order steps of this pass finished in (with the lease epoch: the order of the tree's undos).
+  let undoSeq = 0
   // Every method delegates to the instance's Clock (a spread would drop the live Clock's prototype methods).
   const bodyClock: Clock.Clock = {
     currentTimeMillisUnsafe: () => clock.currentTimeMillisUnsafe(),
@@ -222,6 +227,16 @@ const makeHandle = (
         throw e
       }),
     runBody,
+    registerUndo: (node, key, result) =>
+      Effect.runPromiseExit(
+        Undo.register(tree, holder, record, { node, key, result: result ?? null, seq: ++undoSeq, at: clock.currentTimeMillisUnsafe() })
+      ).then((exit) => {
+        if (Exit.isSuccess(exit)) return
+        const error = Cause.squash(exit.cause)
+        throw (error as { _tag?: string })?._tag === "InvalidInputError"
+          ? new Error(`step "${node}" has an undo, so its result must be storable as JSON: ${(error as Error).message}`)
+          : error
+      }),
     runEffect: (node, body, key) =>
       runBody(node, () =>
         Effect.runPromiseExitWith(instance.services)(
@@ -268,8 +283,10 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const touch = () => {
     instance.activity.count++
   }
-  /** Ends the tree as cancelled (under this lease). */
-  const cancelled = Cancel.endTree(record, holder.lease, guard).pipe(Effect.tapError(lostBy(holder)))
+  /** The pass's holder as the undos run under it (see `Undo`). */
+  const unwinder: Undo.Unwinder = { record, workflow, holder, pass: options.pass }
+  /** Ends the tree as cancelled (under this lease), its open undos run first. */
+  const cancelled = Cancel.endTree(record, holder.lease, guard, unwinder).pipe(Effect.tapError(lostBy(holder)))
   return {
     ...options,
     instance,
@@ -284,6 +301,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     base,
     event,
     guard,
+    unwinder,
     cancelled,
     now: () => clock.currentTimeMillisUnsafe(),
     touch,
@@ -407,18 +425,14 @@ const invoke = (p: Pass, input: unknown) =>
 /** Run: one invoke of the graph; a failed execution is recorded and its keys dropped, a lost lease reported. */
 const runGraph = (p: Pass, next: Next) =>
   invoke(p, next.input).pipe(
-    Effect.tapError((e) =>
-      e._tag === "ExecutionFailedError"
-        ? History.save(p.record, "Failed", e.error, p.holder.lease, p.recorder).pipe(
-          Effect.andThen(setStatus(p, ["Running"], "Failed", e.error)),
-          Effect.andThen(p.dropTreeKeys),
-          Effect.andThen(p.observer.onError({ ...p.event, error: e.error })),
-          Effect.ignore
-        )
-        : e._tag === "LeaseLostError"
-        ? p.observer.onLeaseLost({ ...p.event, reason: e.reason })
-        : Effect.void
-    ),
+    // A failed step: the open undos run (last finished first), then the tree ends Failed.
+    Effect.catchTag("ExecutionFailedError", (e) =>
+      // (One with an `UndoFailedError` cause is a cancel's end, already unwound.)
+      e.cause instanceof UndoFailedError ? Effect.fail(e) : Effect.flatMap(
+        Unwind.finish(p.unwinder, Undo.failedWhy(e, p.now()), { original: e, recorder: p.recorder }).pipe(Effect.tapError(lostBy(p.holder))),
+        Effect.fail
+      )),
+    Effect.tapError((e) => e._tag === "LeaseLostError" ? p.observer.onLeaseLost({ ...p.event, reason: e.reason }) : Effect.void),
     Effect.tap(() => Effect.forEach(next.sent, (a) => p.pauses.take(p.record.tenantId, a.pauseId), { discard: true }))
   )
 

@@ -29,6 +29,7 @@ import { Clock, Context, Effect, Option, type Scope } from "effect"
 import {
   BatonConfigError,
   ExecutionCancelledError,
+  ExecutionFailedError,
   InstanceStoppingError,
   type InvalidInputError,
   LeaseLostError,
@@ -147,12 +148,12 @@ export interface PassView<RC = never> {
   readonly instance: InstanceShape
   readonly pass: ActivePass
   readonly holder: LeaseHolder
-  /** Ends the tree as cancelled under the pass's lease, then fails with why. */
-  readonly cancelled: Effect.Effect<ExecutionCancelledError, StoreError | InvalidInputError | LeaseLostError, RC>
+  /** Ends the tree as cancelled under the pass's lease (after its undos, which may fail it), then fails with why. */
+  readonly cancelled: Effect.Effect<ExecutionCancelledError | ExecutionFailedError, StoreError | InvalidInputError | LeaseLostError | InstanceStoppingError, RC>
 }
 
 /** Fails once the pass's holder stops: its lease lost, a cancel (the tree ended cancelled), a close. */
-type StopError = LeaseLostError | ExecutionCancelledError | InstanceStoppingError | StoreError | InvalidInputError
+type StopError = LeaseLostError | ExecutionCancelledError | ExecutionFailedError | InstanceStoppingError | StoreError | InvalidInputError
 
 const stopped = <RC>(p: PassView<RC>): Effect.Effect<never, StopError, RC> =>
   Effect.callback<never, unknown>((resume) => {

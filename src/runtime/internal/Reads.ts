@@ -14,6 +14,7 @@ import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import { checkThread } from "./Threads.ts"
+import * as Undo from "./Undo.ts"
 
 /**
  * Who asks: the tenant (default `"default"`) and the owner of the thread.
@@ -84,6 +85,11 @@ export interface ExecutionStatusView extends ExecutionSummary {
   } | null
   /** While Paused: its pending pauses (the tree's, for a root). */
   readonly pendingPauses: ReadonlyArray<PauseView>
+  /**
+   * While Running and unwinding (its undos running after a failed step or a
+   * cancel): why, and how far the undos got; null otherwise.
+   */
+  readonly unwinding: Undo.UnwindingView | null
 }
 
 /**
@@ -191,13 +197,15 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
       ? yield* LeaseStore.use((leases) => leases.get(record.tenantId, record.rootExecutionId))
       : Option.none()
     const pendingPauses = record.status === "Paused" ? yield* pendingOfRecord(record) : []
+    const unwinding = record.status === "Running" ? Option.getOrNull(yield* Undo.view(record.tenantId, record.rootExecutionId)) : null
     return {
       ...summary(record),
       holder: Option.match(lease, {
         onNone: () => null,
         onSome: (l) => ({ instanceId: instanceOf(l.holder), holder: l.holder, epoch: l.epoch, expiresAt: l.expiresAt })
       }),
-      pendingPauses
+      pendingPauses,
+      unwinding
     } satisfies ExecutionStatusView as ExecutionStatusView
   }).pipe(Effect.withSpan("Baton.status"))
 

@@ -17,6 +17,7 @@ import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import { Observer } from "../Observer.ts"
 import { Instance } from "./Instance.ts"
+import * as Undo from "./Undo.ts"
 
 /** Failures that say nothing about the execution: it went on elsewhere, was cancelled, or this instance is stopping (a transient store failure neither). */
 const notTheExecutions = new Set(["LeaseLostError", "InstanceStoppingError", "ExecutionCancelledError"])
@@ -50,9 +51,13 @@ export const backoffMillis = (config: { readonly recoveryBackoffMillis: number; 
 const giveUp = (record: ExecutionRecord, failures: number, cause: string) =>
   Effect.gen(function*() {
     const instance = yield* Instance
-    const error = `recovery failed ${failures} times (maxRecoveryAttempts ${instance.config.maxRecoveryAttempts}); last cause: ${cause}`
-    const now = yield* Clock.currentTimeMillis
     const { rootExecutionId, tenantId } = record
+    // Undos on record that never ran are named, never dropped in silence (see Undo).
+    const notUndone = yield* Undo.openSummary(tenantId, rootExecutionId).pipe(Effect.orElseSucceed(() => "its undos on record could not be read"))
+    const error = `recovery failed ${failures} times (maxRecoveryAttempts ${instance.config.maxRecoveryAttempts}); last cause: ${cause}${
+      notUndone === undefined ? "" : `; ${notUndone}`
+    }`
+    const now = yield* Clock.currentTimeMillis
     const failed = yield* (yield* RecordStore).setStatus({ tenantId, executionId: rootExecutionId, from: "Running", to: "Failed", now, error })
     if (!failed) return false
     yield* (yield* TreeStore).deleteRoot(tenantId, rootExecutionId)

@@ -21,6 +21,8 @@ import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
+import * as Undo from "./Undo.ts"
+import * as Unwind from "./Unwind.ts"
 
 /**
  * The store services the runtime runs over.
@@ -121,6 +123,13 @@ const acquireFor = (pass: TrackedPass) =>
 const stoppedWhileWaiting = (pass: TrackedPass): Effect.Effect<never, ResumeError> =>
   Deferred.await(pass.stopped).pipe(Effect.catch((e) => Effect.fail(e as ResumeError)))
 
+/** The registered workflow that may run the record's undos: its name and config hash (or `resumeAnyway`). */
+const workflowFor = (record: ExecutionRecord) =>
+  Effect.map(Effect.service(Instance), (instance) => {
+    const registered = instance.config.workflows.get(record.workflowName)
+    return registered !== undefined && (registered.configHash === record.configHash || registered.resumeAnyway) ? registered : undefined
+  })
+
 /**
  * Ends a paused (or orphaned) tree as cancelled if its lease is free now:
  * true when it was ended here, false when another holder keeps it.
@@ -136,8 +145,12 @@ export const endIfFree = (record: ExecutionRecord) =>
       const records = yield* RecordStore
       const current = yield* records.getRecord(record.tenantId, record.rootExecutionId)
       if (Option.isSome(current) && (current.value.status === "Running" || current.value.status === "Paused")) {
+        // Its undos run here when this instance has its workflow; else they wait for an instance that does.
+        const workflow = yield* workflowFor(current.value)
+        if (workflow === undefined && (yield* Undo.hasOpen(record.tenantId, record.rootExecutionId))) return false
+        const unwinder = workflow === undefined ? undefined : { record: current.value, workflow, holder: holder.value, pass }
         // Lost meanwhile (a frozen instance's lease expired): the holder now has it; it reads the cancel request.
-        const ended = yield* Cancel.endTree(current.value, holder.value.lease).pipe(
+        const ended = yield* Cancel.endTree(current.value, holder.value.lease, Effect.void, unwinder).pipe(
           Effect.as(true),
           Effect.catchTag("LeaseLostError", () => Effect.succeed(false))
         )
@@ -235,9 +248,16 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       }))
     )
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
-    // A durable cancel request is read first: the tree ends cancelled, no step runs.
+    const unwinder: Undo.Unwinder = { record, workflow, holder: holder.value, pass }
+    // A tree left unwinding is read first: its remaining undos run, it ends with the recorded reason, no step runs.
+    const unwinding = record.status === "Running" ? yield* Undo.unwindingOf(tenantId, rootExecutionId) : Option.none()
+    if (Option.isSome(unwinding)) {
+      yield* Effect.logWarning(`execution ${rootExecutionId} was left unwinding (${unwinding.value.reason}): finishing its undos`)
+      return yield* Effect.flatMap(Unwind.finish(unwinder, unwinding.value), Effect.fail)
+    }
+    // A durable cancel request is read next: the tree's undos run, it ends cancelled, no step runs.
     if (yield* Cancel.isRequested(tenantId, rootExecutionId)) {
-      return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease), Effect.fail)
+      return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease, Effect.void, unwinder), Effect.fail)
     }
     if (record.status === "Paused") {
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])

@@ -36,6 +36,12 @@ export interface PassHandle {
   readonly pseudonymKey: () => Promise<Uint8Array>
   /** Runs an Effect step body with the instance's services; interrupted when the pass's signal aborts. */
   readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>, key?: string) => Promise<A>
+  /**
+   * Records durably that the step `key` of `node` finished with `result` and
+   * has an undo (see `Undo.register`); rejects when the pass may not write
+   * any more (its lease lost) or the result is not JSON.
+   */
+  readonly registerUndo: (node: string, key: string, result: unknown) => Promise<void>
 }
 
 /**

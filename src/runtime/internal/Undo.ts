@@ -1,0 +1,575 @@
+/**
+ * Durable undo: steps register undos with their results; an execution that
+ * ends without finishing runs its open undos last-in-first-out before it
+ * ends, and whoever holds the tree next finishes what a stopped holder left.
+ *
+ * What is durable, in the tree store (reserved keys under `@baton/`):
+ * - `undo/<step key>`: "the step with this idempotency key finished with
+ *   this result and has an undo" — written (saveIfAbsent, keyed by the
+ *   step's idempotency key) inside the tracked step body, right after the
+ *   body returned and before its result goes to LangGraph's fenced
+ *   checkpoint write. So a step whose result is checkpointed always has its
+ *   undo on record. The other way round, a registration whose checkpoint
+ *   was never written (the holder died in between) belongs to a body that
+ *   did return — its side effect happened, so its undo is rightly on record;
+ *   the step's re-run has the same key and finds it there. A stale holder
+ *   may not register (checked by its local fence first).
+ * - `unwinding`: why the tree ends (reason, error tag, message), written
+ *   before the first undo; the first one written is kept.
+ * - `compensated/<step key>`: after each undo that succeeded.
+ * - `undo-failed/<step key>`: an undo that failed after its last try; the
+ *   next holder does not try it again, and it is listed in the end.
+ * The record stays Running while the tree unwinds, so a crash, lost lease or
+ * close mid-undo leaves it to the recovery sweep (or a waiting resume),
+ * which reads `unwinding` at its lease take and finishes.
+ *
+ * Order: registrations carry the holder's lease epoch (a new holder always
+ * has a higher one) and a per-pass counter, so sorting by (epoch, counter)
+ * is the order the steps finished in; undos run in its reverse.
+ *
+ * Children (#12): a parent's finished child executions are to be undone
+ * (their own undos) before the parent's earlier steps. They fit here as
+ * registrations like a step's, written when the child finished (its own
+ * kind and key), which `unwind` dispatches to the child's unwinding in the
+ * same reverse order — see `runOne`.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Option } from "effect"
+import {
+  ExecutionFailedError,
+  InstanceStoppingError,
+  type InvalidInputError,
+  LeaseLostError,
+  type StoreError,
+  UndoFailedError
+} from "../../stores/Errors.ts"
+import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { RecordStore } from "../../stores/RecordStore.ts"
+import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
+import { Observer } from "../Observer.ts"
+import { type AnyWorkflow, type UndoContext, type UndoFunction, undoOfNode, type UndoReason } from "../Workflow.ts"
+import * as History from "./History.ts"
+import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
+import type { LeaseHolder } from "./LeaseHolder.ts"
+
+const registrationPrefix = "undo/"
+const unwindingName = "unwinding"
+const compensatedPrefix = "compensated/"
+const failedPrefix = "undo-failed/"
+
+/**
+ * The reserved tree key of a tree that unwinds.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const unwindingKey = `${reservedPrefix}${unwindingName}`
+
+/**
+ * The reserved tree key marking the undo of step `key` done.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const compensatedKey = (stepKey: string) => `${reservedPrefix}${compensatedPrefix}${stepKey}`
+
+/**
+ * A step's undo on record.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Registration {
+  readonly node: string
+  /** The step's idempotency key. */
+  readonly key: string
+  /** The step's result, as the store keeps it. */
+  readonly result: unknown
+  readonly executionId: string
+  /** The lease epoch and the pass's counter when it registered: the order steps finished in. */
+  readonly epoch: number
+  readonly seq: number
+  readonly at: number
+}
+
+/**
+ * Why a tree unwinds, as `@baton/unwinding` keeps it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Unwinding {
+  readonly reason: UndoReason
+  readonly errorTag: string
+  readonly message: string
+  readonly at: number
+}
+
+/**
+ * An undo that failed after its last try.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface FailedUndo {
+  readonly node: string
+  readonly stepIdempotencyKey: string
+  readonly attempts: number
+  readonly error: string
+}
+
+/**
+ * What an unwind did: the reason kept (the first recorded), and the undos that failed.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Outcome {
+  readonly unwinding: Unwinding
+  readonly failed: ReadonlyArray<FailedUndo>
+}
+
+/**
+ * What the holder that unwinds brings: the root's record, the workflow
+ * whose steps' undos run (undefined: none registered here), its lease
+ * holder and its pass on this instance.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Unwinder {
+  readonly record: ExecutionRecord
+  readonly workflow: AnyWorkflow | undefined
+  readonly holder: LeaseHolder
+  readonly pass: ActivePass
+}
+
+/**
+ * Writes the registration of step `key`'s undo (once per key), after the
+ * local fence says the holder still holds the tree.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const register = (
+  tree: TreeStoreShape,
+  holder: LeaseHolder,
+  record: ExecutionRecord,
+  registration: Omit<Registration, "epoch" | "executionId">
+): Effect.Effect<void, LeaseLostError | StoreError | InvalidInputError> =>
+  Effect.gen(function*() {
+    const refused = holder.fence.refusal()
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    const value: Registration = { ...registration, executionId: record.executionId, epoch: holder.lease.epoch }
+    yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${registrationPrefix}${registration.key}`, value)
+  })
+
+/**
+ * The tree's `@baton/unwinding`, if it unwinds.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const unwindingOf = (tenantId: string, rootExecutionId: string) =>
+  TreeStore.use((tree) => tree.get(tenantId, rootExecutionId, unwindingKey)).pipe(
+    Effect.map(Option.map((v) => v as Unwinding))
+  )
+
+/**
+ * True when the tree has undos on record that did not run yet (whoever ends it needs their workflow).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const hasOpen = (tenantId: string, rootExecutionId: string) =>
+  Effect.map(stateOf(tenantId, rootExecutionId), (s) => s.registrations.some((r) => !s.done.has(r.key) && !s.failed.has(r.key)))
+
+/**
+ * The undos on record that have not run, said for an error text (`undefined`: none) — for an
+ * execution that ends without its undos (marked Failed after `maxRecoveryAttempts`): never a silent skip.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const openSummary = (tenantId: string, rootExecutionId: string) =>
+  Effect.map(stateOf(tenantId, rootExecutionId), (s) => {
+    const open = s.registrations.filter((r) => !s.done.has(r.key) && !s.failed.has(r.key))
+    if (open.length === 0) return undefined
+    return `${open.length} undo(s) on record did not run, put them right by hand: ${open.map((r) => `step "${r.node}" (key ${r.key})`).join(", ")}`
+  })
+
+/** The tree's registrations (last finished first), and the undos done or given up. */
+const stateOf = (tenantId: string, rootExecutionId: string) =>
+  Effect.gen(function*() {
+    const tree = yield* TreeStore
+    const list = (prefix: string) => tree.list(tenantId, rootExecutionId, `${reservedPrefix}${prefix}`)
+    const registrations = (yield* list(registrationPrefix)).map((e) => e.value as Registration)
+      .sort((a, b) => b.epoch - a.epoch || b.seq - a.seq || b.at - a.at)
+    const done = new Set((yield* list(compensatedPrefix)).map((e) => e.key.slice(reservedPrefix.length + compensatedPrefix.length)))
+    const failed = new Map((yield* list(failedPrefix)).map((e) => [(e.value as FailedUndo).stepIdempotencyKey, e.value as FailedUndo]))
+    return { registrations, done, failed }
+  })
+
+/**
+ * What `status` shows of a tree that unwinds.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface UnwindingView {
+  readonly reason: UndoReason
+  readonly error: { readonly tag: string; readonly message: string }
+  /** Undos on record, done, still to run, and failed after their last try. */
+  readonly undos: number
+  readonly compensated: number
+  readonly remaining: number
+  readonly failed: ReadonlyArray<FailedUndo>
+}
+
+/**
+ * The unwinding of a tree as `status` shows it (None: it does not unwind).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const view = (tenantId: string, rootExecutionId: string) =>
+  Effect.gen(function*() {
+    const unwinding = yield* unwindingOf(tenantId, rootExecutionId)
+    if (Option.isNone(unwinding)) return Option.none<UnwindingView>()
+    const s = yield* stateOf(tenantId, rootExecutionId)
+    const compensated = s.registrations.filter((r) => s.done.has(r.key)).length
+    return Option.some<UnwindingView>({
+      reason: unwinding.value.reason,
+      error: { tag: unwinding.value.errorTag, message: unwinding.value.message },
+      undos: s.registrations.length,
+      compensated,
+      remaining: s.registrations.length - compensated - s.failed.size,
+      failed: [...s.failed.values()]
+    })
+  })
+
+/** The undo of `node` in the workflow (or one of its children's graphs). */
+const undoFor = (workflow: AnyWorkflow | undefined, node: string): UndoFunction | undefined => {
+  if (workflow === undefined) return undefined
+  const own = undoOfNode(workflow.graph.nodes[node])
+  if (own !== undefined) return own
+  for (const child of workflow.children) {
+    const found = undoFor(child, node)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
+
+/** Why the holder must stop unwinding now (its lease lost, its instance closing), if it must. */
+const stopReason = (u: Unwinder, instance: InstanceShape): LeaseLostError | InstanceStoppingError | undefined => {
+  const refused = u.holder.fence.refusal()
+  if (refused !== undefined) return refused
+  const reason = u.holder.signal.aborted ? u.holder.signal.reason : undefined
+  if (reason instanceof LeaseLostError || reason instanceof InstanceStoppingError) return reason
+  // A pass aborted by a cancel first keeps that reason: a close is then seen at its deadline.
+  if (Deferred.isDoneUnsafe(instance.closeDeadline)) return new InstanceStoppingError({ instanceId: instance.instanceId })
+  return undefined
+}
+
+/** Completes when the holder must stop (lease lost, instance closing); a cancel does not stop an unwind. */
+const stopped = (u: Unwinder, instance: InstanceShape): Effect.Effect<never, LeaseLostError | InstanceStoppingError> =>
+  Effect.raceFirst(
+    Effect.raceFirst(
+      Deferred.await(u.holder.lost),
+      Effect.andThen(Deferred.await(instance.closeDeadline), Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })))
+    ),
+    Effect.callback<never, LeaseLostError | InstanceStoppingError>((resume) => {
+      const signal = u.holder.signal
+      const check = () => {
+        const r = signal.reason
+        if (r instanceof LeaseLostError || r instanceof InstanceStoppingError) resume(Effect.fail(r))
+      }
+      if (signal.aborted) check()
+      else signal.addEventListener("abort", check, { once: true })
+      return Effect.sync(() => signal.removeEventListener("abort", check))
+    })
+  )
+
+const checkStop = (u: Unwinder, instance: InstanceShape) =>
+  Effect.suspend(() => {
+    const reason = stopReason(u, instance)
+    return reason === undefined ? Effect.void : Effect.fail(reason)
+  })
+
+/** The pass waits on the Clock meanwhile: a test harness sees it idle, as a pass waiting for a lease. */
+const waiting = <A, E, R>(u: Unwinder, instance: InstanceShape, effect: Effect.Effect<A, E, R>) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => {
+      u.pass.phase = "waiting"
+      instance.activity.count++
+    }),
+    () => effect,
+    () =>
+      Effect.sync(() => {
+        u.pass.phase = "running"
+        instance.activity.count++
+      })
+  )
+
+/** Waits until the step bodies still running have settled (a cancelled one may register yet), or the holder must stop. */
+const bodiesSettled = (u: Unwinder, instance: InstanceShape) =>
+  Effect.raceFirst(
+    Effect.promise(() => Promise.allSettled([...u.pass.bodies])).pipe(Effect.repeat({ until: () => u.pass.bodies.size === 0 }), Effect.asVoid),
+    stopped(u, instance)
+  )
+
+const messageOf = (error: unknown) => (error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error) ?? String(error))
+
+/** One try of one undo, raced with the holder having to stop. */
+const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo: UndoFunction, registration: Registration, ctx: UndoContext) =>
+  Effect.raceFirst(
+    undo._tag === "Effect"
+      ? Effect.suspend(() => undo.run(registration.result, ctx)).pipe(
+        // Waits of the undo on the Clock leave the pass idle for a test harness.
+        Effect.provideService(Clock.Clock, { ...clock, sleep: (d) => waiting(u, instance, clock.sleep(d)) }),
+        Effect.provideContext(instance.services),
+        Effect.mapError((e) => ({ undoFailed: e })),
+        Effect.catchDefect((d) => Effect.fail({ undoFailed: d }))
+      )
+      : Effect.callback<unknown, { undoFailed: unknown }>((resume) => {
+        // Tracked like a step body: the lease is released only once it returned.
+        const p = Promise.resolve().then(() => undo.run(registration.result, ctx))
+        u.pass.bodies.add(p)
+        instance.activity.count++
+        const settled = () => {
+          u.pass.bodies.delete(p)
+          instance.activity.count++
+        }
+        p.then((v) => {
+          settled()
+          resume(Effect.succeed(v))
+        }, (e) => {
+          settled()
+          resume(Effect.fail({ undoFailed: e }))
+        })
+      }),
+    stopped(u, instance)
+  )
+
+/**
+ * Runs one undo: tries it up to `undoAttempts` times with a doubling
+ * backoff on the Clock; marks it done, or given up. Answers the failure
+ * when given up. (A finished child's registration would be dispatched here
+ * to the child's own unwinding — #12.)
+ */
+const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registration: Registration) =>
+  Effect.gen(function*() {
+    const { config } = instance
+    const { record } = u
+    const tree = yield* TreeStore
+    const clock = yield* Clock.Clock
+    const controller = new AbortController()
+    const undo = undoFor(u.workflow, registration.node)
+    let lastError = `no undo for node "${registration.node}" in workflow "${u.workflow?.name ?? record.workflowName}" on this instance`
+    let attempts = 0
+    if (undo !== undefined) {
+      for (let n = 1; n <= config.undoAttempts; n++) {
+        yield* checkStop(u, instance)
+        attempts = n
+        const ctx: UndoContext = {
+          tenantId: record.tenantId,
+          threadId: record.threadId,
+          executionId: registration.executionId,
+          rootExecutionId: record.rootExecutionId,
+          instanceId: instance.instanceId,
+          node: registration.node,
+          stepIdempotencyKey: registration.key,
+          idempotencyKey: `${registration.key}:undo`,
+          reason: why.reason,
+          attempt: n,
+          signal: controller.signal,
+          leaseHeld: () => stopReason(u, instance) === undefined
+        }
+        const exit = yield* Effect.exit(attempt(u, instance, clock, undo, registration, ctx))
+        if (Exit.isSuccess(exit)) {
+          // Marked by a holder that still holds the tree (else the next one runs it again, same key).
+          yield* checkStop(u, instance).pipe(Effect.tapError((stop) => Effect.sync(() => controller.abort(stop))))
+          yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${compensatedPrefix}${registration.key}`, {
+            at: yield* Clock.currentTimeMillis,
+            instanceId: instance.instanceId
+          })
+          return undefined
+        }
+        const failure = Cause.findErrorOption(exit.cause)
+        if (Option.isNone(failure)) return yield* Effect.failCause(exit.cause as Cause.Cause<never>)
+        const f = failure.value
+        if (f instanceof LeaseLostError || f instanceof InstanceStoppingError) {
+          // The holder stops: the undo's signal says so, the next holder runs it again (same key).
+          controller.abort(f)
+          return yield* Effect.fail(f)
+        }
+        lastError = messageOf(f.undoFailed)
+        yield* Effect.logWarning(`undo of step "${registration.node}" (${registration.key}) failed (try ${n} of ${config.undoAttempts}): ${lastError}`)
+        if (n < config.undoAttempts) {
+          const wait = Math.min(config.undoBackoffMaxMillis, config.undoBackoffMillis * 2 ** (n - 1))
+          yield* Effect.raceFirst(waiting(u, instance, Effect.sleep(Duration.millis(wait))), stopped(u, instance))
+        }
+      }
+    }
+    const failed: FailedUndo = { node: registration.node, stepIdempotencyKey: registration.key, attempts, error: lastError }
+    yield* checkStop(u, instance)
+    yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${failedPrefix}${registration.key}`, failed)
+    yield* Effect.logError(`undo of step "${registration.node}" (${registration.key}) failed after ${attempts} tries; the other undos go on: ${lastError}`)
+    return failed
+  })
+
+/** Paused → Running under the holder's lease (a record already Running is fine; one that ended is not ours any more). */
+const resumeRunning = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const moved = yield* (yield* RecordStore).setStatusFenced({
+      tenantId: record.tenantId,
+      executionId: record.executionId,
+      from: "Paused",
+      to: "Running",
+      now: yield* Clock.currentTimeMillis,
+      lease: u.holder.lease
+    })
+    if (moved) return
+    const current = yield* (yield* RecordStore).getRecord(record.tenantId, record.executionId)
+    if (Option.isSome(current) && current.value.status === "Running") return
+    return yield* Effect.fail(new LeaseLostError({
+      tenantId: record.tenantId,
+      rootExecutionId: record.rootExecutionId,
+      holder: u.holder.lease.holder,
+      epoch: u.holder.lease.epoch,
+      reason: "the record left Paused under this holder (another holder moved it)"
+    }))
+  })
+
+/**
+ * Unwinds the tree under the holder's lease: once the step bodies still
+ * running settled, writes `@baton/unwinding` (the first reason written is
+ * kept) and runs every undo on record not yet done, last finished first,
+ * skipping those marked done or given up. Stops — with `LeaseLostError` or
+ * `InstanceStoppingError`, the record left Running for the next holder —
+ * when the lease is lost or the instance closes; a cancel does not stop it.
+ * A tree with no undo on record writes nothing.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const unwind = (u: Unwinder, why: Unwinding) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const tree = yield* TreeStore
+    const { rootExecutionId, tenantId } = u.record
+    yield* bodiesSettled(u, instance)
+    const first = yield* stateOf(tenantId, rootExecutionId)
+    if (first.registrations.length === 0) {
+      const recorded = yield* unwindingOf(tenantId, rootExecutionId)
+      return { unwinding: Option.getOrElse(recorded, () => why), failed: [] } satisfies Outcome as Outcome
+    }
+    yield* checkStop(u, instance)
+    // A paused tree that unwinds (it was cancelled) is Running while it does: a holder stopped
+    // mid-undo leaves it to the recovery sweep, which looks at Running trees.
+    if (u.record.status === "Paused") yield* resumeRunning(u)
+    if (!(yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, unwindingName, why))) {
+      why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
+    }
+    const failed: Array<FailedUndo> = [...first.failed.values()]
+    for (const registration of first.registrations) {
+      if (first.done.has(registration.key) || first.failed.has(registration.key)) continue
+      const given = yield* runOne(u, instance, why, registration)
+      if (given !== undefined) failed.push(given)
+    }
+    return { unwinding: why, failed } satisfies Outcome as Outcome
+  }).pipe(Effect.withSpan("Baton.unwind"))
+
+/**
+ * The reason a failed step gives an unwind.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const failedWhy = (error: ExecutionFailedError, at: number): Unwinding => {
+  const cause = error.cause as { _tag?: unknown; name?: unknown } | undefined
+  const tag = typeof cause?._tag === "string" ? cause._tag : typeof cause?.name === "string" ? cause.name : "Error"
+  return { reason: "Failed", errorTag: tag, message: error.error, at }
+}
+
+/**
+ * The reason a cancel gives an unwind.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const cancelledWhy = (at: number): Unwinding => ({
+  reason: "Cancelled",
+  errorTag: "ExecutionCancelledError",
+  message: "cancelled",
+  at
+})
+
+/**
+ * The error an unwound execution ends Failed with: the original one, and the undos that failed.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const failedError = (record: ExecutionRecord, outcome: Outcome, original?: ExecutionFailedError) => {
+  const base = { tenantId: record.tenantId, executionId: record.executionId }
+  if (outcome.failed.length === 0) return original ?? new ExecutionFailedError({ ...base, error: outcome.unwinding.message })
+  const cause = new UndoFailedError({
+    ...base,
+    reason: outcome.unwinding.reason,
+    original: outcome.unwinding.message,
+    failed: outcome.failed
+  })
+  const list = outcome.failed.map((f) => `undo of step "${f.node}" (key ${f.stepIdempotencyKey}) failed after ${f.attempts} tries: ${f.error}`)
+  return new ExecutionFailedError({ ...base, error: `${outcome.unwinding.message}; ${list.join("; ")}`, cause })
+}
+
+/**
+ * Ends the unwound tree Failed under the holder's lease: history snapshot,
+ * the record Running → Failed (fenced), its keys removed, the error hook
+ * once. Best effort like any end: a holder stopped in between leaves the
+ * tree Running with `@baton/unwinding` for the next one, which ends it.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: History.StepRecorder) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const records = yield* RecordStore
+    const pauses = yield* PauseStore
+    const tree = yield* TreeStore
+    const observer = yield* Observer
+    const { record } = u
+    const lease = u.holder.lease
+    const refused = u.holder.fence.refusal()
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    const now = yield* Clock.currentTimeMillis
+    // A pause of another branch can no longer be answered.
+    for (const p of yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])) {
+      yield* pauses.withdraw(record.tenantId, p.pauseId, now)
+    }
+    yield* History.save(record, "Failed", error.error, lease, recorder)
+    const moved = yield* records.setStatusFenced({
+      tenantId: record.tenantId,
+      executionId: record.executionId,
+      from: "Running",
+      to: "Failed",
+      now,
+      error: error.error,
+      lease
+    })
+    if (!moved) return
+    yield* tree.deleteRoot(record.tenantId, record.rootExecutionId)
+    yield* observer.onError({
+      tenantId: record.tenantId,
+      executionId: record.executionId,
+      rootExecutionId: record.rootExecutionId,
+      instanceId: instance.instanceId,
+      workflowName: record.workflowName,
+      error: error.error
+    })
+  })

@@ -1,0 +1,3 @@
+import { undoSimulationSuite } from "./undoSuite.ts"
+
+undoSimulationSuite("sqlite")
