@@ -266,6 +266,8 @@ class NodeSqliteConnection implements Connection {
   /** For synchronous access: runs one statement that returns no rows now and answers how many rows it changed; throws a `SqlError`. */
   runSync(sql: string, params: ReadonlyArray<unknown>): number {
     try {
+      // A write, maybe self-committing outside a transaction: the file's identity is checked as for any write.
+      this.checkFile(sql)
       return Number(this.prepared(sql, false).statement.run(...bind(params)).changes)
     } catch (cause) {
       throw toSqlError(cause, "execute")

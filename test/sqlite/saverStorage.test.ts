@@ -8,6 +8,7 @@ import { type Checkpoint, emptyCheckpoint, JsonPlusSerializer, uuid6 } from "@la
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { assert, describe, it } from "vitest"
 import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
@@ -154,6 +155,44 @@ describe("the SQLite saver's storage", () => {
     assert.deepStrictEqual(latest!.pendingWrites, [["task", "a", 1], ["task", "b", 2]])
     const stored = Option.getOrThrow(await Effect.runPromise(leases.get("default", "root")))
     assert.deepStrictEqual([stored.holder, stored.epoch, stored.expiresAt], ["holder-b", taken.epoch, now + 61_000])
+    await db.close()
+  })
+
+  it("a folded write (one self-committing statement) checks the file's identity too: nothing goes to a deleted file", async () => {
+    const db = await client()
+    await db.run(SqlMigrations.migrate())
+    const seen = db.recordStatements()
+    const { leases, rows } = await db.run(Effect.gen(function*() {
+      return { leases: yield* SqlLeaseStore.make(), rows: yield* SqlCheckpointStore.makeRows() }
+    }))
+    const saver = new BatonCheckpointSaver(rows)
+    const now = 3_000_000
+    const lease = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "root", "holder-a", 30_000, now)))
+    const fence: Fence = {
+      lease,
+      ttlMillis: 30_000,
+      renewMillis: 10_000,
+      now: () => now + 1_000,
+      refusal: () => undefined,
+      confirmed: () => {},
+      lost: () => {},
+      renewBeforeWrite: async () => {}
+    }
+    const base = { thread_id: "t", checkpoint_ns: "", [fenceKey]: fence }
+    const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step: 1 }, channel_versions: { step: 1 } }
+    await saver.put({ configurable: base }, checkpoint, { source: "loop", step: 1, parents: {} }, { step: 1 })
+    const config = { configurable: { ...base, checkpoint_id: checkpoint.id } }
+    let mark = seen.length
+    await saver.putWrites(config, [["a", 1]], "task-1")
+    assert.deepStrictEqual(seen.slice(mark).map((text) => text.split(" ")[0]), ["INSERT"], "the folded path: one statement, no transaction")
+
+    for (const suffix of ["", "-wal", "-shm"]) Fs.rmSync(db.path + suffix, { force: true })
+    mark = seen.length
+    const refused = await saver.putWrites(config, [["b", 2]], "task-2").then(() => undefined, (e) => e)
+    assert.strictEqual(refused?._tag, "StoreError", "the write to the deleted file is refused")
+    assert.strictEqual(refused?.kind, "Config")
+    assert.match(refused?.message, /deleted or replaced/)
+    assert.isFalse(Fs.existsSync(db.path), "nothing re-created the file")
     await db.close()
   })
 
