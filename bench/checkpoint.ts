@@ -17,12 +17,16 @@
  *
  *   npm run bench:checkpoint     (BENCH_ROUNDS=5 BENCH_THREADS=48 BENCH_STEPS=20 BENCH_GRAPH_RUNS=32;
  *                                  BENCH_MEASURES=realistic-1,realistic-8 runs only those;
- *                                  BENCH_CLOCK=cpu times this process's CPU, steadier on a busy machine)
+ *                                  BENCH_CLOCK=cpu times this process's CPU, steadier on a busy machine;
+ *                                  BENCH_OURS=memory puts LangGraph's MemorySaver in our place: a saver
+ *                                  with no storage at all, the ceiling any saver paying LangGraph's
+ *                                  serializer can reach against the official one on this workload)
  *
  * Prints each round, each measure's medians and ratio, and last `ratio: N.NN`
  * (ours / theirs ops, realistic workload at concurrency 1; above 1 means ours
  * is faster).
  */
+import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
 import Database from "better-sqlite3"
 import { Effect, Exit, Layer, Scope } from "effect"
@@ -66,10 +70,13 @@ const theirs = async (round: number): Promise<Subject> => {
   return { saver, configurable: async () => ({}), close: async () => db.close() }
 }
 
+/** LangGraph's MemorySaver (`BENCH_OURS=memory`): no storage, no fence — only the serializer and LangGraph's own work. */
+const memory = async (): Promise<Subject> => ({ saver: new MemorySaver(), configurable: async () => ({}), close: async () => {} })
+
 try {
   await compare({
     title: "checkpoint bench",
-    ours: { label: "baton sqlite (fenced)", open: ours },
+    ours: process.env.BENCH_OURS === "memory" ? { label: "MemorySaver (the ceiling)", open: memory } : { label: "baton sqlite (fenced)", open: ours },
     theirs: { label: "official SqliteSaver", open: theirs }
   })
 } finally {

@@ -2,6 +2,14 @@
  * `LeaseStore` over any `SqlClient` (SQLite, Postgres): one row per tree.
  *
  * A released lease keeps its row (holder NULL) so the epoch never goes back.
+ *
+ * Invariant: for one (holder, epoch) the stored `expires_at` only moves
+ * forward. `renew` keeps the later of the stored expiry and `now + ttl`, so a
+ * renewal that lands after a later one (the background renewal and a
+ * renewing checkpoint write of one holder, out of order) or asks a shorter
+ * lease never shortens it. The holder trusts its latest confirmed expiry, and
+ * the fenced checkpoint writes rely on it (`SqlCheckpointStore`: a write
+ * guarded by the remembered expiry, and a renewal only when one is due).
  * `acquire` is one `INSERT … ON CONFLICT … DO UPDATE … WHERE … RETURNING`:
  * atomic on both databases without a transaction.
  *
@@ -29,6 +37,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
     const sql = yield* SqlClient.SqlClient
     const t = yield* SqlTables.make(options)
     const leases = sql(t.leases)
+    const later = sql.literal(sql.onDialectOrElse({ pg: () => "GREATEST", orElse: () => "MAX" }))
 
     const toLease = (tenantId: string, rootExecutionId: string, row: any): Lease => ({
       tenantId,
@@ -53,7 +62,8 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
         )),
       renew: (lease, ttl, now) =>
         run(store, "renew", () => Effect.map(
-          sql`UPDATE ${leases} SET expires_at = ${now + ttl}
+          // Never backward (see the invariant above): the later of the stored expiry and now + ttl.
+          sql`UPDATE ${leases} SET expires_at = ${later}(expires_at, ${now + ttl})
               WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
                 AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}
               RETURNING epoch`,

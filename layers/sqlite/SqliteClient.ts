@@ -263,6 +263,17 @@ class NodeSqliteConnection implements Connection {
     return []
   }
 
+  /** For synchronous access: runs one statement that returns no rows now and answers how many rows it changed; throws a `SqlError`. */
+  runSync(sql: string, params: ReadonlyArray<unknown>): number {
+    try {
+      // A write, maybe self-committing outside a transaction: the file's identity is checked as for any write.
+      this.checkFile(sql)
+      return Number(this.prepared(sql, false).statement.run(...bind(params)).changes)
+    } catch (cause) {
+      throw toSqlError(cause, "execute")
+    }
+  }
+
   /** For synchronous access: runs one statement now; throws a `SqlError`. */
   executeSync(sql: string, params: ReadonlyArray<unknown>): Array<any> {
     try {
@@ -445,7 +456,7 @@ export const make = (options: SqliteClientOptions = {}) =>
     const syncAccess: SyncCapable[typeof SyncAccess] = (f) => {
       if (holders > 0 || connection === undefined || !connection.db.isOpen || connection.db.isTransaction) return undefined
       const conn = connection
-      return { value: f({ execute: (sql, params) => conn.executeSync(sql, params) }) }
+      return { value: f({ execute: (sql, params) => conn.executeSync(sql, params), run: (sql, params) => conn.runSync(sql, params) }) }
     }
 
     const client = yield* SqlClient.make({

@@ -18,6 +18,13 @@ export interface CheckpointRow {
   readonly checkpoint: Uint8Array
   readonly metadataType: string
   readonly metadata: Uint8Array
+  /**
+   * The checkpoint's `channel_versions` as (channel, version) pairs, versions
+   * as strings (what its blobs are keyed by). Written by `put`; a store may
+   * keep it to read the checkpoint's blobs with the row (`getTuple`). Absent
+   * on rows read back, and on rows stored before it was kept.
+   */
+  readonly channelVersions?: ReadonlyArray<readonly [channel: string, version: string]> | undefined
 }
 
 /**
@@ -51,6 +58,19 @@ export interface WriteRow {
   readonly taskPath: string
 }
 
+/** A checkpoint read with everything its tuple needs (see `CheckpointRows.getTuple`). */
+export interface TupleRows {
+  readonly checkpoint: CheckpointRow
+  /** Its pending writes, in any order. */
+  readonly writes: ReadonlyArray<WriteRow>
+  /**
+   * The stored blobs among its channel versions, in any order; undefined when
+   * the store does not know them from the row (a row stored before it kept
+   * `channelVersions`): the saver then asks `getBlobs`.
+   */
+  readonly blobs: ReadonlyArray<BlobRow> | undefined
+}
+
 export interface ListQuery {
   readonly threadId?: ThreadId | undefined
   readonly checkpointNs?: string | undefined
@@ -81,6 +101,8 @@ export interface ListQuery {
  *   the write waits for them) — SQLite's `BEGIN IMMEDIATE`, a row lock on
  *   Postgres;
  * - `getCheckpoint` without an id answers the newest (greatest id);
+ * - `getTuple` (optional) answers what `getCheckpoint`, `getWrites` and
+ *   `getBlobs` would for that checkpoint, in one read (one statement on SQL);
  * - `listCheckpoints` answers newest first;
  * - `getWrites` answers the pending writes of the checkpoints named (one or
  *   many of one thread and namespace: `list` reads a batch at once), in any
@@ -102,6 +124,12 @@ export interface CheckpointRows {
     checkpointNs: string,
     checkpointId: string | undefined
   ) => Promise<CheckpointRow | undefined>
+  readonly getTuple?: (
+    tenantId: TenantId,
+    threadId: ThreadId,
+    checkpointNs: string,
+    checkpointId: string | undefined
+  ) => Promise<TupleRows | undefined>
   readonly getWrites: (
     tenantId: TenantId,
     threadId: ThreadId,

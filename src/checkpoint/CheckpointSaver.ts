@@ -25,7 +25,8 @@ import {
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
 import { LeaseLostError } from "../stores/Errors.ts"
-import type { BlobRow, CheckpointRow, CheckpointRows, WriteRow } from "./CheckpointRows.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, TupleRows, WriteRow } from "./CheckpointRows.ts"
+import { isDefaultSerde, loadsTyped } from "./internal/serde.ts"
 import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "../stores/Fence.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 
@@ -58,10 +59,18 @@ const requireString = (config: RunnableConfig, field: string, operation: string)
 
 export class BatonCheckpointSaver extends BaseCheckpointSaver {
   readonly rows: CheckpointRows
+  /** Whether reads may take the exact fast path of `internal/serde.ts` (the default serializer). */
+  private readonly plainReads: boolean
 
   constructor(rows: CheckpointRows, serde?: SerializerProtocol) {
     super(serde)
     this.rows = rows
+    this.plainReads = isDefaultSerde(this.serde)
+  }
+
+  /** `serde.loadsTyped`, exact, without the reviver's walk where it would change nothing. */
+  private loads(type: string, data: Uint8Array): Promise<any> | any {
+    return loadsTyped(this.serde, this.plainReads, type, data)
   }
 
   /**
@@ -94,7 +103,13 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
   ) {
     let result: FencedWrite | undefined
     try {
-      result = await write(guard?.check)
+      // Checked again right before the write starts (the guard was taken a turn earlier), and told to the holder
+      // in the same synchronous run: a holder about to release either refuses this write or waits for it.
+      const refused = guard?.fence.refusal()
+      if (refused !== undefined) throw refused
+      const pending = write(guard?.check)
+      guard?.fence.writing?.(pending)
+      result = await pending
     } catch (e) {
       if (guard !== undefined && e instanceof LeaseLostError) guard.fence.lost(e)
       throw e
@@ -130,8 +145,8 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     // Not left unhandled while the checkpoints are deserialized (awaited below).
     for (const w of writes) w.catch(() => {})
     const [checkpoints, metadatas] = await Promise.all([
-      Promise.all(rows.map((row) => this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>)),
-      Promise.all(rows.map((row) => this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>))
+      Promise.all(rows.map((row) => this.loads(row.type, row.checkpoint) as Promise<Checkpoint>)),
+      Promise.all(rows.map((row) => this.loads(row.metadataType, row.metadata) as Promise<CheckpointMetadata>))
     ])
     const read = await Promise.all(groups.map(async (members, g) => {
       const { checkpointNs, tenantId, threadId } = rows[members[0]!]!
@@ -166,19 +181,22 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     }
   }
 
-  /** One checkpoint's tuple (what `tuples` does for a batch, in fewer steps). */
-  private async tuple(row: CheckpointRow, config?: RunnableConfig): Promise<CheckpointTuple> {
+  /**
+   * One checkpoint's tuple (what `tuples` does for a batch, in fewer steps);
+   * with `read`, its writes and (when known) blobs as the store read them with the row.
+   */
+  private async tuple(row: CheckpointRow, config?: RunnableConfig, read?: TupleRows): Promise<CheckpointTuple> {
     const { checkpointNs, tenantId, threadId } = row
-    const writes = this.rows.getWrites(tenantId, threadId, checkpointNs, [row.checkpointId])
+    const writes = read !== undefined ? Promise.resolve(read.writes) : this.rows.getWrites(tenantId, threadId, checkpointNs, [row.checkpointId])
     writes.catch(() => {}) // awaited below, after the checkpoint is deserialized
     const [checkpoint, metadata] = await Promise.all([
-      this.serde.loadsTyped(row.type, row.checkpoint) as Promise<Checkpoint>,
-      this.serde.loadsTyped(row.metadataType, row.metadata) as Promise<CheckpointMetadata>
+      this.loads(row.type, row.checkpoint) as Promise<Checkpoint>,
+      this.loads(row.metadataType, row.metadata) as Promise<CheckpointMetadata>
     ])
     const versions = Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => ({ channel, version: String(version) }))
     const parent = checkpoint.v < 4 ? row.parentCheckpointId : null
     const [blobs, own, ofParent] = await Promise.all([
-      versions.length === 0 ? [] : this.rows.getBlobs(tenantId, threadId, checkpointNs, versions),
+      versions.length === 0 ? [] : read?.blobs ?? this.rows.getBlobs(tenantId, threadId, checkpointNs, versions),
       writes,
       parent === null ? undefined : this.rows.getWrites(tenantId, threadId, checkpointNs, [parent])
     ])
@@ -222,14 +240,14 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     const values: Record<string, unknown> = { ...checkpoint.channel_values }
     await Promise.all(Object.entries(checkpoint.channel_versions ?? {}).map(async ([channel, version]) => {
       const b = blobs.get(`${channel}\u0000${version}`)
-      if (b !== undefined && b.type !== "empty") values[channel] = await this.serde.loadsTyped(b.type, b.value)
+      if (b !== undefined && b.type !== "empty") values[channel] = await this.loads(b.type, b.value)
     }))
     const loaded: Checkpoint = { ...checkpoint, channel_values: values }
     if (checkpoint.v < 4 && row.parentCheckpointId !== null) {
       const sends = (parentWrites?.get(row.parentCheckpointId) ?? []).filter((w) => w.channel === TASKS).sort((a, b) =>
         compareWritesSortKeys(writesSortKey(a.taskPath, a.taskId, a.idx), writesSortKey(b.taskPath, b.taskId, b.idx))
       )
-      values[TASKS] = await Promise.all(sends.map((w) => this.serde.loadsTyped(w.type, w.value)))
+      values[TASKS] = await Promise.all(sends.map((w) => this.loads(w.type, w.value)))
       const known = Object.values(loaded.channel_versions)
       loaded.channel_versions = {
         ...loaded.channel_versions,
@@ -245,7 +263,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       .map((w) => ({ w, key: writesSortKey(w.taskPath, w.taskId, w.idx) }))
       .sort((a, b) => compareWritesSortKeys(a.key, b.key))
     return Promise.all(
-      sorted.map(async ({ w }) => [w.taskId, w.channel, await this.serde.loadsTyped(w.type, w.value)] as CheckpointPendingWrite)
+      sorted.map(async ({ w }) => [w.taskId, w.channel, await this.loads(w.type, w.value)] as CheckpointPendingWrite)
     )
   }
 
@@ -254,6 +272,10 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     if (typeof threadId !== "string" || threadId.length === 0) return undefined
     const ns: string = config.configurable?.checkpoint_ns ?? ""
     const id = getCheckpointId(config)
+    if (this.rows.getTuple !== undefined) {
+      const read = await this.rows.getTuple(tenantOf(config), threadId, ns, id || undefined)
+      return read === undefined ? undefined : this.tuple(read.checkpoint, id ? config : undefined, read)
+    }
     const row = await this.rows.getCheckpoint(tenantOf(config), threadId, ns, id || undefined)
     if (row === undefined) return undefined
     return this.tuple(row, id ? config : undefined)
@@ -280,7 +302,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     for (const row of rows) {
       if (remaining <= 0) break
       if (filterEntries.length > 0) {
-        const metadata = (await this.serde.loadsTyped(row.metadataType, row.metadata)) as Record<string, unknown>
+        const metadata = (await this.loads(row.metadataType, row.metadata)) as Record<string, unknown>
         if (!filterEntries.every(([k, v]) => metadata?.[k] === v)) continue
       }
       remaining -= 1
@@ -318,7 +340,8 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       type,
       checkpoint: bytes,
       metadataType,
-      metadata: metadataBytes
+      metadata: metadataBytes,
+      channelVersions: Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => [channel, String(version)] as const)
     }
     const guard = await this.fenceFor(config)
     await this.fenced(guard, (check) => this.rows.putCheckpoint(row, blobs, check))

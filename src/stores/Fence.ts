@@ -67,6 +67,15 @@ export interface Fence {
    * again by the store.
    */
   readonly confirmed: (readAt: number, expiresAt: number, renewed: boolean) => void
+  /**
+   * A write of the pass went to the store and is under way until `write`
+   * settles. The holder keeps its lease until its writes under way settled
+   * (bounded by its confirmed time): released before, its own release would
+   * refuse them, and the step they record — finished under the lease, its
+   * side effects made — would run again on the next holder. Optional: a
+   * fence without it does not wait.
+   */
+  readonly writing?: ((write: Promise<unknown>) => void) | undefined
   /** The store refused a fenced write: the lease is gone. The holder aborts its pass. */
   readonly lost: (error: LeaseLostError) => void
   /**

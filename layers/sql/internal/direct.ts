@@ -40,6 +40,19 @@ export interface Query {
 export const query = (sql: string, params: ReadonlyArray<unknown>): Query => ({ _tag: "Query", sql, params })
 
 /**
+ * A statement that returns no rows, run for the number of rows it changed:
+ * the generator receives `[{ changes }]`. SQLite only (`RETURNING` costs
+ * two to three times the statement there; a change count is free).
+ */
+export interface Changes {
+  readonly _tag: "Changes"
+  readonly sql: string
+  readonly params: ReadonlyArray<unknown>
+}
+
+export const changes = (sql: string, params: ReadonlyArray<unknown>): Changes => ({ _tag: "Changes", sql, params })
+
+/**
  * The SQL text of a statement shape, compiled once per key (e.g. per number
  * of rows): `build` gets the key and returns the statement with any values;
  * only the text is kept. The caller passes the parameters in the order the
@@ -54,7 +67,7 @@ export const texts = <K>(build: (key: K) => Statement<any>) => {
   }
 }
 
-export type Step = Statement<any> | Query | typeof Begin | typeof Commit
+export type Step = Statement<any> | Query | Changes | typeof Begin | typeof Commit
 
 /** An operation: yields steps, receives each statement's rows, returns its answer. */
 export type Op<A> = Generator<Step, A, ReadonlyArray<any>>
@@ -62,9 +75,10 @@ export type Op<A> = Generator<Step, A, ReadonlyArray<any>>
 /** The key under which a client offers synchronous access to its connection. */
 export const SyncAccess: unique symbol = Symbol.for("baton/sql/SyncAccess") as any
 
-/** A connection usable synchronously; `execute` throws a `SqlError`. */
+/** A connection usable synchronously; `execute` and `run` (answers the rows changed) throw a `SqlError`. */
 export interface SyncConnection {
   readonly execute: (sql: string, params: ReadonlyArray<unknown>) => ReadonlyArray<any>
+  readonly run: (sql: string, params: ReadonlyArray<unknown>) => number
 }
 
 /** A client offering synchronous access: runs `f` now if the connection is free, else answers undefined. */
@@ -84,6 +98,12 @@ export interface Direct {
    * `SqlError`s, mapped by `mapError`.
    */
   readonly run: <A, E>(op: () => Op<A>, runPromise: <X>(effect: Effect.Effect<X, E>) => Promise<X>, mapError: (e: SqlError) => E) => Promise<A>
+  /**
+   * `run` for a write, on a client with synchronous access: joins the writes
+   * queued in the same turn of the event loop in one transaction (group
+   * commit, see `make`). Elsewhere the same as `run`.
+   */
+  readonly write: <A, E>(op: () => Op<A>, runPromise: <X>(effect: Effect.Effect<X, E>) => Promise<X>, mapError: (e: SqlError) => E) => Promise<A>
   /** The effect path alone. */
   readonly effect: <A>(op: () => Op<A>) => Effect.Effect<A, unknown>
 }
@@ -92,7 +112,8 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
   const begin = sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => "BEGIN" })
   const syncAccess = (sql as Partial<SyncCapable>)[SyncAccess]
 
-  const runSync = <A>(conn: SyncConnection, op: Op<A>): A => {
+  /** Runs `op` synchronously; `nested`: inside a group commit's savepoint, where its own `Begin` / `Commit` do nothing. */
+  const runSync = <A>(conn: SyncConnection, op: Op<A>, nested = false): A => {
     let inTransaction = false
     try {
       let next = op.next(undefined as any)
@@ -100,13 +121,15 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
         const step = next.value
         let rows: ReadonlyArray<any> = []
         if (step === Begin) {
-          conn.execute(begin, [])
-          inTransaction = true
+          if (!nested) conn.execute(begin, [])
+          inTransaction = !nested
         } else if (step === Commit) {
-          conn.execute("COMMIT", [])
+          if (!nested) conn.execute("COMMIT", [])
           inTransaction = false
         } else if ((step as Query)._tag === "Query") {
           rows = conn.execute((step as Query).sql, (step as Query).params)
+        } else if ((step as Changes)._tag === "Changes") {
+          rows = [{ changes: conn.run((step as Changes).sql, (step as Changes).params) }]
         } else {
           const [text, params] = (step as Statement<any>).compile()
           rows = conn.execute(text, params)
@@ -159,6 +182,10 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
       if ((step as Query)._tag === "Query") {
         return Effect.flatMap(conn.execute((step as Query).sql, (step as Query).params, undefined), resume)
       }
+      if ((step as Changes)._tag === "Changes") {
+        // The driver's raw answer for a statement without rows: node:sqlite's `{ changes }`.
+        return Effect.flatMap(conn.executeRaw((step as Changes).sql, (step as Changes).params), (raw: any) => resume([{ changes: Number(raw?.changes ?? 0) }]))
+      }
       const [text, params] = (step as Statement<any>).compile()
       return Effect.flatMap(conn.execute(text, params, undefined), resume)
     }
@@ -170,9 +197,7 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
 
   const effect = <A>(op: () => Op<A>) => Effect.scoped(Effect.flatMap(sql.reserve, (conn) => runEffect(conn, op())))
 
-  return {
-    effect,
-    run: (op, runPromise, mapError) => {
+  const run: Direct["run"] = (op, runPromise, mapError) => {
       if (syncAccess !== undefined) {
         let outcome: { readonly value: any } | undefined
         try {
@@ -186,6 +211,81 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
         if (outcome !== undefined) return Promise.resolve(outcome.value)
       }
       return runPromise(Effect.mapError(effect(op), (e) => (isSqlError(e) ? mapError(e) : e)) as any)
+  }
+
+  /**
+   * Group commit. Writes queued during one turn of the event loop run at its
+   * end in ONE transaction (`BEGIN IMMEDIATE` … `COMMIT`), each in its own
+   * savepoint: an operation that throws (a refused fence, a failed
+   * statement) is rolled back to its savepoint and rejected alone; the
+   * others commit together and are answered only once the `COMMIT`
+   * succeeded. If the shared transaction cannot start, is lost or cannot
+   * commit, every operation of the batch runs again alone (`run`), as if
+   * there had been no batch. A lone write runs as `run` would, one turn later.
+   */
+  interface Queued {
+    readonly op: () => Op<any>
+    readonly runPromise: <X>(effect: Effect.Effect<X, any>) => Promise<X>
+    readonly mapError: (e: SqlError) => unknown
+    readonly resolve: (value: any) => void
+    readonly reject: (error: unknown) => void
+  }
+  let queue: Array<Queued> = []
+  const alone = (q: Queued) => run(q.op, q.runPromise, q.mapError).then(q.resolve, q.reject)
+  const batch = (conn: SyncConnection, items: ReadonlyArray<Queued>) => {
+    conn.execute(begin, [])
+    const outcomes: Array<{ readonly ok: boolean; readonly value: unknown }> = []
+    try {
+      for (const q of items) {
+        conn.execute("SAVEPOINT baton_write", [])
+        try {
+          outcomes.push({ ok: true, value: runSync(conn, q.op(), true) })
+          conn.execute("RELEASE baton_write", [])
+        } catch (error) {
+          // Fails when SQLite already ended the whole transaction: then the batch is retried, each alone.
+          conn.execute("ROLLBACK TO baton_write", [])
+          conn.execute("RELEASE baton_write", [])
+          outcomes.push({ ok: false, value: error })
+        }
+      }
+      conn.execute("COMMIT", [])
+    } catch (error) {
+      try {
+        conn.execute("ROLLBACK", [])
+      } catch {
+        // Nothing open any more.
+      }
+      throw error
+    }
+    return outcomes
+  }
+  const flush = () => {
+    const items = queue
+    queue = []
+    if (items.length === 1) return void alone(items[0]!)
+    let done: { readonly value: ReadonlyArray<{ readonly ok: boolean; readonly value: unknown }> } | undefined
+    try {
+      done = syncAccess!((conn) => batch(conn, items))
+    } catch {
+      done = undefined
+    }
+    if (done === undefined) return void items.forEach(alone)
+    done.value.forEach((outcome, i) => {
+      const q = items[i]!
+      if (outcome.ok) q.resolve(outcome.value)
+      else q.reject(isSqlError(outcome.value) ? q.mapError(outcome.value) : outcome.value)
+    })
+  }
+
+  return {
+    effect,
+    run,
+    write: (op, runPromise, mapError) => {
+      if (syncAccess === undefined) return run(op, runPromise, mapError)
+      return new Promise((resolve, reject) => {
+        if (queue.length === 0) setImmediate(flush)
+        queue.push({ op, runPromise, mapError, resolve, reject })
+      })
     }
   }
 }

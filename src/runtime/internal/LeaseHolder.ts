@@ -95,6 +95,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
    * (a late write, an awaiter of `lost`) — not on every normal end of a pass.
    */
   let ended = false
+  /** The pass's fenced writes under way (see `Fence.writing`): the lease is released only once they settled. */
+  const writes = new Set<Promise<unknown>>()
   const controller = new AbortController()
   const lost = yield* Deferred.make<never, LeaseLostError>()
   const scope = yield* Effect.scope
@@ -159,12 +161,25 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
       if (lostError !== undefined) return
       ended = true
       Deferred.doneUnsafe(lost, Effect.suspend(() => Effect.fail(stopped()!)))
+      // From here on new writes are refused (`ended`); those already under way land (or fail) first — released
+      // before, the release would refuse them and the step they record would run again elsewhere. None can land
+      // once the confirmed time ran out, so that bounds the wait.
+      yield* writesSettled
       yield* store.release(lease).pipe(
         Effect.tap((released) => released ? Effect.sync(() => wakeups.released(tenantId, rootExecutionId)) : Effect.void),
         Effect.catch((e) => Effect.logWarning("lease release failed; the lease will expire", e.message))
       )
     })
   )
+
+  const writesSettled = Effect.suspend(() => {
+    if (writes.size === 0) return Effect.void
+    const remaining = confirmedUntil - clock.currentTimeMillisUnsafe()
+    return Effect.raceFirst(
+      Effect.promise(() => Promise.allSettled([...writes])).pipe(Effect.repeat({ until: () => writes.size === 0 }), Effect.asVoid),
+      Effect.sleep(Duration.millis(Math.max(0, remaining)))
+    )
+  })
 
   const fence: Fence = {
     lease,
@@ -179,6 +194,11 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
       if (renewed) return confirm(at)
       // The expiry an earlier confirmed acquire/renewal of this holder set; never trusted beyond a renewal read now.
       confirmedUntil = Math.max(confirmedUntil, Math.min(expiresAt, at + leaseMillis))
+    },
+    writing: (write) => {
+      writes.add(write)
+      const settled = () => void writes.delete(write)
+      write.then(settled, settled)
     },
     lost: (e) => {
       markLost(e.reason)
