@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
+import { Clock, Deferred, Effect, type Metric, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import {
   ExecutionCancelledError,
@@ -17,6 +17,7 @@ import {
 } from "../../stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "../../stores/Fence.ts"
+import { writeTimerKey } from "../../checkpoint/CheckpointSaver.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
@@ -27,7 +28,10 @@ import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as Metering from "./Metering.ts"
+import * as Metrics from "../Metrics.ts"
 import * as StepSlots from "./StepSlots.ts"
+import * as Tracing from "./Tracing.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
@@ -161,7 +165,8 @@ const makeHandle = (
   options: PassOptions,
   clock: Clock.Clock,
   tree: TreeStoreShape,
-  recorder: History.StepRecorder | undefined
+  recorder: History.StepRecorder | undefined,
+  runStep: <A, E>(node: string, body: Effect.Effect<A, E>, signal?: AbortSignal) => Promise<A>
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -178,7 +183,7 @@ const makeHandle = (
       touch()
     }
   })
-  const runBody = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
+  const gated = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
     const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
     pass.bodies.add(p)
@@ -211,17 +216,10 @@ const makeHandle = (
         pseudonymKey = undefined
         throw e
       }),
-    runBody,
+    // Each body in its step span, under the pass's span (see Tracing).
+    runBody: (node, step, key) => gated(node, () => runStep(node, Effect.tryPromise({ try: step, catch: (e) => e })), key),
     runEffect: (node, body, key) =>
-      runBody(node, () =>
-        Effect.runPromiseExitWith(instance.services)(
-          Effect.provideService(body, Clock.Clock, bodyClock),
-          { signal: holder.signal }
-        ).then((exit) => {
-          if (Exit.isSuccess(exit)) return exit.value
-          if (Cause.hasInterruptsOnly(exit.cause) && holder.signal.aborted) throw holder.signal.reason
-          throw Cause.squash(exit.cause)
-        }), key)
+      gated(node, () => runStep(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
   }
 }
 
@@ -249,9 +247,20 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     instanceId: instance.instanceId,
     now: () => clock.currentTimeMillisUnsafe()
   })
-  const handle = makeHandle(instance, options, clock, tree, recorder)
+  yield* Effect.annotateCurrentSpan("baton.instance", instance.instanceId)
+  const runStep = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
+  const handle = makeHandle(instance, options, clock, tree, recorder, runStep)
+  const metricsContext = yield* Effect.context<never>()
+  /** Counts `metric` for this instance. */
+  const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>
+    Metering.addUnsafe(metricsContext, metric, instance.instanceId, attributes, by)
   const graphOptions = {
-    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: handle },
+    configurable: {
+      ...graphConfig(record).configurable,
+      [fenceKey]: holder.fence,
+      [passKey]: handle,
+      [writeTimerKey]: Metering.writeTimer(metricsContext, clock, instance.instanceId)
+    },
     signal: holder.signal,
     durability: "sync" as const
   }
@@ -276,6 +285,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     guard,
     cancelled,
     now: () => clock.currentTimeMillisUnsafe(),
+    count,
     touch,
     /** The tree ended: its keys go. */
     dropTreeKeys: tree.deleteRoot(record.tenantId, record.rootExecutionId),
@@ -328,7 +338,11 @@ const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
     const resolved = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Resolved"])
     const answered = resolved.filter((a) => waiting.has(a.interruptId))
     // A resolved pause whose interrupt is no longer waiting was fed by an earlier pass that stopped before taking it.
-    for (const a of resolved) if (!waiting.has(a.interruptId)) yield* p.pauses.take(p.record.tenantId, a.pauseId)
+    for (const a of resolved) {
+      if (waiting.has(a.interruptId)) continue
+      yield* p.pauses.take(p.record.tenantId, a.pauseId)
+      p.count(Metrics.pausesPending, undefined, -1)
+    }
     return answered
   })
 
@@ -402,6 +416,7 @@ const runGraph = (p: Pass, next: Next) =>
         ? History.save(p.record, "Failed", e.error, p.holder.lease, p.recorder).pipe(
           Effect.andThen(setStatus(p, ["Running"], "Failed", e.error)),
           Effect.andThen(p.dropTreeKeys),
+          Effect.andThen(Effect.sync(() => p.count(Metrics.executionsEnded, { workflow: p.workflow.name, status: "Failed" }))),
           Effect.andThen(p.observer.onError({ ...p.event, error: e.error })),
           Effect.ignore
         )
@@ -409,7 +424,11 @@ const runGraph = (p: Pass, next: Next) =>
         ? p.observer.onLeaseLost({ ...p.event, reason: e.reason })
         : Effect.void
     ),
-    Effect.tap(() => Effect.forEach(next.sent, (a) => p.pauses.take(p.record.tenantId, a.pauseId), { discard: true }))
+    Effect.tap(() =>
+      Effect.forEach(next.sent, (a) => Effect.andThen(p.pauses.take(p.record.tenantId, a.pauseId), Effect.sync(() => p.count(Metrics.pausesPending, undefined, -1))), {
+        discard: true
+      })
+    )
   )
 
 /** The graph returned without an interrupt: the tree is finished. */
@@ -418,6 +437,7 @@ const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
+  p.count(Metrics.executionsEnded, { workflow: p.workflow.name, status: "Finished" })
   yield* p.observer.onEnd({ ...p.event, output })
   return { _tag: "Finished", ...p.base, output } as const
 })
@@ -444,9 +464,14 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
       resolvedAt: null,
       resolvedBy: null
     }).pipe(Effect.catchTag("InvalidInputError", (e) => Effect.fail(p.failure(new Error(`interrupt payload: ${e.message}`)))))
+    p.count(Metrics.pausesPending)
   }
   // A pending pause whose interrupt no longer waits cannot be answered any more.
-  for (const k of known) if (k.status === "Pending" && !waiting.has(k.interruptId)) yield* p.pauses.withdraw(record.tenantId, k.pauseId, p.now())
+  for (const k of known) {
+    if (k.status !== "Pending" || waiting.has(k.interruptId)) continue
+    yield* p.pauses.withdraw(record.tenantId, k.pauseId, p.now())
+    p.count(Metrics.pausesPending, undefined, -1)
+  }
 })
 
 /**
@@ -502,4 +527,11 @@ export const runPass = Effect.fnUntraced(function*(
     executionId: options.record.executionId,
     tenantId: options.record.tenantId,
     holder: options.holder.lease.holder
-  }))
+  }).pipe(
+    Effect.withSpan("baton.pass", {
+      attributes: {
+        ...Tracing.passAttributes(options.record, options.workflow.name, "", options.holder.lease.epoch),
+        "baton.start": options.start._tag === "Input" ? "Input" : options.start.reason
+      }
+    })
+  ))

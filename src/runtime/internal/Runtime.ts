@@ -19,6 +19,7 @@ import { type AwaitOptions, awaitExecution, decodedOutput, type ExecutionHandle 
 import { type ExecuteOptions, start } from "./Execute.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
+import * as Metering from "./Metering.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as Reads from "./Reads.ts"
 import * as Retention from "./Retention.ts"
@@ -116,6 +117,7 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const instance = yield* makeInstance(config, slots)
+  yield* Metering.registerGauges(instance, slots)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope
