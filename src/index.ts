@@ -36,6 +36,7 @@ export type { BatonConfigOptions, BatonConfigShape, BatonOptions } from "./runti
 export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Leader from "./runtime/Leader.ts"
+export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 
 // Fleet-wide limits (issue 14)

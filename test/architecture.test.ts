@@ -119,6 +119,11 @@ describe("the import graph of src/ and layers/", () => {
     })).toEqual([])
   })
 
+  it("the HTTP endpoints use the public runtime and contracts only; nothing else imports them", () => {
+    expect(violations((from, to) => within(from, "src/http") && within(to, "src/runtime/internal"))).toEqual([])
+    expect(violations((from, to) => !within(from, "src/http") && within(to, "src/http"))).toEqual([])
+  })
+
   it("backends speak to the contracts, never to the runtime", () => {
     expect(violations((from, to) => within(from, "layers") && within(to, "src/runtime"))).toEqual([])
   })

@@ -123,7 +123,7 @@ describe(`metrics on ${backend.name}`, () => {
       const outs = []
       for (const thread of ["t1", "t2", "t3"]) outs.push(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { threadId: thread })))
       yield* h.settle
-      const paused = []
+      const paused: Array<{ readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> = []
       for (const f of outs) {
         const out = yield* Fiber.join(f)
         assert.strictEqual(out._tag, "Paused")
