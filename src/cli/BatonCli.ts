@@ -34,7 +34,7 @@
  */
 import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Option, References } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { Baton, type BatonStores } from "../runtime/Baton.ts"
+import type { BatonStores } from "../runtime/Baton.ts"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
@@ -60,7 +60,7 @@ export type Target =
  */
 export interface Backends {
   readonly stores: (target: Target) => Layer.Layer<BatonStores, unknown>
-  readonly schemaVersion: number
+  readonly schemaVersion: () => Promise<number>
 }
 
 /**
@@ -303,21 +303,26 @@ const resume = Command.make("resume", { pauseId: Argument.String("pauseId"), dec
   }))).pipe(Command.withDescription("Record a decision for a pending pause (the fleet continues the tree)"))
 
 const cancel = Command.make("cancel", { thread: Argument.String("thread"), tenant, owner: Flag.String("owner").pipe(Flag.optional) }, (flags) =>
-  Effect.gen(function*() {
+  withStores(Effect.gen(function*() {
     const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
-    const baton = yield* Baton
-    const result = yield* baton.cancel(flags.thread, { tenantId, ownerId: Option.getOrUndefined(flags.owner) })
-    yield* baton.close({ timeout: 0 })
+    // The runtime (LangGraph with it) is loaded only by the command that needs it.
+    const { Baton } = yield* Effect.promise(() => import("../runtime/Baton.ts"))
+    const result = yield* Effect.gen(function*() {
+      const baton = yield* Baton
+      const result = yield* baton.cancel(flags.thread, { tenantId, ownerId: Option.getOrUndefined(flags.owner) })
+      yield* baton.close({ timeout: 0 })
+      return result
+    }).pipe(
+      // The CLI's own instance runs no workflow and lives for this call only: a long sweep interval.
+      Effect.provide(Baton.layer({ workflows: [], sweepInterval: "1 hour" }))
+    )
     if (!result.cancelled) {
-      yield* output({ cancelled: false, thread: flags.thread }, () => `thread ${flags.thread}: nothing was cancelled here (a running execution was asked to stop, or nothing was active)`)
+      yield* output({ cancelled: false, thread: flags.thread }, () =>
+        `thread ${flags.thread}: nothing was cancelled here (a running execution was asked to stop, or nothing was active)`)
       return yield* Effect.fail(new CliFailure(ExitCode.conflict, ""))
     }
     yield* output({ cancelled: true, thread: flags.thread }, () => `thread ${flags.thread}: cancelled`)
-  }).pipe(
-    // The CLI's own instance runs no workflow and only for this call: long intervals, quiet logs.
-    Effect.provide(Baton.layer({ workflows: [], sweepInterval: "1 hour" })),
-    withStores
-  )).pipe(Command.withDescription("Cancel the thread's running or paused execution"))
+  }))).pipe(Command.withDescription("Cancel the thread's running or paused execution"))
 
 const sweep = Command.make("sweep", {}, () =>
   withStores(Effect.gen(function*() {
@@ -339,8 +344,9 @@ const sweep = Command.make("sweep", {}, () =>
       `${table(rows, ["tenant", "root", "finding"])}\n\n${orphans.length} orphaned, ${stranded.length} with a stranded decision`)
   }))).pipe(Command.withDescription("One look now, as the recovery sweep sees the fleet (read-only)"))
 
-const migrate = (version: number) =>
-  Command.make("migrate", {}, () => withStores(output({ migrated: true, version }, () => `stores migrated to version ${version}`))).pipe(
+const migrate = (version: () => Promise<number>) =>
+  Command.make("migrate", {}, () =>
+    withStores(Effect.flatMap(Effect.promise(version), (v) => output({ migrated: true, version: v }, () => `stores migrated to version ${v}`)))).pipe(
     Command.withDescription("Bring the stores' schema to the latest version")
   )
 
