@@ -46,7 +46,8 @@ export const passesWaiting = Metric.gauge("baton_passes_waiting", {
 })
 
 /**
- * Step bodies running now (started, not settled, not parked on the Clock or a slot).
+ * Step bodies running now: started and not settled (a body waiting on the
+ * Clock counts), those waiting for a step slot excluded.
  *
  * @category metrics
  * @since 0.1.0

@@ -66,7 +66,7 @@ const reading = (instance: InstanceShape) => {
     else running++
     const signal = pass.signal()
     if (signal !== undefined && !signal.aborted) held++
-    steps += Math.max(0, pass.bodies.size - pass.parkedBodies)
+    steps += pass.bodies.size
   }
   return { held, running, waiting, steps }
 }
@@ -91,7 +91,7 @@ export const registerGauges = (instance: InstanceShape, slots: StepSlots.StepSlo
       gauge(Metrics.treesHeld, () => reading(instance).held),
       gauge(Metrics.passesRunning, () => reading(instance).running),
       gauge(Metrics.passesWaiting, () => reading(instance).waiting),
-      gauge(Metrics.stepsRunning, () => reading(instance).steps),
+      gauge(Metrics.stepsRunning, () => Math.max(0, reading(instance).steps - (slots?.waiting ?? 0))),
       gauge(Metrics.stepsWaitingForSlot, () => slots?.waiting ?? 0)
     ]
     yield* Effect.addFinalizer(() => Effect.sync(() => registrations.forEach((r) => r.remove())))
