@@ -5,7 +5,7 @@
  * another instance's HTTP API, kills one instance with SIGKILL mid-way, and
  * shows — a live progress line per instance from its `/metrics` — the others
  * taking its trees over. It ends with a summary (finished, recovered,
- * takeover time) and stops the survivors with SIGTERM (graceful close).
+ * recoveries started, takeover time) and stops the survivors with SIGTERM (graceful close).
  *
  * Options: `--orders N` (default 24), `--pg [URL]` (default the local
  * Postgres, a schema of its own, dropped at the end).
@@ -178,7 +178,7 @@ const main = async () => {
   const summary = {
     orders,
     finished,
-    recovered,
+    recoveriesStarted: recovered,
     killed: victim?.name ?? null,
     takeoverSeconds: killedAt !== undefined && firstRecoveryAt !== undefined ? Number(((firstRecoveryAt - killedAt) / 1000).toFixed(1)) : null,
     seconds: Number(elapsed())

@@ -22,7 +22,7 @@ describe("npm run demo (over SQLite)", () => {
     expect(summary.orders).toBe(24)
     expect(summary.finished).toBe(24)
     expect(summary.killed).toMatch(/^instance-[abc]$/)
-    expect(summary.recovered).toBeGreaterThan(0)
+    expect(summary.recoveriesStarted).toBeGreaterThan(0)
     expect(summary.takeoverSeconds).not.toBeNull()
     expect(stdout).toMatch(/SIGKILL instance-[abc] \(pid \d+\) while it holds \d+ trees/)
     expect(stdout).toMatch(/\| instance-[abc]: KILLED \|/)

@@ -7,7 +7,9 @@
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Option, Tracer } from "effect"
+import { Clock, Effect, Fiber, Layer, Option, Tracer } from "effect"
+import { MemoryStores } from "../../layers/memory/index.ts"
+import { Baton } from "../../src/index.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { memoryStores } from "../runtime/fixtures.ts"
@@ -101,4 +103,32 @@ describe("spans", () => {
       assert.isTrue(spans.every((s) => !s.name.includes("Store")), "store calls are not traced")
     }).pipe(Effect.provide(Layer.fresh(memoryStores)), Effect.withTracer(recordingTracer(spans)))
   })
+})
+
+const timed = Workflow.make({
+    name: "timed",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("measure", Workflow.effectStep(() =>
+        Effect.gen(function*() {
+          const before = yield* Clock.currentTimeNanos
+          yield* Effect.sleep("1 millis")
+          const after = yield* Clock.monotonicTimeNanos
+          return { log: [`measured:${before > 0n && after > 0n}`] }
+        }).pipe(Effect.withSpan("user.measure"))))
+      .addEdge(START, "measure")
+      .addEdge("measure", END)
+  })
+
+describe("Effect steps on the live clock", () => {
+  // Defect found while wiring the OTLP example: an Effect step ran with a copy of the Clock made by object
+  // spread, which drops the methods a class-based Clock (the live one) keeps on its prototype; a span or a
+  // nanosecond read inside the step then threw "clock.currentTimeNanosUnsafe is not a function".
+  it.live("a span and a nanosecond clock read inside an Effect step work with the default Clock", () =>
+    Effect.gen(function*() {
+      const baton = yield* Baton
+      const out = yield* baton.execute(timed, { log: [] })
+      assert.strictEqual(out._tag, "Finished")
+      if (out._tag === "Finished") assert.deepStrictEqual((out.output as { log: Array<string> }).log, ["measured:true"])
+    }).pipe(Effect.provide(Baton.layer({ workflows: [timed] }).pipe(Layer.provide(MemoryStores.layer)))))
 })

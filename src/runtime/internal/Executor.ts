@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Clock, Deferred, Effect, type Metric, Option } from "effect"
+import { Clock, Deferred, type Duration, Effect, type Metric, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import {
   ExecutionCancelledError,
@@ -201,7 +201,11 @@ const makeHandle = (
       touch()
     })
   let pseudonymKey: Promise<Uint8Array> | undefined
-  const bodyClock: Clock.Clock = { ...clock, sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)) }
+  // The clock with its own `sleep`: made over the clock (its prototype), not copied from it — a copy would
+  // lose the methods a class-based Clock keeps on its prototype (a span in a step reads the nanosecond clock).
+  const bodyClock: Clock.Clock = Object.assign(Object.create(clock) as Clock.Clock, {
+    sleep: (d: Duration.Duration) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1))
+  })
   return {
     tenantId: record.tenantId,
     threadId: record.threadId,
