@@ -166,7 +166,7 @@ const makeHandle = (
   clock: Clock.Clock,
   tree: TreeStoreShape,
   recorder: History.StepRecorder | undefined,
-  runStep: <A, E>(node: string, body: Effect.Effect<A, E>, signal?: AbortSignal) => Promise<A>
+  steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -221,9 +221,8 @@ const makeHandle = (
         throw e
       }),
     // Each body in its step span, under the pass's span (see Tracing).
-    runBody: (node, step, key) => gated(node, () => runStep(node, Effect.tryPromise({ try: step, catch: (e) => e })), key),
-    runEffect: (node, body, key) =>
-      gated(node, () => runStep(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
+    runBody: (node, step, key) => gated(node, () => steps.promise(node, step), key),
+    runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
   }
 }
 
@@ -252,8 +251,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     now: () => clock.currentTimeMillisUnsafe()
   })
   yield* Effect.annotateCurrentSpan("baton.instance", instance.instanceId)
-  const runStep = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
-  const handle = makeHandle(instance, options, clock, tree, recorder, runStep)
+  const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
+  const handle = makeHandle(instance, options, clock, tree, recorder, steps)
   const metricsContext = yield* Effect.context<never>()
   /** Counts `metric` for this instance. */
   const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>
