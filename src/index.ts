@@ -37,6 +37,7 @@ export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Heal
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Leader from "./runtime/Leader.ts"
 export * as BatonMetrics from "./runtime/Metrics.ts"
+export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 
 // Fleet-wide limits (issue 14)

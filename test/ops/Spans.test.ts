@@ -9,7 +9,7 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Fiber, Layer, Option, Tracer } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { Baton } from "../../src/index.ts"
+import { Baton, StoreTracing } from "../../src/index.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { memoryStores } from "../runtime/fixtures.ts"
@@ -119,6 +119,28 @@ const timed = Workflow.make({
       .addEdge(START, "measure")
       .addEdge("measure", END)
   })
+
+describe("store spans, when asked for", () => {
+  it.effect("StoreTracing.layer: every store call is a client span; without it, none", () => {
+    const spans: Array<Tracer.Span> = []
+    return Effect.gen(function*() {
+      const baton = yield* Baton
+      const out = yield* baton.execute(reviewed, { log: [] }, { threadId: "thread-s" })
+      assert.strictEqual(out._tag, "Paused")
+      const stores = spans.filter((s) => s.name.startsWith("baton.store "))
+      const names = new Set(stores.map((s) => s.name))
+      for (const name of ["baton.store LeaseStore.acquire", "baton.store RecordStore.startRoot", "baton.store PauseStore.save", "baton.store LeaseStore.release"]) {
+        assert.isTrue(names.has(name), `${name} in ${[...names].join(", ")}`)
+      }
+      assert.isTrue(stores.every((s) => s.kind === "client"))
+      const take = stores.find((s) => s.name === "baton.store LeaseStore.acquire")!
+      assert.strictEqual((Option.getOrUndefined(take.parent) as Tracer.Span | undefined)?.name, "baton.lease.acquire", "a store span sits under the runtime's span")
+    }).pipe(
+      Effect.provide(Baton.layer({ workflows: [reviewed] }).pipe(Layer.provide(StoreTracing.layer), Layer.provide(MemoryStores.layer))),
+      Effect.withTracer(recordingTracer(spans))
+    )
+  })
+})
 
 describe("Effect steps on the live clock", () => {
   // Defect found while wiring the OTLP example: an Effect step ran with a copy of the Clock made by object
