@@ -33,7 +33,7 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Option, References } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Argument, CliError, Command, Flag } from "effect/cli"
 import type { BatonStores } from "../runtime/Baton.ts"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
 import { defaultTenant } from "../stores/Ids.ts"
@@ -361,7 +361,6 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
       return { code: ExitCode.notFound, message: error.message ?? error._tag }
     case "NotPausedError":
     case "ThreadBusyError":
-      return { code: ExitCode.conflict, message: error.message ?? error._tag }
     case "ThreadOwnerError":
       return { code: ExitCode.conflict, message: error.message ?? error._tag }
     case "StoreError":
@@ -370,9 +369,8 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
     case "InvalidInputError":
       return { code: ExitCode.usage, message: error.message ?? error._tag }
   }
-  if (typeof error?._tag === "string" && /Missing|Unrecognized|Invalid|Unknown|Duplicate|Unexpected|Validation|ShowHelp/.test(error._tag)) {
-    return { code: ExitCode.usage, message: "" }
-  }
+  // effect/cli printed its own message (a bad flag, a missing argument, an unknown command).
+  if (CliError.isCliError(error)) return { code: ExitCode.usage, message: "" }
   return { code: ExitCode.failed, message: Cause.pretty(cause) }
 }
 
