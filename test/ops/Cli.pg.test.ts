@@ -7,5 +7,6 @@ const schema = testSchema("cli")
 cliSuite({
   name: "Postgres",
   args: () => ["--pg", url, "--schema", schema],
+  env: () => ({ BATON_PG_URL: url, BATON_PG_SCHEMA: schema }),
   stores: () => PgStores.layer({ url, schema, maxConnections: 2, wakeups: false })
 })

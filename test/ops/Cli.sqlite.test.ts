@@ -4,4 +4,9 @@ import { tempDb } from "../sqlite/tmp.ts"
 import { cliSuite } from "./cliSuite.ts"
 
 const path = tempDb("cli")
-cliSuite({ name: "SQLite", args: () => ["--sqlite", path], stores: () => SqliteStores.layer({ path }) })
+cliSuite({
+  name: "SQLite",
+  args: () => ["--sqlite", path],
+  env: () => ({ BATON_SQLITE: path }),
+  stores: () => SqliteStores.layer({ path })
+})

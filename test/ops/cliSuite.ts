@@ -23,10 +23,10 @@ interface Ran {
 }
 
 /** Runs `baton …args` as a process and waits for it to exit. */
-const baton = (args: ReadonlyArray<string>) =>
+const baton = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() =>
     new Promise<Ran>((resolve) => {
-      execFile(process.execPath, [main, ...args], { timeout: 60_000 }, (error, stdout, stderr) => {
+      execFile(process.execPath, [main, ...args], { timeout: 60_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
         let json: any = undefined
         try {
@@ -58,7 +58,13 @@ const seed = (stores: Layer.Layer<any, any>) =>
   }).pipe(Effect.provide(Baton.layer({ workflows: [review, long] }).pipe(Layer.provide(stores))))
 
 /** The suite, over one target: its CLI flags and the same stores for the seeding. */
-export const cliSuite = (target: { readonly name: string; readonly args: () => ReadonlyArray<string>; readonly stores: () => Layer.Layer<any, any> }) => {
+export const cliSuite = (target: {
+  readonly name: string
+  readonly args: () => ReadonlyArray<string>
+  /** The same target named by environment variables instead of flags. */
+  readonly env: () => Record<string, string>
+  readonly stores: () => Layer.Layer<any, any>
+}) => {
   describe(`baton CLI over ${target.name}`, () => {
     let paused: Array<{ readonly executionId: string; readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> = []
 
@@ -125,13 +131,14 @@ export const cliSuite = (target: { readonly name: string; readonly args: () => R
         assert.isTrue(resumed.json.recorded)
         const again = yield* baton([...args, "resume", pauseId, `"no"`, "--tenant", "acme"])
         assert.strictEqual(again.code, 4, "a pause is answered once")
-        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores] = yield* Effect.all([
+        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores, fromEnv] = yield* Effect.all([
           baton([...args, "resume", "pause_nope", `"no"`, "--tenant", "acme"]),
           baton([...args, "resume", pauseId, "{yes", "--tenant", "acme"]),
           baton([...args, "--json", "sweep"]),
           baton([...args, "cancel", "t-none", "--tenant", "acme"]),
           baton([...args, "list", "--status", "Sleeping"]),
-          baton(["status"])
+          baton(["status"]),
+          baton(["--json", "leases"], target.env())
         ], { concurrency: 4 })
         assert.strictEqual(unknown.code, 3)
         assert.strictEqual(notJson.code, 2)
@@ -146,6 +153,8 @@ export const cliSuite = (target: { readonly name: string; readonly args: () => R
         assert.strictEqual(badStatus.code, 2)
         assert.strictEqual(noStores.code, 2)
         assert.include(noStores.stderr, "--sqlite PATH or --pg URL")
+        assert.strictEqual(fromEnv.code, 0, fromEnv.stderr)
+        assert.strictEqual(fromEnv.json.length, 1, "the stores named by environment variables")
       }), 120_000)
   })
 }
