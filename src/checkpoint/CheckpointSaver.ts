@@ -423,14 +423,18 @@ export class RenewingCheckpointSaver extends BaseCheckpointSaver {
     return this.inner.list(config, options)
   }
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions) {
-    await this.renew(config)
-    return this.inner.put(config, checkpoint, metadata, newVersions)
+  put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions) {
+    return timed(config, async () => {
+      await this.renew(config)
+      return this.inner.put(config, checkpoint, metadata, newVersions)
+    })
   }
 
-  async putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string) {
-    await this.renew(config)
-    return this.inner.putWrites(config, writes, taskId, taskPath)
+  putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string) {
+    return timed(config, async () => {
+      await this.renew(config)
+      return this.inner.putWrites(config, writes, taskId, taskPath)
+    })
   }
 
   deleteThread(threadId: string) {
