@@ -41,6 +41,7 @@ import { createServer } from "node:http"
 import { Baton, type BatonShape } from "../runtime/Baton.ts"
 import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
+import { BatonConfigError } from "../stores/Errors.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 
 /**
@@ -160,9 +161,23 @@ const body = <S extends Schema.Codec<any, any, never, never>>(schema: S) =>
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
+/** Options that cannot work fail the Layer's build, naming the field: there is no default tenant hook. */
+const check = (options: Options) => {
+  const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
+  if (typeof options?.authorize !== "function") {
+    return refuse("authorize", "is required: a function mapping a request to { tenantId, ownerId }, or undefined to refuse it (BatonHttp has no authentication of its own)")
+  }
+  if (!Array.isArray(options.workflows)) return refuse("workflows", "must be the array of workflows POST /executions may start")
+  if (options.prefix !== undefined && !/^\/[^?#]*[^/]$/.test(options.prefix)) {
+    return refuse("prefix", `must start with "/" and not end with one (got ${JSON.stringify(options.prefix)})`)
+  }
+  return Effect.void
+}
+
 /** The routes, added to the `HttpRouter` in context. */
 const routes = (options: Options) =>
   Effect.gen(function*() {
+    yield* check(options)
     const router = yield* HttpRouter.HttpRouter
     const baton = yield* Baton
     const prefix = options.prefix ?? ""
@@ -241,11 +256,14 @@ const routes = (options: Options) =>
 
 /**
  * The routes, added to the app's `HttpRouter` (serve it with `HttpRouter.serve`, or use `layerServer`).
+ * Without an `authorize` function (or with a bad `workflows` or `prefix`) the build fails with
+ * `BatonConfigError` naming the field.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options): Layer.Layer<never, never, HttpRouter.HttpRouter | Baton> => Layer.effectDiscard(routes(options))
+export const layer = (options: Options): Layer.Layer<never, BatonConfigError, HttpRouter.HttpRouter | Baton> =>
+  Layer.effectDiscard(routes(options))
 
 /**
  * A Node HTTP server with the routes, listening on `host:port` (port 0: any

@@ -74,6 +74,39 @@ const withServer = <A, E>(f: (port: number, broken: { on: boolean }) => Effect.E
 }
 
 describe("BatonHttp over a real server", () => {
+  it.effect("without an authorize hook the Layer does not build: BatonConfigError naming the field", () =>
+    Effect.gen(function*() {
+      const error = yield* Layer.build(
+        BatonHttp.layerServer({ workflows: [wf], port: 0 } as unknown as BatonHttp.Options & { port: number }).pipe(
+          Layer.provide(Baton.layer({ workflows: [wf] })),
+          Layer.provide(MemoryStores.layer)
+        )
+      ).pipe(Effect.scoped, Effect.flip)
+      assert.strictEqual((error as { _tag: string })._tag, "BatonConfigError")
+      assert.strictEqual((error as { field: string }).field, "authorize")
+      const badPrefix = yield* Layer.build(
+        BatonHttp.layerServer({ workflows: [wf], authorize, port: 0, prefix: "baton/" }).pipe(
+          Layer.provide(Baton.layer({ workflows: [wf] })),
+          Layer.provide(MemoryStores.layer)
+        )
+      ).pipe(Effect.scoped, Effect.flip)
+      assert.strictEqual((badPrefix as { field: string }).field, "prefix")
+    }))
+
+  it.effect("routes under a prefix", () =>
+    Effect.gen(function*() {
+      const server = yield* HttpServer.HttpServer
+      const port = BatonHttp.port(server)
+      const live = yield* call(port, "GET", "/baton/livez")
+      assert.strictEqual(live.status, 200)
+      assert.strictEqual((yield* call(port, "GET", "/livez")).status, 404)
+    }).pipe(Effect.provide(
+      BatonHttp.layerServer({ workflows: [wf], authorize, port: 0, prefix: "/baton" }).pipe(
+        Layer.provideMerge(Baton.layer({ workflows: [wf] })),
+        Layer.provide(MemoryStores.layer)
+      )
+    )))
+
   it.effect("start, status, pending pauses, resume (on the same API), list", () =>
     withServer((port) =>
       Effect.gen(function*() {
