@@ -73,4 +73,4 @@ const app = ready.pipe(
   Layer.provide(stores)
 )
 
-BatonProcess.runMain(app as Layer.Layer<Baton, unknown>, { timeout: Duration.millis(Number(arg("grace-ms") ?? 5000)) })
+BatonProcess.runMain(app, { timeout: Duration.millis(Number(arg("grace-ms") ?? 5000)) })

@@ -38,7 +38,7 @@ import { Effect, Layer, Schema, SchemaIssue } from "effect"
 import { HttpRouter, type HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
-import { Baton, type BatonShape } from "../runtime/Baton.ts"
+import { Baton } from "../runtime/Baton.ts"
 import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
@@ -286,4 +286,3 @@ export const layerServer = (options: Options & { readonly port: number; readonly
 export const port = (server: HttpServer.HttpServer["Service"]): number =>
   "port" in server.address ? server.address.port : 0
 
-export type { BatonShape }

@@ -69,7 +69,7 @@ export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJ
  * @category running
  * @since 0.1.0
  */
-export const runMain = <E>(app: Layer.Layer<Baton, E>, options: RunMainOptions = {}): void => {
+export const runMain = <ROut, E>(app: Layer.Layer<Baton | ROut, E>, options: RunMainOptions = {}): void => {
   const program = Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(app)
     yield* Effect.provideContext(closeOnSignal(options), context)
