@@ -36,6 +36,8 @@ export type { BatonConfigOptions, BatonConfigShape, BatonOptions } from "./runti
 export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Leader from "./runtime/Leader.ts"
+export * as BatonMetrics from "./runtime/Metrics.ts"
+export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
 

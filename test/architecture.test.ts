@@ -87,8 +87,8 @@ describe("the import graph of src/ and layers/", () => {
     expect(cycles(tangled)).toEqual([["a", "b", "c"]])
   })
 
-  it("src/ never imports a backend from layers/", () => {
-    expect(violations((from, to) => within(from, "src") && within(to, "layers"))).toEqual([])
+  it("src/ never imports a backend from layers/ (but the `baton` executable, which wires them)", () => {
+    expect(violations((from, to) => within(from, "src") && within(to, "layers") && from !== "src/cli/main.ts")).toEqual([])
   })
 
   it("the store contracts import nothing but contracts and domain types", () => {
@@ -117,6 +117,11 @@ describe("the import graph of src/ and layers/", () => {
       const b = backendOf(to)
       return b !== undefined && a !== b
     })).toEqual([])
+  })
+
+  it("the HTTP endpoints use the public runtime and contracts only; nothing else imports them", () => {
+    expect(violations((from, to) => within(from, "src/http") && within(to, "src/runtime/internal"))).toEqual([])
+    expect(violations((from, to) => !within(from, "src/http") && within(to, "src/http"))).toEqual([])
   })
 
   it("backends speak to the contracts, never to the runtime", () => {

@@ -57,6 +57,37 @@ const requireString = (config: RunnableConfig, field: string, operation: string)
   return v
 }
 
+/**
+ * The key under which a pass hands the saver a timer of its writes in
+ * `config.configurable`: called when a write starts, it answers the function
+ * to call when the write ended (the runtime records the latency in
+ * `Metrics.checkpointWriteDuration`).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const writeTimerKey = "__baton_write_timer"
+
+/**
+ * Times one write: call at its start, call the answer at its end.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type WriteTimer = () => () => void
+
+/** Runs `write`, timed by the pass's timer when there is one. */
+const timed = async <A>(config: RunnableConfig, write: () => Promise<A>): Promise<A> => {
+  const timer = config.configurable?.[writeTimerKey] as WriteTimer | undefined
+  if (timer === undefined) return write()
+  const stop = timer()
+  try {
+    return await write()
+  } finally {
+    stop()
+  }
+}
+
 export class BatonCheckpointSaver extends BaseCheckpointSaver {
   readonly rows: CheckpointRows
   /** Whether reads may take the exact fast path of `internal/serde.ts` (the default serializer). */
@@ -315,7 +346,11 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     if (batch.length > 0) yield* this.tuples(batch)
   }
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+  put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
+    return timed(config, () => this.putUntimed(config, checkpoint, metadata, newVersions))
+  }
+
+  private async putUntimed(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions): Promise<RunnableConfig> {
     const threadId = requireString(config, "thread_id", "put")
     const checkpointNs: string = config.configurable?.checkpoint_ns ?? ""
     const tenantId = tenantOf(config)
@@ -348,7 +383,11 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } }
   }
 
-  async putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string): Promise<void> {
+  putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string): Promise<void> {
+    return timed(config, () => this.putWritesUntimed(config, writes, taskId, taskPath))
+  }
+
+  private async putWritesUntimed(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string): Promise<void> {
     const threadId = requireString(config, "thread_id", "putWrites")
     const checkpointId = requireString(config, "checkpoint_id", "putWrites")
     const checkpointNs: string = config.configurable?.checkpoint_ns ?? ""
@@ -407,14 +446,18 @@ export class RenewingCheckpointSaver extends BaseCheckpointSaver {
     return this.inner.list(config, options)
   }
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions) {
-    await this.renew(config)
-    return this.inner.put(config, checkpoint, metadata, newVersions)
+  put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, newVersions: ChannelVersions) {
+    return timed(config, async () => {
+      await this.renew(config)
+      return this.inner.put(config, checkpoint, metadata, newVersions)
+    })
   }
 
-  async putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string) {
-    await this.renew(config)
-    return this.inner.putWrites(config, writes, taskId, taskPath)
+  putWrites(config: RunnableConfig, writes: Array<PendingWrite>, taskId: string, taskPath?: string) {
+    return timed(config, async () => {
+      await this.renew(config)
+      return this.inner.putWrites(config, writes, taskId, taskPath)
+    })
   }
 
   deleteThread(threadId: string) {

@@ -13,6 +13,8 @@ import * as History from "./History.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { Instance } from "./Instance.ts"
+import * as Metering from "./Metering.ts"
+import * as Metrics from "../Metrics.ts"
 import { Observer } from "../Observer.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
@@ -100,6 +102,7 @@ export const endTree = Effect.fnUntraced(function*(
   const now = yield* Clock.currentTimeMillis
   for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
     yield* pauses.withdraw(tenantId, p.pauseId, now)
+    yield* Metering.add(Metrics.pausesPending, instance.instanceId, undefined, -1)
   }
   // The snapshot (with the pauses withdrawn) before the record ends: a holder stopped in between leaves it to the next one.
   if (record.status === "Running" || record.status === "Paused") {
@@ -112,6 +115,7 @@ export const endTree = Effect.fnUntraced(function*(
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
   if (ended) {
+    yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Cancelled" })
     yield* observer.onError({
       tenantId,
       executionId: record.executionId,

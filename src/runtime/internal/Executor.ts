@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import {
   ExecutionCancelledError,
@@ -18,6 +18,7 @@ import {
 } from "../../stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "../../stores/Fence.ts"
+import { writeTimerKey } from "../../checkpoint/CheckpointSaver.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "./Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
@@ -29,9 +30,12 @@ import { Observer, type ResumeReason } from "../Observer.ts"
 import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as Metering from "./Metering.ts"
+import * as Metrics from "../Metrics.ts"
 import * as StepSlots from "./StepSlots.ts"
 import * as Undo from "./Undo.ts"
 import * as Unwind from "./Unwind.ts"
+import * as Tracing from "./Tracing.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
@@ -165,7 +169,8 @@ const makeHandle = (
   options: PassOptions,
   clock: Clock.Clock,
   tree: TreeStoreShape,
-  recorder: History.StepRecorder | undefined
+  recorder: History.StepRecorder | undefined,
+  steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -182,7 +187,7 @@ const makeHandle = (
       touch()
     }
   })
-  const runBody = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
+  const gated = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
     const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
     pass.bodies.add(p)
@@ -226,7 +231,8 @@ const makeHandle = (
         pseudonymKey = undefined
         throw e
       }),
-    runBody,
+    // Each body in its step span, under the pass's span (see Tracing).
+    runBody: (node, step, key) => gated(node, () => steps.promise(node, step), key),
     registerUndo: (node, key, result) =>
       Effect.runPromiseExit(
         Undo.register(tree, holder, record, { node, key, result: result ?? null, seq: ++undoSeq, at: clock.currentTimeMillisUnsafe() })
@@ -237,16 +243,7 @@ const makeHandle = (
           ? new Error(`step "${node}" has an undo, so its result must be storable as JSON: ${(error as Error).message}`)
           : error
       }),
-    runEffect: (node, body, key) =>
-      runBody(node, () =>
-        Effect.runPromiseExitWith(instance.services)(
-          Effect.provideService(body, Clock.Clock, bodyClock),
-          { signal: holder.signal }
-        ).then((exit) => {
-          if (Exit.isSuccess(exit)) return exit.value
-          if (Cause.hasInterruptsOnly(exit.cause) && holder.signal.aborted) throw holder.signal.reason
-          throw Cause.squash(exit.cause)
-        }), key)
+    runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
   }
 }
 
@@ -274,9 +271,20 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     instanceId: instance.instanceId,
     now: () => clock.currentTimeMillisUnsafe()
   })
-  const handle = makeHandle(instance, options, clock, tree, recorder)
+  yield* Effect.annotateCurrentSpan("baton.instance", instance.instanceId)
+  const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
+  const handle = makeHandle(instance, options, clock, tree, recorder, steps)
+  const metricsContext = yield* Effect.context<never>()
+  /** Counts `metric` for this instance. */
+  const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>
+    Metering.addUnsafe(metricsContext, metric, instance.instanceId, attributes, by)
   const graphOptions = {
-    configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: handle },
+    configurable: {
+      ...graphConfig(record).configurable,
+      [fenceKey]: holder.fence,
+      [passKey]: handle,
+      [writeTimerKey]: Metering.writeTimer(metricsContext, clock, instance.instanceId)
+    },
     signal: holder.signal,
     durability: "sync" as const
   }
@@ -304,6 +312,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     unwinder,
     cancelled,
     now: () => clock.currentTimeMillisUnsafe(),
+    count,
     touch,
     /** The tree ended: its keys go. */
     dropTreeKeys: tree.deleteRoot(record.tenantId, record.rootExecutionId),
@@ -356,7 +365,11 @@ const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
     const resolved = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Resolved"])
     const answered = resolved.filter((a) => waiting.has(a.interruptId))
     // A resolved pause whose interrupt is no longer waiting was fed by an earlier pass that stopped before taking it.
-    for (const a of resolved) if (!waiting.has(a.interruptId)) yield* p.pauses.take(p.record.tenantId, a.pauseId)
+    for (const a of resolved) {
+      if (waiting.has(a.interruptId)) continue
+      yield* p.pauses.take(p.record.tenantId, a.pauseId)
+      p.count(Metrics.pausesPending, undefined, -1)
+    }
     return answered
   })
 
@@ -433,7 +446,11 @@ const runGraph = (p: Pass, next: Next) =>
         Effect.fail
       )),
     Effect.tapError((e) => e._tag === "LeaseLostError" ? p.observer.onLeaseLost({ ...p.event, reason: e.reason }) : Effect.void),
-    Effect.tap(() => Effect.forEach(next.sent, (a) => p.pauses.take(p.record.tenantId, a.pauseId), { discard: true }))
+    Effect.tap(() =>
+      Effect.forEach(next.sent, (a) => Effect.andThen(p.pauses.take(p.record.tenantId, a.pauseId), Effect.sync(() => p.count(Metrics.pausesPending, undefined, -1))), {
+        discard: true
+      })
+    )
   )
 
 /** The graph returned without an interrupt: the tree is finished. */
@@ -442,6 +459,7 @@ const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
+  p.count(Metrics.executionsEnded, { workflow: p.workflow.name, status: "Finished" })
   yield* p.observer.onEnd({ ...p.event, output })
   return { _tag: "Finished", ...p.base, output } as const
 })
@@ -468,9 +486,14 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
       resolvedAt: null,
       resolvedBy: null
     }).pipe(Effect.catchTag("InvalidInputError", (e) => Effect.fail(p.failure(new Error(`interrupt payload: ${e.message}`)))))
+    p.count(Metrics.pausesPending)
   }
   // A pending pause whose interrupt no longer waits cannot be answered any more.
-  for (const k of known) if (k.status === "Pending" && !waiting.has(k.interruptId)) yield* p.pauses.withdraw(record.tenantId, k.pauseId, p.now())
+  for (const k of known) {
+    if (k.status !== "Pending" || waiting.has(k.interruptId)) continue
+    yield* p.pauses.withdraw(record.tenantId, k.pauseId, p.now())
+    p.count(Metrics.pausesPending, undefined, -1)
+  }
 })
 
 /**
@@ -511,7 +534,14 @@ export const runPass = Effect.fnUntraced(function*(
     executionId: options.record.executionId,
     tenantId: options.record.tenantId,
     holder: options.holder.lease.holder
-  }))
+  }).pipe(
+    Effect.withSpan("baton.pass", {
+      attributes: {
+        ...Tracing.passAttributes(options.record, options.workflow.name, "", options.holder.lease.epoch),
+        "baton.start": options.start._tag === "Input" ? "Input" : options.start.reason
+      }
+    })
+  ))
 
 /** The phases of one pass: start, then run / drain / rest until it finishes or rests. */
 const phases = Effect.fnUntraced(function*(p: Pass) {

@@ -19,12 +19,14 @@
  *
  * @since 0.1.0
  */
-import { Clock, Deferred, Duration, Effect, Option, Scope } from "effect"
+import { Clock, Deferred, Duration, Effect, type Metric, Option, Scope } from "effect"
 import { LeaseLostError, type InvalidInputError, type StoreError } from "../../stores/Errors.ts"
 import type { Fence } from "../../stores/Fence.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
+import * as Metrics from "../Metrics.ts"
+import * as Metering from "./Metering.ts"
 
 /**
  * A held lease of one tree: renewed in the background, fenced, lost when renewals fail.
@@ -63,6 +65,8 @@ export interface HolderOptions {
   readonly onConfirmed?: Effect.Effect<void> | undefined
   /** Awaited before the lease is released (step bodies that outlived the pass). */
   readonly beforeRelease?: Effect.Effect<void> | undefined
+  /** The instance whose metrics count this holder's acquisitions, renewals and losses (none without). */
+  readonly instanceId?: string | undefined
 }
 
 /**
@@ -84,8 +88,16 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   const { holder, leaseMillis, renewMillis, rootExecutionId, tenantId } = options
   const readAt = clock.currentTimeMillisUnsafe()
   const acquired = yield* store.acquire(tenantId, rootExecutionId, holder, leaseMillis, readAt)
+  yield* Effect.annotateCurrentSpan("baton.acquired", Option.isSome(acquired))
   if (Option.isNone(acquired)) return Option.none()
   const lease = acquired.value
+  yield* Effect.annotateCurrentSpan("baton.epoch", lease.epoch)
+  const context = yield* Effect.context<never>()
+  /** Counts `metric` for the holder's instance (nothing without one). */
+  const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>) => {
+    if (options.instanceId !== undefined) Metering.addUnsafe(context, metric, options.instanceId, attributes)
+  }
+  count(Metrics.leaseAcquisitions)
   let confirmedUntil = readAt + leaseMillis
   /** Set when the lease was lost (or the holder stopped as if it were). */
   let lostError: LeaseLostError | undefined
@@ -107,9 +119,10 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     if (lostError === undefined && ended) lostError = lostWith("the pass ended and released the lease")
     return lostError
   }
-  const markLost = (reason: string): LeaseLostError => {
+  const markLost = (reason: string, kind: "renewal-refused" | "deadline" | "fenced-write"): LeaseLostError => {
     const already = stopped()
     if (already !== undefined) return already
+    count(Metrics.leaseLosses, { reason: kind })
     lostError = lostWith(reason)
     controller.abort(lostError)
     Deferred.doneUnsafe(lost, Effect.fail(lostError))
@@ -126,7 +139,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     if (already !== undefined) return yield* Effect.fail(already)
     const at = clock.currentTimeMillisUnsafe()
     const ok = yield* store.renew(lease, leaseMillis, at)
-    if (!ok) return yield* Effect.fail(markLost("a renewal was refused: the lease expired or another instance holds it"))
+    if (!ok) return yield* Effect.fail(markLost("a renewal was refused: the lease expired or another instance holds it", "renewal-refused"))
+    count(Metrics.leaseRenewals)
     confirm(at)
     if (options.onConfirmed !== undefined) yield* options.onConfirmed
   })
@@ -146,7 +160,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     const now = clock.currentTimeMillisUnsafe()
     if (lostError !== undefined || ended) return Effect.succeed(true)
     if (now >= confirmedUntil) {
-      markLost(deadlineReason())
+      markLost(deadlineReason(), "deadline")
       return Effect.succeed(true)
     }
     return Effect.as(Effect.sleep(Duration.millis(confirmedUntil - now)), false)
@@ -188,7 +202,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     now: () => clock.currentTimeMillisUnsafe(),
     refusal: () => {
       if (lostError !== undefined || ended) return stopped()
-      return clock.currentTimeMillisUnsafe() >= confirmedUntil ? markLost(deadlineReason()) : undefined
+      return clock.currentTimeMillisUnsafe() >= confirmedUntil ? markLost(deadlineReason(), "deadline") : undefined
     },
     confirmed: (at, expiresAt, renewed) => {
       if (renewed) return confirm(at)
@@ -201,7 +215,9 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
       write.then(settled, settled)
     },
     lost: (e) => {
-      markLost(e.reason)
+      // Told by the saver and the record transitions when the store refused a fenced write.
+      if (stopped() === undefined) count(Metrics.fencedWritesRefused)
+      markLost(e.reason, "fenced-write")
     },
     renewBeforeWrite: () =>
       Effect.runPromise(renewOnce.pipe(Effect.catchTag("InvalidInputError", Effect.die)))
@@ -217,7 +233,15 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
       if (lostError === undefined && !ended && !controller.signal.aborted) controller.abort(error)
     }
   })
-})
+}, (effect, options) =>
+  Effect.withSpan(effect, "baton.lease.acquire", {
+    attributes: {
+      "baton.tenant": options.tenantId,
+      "baton.root": options.rootExecutionId,
+      "baton.holder": options.holder,
+      ...(options.instanceId === undefined ? {} : { "baton.instance": options.instanceId })
+    }
+  }))
 
 /**
  * The abort reason step bodies see when their pass ended normally. Built

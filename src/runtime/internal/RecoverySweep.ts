@@ -21,6 +21,8 @@ import { type Lease, LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore, type RootCursor } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as Metering from "./Metering.ts"
+import * as Metrics from "../Metrics.ts"
 import * as RecoveryFailures from "./RecoveryFailures.ts"
 import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
@@ -69,6 +71,7 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
     const roots = page.filter((record) => record.executionId === record.rootExecutionId && !movingHere(instance, record))
     yield* onPage(roots)
     const visited = new Set(roots)
+    yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)
     for (const record of page) {
       if (visited.has(record) && !(yield* visitAlone(record, visit))) return cursor
       cursor = cursorOf(record)
@@ -116,7 +119,9 @@ const continueTree = (
   reason: "Recovered" | "Answered",
   say: { readonly done: (tag: string) => string | undefined; readonly other: string | undefined; readonly ended: string }
 ) =>
-  FiberSet.run(
+  Effect.andThen(
+    Effect.flatMap(Effect.service(Instance), (instance) => Metering.add(Metrics.recoveriesStarted, instance.instanceId, { reason })),
+    FiberSet.run(
     look.recoveries,
     TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, {
       wait: false,
@@ -138,7 +143,7 @@ const continueTree = (
       ),
       Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })
     )
-  )
+  ))
 
 /**
  * True when the tree's lease is held and live; `onLive` sees its expiry. Read
@@ -256,6 +261,7 @@ const eachStranded = Effect.fnUntraced(function*(look: Look) {
   let after = Option.none<RootCursor>()
   while (look.budget > 0) {
     const page = yield* pauses.findResolvedRoots(pageSize, after)
+    yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)
     for (const root of page) {
       after = Option.some(root)
       if (movingHere(instance, root)) continue
@@ -293,8 +299,13 @@ const look = Effect.fnUntraced(function*(
   }
   resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), readLeases(state.page))
   yield* eachStranded(state)
+  Metering.timeUnsafe(yield* Effect.context<never>(), Metrics.sweepDuration, instance.instanceId, (yield* Clock.currentTimeMillis) - now)
   return state.earliest
-})
+}, (effect) =>
+  Effect.withSpan(
+    Effect.flatMap(Effect.service(Instance), (instance) => Effect.andThen(Effect.annotateCurrentSpan("baton.instance", instance.instanceId), effect)),
+    "baton.sweep"
+  ))
 
 /**
  * The sweep loop; runs until interrupted. The recoveries it starts run in

@@ -21,6 +21,7 @@ import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as ProviderHealth from "./ProviderHealth.ts"
 import * as QuotaPermit from "./QuotaPermit.ts"
+import * as Metering from "./Metering.ts"
 import * as RecoverySweep from "./RecoverySweep.ts"
 import * as Reads from "./Reads.ts"
 import * as Retention from "./Retention.ts"
@@ -120,6 +121,7 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const instance = yield* makeInstance(config, slots)
   const providerHealth = yield* ProviderHealth.providerReadiness(config.providers, instance.services)
   yield* QuotaPermit.check(instance)
+  yield* Metering.registerGauges(instance, slots)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   const closeScope = yield* Effect.scope

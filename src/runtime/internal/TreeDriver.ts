@@ -112,7 +112,8 @@ const acquireFor = (pass: TrackedPass) =>
       leaseMillis: config.leaseMillis,
       renewMillis: config.renewMillis,
       onConfirmed,
-      beforeRelease: bodiesSettled(pass, instance)
+      beforeRelease: bodiesSettled(pass, instance),
+      instanceId: instance.instanceId
     }).pipe(Effect.tap(Option.match({
       onNone: () => Effect.void,
       onSome: (h) => Effect.sync(() => pass.setHolder(h))

@@ -50,7 +50,9 @@ import { RecordStore } from "../../stores/RecordStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import { Observer } from "../Observer.ts"
 import { type AnyWorkflow, type UndoContext, type UndoFunction, undoOfNode, type UndoReason } from "../Workflow.ts"
+import * as Metrics from "../Metrics.ts"
 import * as History from "./History.ts"
+import * as Metering from "./Metering.ts"
 import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 
@@ -551,6 +553,7 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: H
     // A pause of another branch can no longer be answered.
     for (const p of yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])) {
       yield* pauses.withdraw(record.tenantId, p.pauseId, now)
+      yield* Metering.add(Metrics.pausesPending, instance.instanceId, undefined, -1)
     }
     yield* History.save(record, "Failed", error.error, lease, recorder)
     const moved = yield* records.setStatusFenced({
@@ -564,6 +567,7 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: H
     })
     if (!moved) return
     yield* tree.deleteRoot(record.tenantId, record.rootExecutionId)
+    yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Failed" })
     yield* observer.onError({
       tenantId: record.tenantId,
       executionId: record.executionId,

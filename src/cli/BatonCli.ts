@@ -1,0 +1,397 @@
+/**
+ * The `baton` command line, on `effect/cli`: an operator's look into a fleet's
+ * shared stores, and the two controls a shell needs.
+ *
+ * - `status` — executions by status, live leases and who holds them.
+ * - `list [--status S] [--tenant T] [--limit N]` — executions, newest first per tenant.
+ * - `show <execution> [--tenant T]` — one execution: record, lease, pauses.
+ * - `leases` — the leases of Running trees: holder, epoch, expiry, live or not.
+ * - `pauses [--tenant T]` — pending pauses with their payloads.
+ * - `resume <pauseId> <json> [--tenant T]` — records the decision once; the
+ *   fleet continues the tree (a stranded decision is taken by the next sweep
+ *   of any instance, within its sweep interval). The CLI has no workflow
+ *   code, so the workflow's decision schema is not checked here: answer
+ *   through `BatonHttp` where it matters.
+ * - `cancel <thread> [--tenant T] [--owner O]` — cancels the thread's active
+ *   execution (ended at once when paused; a running one is asked to stop
+ *   through a durable request its holder reads within one renewal).
+ * - `sweep` — one look now, as a sweep sees the fleet: orphaned Running trees
+ *   (lease free or expired: an instance recovers them) and stranded decisions.
+ *   Read-only: recovering a tree needs its workflow code, which instances have.
+ * - `migrate` — brings the store schema to the latest version (every command
+ *   does so before it runs; this one only reports it).
+ *
+ * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` /
+ * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--json`.
+ * Exit codes: 0 done, 1 unexpected failure, 2 bad usage, 3 not found,
+ * 4 conflict (already answered, nothing to cancel), 5 a store failed.
+ *
+ * The backends are given by the caller (`src/cli/main.ts` wires SQLite and
+ * Postgres), so this module speaks only to the store contracts and the
+ * public runtime.
+ *
+ * @since 0.1.0
+ */
+import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Option, References } from "effect"
+import { Argument, CliError, Command, Flag } from "effect/cli"
+import type { BatonStores } from "../runtime/Baton.ts"
+import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
+import { defaultTenant } from "../stores/Ids.ts"
+import { LeaseStore } from "../stores/LeaseStore.ts"
+import type { Pause } from "../stores/Pause.ts"
+import { PauseStore, type RootCursor } from "../stores/PauseStore.ts"
+import { RecordStore } from "../stores/RecordStore.ts"
+
+/**
+ * Which shared stores the command works on.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Target =
+  | { readonly _tag: "Sqlite"; readonly path: string }
+  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined }
+
+/**
+ * How the executable reaches a target: the store Layer (its build migrates), and the schema version it migrates to.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Backends {
+  readonly stores: (target: Target) => Layer.Layer<BatonStores, unknown>
+  readonly schemaVersion: () => Promise<number>
+}
+
+/**
+ * The exit codes scripts can rely on.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const ExitCode = { ok: 0, failed: 1, usage: 2, notFound: 3, conflict: 4, store: 5 } as const
+
+/** A failure the CLI explains itself, with its exit code. */
+class CliFailure extends Error {
+  readonly code: number
+  constructor(code: number, message: string) {
+    super(message)
+    this.code = code
+  }
+}
+
+const statuses = ["Running", "Paused", "Finished", "Failed", "Cancelled"] as const satisfies ReadonlyArray<ExecutionStatus>
+const pageSize = 500
+const rowCap = 100_000
+
+const sqlite = Flag.String("sqlite").pipe(
+  Flag.withDescription("SQLite file of the fleet's stores"),
+  Flag.withFallbackConfig(Config.String("BATON_SQLITE")),
+  Flag.optional
+)
+const pg = Flag.String("pg").pipe(
+  Flag.withDescription("Postgres URL of the fleet's stores"),
+  Flag.withFallbackConfig(Config.String("BATON_PG_URL")),
+  Flag.optional
+)
+const schema = Flag.String("schema").pipe(
+  Flag.withDescription("Postgres schema of the stores"),
+  Flag.withFallbackConfig(Config.String("BATON_PG_SCHEMA")),
+  Flag.optional
+)
+const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON for scripts"), Flag.withDefault(false))
+const tenant = Flag.String("tenant").pipe(Flag.withDescription("the tenant (default: every tenant where it applies)"), Flag.optional)
+
+const root = Command.make("baton").pipe(
+  Command.withSharedFlags({ sqlite, pg, schema, json }),
+  Command.withDescription("Look into and control a baton fleet over its shared stores")
+)
+
+/** The backends of the executable, for the handlers. */
+class CliBackends extends Context.Service<CliBackends, Backends>()("baton/cli/Backends") {}
+
+/** The target the global flags name: exactly one of --sqlite and --pg. */
+const targetOf = (flags: { sqlite: Option.Option<string>; pg: Option.Option<string>; schema: Option.Option<string> }): Target => {
+  if (Option.isSome(flags.sqlite) && Option.isSome(flags.pg)) throw new CliFailure(ExitCode.usage, "give one of --sqlite and --pg, not both")
+  if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value }
+  if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema) }
+  throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE / BATON_PG_URL)")
+}
+
+/** The stores of the target the flags name, built (and migrated) when a command runs. */
+const storesLayer = Layer.unwrap(Effect.gen(function*() {
+  const flags = yield* root
+  const backends = yield* CliBackends
+  const target = yield* Effect.try({ try: () => targetOf(flags), catch: (e) => e as CliFailure })
+  return backends.stores(target)
+}))
+
+/** Runs a command's body over the stores. */
+const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, storesLayer)
+
+const time = (ms: number | null | undefined) => (ms === null || ms === undefined ? "" : new Date(ms).toISOString())
+const short = (value: unknown, max = 60) => {
+  const text = JSON.stringify(value) ?? ""
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+}
+
+/**
+ * A table for people: a header row and aligned columns.
+ *
+ * @category output
+ * @since 0.1.0
+ */
+export const table = (rows: ReadonlyArray<Record<string, unknown>>, columns: ReadonlyArray<string>): string => {
+  if (rows.length === 0) return "(none)"
+  const cells = rows.map((r) => columns.map((c) => String(r[c] ?? "")))
+  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)))
+  const line = (values: ReadonlyArray<string>) => values.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd()
+  return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join("\n")
+}
+
+/** Prints `value` as JSON with --json, else `human()`. */
+const output = (value: unknown, human: () => string) =>
+  Effect.flatMap(root, (flags) => Console.log(flags.json ? JSON.stringify(value, null, 2) : human()))
+
+/** Every record in `status`, across tenants, page by page (at most `rowCap`). */
+const allIn = Effect.fnUntraced(function*(status: ExecutionStatus) {
+  const records = yield* RecordStore
+  const out: Array<ExecutionRecord> = []
+  let after = Option.none<RecordCursor>()
+  while (out.length < rowCap) {
+    const page = yield* records.findByStatus(status, pageSize, after)
+    out.push(...page)
+    if (page.length < pageSize) break
+    after = Option.some({ tenantId: page[page.length - 1]!.tenantId, executionId: page[page.length - 1]!.executionId })
+  }
+  return out
+})
+
+const summary = (r: ExecutionRecord) => ({
+  tenant: r.tenantId,
+  execution: r.executionId,
+  root: r.rootExecutionId,
+  thread: r.threadId,
+  workflow: r.workflowName,
+  status: r.status,
+  updated: time(r.updatedAt),
+  error: r.error ?? ""
+})
+
+/** The lease of a Running root as the CLI shows it. */
+const leaseRow = Effect.fnUntraced(function*(r: ExecutionRecord, now: number) {
+  const lease = yield* (yield* LeaseStore).get(r.tenantId, r.rootExecutionId)
+  return Option.match(lease, {
+    onNone: () => ({ tenant: r.tenantId, root: r.rootExecutionId, holder: "", instance: "", epoch: "", expires: "", live: false }),
+    onSome: (l) => ({
+      tenant: r.tenantId,
+      root: r.rootExecutionId,
+      holder: l.holder,
+      instance: l.holder.split("#")[0] ?? l.holder,
+      epoch: l.epoch,
+      expires: time(l.expiresAt),
+      live: l.expiresAt > now
+    })
+  })
+})
+
+const runningLeases = Effect.gen(function*() {
+  const now = yield* Clock.currentTimeMillis
+  const running = (yield* allIn("Running")).filter((r) => r.executionId === r.rootExecutionId)
+  return yield* Effect.forEach(running, (r) => leaseRow(r, now))
+})
+
+const status = Command.make("status", {}, () =>
+  withStores(Effect.gen(function*() {
+    const counts: Record<string, number> = {}
+    for (const s of statuses) counts[s] = (yield* allIn(s)).length
+    const leases = yield* runningLeases
+    const byInstance: Record<string, number> = {}
+    for (const l of leases) if (l.live) byInstance[l.instance] = (byInstance[l.instance] ?? 0) + 1
+    const orphans = leases.filter((l) => !l.live).length
+    yield* output({ executions: counts, liveLeases: leases.length - orphans, orphans, treesByInstance: byInstance }, () =>
+      [
+        table(statuses.map((s) => ({ status: s, executions: counts[s] })), ["status", "executions"]),
+        "",
+        table(Object.entries(byInstance).map(([instance, trees]) => ({ instance, trees })), ["instance", "trees"]),
+        "",
+        `live leases: ${leases.length - orphans}, Running trees without a live lease (a sweep recovers them): ${orphans}`
+      ].join("\n"))
+  }))).pipe(Command.withDescription("Executions by status, live leases and who holds them"))
+
+const list = Command.make("list", {
+  status: Flag.Literals("status", statuses).pipe(Flag.optional),
+  tenant,
+  limit: Flag.Int("limit").pipe(Flag.withDefault(50))
+}, (flags) =>
+  withStores(Effect.gen(function*() {
+    const records = yield* RecordStore
+    let rows: ReadonlyArray<ExecutionRecord>
+    if (Option.isSome(flags.tenant)) {
+      rows = (yield* records.list({ tenantId: flags.tenant.value, status: Option.getOrUndefined(flags.status), limit: Math.min(flags.limit, 1000) })).records
+    } else {
+      const wanted = Option.isSome(flags.status) ? [flags.status.value] : statuses
+      const all: Array<ExecutionRecord> = []
+      for (const s of wanted) all.push(...(yield* allIn(s)))
+      rows = all.sort((a, b) => b.createdAt - a.createdAt).slice(0, flags.limit)
+    }
+    const out = rows.map(summary)
+    yield* output(out, () => table(out, ["tenant", "execution", "thread", "workflow", "status", "updated", "error"]))
+  }))).pipe(Command.withDescription("Executions, newest first"))
+
+const pendingOf = (r: ExecutionRecord) =>
+  Effect.map(PauseStore.use((p) => p.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"])), (ps) => ps.map(pauseRow))
+
+const pauseRow = (p: Pause) => ({
+  pause: p.pauseId,
+  tenant: p.tenantId,
+  thread: p.threadId,
+  execution: p.executionId,
+  created: time(p.createdAt),
+  payload: p.payload
+})
+
+const show = Command.make("show", { execution: Argument.String("execution"), tenant }, (flags) =>
+  withStores(Effect.gen(function*() {
+    const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
+    const record = yield* (yield* RecordStore).getRecord(tenantId, flags.execution)
+    if (Option.isNone(record)) {
+      return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${flags.execution} in tenant ${tenantId}`))
+    }
+    const r = record.value
+    const lease = r.status === "Running" ? yield* leaseRow(r, yield* Clock.currentTimeMillis) : null
+    const pauses = r.status === "Paused" ? yield* pendingOf(r) : []
+    const answers = yield* (yield* RecordStore).listPauseAnswers(tenantId, r.executionId)
+    yield* output({ ...r, lease, pendingPauses: pauses, pauseAnswers: answers }, () =>
+      [
+        table(Object.entries(summary(r)).map(([field, value]) => ({ field, value })), ["field", "value"]),
+        ...(lease === null ? [] : ["", table([lease], ["holder", "epoch", "expires", "live"])]),
+        ...(pauses.length === 0 ? [] : ["", table(pauses.map((p) => ({ ...p, payload: short(p.payload) })), ["pause", "created", "payload"])])
+      ].join("\n"))
+  }))).pipe(Command.withDescription("One execution: record, lease, pending pauses"))
+
+const leases = Command.make("leases", {}, () =>
+  withStores(Effect.gen(function*() {
+    const rows = yield* runningLeases
+    yield* output(rows, () => table(rows, ["tenant", "root", "instance", "holder", "epoch", "expires", "live"]))
+  }))).pipe(Command.withDescription("Leases of Running trees: holder, epoch, expiry, live or not"))
+
+const pauses = Command.make("pauses", { tenant }, (flags) =>
+  withStores(Effect.gen(function*() {
+    const paused = (yield* allIn("Paused")).filter((r) =>
+      r.executionId === r.rootExecutionId && (Option.isNone(flags.tenant) || r.tenantId === flags.tenant.value)
+    )
+    const rows = (yield* Effect.forEach(paused, pendingOf)).flat()
+    yield* output(rows, () => table(rows.map((p) => ({ ...p, payload: short(p.payload) })), ["pause", "tenant", "thread", "execution", "created", "payload"]))
+  }))).pipe(Command.withDescription("Pending pauses with their payloads"))
+
+const resume = Command.make("resume", { pauseId: Argument.String("pauseId"), decision: Argument.String("json"), tenant }, (flags) =>
+  withStores(Effect.gen(function*() {
+    const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
+    let decision: unknown
+    try {
+      decision = JSON.parse(flags.decision)
+    } catch (e) {
+      return yield* Effect.fail(new CliFailure(ExitCode.usage, `the decision is not JSON: ${(e as Error).message}`))
+    }
+    const pauses = yield* PauseStore
+    const now = yield* Clock.currentTimeMillis
+    const resolved = yield* pauses.resolve({ tenantId, pauseId: flags.pauseId, decision, resolvedBy: "cli", now })
+    yield* (yield* RecordStore).savePauseAnswer({ tenantId, executionId: resolved.executionId, pauseId: flags.pauseId, answeredBy: "cli", answeredAt: now })
+    yield* output({ recorded: true, pauseId: flags.pauseId, executionId: resolved.executionId }, () =>
+      `decision recorded for pause ${flags.pauseId} of execution ${resolved.executionId}; an instance continues the tree at its next sweep`)
+  }))).pipe(Command.withDescription("Record a decision for a pending pause (the fleet continues the tree)"))
+
+const cancel = Command.make("cancel", { thread: Argument.String("thread"), tenant, owner: Flag.String("owner").pipe(Flag.optional) }, (flags) =>
+  withStores(Effect.gen(function*() {
+    const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
+    // The runtime (LangGraph with it) is loaded only by the command that needs it.
+    const { Baton } = yield* Effect.promise(() => import("../runtime/Baton.ts"))
+    const result = yield* Effect.gen(function*() {
+      const baton = yield* Baton
+      const result = yield* baton.cancel(flags.thread, { tenantId, ownerId: Option.getOrUndefined(flags.owner) })
+      yield* baton.close({ timeout: 0 })
+      return result
+    }).pipe(
+      // The CLI's own instance runs no workflow and lives for this call only: a long sweep interval.
+      Effect.provide(Baton.layer({ workflows: [], sweepInterval: "1 hour" }))
+    )
+    if (!result.cancelled) {
+      yield* output({ cancelled: false, thread: flags.thread }, () =>
+        `thread ${flags.thread}: nothing was cancelled here (a running execution was asked to stop, or nothing was active)`)
+      return yield* Effect.fail(new CliFailure(ExitCode.conflict, ""))
+    }
+    yield* output({ cancelled: true, thread: flags.thread }, () => `thread ${flags.thread}: cancelled`)
+  }))).pipe(Command.withDescription("Cancel the thread's running or paused execution"))
+
+const sweep = Command.make("sweep", {}, () =>
+  withStores(Effect.gen(function*() {
+    const orphans = (yield* runningLeases).filter((l) => !l.live)
+    const pausesStore = yield* PauseStore
+    const stranded: Array<RootCursor> = []
+    let after = Option.none<RootCursor>()
+    while (stranded.length < rowCap) {
+      const page = yield* pausesStore.findResolvedRoots(pageSize, after)
+      stranded.push(...page)
+      if (page.length < pageSize) break
+      after = Option.some(page[page.length - 1]!)
+    }
+    const rows = [
+      ...orphans.map((o) => ({ tenant: o.tenant, root: o.root, finding: "Running without a live lease: an instance recovers it" })),
+      ...stranded.map((s) => ({ tenant: s.tenantId, root: s.rootExecutionId, finding: "a decision recorded, not yet taken: an instance continues it" }))
+    ]
+    yield* output({ orphans: orphans.length, strandedDecisions: stranded.length, findings: rows }, () =>
+      `${table(rows, ["tenant", "root", "finding"])}\n\n${orphans.length} orphaned, ${stranded.length} with a stranded decision`)
+  }))).pipe(Command.withDescription("One look now, as the recovery sweep sees the fleet (read-only)"))
+
+const migrate = (version: () => Promise<number>) =>
+  Command.make("migrate", {}, () =>
+    withStores(Effect.flatMap(Effect.promise(version), (v) => output({ migrated: true, version: v }, () => `stores migrated to version ${v}`)))).pipe(
+    Command.withDescription("Bring the stores' schema to the latest version")
+  )
+
+/** The exit code and the message of a failed run. */
+const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readonly message: string } => {
+  const error = Cause.squash(cause) as { readonly _tag?: string; readonly message?: string; readonly code?: number }
+  if (error instanceof CliFailure) return { code: error.code, message: error.message }
+  switch (error?._tag) {
+    case "UnknownPauseError":
+    case "UnknownThreadError":
+    case "UnknownExecutionError":
+      return { code: ExitCode.notFound, message: error.message ?? error._tag }
+    case "NotPausedError":
+    case "ThreadBusyError":
+    case "ThreadOwnerError":
+      return { code: ExitCode.conflict, message: error.message ?? error._tag }
+    case "StoreError":
+    case "BatonConfigError":
+      return { code: ExitCode.store, message: error.message ?? error._tag }
+    case "InvalidInputError":
+      return { code: ExitCode.usage, message: error.message ?? error._tag }
+  }
+  // effect/cli printed its own message (a bad flag, a missing argument, an unknown command).
+  if (CliError.isCliError(error)) return { code: ExitCode.usage, message: "" }
+  return { code: ExitCode.failed, message: Cause.pretty(cause) }
+}
+
+/**
+ * Runs the command line `args` (without the node and script paths) over
+ * `backends`; answers the exit code. Help and parse errors are printed by
+ * `effect/cli`; other failures by this function, on stderr.
+ *
+ * @category running
+ * @since 0.1.0
+ */
+export const run = (args: ReadonlyArray<string>, backends: Backends) => {
+  const commands = root.pipe(Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion)]))
+  return Command.runWith(commands, { version: "0.1.0" })(args).pipe(
+    Effect.provideService(CliBackends, backends),
+    Effect.exit,
+    Effect.flatMap((exit) => {
+      if (Exit.isSuccess(exit)) return Effect.succeed(ExitCode.ok as number)
+      const { code, message } = failureOf(exit.cause)
+      return Effect.as(message === "" ? Effect.void : Console.error(`baton: ${message}`), code)
+    }),
+    Effect.provideService(References.MinimumLogLevel, "Error")
+  )
+}

@@ -1,0 +1,288 @@
+/**
+ * HTTP endpoints for one baton instance, on effect's HTTP server: health
+ * probes for a load balancer or an orchestrator, Prometheus metrics, and
+ * tenant-scoped control routes (start, status, list, pending pauses, resume,
+ * cancel) over the `Baton` service of the app.
+ *
+ * **No authentication of its own.** Every control route first calls the
+ * `authorize` hook the app must give: it maps a request (its headers, its
+ * mTLS identity, a session, a verified token…) to the `{ tenantId, ownerId }`
+ * the call acts for, or refuses it. A request it answers `undefined` for is
+ * refused with 401 before anything is read or written. The probes and
+ * `/metrics` carry no tenant data and are not authorized: mount them on a
+ * port only the infrastructure reaches if that matters.
+ *
+ * Routes (under `prefix`, default none):
+ *
+ * | method | path | answers |
+ * |---|---|---|
+ * | GET | /livez | 200 or 503, the liveness report |
+ * | GET | /readyz | 200 or 503, the readiness report (one ping per store) |
+ * | GET | /metrics | Prometheus text of the current `MetricRegistry` |
+ * | POST | /executions | `{ workflow, input, threadId? }` → 202, the handle |
+ * | GET | /executions | `?status&workflow&threadId&limit&cursor` → a page |
+ * | GET | /executions/:executionId | its status view |
+ * | GET | /threads/:threadId/pauses | its pending pauses |
+ * | POST | /pauses/:pauseId/resume | `{ decision }` → the output once it rests |
+ * | POST | /threads/:threadId/cancel | `{ cancelled }` |
+ *
+ * A body that does not decode is 400 with each issue's path, and nothing is
+ * written. Errors answer `{ error: _tag, message }` with a status that says
+ * what to do (404 unknown, 403 another owner, 409 busy / already answered,
+ * 503 stopping or a store failing transiently).
+ *
+ * @since 0.1.0
+ */
+import { NodeHttpServer } from "@effect/platform-node"
+import { Effect, Layer, Schema, SchemaIssue } from "effect"
+import { HttpRouter, type HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { PrometheusMetrics } from "effect/observability"
+import { createServer } from "node:http"
+import { Baton } from "../runtime/Baton.ts"
+import type { HealthReport } from "../runtime/Health.ts"
+import type { AnyWorkflow } from "../runtime/Workflow.ts"
+import { BatonConfigError } from "../stores/Errors.ts"
+import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
+
+/**
+ * Who a request acts for: every control call is scoped to this tenant and checked against this owner.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Caller {
+  readonly tenantId: string
+  readonly ownerId?: string | undefined
+}
+
+/**
+ * The app's hook: the caller a request acts for, or `undefined` to refuse it (401).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type Authorize = (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Caller | undefined>
+
+/**
+ * What `BatonHttp.layer` needs.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Options {
+  /** The workflows `POST /executions` may start, by name (usually those given to the `Baton` Layer). */
+  readonly workflows: ReadonlyArray<AnyWorkflow>
+  /** Required: maps a request to its tenant and owner, or refuses it. There is no default. */
+  readonly authorize: Authorize
+  /** A path prefix for every route, e.g. "/baton" (default: none). */
+  readonly prefix?: string | undefined
+}
+
+/**
+ * The body of `POST /executions`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const StartBody = Schema.Struct({
+  workflow: Schema.String,
+  input: Schema.Json,
+  threadId: Schema.optional(Schema.String)
+})
+
+/**
+ * The body of `POST /pauses/:pauseId/resume`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
+export const ResumeBody = Schema.Struct({ decision: Schema.Json })
+
+const statuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
+
+/**
+ * The HTTP status an error of the runtime answers with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const statusOf = (error: { readonly _tag: string; readonly transient?: boolean }): number => {
+  switch (error._tag) {
+    case "InvalidInputError":
+    case "UnknownWorkflowError":
+      return 400
+    case "ThreadOwnerError":
+      return 403
+    case "UnknownThreadError":
+    case "UnknownExecutionError":
+    case "UnknownPauseError":
+      return 404
+    case "ThreadBusyError":
+    case "NotPausedError":
+    case "RequestConflictError":
+      return 409
+    case "ExecutionFailedError":
+    case "ExecutionCancelledError":
+      return 422
+    case "InstanceStoppingError":
+    case "LeaseLostError":
+      return 503
+    case "StoreError":
+      return error.transient === true ? 503 : 500
+    default:
+      return 500
+  }
+}
+
+const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body, { status })
+
+const errorResponse = (error: unknown) => {
+  const e = error as { readonly _tag?: string; readonly message?: string; readonly transient?: boolean }
+  const tag = typeof e?._tag === "string" ? e._tag : "InternalError"
+  return json({ error: tag, message: e?.message ?? String(error) }, statusOf({ _tag: tag, transient: e?.transient }))
+}
+
+const healthResponse = (report: HealthReport) => json(report, report.status === "Unhealthy" ? 503 : 200)
+
+/** Decodes the request's JSON body with `schema`: a body that does not decode is 400 with each issue's path. */
+const body = <S extends Schema.Codec<any, any, never, never>>(schema: S) =>
+  HttpServerRequest.schemaBodyJson(schema).pipe(
+    Effect.mapError((e) => {
+      if (Schema.isSchemaError(e)) {
+        const issues = SchemaIssue.makeFormatterStandardSchemaV1()(e.issue).issues.map((i) => ({
+          path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p)) as ReadonlyArray<PropertyKey>,
+          message: i.message
+        }))
+        return json({ error: "InvalidBody", message: "the request body does not match its schema; nothing was written", issues }, 400)
+      }
+      return json({ error: "InvalidBody", message: `the request body is not JSON: ${e.message}` }, 400)
+    })
+  )
+
+const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
+
+/** Options that cannot work fail the Layer's build, naming the field: there is no default tenant hook. */
+const check = (options: Options) => {
+  const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
+  if (typeof options?.authorize !== "function") {
+    return refuse("authorize", "is required: a function mapping a request to { tenantId, ownerId }, or undefined to refuse it (BatonHttp has no authentication of its own)")
+  }
+  if (!Array.isArray(options.workflows)) return refuse("workflows", "must be the array of workflows POST /executions may start")
+  if (options.prefix !== undefined && !/^\/[^?#]*[^/]$/.test(options.prefix)) {
+    return refuse("prefix", `must start with "/" and not end with one (got ${JSON.stringify(options.prefix)})`)
+  }
+  return Effect.void
+}
+
+/** The routes, added to the `HttpRouter` in context. */
+const routes = (options: Options) =>
+  Effect.gen(function*() {
+    yield* check(options)
+    const router = yield* HttpRouter.HttpRouter
+    const baton = yield* Baton
+    const prefix = options.prefix ?? ""
+    const byName = new Map(options.workflows.map((w) => [w.name, w]))
+    /** A control route: the caller first (refused without one), then `f`; a failure answers its error. */
+    const control = <E, R>(f: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const caller = yield* options.authorize(request)
+        if (caller === undefined || typeof caller.tenantId !== "string" || caller.tenantId.length === 0) {
+          return json({ error: "Unauthorized", message: "the app's authorize hook found no tenant for this request" }, 401)
+        }
+        return yield* f(caller, request).pipe(
+          Effect.catch((e): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+            Effect.succeed(HttpServerResponse.isHttpServerResponse(e) ? e : errorResponse(e))
+          )
+        )
+      })
+    const scope = (caller: Caller) => ({ tenantId: caller.tenantId, ownerId: caller.ownerId })
+
+    yield* router.add("GET", `${prefix}/livez` as HttpRouter.PathInput, Effect.map(baton.checkLiveness, healthResponse))
+    yield* router.add("GET", `${prefix}/readyz` as HttpRouter.PathInput, Effect.map(baton.checkReadiness, healthResponse))
+    yield* router.add(
+      "GET",
+      `${prefix}/metrics` as HttpRouter.PathInput,
+      Effect.map(PrometheusMetrics.format(), (text) => HttpServerResponse.text(text, { contentType: "text/plain; version=0.0.4; charset=utf-8" }))
+    )
+    yield* router.add("POST", `${prefix}/executions` as HttpRouter.PathInput, control((caller) =>
+      Effect.gen(function*() {
+        const start = yield* body(StartBody)
+        const workflow = byName.get(start.workflow)
+        if (workflow === undefined) {
+          return json({ error: "UnknownWorkflowError", message: `no workflow "${start.workflow}" is served here`, known: [...byName.keys()] }, 400)
+        }
+        const handle = yield* baton.start(workflow, start.input, { ...scope(caller), threadId: start.threadId })
+        return json({ executionId: handle.executionId, rootExecutionId: handle.rootExecutionId, threadId: handle.threadId, tenantId: handle.tenantId }, 202)
+      })
+    ))
+    yield* router.add("GET", `${prefix}/executions` as HttpRouter.PathInput, control((caller, request) =>
+      Effect.gen(function*() {
+        const query = new URL(request.url, "http://localhost").searchParams
+        const status = query.get("status") ?? undefined
+        if (status !== undefined && !statuses.includes(status as ExecutionStatus)) {
+          return json({ error: "InvalidInputError", message: `status must be one of ${statuses.join(", ")}`, issues: [{ path: ["status"], message: `got ${status}` }] }, 400)
+        }
+        const limit = query.get("limit")
+        const page = yield* baton.list({
+          ...scope(caller),
+          status: status as ExecutionStatus | undefined,
+          workflow: query.get("workflow") ?? undefined,
+          threadId: query.get("threadId") ?? undefined,
+          cursor: query.get("cursor") ?? undefined,
+          limit: limit === null ? undefined : Number(limit)
+        })
+        return json(page)
+      })
+    ))
+    yield* router.add("GET", `${prefix}/executions/:executionId` as HttpRouter.PathInput, control((caller) =>
+      Effect.flatMap(param("executionId"), (id) => Effect.map(baton.status(id, scope(caller)), (view) => json(view)))
+    ))
+    yield* router.add("GET", `${prefix}/threads/:threadId/pauses` as HttpRouter.PathInput, control((caller) =>
+      Effect.flatMap(param("threadId"), (threadId) =>
+        Effect.map(baton.pendingPauses({ ...scope(caller), threadId }), (pauses) => json({ pauses })))
+    ))
+    yield* router.add("POST", `${prefix}/pauses/:pauseId/resume` as HttpRouter.PathInput, control((caller) =>
+      Effect.gen(function*() {
+        const pauseId = yield* param("pauseId")
+        const { decision } = yield* body(ResumeBody)
+        return json(yield* baton.resume({ ...scope(caller), pauseId, decision }))
+      })
+    ))
+    yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
+      Effect.flatMap(param("threadId"), (threadId) => Effect.map(baton.cancel(threadId, scope(caller)), (r) => json(r))))
+    )
+  })
+
+/**
+ * The routes, added to the app's `HttpRouter` (serve it with `HttpRouter.serve`, or use `layerServer`).
+ * Without an `authorize` function (or with a bad `workflows` or `prefix`) the build fails with
+ * `BatonConfigError` naming the field.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = (options: Options): Layer.Layer<never, BatonConfigError, HttpRouter.HttpRouter | Baton> =>
+  Layer.effectDiscard(routes(options))
+
+/**
+ * A Node HTTP server with the routes, listening on `host:port` (port 0: any
+ * free one; read `HttpServer.address`). Default host 127.0.0.1.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerServer = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
+  HttpRouter.serve(layer(options), { disableListenLog: true, disableLogger: true }).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host ?? "127.0.0.1" }))
+  )
+
+/**
+ * The port a server built with `layerServer` listens on.
+ *
+ * @category accessors
+ * @since 0.1.0
+ */
+export const port = (server: HttpServer.HttpServer["Service"]): number =>
+  "port" in server.address ? server.address.port : 0
+

@@ -1,0 +1,31 @@
+/**
+ * `npm run demo` end to end: three real worker processes over one SQLite
+ * file, one SIGKILLed, the others take its trees over. This test uses real
+ * time — it is about real processes and the demo's own clock — and checks
+ * only the demo's summary, never how long anything took.
+ */
+import { describe, expect, it } from "vitest"
+import { execFile } from "node:child_process"
+import * as Path from "node:path"
+
+const run = Path.join(import.meta.dirname, "../../examples/demo/run.ts")
+
+describe("npm run demo (over SQLite)", () => {
+  it("finishes every order, recovers the killed instance's trees, prints its summary and exits 0", async () => {
+    const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [run], { timeout: 90_000 }, (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+    })
+    const line = stdout.split("\n").find((l) => l.startsWith("summary: "))
+    expect(line, `no summary in:\n${stdout}\n${stderr}`).toBeDefined()
+    const summary = JSON.parse(line!.slice("summary: ".length))
+    expect(summary.orders).toBe(24)
+    expect(summary.finished).toBe(24)
+    expect(summary.killed).toMatch(/^instance-[abc]$/)
+    expect(summary.recoveriesStarted).toBeGreaterThan(0)
+    expect(summary.takeoverSeconds).not.toBeNull()
+    expect(stdout).toMatch(/SIGKILL instance-[abc] \(pid \d+\) while it holds \d+ trees/)
+    expect(stdout).toMatch(/\| instance-[abc]: KILLED \|/)
+    expect(code, stderr).toBe(0)
+  }, 100_000)
+})

@@ -1,0 +1,160 @@
+/**
+ * The suite of the `baton` executable, run by Cli.sqlite.test.ts and
+ * Cli.pg.test.ts: the executable run as a real process (this Node) against a SQLite
+ * file and against a Postgres schema of its own: every command, `--json`
+ * parsed, exit codes checked. The fleet's rows are made first in this
+ * process with the library (on the TestClock: its lease of a Running tree
+ * expired long ago by the real clock the CLI reads, so the tree is an orphan).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { execFile } from "node:child_process"
+import * as Path from "node:path"
+import { Baton } from "../../src/index.ts"
+import { approval, makeSideEffects, slow } from "../runtime/fixtures.ts"
+
+const main = Path.join(import.meta.dirname, "../../src/cli/main.ts")
+
+interface Ran {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+  readonly json: any
+}
+
+/** Runs `baton …args` as a process and waits for it to exit. */
+const baton = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+  Effect.promise(() =>
+    new Promise<Ran>((resolve) => {
+      execFile(process.execPath, [main, ...args], { timeout: 60_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        let json: any = undefined
+        try {
+          json = JSON.parse(stdout)
+        } catch {}
+        resolve({ code, stdout, stderr, json })
+      })
+    })
+  )
+
+const fx = makeSideEffects()
+const review = approval(fx)
+const long = slow(fx, "45 seconds")
+
+/** The rows: t1 finished, t2 and t3 paused (tenant acme), one slow tree Running whose holder is gone. */
+const seed = (stores: Layer.Layer<any, any>) =>
+  Effect.gen(function*() {
+    const b = yield* Baton
+    const outs = []
+    for (const threadId of ["t1", "t2", "t3"]) outs.push(yield* b.execute(review, { log: [] }, { tenantId: "acme", threadId }))
+    const first = outs[0]!
+    assert.strictEqual(first._tag, "Paused")
+    if (first._tag === "Paused") yield* b.resume({ tenantId: "acme", pauseId: first.pauses[0]!.pauseId, decision: "yes" })
+    // Running on the TestClock: its lease expired at 30 s after 1970 by the real clock.
+    yield* b.start(long, { log: [] }, { threadId: "t-slow" })
+    const page = yield* b.list({ tenantId: "default", status: "Running" })
+    assert.strictEqual(page.executions.length, 1)
+    return { paused: outs.slice(1) as Array<{ readonly executionId: string; readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> }
+  }).pipe(Effect.provide(Baton.layer({ workflows: [review, long] }).pipe(Layer.provide(stores))))
+
+/** The suite, over one target: its CLI flags and the same stores for the seeding. */
+export const cliSuite = (target: {
+  readonly name: string
+  readonly args: () => ReadonlyArray<string>
+  /** The same target named by environment variables instead of flags. */
+  readonly env: () => Record<string, string>
+  readonly stores: () => Layer.Layer<any, any>
+}) => {
+  describe(`baton CLI over ${target.name}`, () => {
+    let paused: Array<{ readonly executionId: string; readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> = []
+
+    it.effect("seeds the fleet's rows with the library", () =>
+      Effect.map(seed(target.stores()), (s) => {
+        paused = s.paused
+        assert.strictEqual(paused.length, 2)
+      }))
+
+    it.effect("migrate, status, list, show, leases, pauses, sweep — as tables and as JSON", () =>
+      Effect.gen(function*() {
+        const args = target.args()
+        const migrated = yield* baton([...args, "--json", "migrate"])
+        assert.strictEqual(migrated.code, 0, migrated.stderr)
+        assert.isTrue(migrated.json.migrated)
+        assert.isAbove(migrated.json.version, 0)
+
+        const [status, statusTable, all, pausedList, listTable, shown, missing, otherTenant, leases, pauses, sweep] = yield* Effect.all([
+          baton([...args, "--json", "status"]),
+          baton([...args, "status"]),
+          baton([...args, "--json", "list"]),
+          baton([...args, "--json", "list", "--status", "Paused", "--tenant", "acme"]),
+          baton([...args, "list", "--tenant", "acme"]),
+          baton([...args, "--json", "show", paused[0]!.executionId, "--tenant", "acme"]),
+          baton([...args, "show", "exec_nope", "--tenant", "acme"]),
+          baton([...args, "show", paused[0]!.executionId]),
+          baton([...args, "--json", "leases"]),
+          baton([...args, "--json", "pauses", "--tenant", "acme"]),
+          baton([...args, "--json", "sweep"])
+        ], { concurrency: 4 })
+        assert.strictEqual(status.code, 0, status.stderr)
+        assert.deepStrictEqual(status.json.executions, { Running: 1, Paused: 2, Finished: 1, Failed: 0, Cancelled: 0 })
+        assert.strictEqual(status.json.orphans, 1)
+        assert.match(statusTable.stdout, /STATUS\s+EXECUTIONS\n.*Running\s+1/s)
+
+        assert.strictEqual(all.json.length, 4)
+        assert.deepStrictEqual(pausedList.json.map((r: any) => r.thread).sort(), ["t2", "t3"])
+        assert.match(listTable.stdout, /^TENANT\s+EXECUTION\s+THREAD\s+WORKFLOW\s+STATUS/)
+        assert.strictEqual(listTable.stdout.trim().split("\n").length, 4, "a header and three rows")
+
+        assert.strictEqual(shown.code, 0, shown.stderr)
+        assert.strictEqual(shown.json.status, "Paused")
+        assert.deepStrictEqual(shown.json.pendingPauses.map((p: any) => p.pause), [paused[0]!.pauses[0]!.pauseId])
+        assert.strictEqual(missing.code, 3)
+        assert.include(missing.stderr, "no execution exec_nope")
+        assert.strictEqual(otherTenant.code, 3, "another tenant's execution is not found")
+
+        assert.strictEqual(leases.json.length, 1)
+        assert.isFalse(leases.json[0].live)
+
+        assert.deepStrictEqual(pauses.json.map((p: any) => p.thread).sort(), ["t2", "t3"])
+        assert.deepStrictEqual(pauses.json[0].payload, { question: "send it?" })
+
+        assert.strictEqual(sweep.json.orphans, 1)
+        assert.strictEqual(sweep.json.strandedDecisions, 0)
+      }), 120_000)
+
+    it.effect("resume records a decision once; cancel ends a paused thread; exit codes for scripts", () =>
+      Effect.gen(function*() {
+        const args = target.args()
+        const pauseId = paused[0]!.pauses[0]!.pauseId
+        const resumed = yield* baton([...args, "--json", "resume", pauseId, `"yes"`, "--tenant", "acme"])
+        assert.strictEqual(resumed.code, 0, resumed.stderr)
+        assert.isTrue(resumed.json.recorded)
+        const again = yield* baton([...args, "resume", pauseId, `"no"`, "--tenant", "acme"])
+        assert.strictEqual(again.code, 4, "a pause is answered once")
+        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores, fromEnv] = yield* Effect.all([
+          baton([...args, "resume", "pause_nope", `"no"`, "--tenant", "acme"]),
+          baton([...args, "resume", pauseId, "{yes", "--tenant", "acme"]),
+          baton([...args, "--json", "sweep"]),
+          baton([...args, "cancel", "t-none", "--tenant", "acme"]),
+          baton([...args, "list", "--status", "Sleeping"]),
+          baton(["status"]),
+          baton(["--json", "leases"], target.env())
+        ], { concurrency: 4 })
+        assert.strictEqual(unknown.code, 3)
+        assert.strictEqual(notJson.code, 2)
+        assert.strictEqual(sweep.json.strandedDecisions, 1, "the decision waits for an instance's sweep")
+
+        const cancelled = yield* baton([...args, "--json", "cancel", "t3", "--tenant", "acme"])
+        assert.strictEqual(cancelled.code, 0, cancelled.stderr)
+        assert.isTrue(cancelled.json.cancelled)
+        const status = yield* baton([...args, "--json", "status"])
+        assert.strictEqual(status.json.executions.Cancelled, 1)
+        assert.strictEqual(cancelUnknown.code, 3)
+        assert.strictEqual(badStatus.code, 2)
+        assert.strictEqual(noStores.code, 2)
+        assert.include(noStores.stderr, "--sqlite PATH or --pg URL")
+        assert.strictEqual(fromEnv.code, 0, fromEnv.stderr)
+        assert.strictEqual(fromEnv.json.length, 1, "the stores named by environment variables")
+      }), 120_000)
+  })
+}
