@@ -42,7 +42,7 @@ return { fmt(epoch), fmt(now + ttl) }`
   }
 ).withReturnType<[string, string] | null>()
 
-/** renew(holder, epoch, now, ttl): only while still (holder, epoch) and live at `now`. */
+/** renew(holder, epoch, now, ttl): only while still (holder, epoch) and live at `now`; the expiry never moves backward. */
 const renew = Redis.script(
   (key: string, holder: string, epoch: number, now: number, ttl: number) => [key, holder, epoch, now, ttl],
   {
@@ -50,7 +50,7 @@ const renew = Redis.script(
     lua: luaFormat + readLease + `
 local now, ttl = tonumber(ARGV[3]), tonumber(ARGV[4])
 if holder ~= ARGV[1] or epoch ~= tonumber(ARGV[2]) or expiresAt <= now then return 0 end
-redis.call('HSET', KEYS[1], 'expiresAt', fmt(now + ttl))
+redis.call('HSET', KEYS[1], 'expiresAt', fmt(math.max(expiresAt, now + ttl)))
 return 1`
   }
 ).withReturnType<number>()

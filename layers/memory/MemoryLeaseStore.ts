@@ -68,7 +68,8 @@ export const make = MemoryState.useSync((rows) =>
       Effect.sync(() => {
         const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
         if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch || row.expiresAt <= now) return false
-        row.expiresAt = now + ttl
+        // Never backward for one (holder, epoch): a fence checked against the stored expiry relies on it.
+        row.expiresAt = Math.max(row.expiresAt, now + ttl)
         return true
       }),
     release: (lease) =>

@@ -159,6 +159,17 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
           assert.strictEqual(some(yield* stores.first.get(tenant, root), "get").expiresAt, t + ttl, "a refused renew moves nothing")
         }))
 
+      it.effect("renew never moves a holder's expiry backward (a shorter ttl keeps the later expiry)", () =>
+        Effect.gen(function*() {
+          const stores = yield* Stores
+          const { root, tenant } = tree()
+          const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
+          const t = yield* now
+          assert.isTrue(yield* stores.second.renew(lease, ttl, t), "renew with the full ttl")
+          assert.isTrue(yield* stores.first.renew(lease, Math.floor(ttl / 2), t + 1), "renew with half the ttl")
+          assert.strictEqual(some(yield* stores.first.get(tenant, root), "get").expiresAt, t + ttl, "the later expiry is kept")
+        }))
+
       it.effect("release frees the lease only for the same (holder, epoch); the next holder gets epoch + 1", () =>
         Effect.gen(function*() {
           const stores = yield* Stores
