@@ -52,25 +52,43 @@ const gated = (entered: () => void, gate: Promise<void>, runs: Array<string>) =>
 
 /**
  * One "process": PgStores (with NOTIFY wake-ups) on its own pool and hub, and
- * a baton instance over them. `waiting` completes once a call of this process
- * waits on its hub for a tree's release.
+ * a baton instance over them. `waitingOn(root)` completes once a call of this
+ * process waits on its hub for that tree's release (only that tree: the
+ * instance's leader loop waits on its own named lease from the start).
  */
 const process_ = (instanceId: string, workflow: Workflow.AnyWorkflow) =>
   Effect.gen(function*() {
-    const waiting = yield* Deferred.make<void>()
+    const waitedOn = new Set<string>()
+    const watchers = new Set<() => void>()
     const hub = makeHub()
     const observed: LeaseWakeupsShape = {
       released: hub.released,
       next: (tenantId, root) =>
-        root === undefined ? hub.next(tenantId, root) : Effect.andThen(Deferred.succeed(waiting, void 0), hub.next(tenantId, root))
+        Effect.andThen(
+          Effect.sync(() => {
+            if (root === undefined) return
+            waitedOn.add(root)
+            for (const watcher of watchers) watcher()
+          }),
+          hub.next(tenantId, root)
+        )
     }
+    const waitingOn = (root: string) =>
+      Effect.callback<void>((resume) => {
+        const watcher = () => {
+          if (waitedOn.has(root)) resume(Effect.void)
+        }
+        watchers.add(watcher)
+        watcher()
+        return Effect.sync(() => watchers.delete(watcher))
+      })
     const context = yield* Layer.build(
       Baton.layer({ workflows: [workflow], instanceId, waitPoll: "10 minutes", sweepInterval: "10 minutes" }).pipe(
         Layer.provideMerge(PgStores.layer({ url, schema, maxConnections: 4 })),
         Layer.provide(Layer.succeed(LeaseWakeups, observed))
       )
     )
-    return { baton: Context.get(context, Baton), waiting: Deferred.await(waiting) }
+    return { baton: Context.get(context, Baton), waitingOn }
   })
 
 const within = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
@@ -96,7 +114,7 @@ describe("the runtime on Postgres, two processes", () => {
       yield* within("left started on A", Deferred.await(entered))
       // B answers the right pause and waits for the tree's lease.
       const onB = yield* Effect.forkChild(b.baton.resume({ pauseId: pauses.get("right")!, decision: "R" }))
-      yield* within("B waiting for the lease", b.waiting)
+      yield* within("B waiting for the lease", b.waitingOn(first.executionId))
 
       open()
       const outs = yield* within("both resumes answered", Effect.all([Fiber.join(onA), Fiber.join(onB)]))
