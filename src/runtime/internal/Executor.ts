@@ -7,6 +7,7 @@
 import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import {
   ExecutionCancelledError,
   ExecutionFailedError,
@@ -106,8 +107,9 @@ const graphConfig = (record: ExecutionRecord) => ({
   configurable: { thread_id: record.threadId, [tenantKey]: record.tenantId }
 })
 
+/** The pauses a caller answers (a children wait is the runtime's: left out). */
 const pendingOf = (pauses: ReadonlyArray<Pause>): ReadonlyArray<PendingPause> =>
-  pauses.map((p) => ({ pauseId: p.pauseId, payload: p.payload }))
+  ChildLaunch.answerable(pauses).map((p) => ({ pauseId: p.pauseId, payload: p.payload }))
 
 /**
  * The tree's output as it rests now (no pass needed): its pending pauses, or its final state.
@@ -212,6 +214,18 @@ const makeHandle = (
         throw e
       }),
     runBody,
+    launch: (stepKey, n, workflow, inputs, launchOptions) =>
+      ChildLaunch.launch({
+        instance,
+        record,
+        stepKey,
+        park: (delta) => {
+          pass.parkedBodies += delta
+          touch()
+        },
+        yieldSlot: StepSlots.yieldSlot,
+        now: () => clock.currentTimeMillisUnsafe()
+      }, n, workflow as AnyWorkflow, inputs, launchOptions),
     runEffect: (node, body, key) =>
       runBody(node, () =>
         Effect.runPromiseExitWith(instance.services)(
@@ -456,6 +470,8 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
 const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Interrupt>, waiting: ReadonlySet<string>) {
   yield* p.guard
   yield* savePauses(p, interrupts, waiting)
+  // Children that all ended before their wait was saved: their finisher found no pause to answer.
+  yield* ChildLaunch.answerEndedWaits(p.instance, p.pauses, p.record, p.now())
   const late = yield* answersFor(p, waiting)
   if (late.length > 0) return answering(late)
   yield* p.honourCancelRequest

@@ -66,7 +66,8 @@ const eachRoot = Effect.fnUntraced(function*<E, R>(
   while (more()) {
     const page = yield* records.findByStatus(status, pageSize, cursor)
     for (const record of page) {
-      const root = record.executionId === record.rootExecutionId
+      // A launched child is a root of its own tree, moved by whoever claimed it or by its parent's step (see ChildWorker).
+      const root = record.executionId === record.rootExecutionId && record.parentExecutionId === null
       if (root && !movingHere(instance, record) && !(yield* visitAlone(record, visit))) return cursor
       cursor = cursorOf(record)
     }

@@ -11,6 +11,7 @@ import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as Workflow from "../Workflow.ts"
 import { Instance, notStopping, workflowForRecord } from "./Instance.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 
@@ -42,6 +43,8 @@ const recordDecision = Effect.fnUntraced(function*(input: ResumeInput, tenantId:
   const records = yield* RecordStore
   const pause = yield* pauses.get(tenantId, input.pauseId)
   if (Option.isNone(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
+  // A children wait is answered by the runtime when the children end, never by a caller.
+  if (ChildLaunch.isChildrenWait(pause.value)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
   yield* checkThread(tenantId, pause.value.threadId, input.ownerId)
   const record = yield* records.getRecord(tenantId, pause.value.rootExecutionId)
   if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
