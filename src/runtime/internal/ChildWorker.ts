@@ -22,7 +22,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Duration, Effect, Fiber, FiberSet, Option } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../stores/ChildQueueStore.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
@@ -155,9 +155,15 @@ export const runChild = (spec: ChildLaunch.ChildSpec) =>
       ExecutionCancelledError: (e) => Effect.succeed<ChildLaunch.ChildEnd>({ outcome: "Failed", result: errorResult(e) }),
       UnknownWorkflowError: (e) => Effect.succeed<ChildLaunch.ChildEnd>({ outcome: "Failed", result: errorResult(e) })
     }),
-    Effect.catch((e) =>
-      Effect.as(Effect.logWarning(`child ${spec.executionId} left for another holder: ${(e as { message?: string }).message ?? String(e)}`), undefined)
-    )
+    Effect.catchCause((cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause as Cause.Cause<never>)
+      const error = Cause.squash(cause) as { readonly _tag?: unknown }
+      // Stopped without an end of its own: whoever takes its lease (or claims its row) next continues it.
+      if (error?._tag === "LeaseLostError" || error?._tag === "InstanceStoppingError" || error?._tag === "StoreError") {
+        return Effect.as(Effect.logWarning(`child ${spec.executionId} left for another holder: ${String(error)}`), undefined)
+      }
+      return Effect.succeed<ChildLaunch.ChildEnd | undefined>({ outcome: "Failed", result: errorResult(error) })
+    })
   )
 
 /**

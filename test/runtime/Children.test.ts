@@ -1,0 +1,74 @@
+import { assert, describe, it } from "@effect/vitest"
+import { type Duration, Effect, Fiber, Layer, Option } from "effect"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import { backends, leaseOf } from "./fixtures.ts"
+import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
+
+/** Advances in steps of `step` until `done` holds (at most `max` steps). */
+const advanceUntil = (h: Harness.Harness, step: Duration.Input, max: number, done: () => boolean) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < max && !done(); i++) yield* h.advance(step)
+  })
+
+for (const backend of backends) {
+  describe(`child executions on ${backend.name}`, () => {
+    it.effect("a parent fans out 20 children over 3 instances with 2 slots each: each runs once, never more than the free slots, outputs in order", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log)
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 3, baton: { workflows: [parent], maxConcurrentSteps: 2 } })
+        const run = yield* h.run(0, (b) => b.execute(parent, { count: 20 }))
+        yield* h.settle
+        // The parent rests while its children run: Paused, waiting on one launch, no lease held.
+        const handle = (yield* RecordStore.use((r) => r.findByStatus("Paused", 10, Option.none())))[0]!
+        assert.isDefined(handle, "the parent rests paused")
+        const status = yield* h.instance(1).baton.status(handle.executionId)
+        assert.strictEqual(status.waitingOnChildren.length, 1)
+        assert.strictEqual(status.waitingOnChildren[0]!.children, 20)
+        assert.deepStrictEqual(status.pendingPauses, [], "a children wait is no caller's to answer")
+        assert.isUndefined(yield* leaseOf(handle.tenantId, handle.executionId), "the resting parent holds no lease")
+        yield* advanceUntil(h, "5 seconds", 40, () => run.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(run)
+        assert.strictEqual(out._tag, "Finished")
+        const values = (out as { output: { results: Array<number>; total: number } }).output
+        assert.deepStrictEqual(values.results, Array.from({ length: 20 }, (_, n) => n * 2))
+        assert.strictEqual(values.total, 20)
+        // every child ran exactly once
+        assert.deepStrictEqual(log.runs.map((r) => r.n).sort((a, b) => a - b), Array.from({ length: 20 }, (_, n) => n))
+        for (const [instanceId, max] of log.max) assert.isAtMost(max, 2, `${instanceId} ran ${max} children at once`)
+        assert.strictEqual(log.max.size, 3, "all three instances ran children")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("placement parent: the children run on the parent's instance inside its step", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log)
+        const parent = parentWorkflow(child, "parent")
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [parent], maxConcurrentSteps: 1 } })
+        const run = yield* h.run(0, (b) => b.execute(parent, { count: 3 }))
+        yield* advanceUntil(h, "5 seconds", 20, () => run.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(run)
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4])
+        assert.deepStrictEqual([...new Set(log.runs.map((r) => r.instanceId))], ["instance-0"])
+        assert.strictEqual(log.max.get("instance-0"), 1, "one slot: the parent's step gave it to its children one at a time")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a failed child fails the launching step with a typed error naming its cause", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        log.failing.add(1)
+        const child = childWorkflow(log)
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [parent] } })
+        const run = yield* h.run(0, (b) => b.execute(parent, { count: 3 }))
+        yield* advanceUntil(h, "5 seconds", 20, () => run.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(run)
+        const values = (out as { output: { failed: string } }).output
+        assert.match(values.failed, /1 child execution\(s\) of workflow "child"/)
+        assert.match(values.failed, /#1 .*child 1 broke/)
+        assert.strictEqual(log.runs.length, 3, "each child ran once; the failed one was not retried")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+  })
+}
