@@ -2,6 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Layer, Option } from "effect"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
+import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
 import { backends, leaseOf } from "./fixtures.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 
@@ -69,6 +70,84 @@ for (const backend of backends) {
         assert.match(values.failed, /1 child execution\(s\) of workflow "child"/)
         assert.match(values.failed, /#1 .*child 1 broke/)
         assert.strictEqual(log.runs.length, 3, "each child ran once; the failed one was not retried")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("kill the instance running child #3 mid-step: only #3 is reclaimed after its lease, its siblings go on, the parent finishes", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log, "20 seconds")
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 4, baton: { workflows: [parent], maxConcurrentSteps: 1 } })
+        const root = yield* h.run(0, (b) => b.start(parent, { count: 4 }))
+        yield* h.settle
+        const handle = yield* Fiber.join(root)
+        const victim = log.runs.find((r) => r.n === 3)!.instanceId
+        const victimIndex = h.instances.findIndex((i) => i.instanceId === victim)
+        yield* h.kill(victimIndex)
+        const watcher = h.instances.findIndex((i) => i.state === "alive")
+        const done = yield* h.run(watcher, (b) => b.await(handle))
+        yield* h.advance("25 seconds")
+        assert.deepStrictEqual(log.runs.filter((r) => r.n === 3).length, 1, "nobody takes #3 while its claim and lease live")
+        assert.deepStrictEqual(log.runs.filter((r) => r.n !== 3).length, 3)
+        yield* h.advance("6 seconds")
+        const again = log.runs.filter((r) => r.n === 3)
+        assert.strictEqual(again.length, 2, "#3 reclaimed once its claim expired")
+        assert.notStrictEqual(again[1]!.instanceId, victim)
+        yield* advanceUntil(h, "5 seconds", 20, () => done.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(done)
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4, 6])
+        assert.strictEqual(log.runs.length, 5, "siblings ran once each, #3 twice")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a frozen holder of child #3 wakes past its lease: its writes are refused, the new holder's run counts", () => {
+      const lost: Array<string> = []
+      return Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log, "20 seconds")
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 4, baton: { workflows: [parent], maxConcurrentSteps: 1 } })
+        const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(parent, { count: 4 })))
+        yield* h.settle
+        const victim = log.runs.find((r) => r.n === 3)!.instanceId
+        const victimIndex = h.instances.findIndex((i) => i.instanceId === victim)
+        const childId = (yield* RecordStore.use((r) => r.findByStatus("Running", 10, Option.none()))).find((r) =>
+          log.runs.length > 0 && r.parentExecutionId !== null && r.executionId.endsWith(".3")
+        )!.executionId
+        yield* h.freeze(victimIndex)
+        yield* h.advance("31 seconds")
+        const watcher = h.instances.findIndex((i) => i.state === "alive")
+        const done = yield* h.run(watcher, (b) => b.await(handle))
+        yield* h.thaw(victimIndex)
+        yield* advanceUntil(h, "5 seconds", 20, () => done.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(done)
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4, 6])
+        assert.deepStrictEqual(lost, [`${victim}:${childId}`], "the stale holder's write was refused: it lost child #3's lease")
+        const record = yield* RecordStore.use((r) => r.getRecord("default", childId))
+        assert.strictEqual(Option.getOrThrow(record).status, "Finished")
+      }).pipe(
+        Effect.provideService(Observer, makeObserver({ onLeaseLost: (e) => Effect.sync(() => lost.push(`${e.instanceId}:${e.executionId}`)) })),
+        Effect.provide(Layer.fresh(backend.stores))
+      )
+    })
+
+    it.effect("the parent's instance is killed while its children run: the parent is woken on another instance when the last child ends", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const parentLog = { fans: [] as Array<string>, afters: [] as Array<string> }
+        const child = childWorkflow(log, "20 seconds")
+        const parent = parentWorkflow(child, "any", parentLog)
+        const h = yield* Harness.make({ instances: 3, baton: { workflows: [parent], maxConcurrentSteps: 2 } })
+        const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(parent, { count: 4 })))
+        yield* h.settle
+        yield* h.kill(0)
+        const done = yield* h.run(1, (b) => b.await(handle))
+        yield* advanceUntil(h, "5 seconds", 30, () => done.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(done)
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4, 6])
+        assert.deepStrictEqual(parentLog.fans[0], "instance-0")
+        assert.strictEqual(parentLog.afters.length, 1)
+        assert.notStrictEqual(parentLog.afters[0], "instance-0", "the parent continued on a live instance")
+        assert.notStrictEqual(parentLog.fans.at(-1), "instance-0")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
