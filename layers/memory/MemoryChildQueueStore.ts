@@ -75,6 +75,15 @@ export const make = MemoryState.useSync((rows) =>
       }),
     get: (tenantId, executionId) =>
       Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(key(tenantId, executionId))), toChild)),
+    releaseClaim: (tenantId, executionId, instanceId) =>
+      Effect.sync(() => {
+        const row = rows.children.get(key(tenantId, executionId))
+        if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
+        row.status = "Queued"
+        row.claimedBy = null
+        row.claimExpiresAt = null
+        return true
+      }),
     listLaunch: (tenantId, launchId) =>
       Effect.sync(() =>
         [...rows.children.values()]

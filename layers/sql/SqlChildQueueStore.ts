@@ -99,6 +99,13 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
           sql`SELECT * FROM ${queue} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
           (rows) => rows.length === 0 ? Option.none() : Option.some(toChild(rows[0]))
         )),
+      releaseClaim: (tenantId, executionId, instanceId) =>
+        run(store, "releaseClaim", () => Effect.map(
+          sql`UPDATE ${queue} SET status = 'Queued', claimed_by = NULL, claim_expires_at = NULL
+              WHERE tenant_id = ${tenantId} AND execution_id = ${executionId} AND status = 'Running' AND claimed_by = ${instanceId}
+              RETURNING execution_id`,
+          (rows) => rows.length > 0
+        )),
       listLaunch: (tenantId, launchId) =>
         run(store, "listLaunch", () => Effect.map(
           sql`SELECT * FROM ${queue} WHERE tenant_id = ${tenantId} AND launch_id = ${launchId} ORDER BY position, execution_id`,

@@ -76,6 +76,8 @@ export interface QueuedChild {
  *   row goes to exactly one;
  * - `renewClaim` extends a live claim of the same instance;
  * - `complete` records the outcome only for the instance holding the claim;
+ * - `releaseClaim` hands a Running row of the instance back to the queue
+ *   (Queued, unclaimed): a closing instance's child is claimable at once;
  * - `listLaunch` answers the children of one launch by position, and
  *   `countOpen` how many of them are still Queued or Running;
  * - `failQueued` ends a root's Queued children as Failed with `result`
@@ -101,6 +103,7 @@ export interface ChildQueueStoreShape {
     readonly outcome: ChildOutcome
     readonly result: unknown
   }) => Effect.Effect<boolean, Failure>
+  readonly releaseClaim: (tenantId: TenantId, executionId: ExecutionId, instanceId: InstanceId) => Effect.Effect<boolean, Failure>
   readonly get: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<Option.Option<QueuedChild>, Failure>
   readonly listLaunch: (tenantId: TenantId, launchId: string) => Effect.Effect<ReadonlyArray<QueuedChild>, Failure>
   readonly countOpen: (tenantId: TenantId, launchId: string) => Effect.Effect<number, Failure>
@@ -161,6 +164,12 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.nonEmpty("ChildQueueStore.get", "tenantId", tenantId),
           V.nonEmpty("ChildQueueStore.get", "executionId", executionId)
         ], () => impl.get(tenantId, executionId)),
+      releaseClaim: (tenantId, executionId, instanceId) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.releaseClaim", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.releaseClaim", "executionId", executionId),
+          V.nonEmpty("ChildQueueStore.releaseClaim", "instanceId", instanceId)
+        ], () => impl.releaseClaim(tenantId, executionId, instanceId)),
       listLaunch: (tenantId, launchId) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.listLaunch", "tenantId", tenantId),

@@ -3,7 +3,8 @@ import { type Duration, Effect, Fiber, Layer, Option } from "effect"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
-import { backends, leaseOf } from "./fixtures.ts"
+import * as Children from "../../src/runtime/Children.ts"
+import { backends, leaseOf, statusOf } from "./fixtures.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 
 /** Advances in steps of `step` until `done` holds (at most `max` steps). */
@@ -148,6 +149,57 @@ for (const backend of backends) {
         assert.strictEqual(parentLog.afters.length, 1)
         assert.notStrictEqual(parentLog.afters[0], "instance-0", "the parent continued on a live instance")
         assert.notStrictEqual(parentLog.fans.at(-1), "instance-0")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("cancel the parent mid-wave: queued children never start, running ones are asked to stop and end cancelled", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log, "30 seconds")
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [parent], maxConcurrentSteps: 1 } })
+        const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(parent, { count: 6 })))
+        yield* h.settle
+        assert.strictEqual(log.runs.length, 2, "two children run (one slot on each instance), four wait")
+        const launchId = (yield* h.instance(1).baton.status(handle.executionId)).waitingOnChildren[0]!.launchId
+        const cancelled = yield* Fiber.join(yield* h.run(1, (b) => b.cancel(handle.threadId)))
+        assert.isTrue(cancelled.cancelled)
+        assert.strictEqual(yield* statusOf(handle.tenantId, handle.executionId), "Cancelled")
+        // the running children read the request at their next renewal (10 s) and stop
+        yield* h.advance("11 seconds")
+        yield* h.advance("30 seconds")
+        assert.strictEqual(log.runs.length, 2, "no queued child started after the cancel")
+        assert.strictEqual(log.applied.size, 0, "no child finished its work")
+        const rows = yield* Children.launched("default", launchId)
+        assert.deepStrictEqual(rows.map((r) => r.position), [0, 1, 2, 3, 4, 5])
+        for (const row of rows) assert.strictEqual(row.status, "Failed", `child ${row.executionId} ended Failed`)
+        for (const row of rows.filter((r) => r.claimedBy !== null)) {
+          assert.strictEqual(yield* statusOf("default", row.executionId), "Cancelled", "a running child ended cancelled")
+        }
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("close an instance mid-wave: its running children are handed over at once and finish elsewhere", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log, "20 seconds")
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 4, baton: { workflows: [parent], maxConcurrentSteps: 1 } })
+        const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(parent, { count: 3 })))
+        yield* h.settle
+        // three children on four instances of one slot each: one instance is idle
+        const closing = log.runs.find((r) => r.instanceId !== "instance-0")!
+        const closingIndex = h.instances.findIndex((i) => i.instanceId === closing.instanceId)
+        const done = yield* h.run(0, (b) => b.await(handle))
+        const close = yield* h.run(closingIndex, (b) => b.close({ timeout: "5 seconds" }))
+        // passes are interrupted a grace (1 s) before the timeout: the child is back in the queue then
+        yield* h.advance("4 seconds")
+        yield* Fiber.join(close)
+        yield* h.advance("1 seconds")
+        const rerun = log.runs.filter((r) => r.n === closing!.n)
+        assert.strictEqual(rerun.length, 2, "the closed instance's child ran again at once, not after its lease")
+        assert.notStrictEqual(rerun[1]!.instanceId, closing.instanceId)
+        yield* advanceUntil(h, "5 seconds", 20, () => done.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(done)
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4])
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }

@@ -9,6 +9,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { ExecutionCancelledError, type LeaseLostError } from "../../stores/Errors.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import * as History from "./History.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../stores/Lease.ts"
@@ -83,6 +84,9 @@ export const endTree = Effect.fnUntraced(function*(
   const now = yield* Clock.currentTimeMillis
   const { rootExecutionId, tenantId } = record
   yield* guard
+  // Its children (launched anywhere) are cancelled too: the queued never start, the running are asked to stop.
+  yield* ChildLaunch.cancelChildren(instance, pauses, record, (child) =>
+    Effect.provideService(request(tenantId, child, { ownerId: undefined, instanceId: instance.instanceId }), TreeStore, tree))
   for (const p of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
     yield* pauses.withdraw(tenantId, p.pauseId, now)
   }

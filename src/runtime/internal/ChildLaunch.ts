@@ -381,3 +381,32 @@ export const untilNotOnChildren = <A extends { readonly _tag: string; readonly e
         )
       ) as Effect.Effect<A, Exclude<E2, UnknownExecutionError | AwaitTimeoutError>, R2>
     })
+
+/**
+ * A tree ends cancelled: its children that have not started never will
+ * (their rows end Failed), and each running child of a launch it waits on
+ * gets a durable cancel request (`request`), which that child's holder reads
+ * after its next confirmed renewal — the child ends cancelled and its row
+ * Failed.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const cancelChildren = Effect.fnUntraced(function*(
+  instance: InstanceShape,
+  pauses: PauseStoreShape,
+  record: ExecutionRecord,
+  request: (childExecutionId: string) => Effect.Effect<unknown, StoreError | InvalidInputError>
+) {
+  const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
+  if (queue === undefined) return
+  const { rootExecutionId, tenantId } = record
+  yield* queue.failQueued(tenantId, rootExecutionId, { tag: "ExecutionCancelledError", message: `its parent ${record.executionId} was cancelled before it started` })
+  for (const pause of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
+    const wait = waitOf(pause.payload)
+    if (wait === undefined) continue
+    for (const row of yield* queue.listLaunch(tenantId, wait.launchId)) {
+      if (row.status === "Running") yield* request(row.executionId)
+    }
+  }
+})

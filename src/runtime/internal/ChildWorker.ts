@@ -217,7 +217,14 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
       workflowName: row.workflowName,
       input: row.input
     }).pipe(Effect.ensuring(Fiber.interrupt(renewal)))
-    if (end === undefined) return
+    if (end === undefined) {
+      // A closing instance hands its child over at once (its lease is released already); another claims it now.
+      if (instance.health.stopping && (yield* queue.releaseClaim(row.tenantId, row.executionId, instance.instanceId))) {
+        // Told like a lease release (NOTIFY on Postgres): idle instances claim it now.
+        ;(yield* LeaseWakeups).released(row.tenantId, row.executionId)
+      }
+      return
+    }
     const completed = yield* queue.complete({
       tenantId: row.tenantId,
       executionId: row.executionId,

@@ -273,6 +273,23 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
           })
         ))
 
+      it.effect("releaseClaim hands the claimer's Running child back to the queue; nobody else's", () =>
+        withQueue((stores, child, t) =>
+          Effect.gen(function*() {
+            const c = child({ depth: 9 })
+            assert.isTrue(yield* stores.first.saveIfAbsent(c))
+            const got = some(yield* stores.first.claim("a", ttl, t), "claim")
+            assert.strictEqual(got.executionId, c.executionId)
+            assert.isFalse(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "b"), "not b's claim")
+            assert.isTrue(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "a"))
+            assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), c, "Queued and unclaimed again")
+            assert.isFalse(yield* stores.first.releaseClaim(c.tenantId, c.executionId, "a"), "a queued child has no claim to release")
+            const again = some(yield* stores.second.claim("b", ttl, t), "claim again")
+            assert.strictEqual(again.executionId, c.executionId)
+            assert.strictEqual(again.claimedBy, "b")
+          })
+        ))
+
       it.effect("deleteRoot removes the tree's children only and answers how many", () =>
         withQueue((stores, child) =>
           Effect.gen(function*() {
