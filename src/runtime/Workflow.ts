@@ -74,6 +74,12 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
   readonly children: ReadonlyArray<AnyWorkflow>
   /** Recover a root started under another config hash anyway (default false: left alone). */
   readonly resumeAnyway: boolean
+  /**
+   * At most this many of the children this workflow's executions launch
+   * (placement `"any"`) run at once, across every instance (held as leased
+   * slots in `RateLimitStore`); undefined: no cap.
+   */
+  readonly maxConcurrentExecutions?: number | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -152,6 +158,8 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
   readonly steps?: Steps | undefined
   readonly children?: Children | undefined
   readonly resumeAnyway?: boolean | undefined
+  /** A whole number ≥ 1: at most this many of its launched children run at once, fleet-wide (see `Workflow.maxConcurrentExecutions`). */
+  readonly maxConcurrentExecutions?: number | undefined
 }
 
 /**
@@ -188,6 +196,7 @@ export const make = <
     graph: options.graph,
     children,
     resumeAnyway: options.resumeAnyway ?? false,
+    maxConcurrentExecutions: options.maxConcurrentExecutions,
     configHash,
     schemas: { input: options.input, output: options.output, decision: options.decision }
   }

@@ -201,5 +201,19 @@ for (const backend of backends) {
         const out = yield* Fiber.join(done)
         assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4])
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a root's maxConcurrentExecutions caps its children fleet-wide: 3 instances with 2 slots each race, never more than 2 run", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log, "5 seconds")
+        const parent = parentWorkflow(child, "any", undefined, 2)
+        const h = yield* Harness.make({ instances: 3, baton: { workflows: [parent], maxConcurrentSteps: 2 } })
+        const run = yield* h.run(0, (b) => b.execute(parent, { count: 8 }))
+        yield* advanceUntil(h, "1 second", 120, () => run.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(run)
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4, 6, 8, 10, 12, 14])
+        assert.strictEqual(log.peak, 2, "two children at once, never more")
+        assert.strictEqual(log.runs.length, 8, "each child ran once")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }

@@ -19,9 +19,11 @@ export interface ChildLog {
   readonly applied: Map<string, number>
   /** Inputs whose child fails. */
   readonly failing: Set<number>
+  /** The most children at work at once, over every instance. */
+  peak: number
 }
 
-export const makeChildLog = (): ChildLog => ({ runs: [], now: new Map(), max: new Map(), applied: new Map(), failing: new Set() })
+export const makeChildLog = (): ChildLog => ({ runs: [], now: new Map(), max: new Map(), applied: new Map(), failing: new Set(), peak: 0 })
 
 const ChildState = Annotation.Root({
   n: Annotation<number>(),
@@ -40,6 +42,7 @@ export const childWorkflow = (log: ChildLog, workFor: Duration.Input = "5 second
           const at = (log.now.get(ctx.instanceId) ?? 0) + 1
           log.now.set(ctx.instanceId, at)
           log.max.set(ctx.instanceId, Math.max(log.max.get(ctx.instanceId) ?? 0, at))
+          log.peak = Math.max(log.peak, [...log.now.values()].reduce((a, b) => a + b, 0))
           yield* Effect.sleep(Duration.fromInputUnsafe(workFor)).pipe(
             Effect.ensuring(Effect.sync(() => log.now.set(ctx.instanceId, log.now.get(ctx.instanceId)! - 1)))
           )
@@ -65,10 +68,16 @@ export interface ParentLog {
 }
 
 /** fan (launches `count` children, catching a failure) → after. */
-export const parentWorkflow = (child: ReturnType<typeof childWorkflow>, placement: Placement, log: ParentLog = { fans: [], afters: [] }) =>
+export const parentWorkflow = (
+  child: ReturnType<typeof childWorkflow>,
+  placement: Placement,
+  log: ParentLog = { fans: [], afters: [] },
+  maxConcurrentExecutions?: number
+) =>
   Workflow.make({
     name: `parent-${placement}`,
     version: "1",
+    maxConcurrentExecutions,
     children: [child],
     graph: new StateGraph(ParentState)
       .addNode("fan", Workflow.step(async (s: { count: number }, ctx) => {

@@ -27,6 +27,7 @@ import { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "..
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
+import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
 import { Instance, type InstanceShape, workflowForRecord } from "./Instance.ts"
@@ -203,6 +204,43 @@ const keepClaim = (queue: ChildQueueStoreShape, row: QueuedChild, instance: Inst
     }
   })
 
+/** The root's cap on its children running at once (its workflow's `maxConcurrentExecutions`), if any. */
+const capOf = Effect.fnUntraced(function*(row: QueuedChild) {
+  const root = yield* (yield* RecordStore).getRecord(row.tenantId, row.rootExecutionId)
+  if (Option.isNone(root)) return undefined
+  return (yield* Instance).config.workflows.get(root.value.workflowName)?.maxConcurrentExecutions
+})
+
+/** The tree's shared slots key in `RateLimitStore`. */
+const treeKey = (row: QueuedChild) => `tree:${row.tenantId}:${row.rootExecutionId}`
+
+/**
+ * One of the tree's shared slots for a claimed child when its root caps its
+ * children (`maxConcurrentExecutions`): `Some(run)` wraps the child's run to
+ * hold the slot (renewed every third of a lease, released when it ends);
+ * `None` when the tree's slots are all held — the caller hands the row back.
+ */
+const treeSlot = Effect.fnUntraced(function*(row: QueuedChild) {
+  const instance = yield* Instance
+  const cap = yield* capOf(row)
+  if (cap === undefined) return Option.some(<A, E, R>(run: Effect.Effect<A, E, R>) => run)
+  const store = Context.get(instance.services, RateLimitStore)
+  const { leaseMillis } = instance.config
+  const slot = yield* store.acquireSlot(treeKey(row), cap, `${instance.instanceId}/${row.executionId}`, leaseMillis, yield* Clock.currentTimeMillis)
+  if (Option.isNone(slot)) return Option.none()
+  const renew: Effect.Effect<void> = Effect.sleep(Duration.millis(leaseMillis / 3)).pipe(
+    Effect.andThen(Clock.currentTimeMillis),
+    Effect.flatMap((now) => store.renewSlot(slot.value, leaseMillis, now)),
+    Effect.catch(() => Effect.succeed(true)),
+    Effect.flatMap((held) => (held ? renew : Effect.void))
+  )
+  return Option.some(<A, E, R>(run: Effect.Effect<A, E, R>) =>
+    Effect.scoped(Effect.andThen(Effect.forkScoped(renew), run)).pipe(
+      Effect.ensuring(store.releaseSlot(slot.value).pipe(Effect.ignore))
+    )
+  )
+})
+
 /** Runs a claimed child, completes its row and, if it was the last of its launch, wakes the parent. */
 const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: FiberSet.FiberSet<unknown, unknown>) =>
   Effect.gen(function*() {
@@ -274,10 +312,18 @@ export const run = Effect.fnUntraced(function*(
           Effect.catch((e) => Effect.as(Effect.logWarning(`claiming children failed: ${e.message}`), Option.none<QueuedChild>()))
         )
         if (Option.isNone(claimed)) break
+        // The root caps its children fleet-wide: with its slots all held, the child goes back and this round ends.
+        const slot = yield* treeSlot(claimed.value).pipe(
+          Effect.catch((e) => Effect.as(Effect.logWarning(`taking a tree slot failed: ${e.message}`), Option.none()))
+        )
+        if (Option.isNone(slot)) {
+          yield* queue.releaseClaim(claimed.value.tenantId, claimed.value.executionId, instance.instanceId).pipe(Effect.ignore)
+          break
+        }
         budget--
         state.running++
         instance.activity.count++
-        yield* FiberSet.run(children, runClaimed(queue, claimed.value, continues).pipe(
+        yield* FiberSet.run(children, slot.value(runClaimed(queue, claimed.value, continues)).pipe(
           Effect.provideContext(context),
           Effect.ensuring(Effect.sync(() => {
             state.running--

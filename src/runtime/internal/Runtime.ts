@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, Fiber, FiberSet } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
+import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
@@ -46,6 +47,10 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       return yield* refuse(`workflow "${w.name}" has no StateGraph with nodes`)
     }
     if (workflows.has(w.name)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    const cap = w.maxConcurrentExecutions
+    if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
+      return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
+    }
     workflows.set(w.name, w)
     for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
   }
@@ -123,6 +128,13 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const childState = ChildWorker.makeState()
   const instance = yield* makeInstance(config, slots, childState.runner)
+  const capped = [...registered.values()].find((w) => w.maxConcurrentExecutions !== undefined)
+  if (capped !== undefined && Option.isNone(Context.getOption(instance.services, RateLimitStore))) {
+    return yield* new BatonConfigError({
+      field: "workflows",
+      reason: `workflow "${capped.name}" sets maxConcurrentExecutions: provide a RateLimitStore shared by the instances (the store bundles do)`
+    })
+  }
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
   childState.state.run = (spec) => run(ChildWorker.runChild(spec))
