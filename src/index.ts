@@ -37,6 +37,9 @@ export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Heal
 export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
 export * as Leader from "./runtime/Leader.ts"
 export * as Workflow from "./runtime/Workflow.ts"
+// Child executions (issue 12)
+export * as Children from "./runtime/Children.ts"
+export { ChildExecutionsFailedError } from "./runtime/Children.ts"
 
 // Fleet-wide limits (issue 14)
 export * as Budget from "./runtime/Budget.ts"

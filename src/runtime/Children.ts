@@ -126,3 +126,16 @@ export const launched = (tenantId: string, launchId: string): Effect.Effect<Read
  */
 export const launchIdOf = (tenantId: string, executionId: string, stepKey: string, n: number): string =>
   "launch-" + createHash("sha256").update(`${tenantId}\u0000${executionId}\u0000${stepKey}\u0000${n}`).digest("hex").slice(0, 24)
+
+/**
+ * What a parent resting on its children waits for: one launch (in `Baton.status`'s `waitingOnChildren`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ChildrenWait {
+  readonly launchId: string
+  readonly workflowName: string
+  readonly children: number
+}
+

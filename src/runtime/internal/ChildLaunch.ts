@@ -33,7 +33,9 @@ import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as V from "../../stores/internal/validate.ts"
-import { type ChildFailure, ChildExecutionsFailedError, type LaunchOptions, launchIdOf } from "../Children.ts"
+import { type ChildFailure, ChildExecutionsFailedError, type ChildrenWait, type LaunchOptions, launchIdOf } from "../Children.ts"
+
+export type { ChildrenWait } from "../Children.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 import * as Workflow from "../Workflow.ts"
 import type { InstanceShape } from "./Instance.ts"
@@ -45,18 +47,6 @@ import type { InstanceShape } from "./Instance.ts"
  * @since 0.1.0
  */
 export const waitMarker = "@baton/children"
-
-/**
- * The payload of a children-wait pause.
- *
- * @category models
- * @since 0.1.0
- */
-export interface ChildrenWait {
-  readonly launchId: string
-  readonly workflowName: string
-  readonly children: number
-}
 
 /**
  * The children wait a pause stands for, if it is one.
