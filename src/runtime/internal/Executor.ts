@@ -163,7 +163,8 @@ const makeHandle = (
   options: PassOptions,
   clock: Clock.Clock,
   tree: TreeStoreShape,
-  recorder: History.StepRecorder | undefined
+  recorder: History.StepRecorder | undefined,
+  continuation: { value: boolean }
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -174,6 +175,7 @@ const makeHandle = (
     graph: workflow.graph,
     depth: record.depth,
     newRoot: start._tag === "Input",
+    continuation,
     signal: holder.signal,
     park: (delta) => {
       pass.parkedBodies += delta
@@ -263,7 +265,9 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     instanceId: instance.instanceId,
     now: () => clock.currentTimeMillisUnsafe()
   })
-  const handle = makeHandle(instance, options, clock, tree, recorder)
+  // Set when the pass continues a parent whose children ended: its first step closes that branch (slot priority).
+  const continuation = { value: false }
+  const handle = makeHandle(instance, options, clock, tree, recorder, continuation)
   const graphOptions = {
     configurable: { ...graphConfig(record).configurable, [fenceKey]: holder.fence, [passKey]: handle },
     signal: holder.signal,
@@ -285,6 +289,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     graph,
     graphOptions,
     recorder,
+    continuation,
     base,
     event,
     guard,
@@ -367,6 +372,7 @@ const startPass = Effect.fnUntraced(function*(p: Pass) {
   const state = yield* Effect.promise(() => p.graph.getState(graphConfig(record)))
   const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
   const sent = yield* answersFor(p, waiting)
+  if (sent.some(ChildLaunch.isChildrenWait)) p.continuation.value = true
   let next: Next = sent.length > 0 ? answering(sent) : { input: null, sent: [] }
   // No checkpoint at all: the first holder died before LangGraph wrote one; start again from the kept input.
   if (next.input === null && (yield* Effect.promise(() => p.instance.saver.getTuple(graphConfig(record)))) === undefined) {

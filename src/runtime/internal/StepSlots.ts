@@ -429,6 +429,11 @@ export const passGate = (instance: InstanceShape, pass: {
   readonly depth: number
   /** The pass starts a new root: its steps are a new root's first until one ends. */
   readonly newRoot: boolean
+  /**
+   * Set when the pass continues a parent whose children all ended: its next
+   * step (the parent's continuation) closes that branch and goes first.
+   */
+  readonly continuation?: { value: boolean } | undefined
   readonly signal: AbortSignal
   /** Called with +1 when a step starts waiting for a slot and -1 when the wait ends. */
   readonly park: (delta: number) => void
@@ -455,10 +460,12 @@ export const passGate = (instance: InstanceShape, pass: {
     // Inside a body of this pass that holds a slot (a subgraph run by a step): that slot covers this step.
     // (Another execution started from inside a step needs a slot of its own.)
     if (holding.getStore()?.token === token) return body()
+    const continues = pass.continuation?.value === true
+    if (pass.continuation !== undefined) pass.continuation.value = false
     if (slots.tryTakeUnsafe()) return held(body)
     const { signal } = pass
     if (signal.aborted) return Promise.reject(signal.reason)
-    const claim: Claim = { closesBranch: closers.has(node), depth: pass.depth, newRoot: firstStep }
+    const claim: Claim = { closesBranch: continues || closers.has(node), depth: pass.depth, newRoot: firstStep }
     pass.park(1)
     return Effect.runPromiseExit(slots.wait(claim), { signal }).then((exit) => {
       pass.park(-1)
