@@ -4,7 +4,8 @@ import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
 import * as Children from "../../src/runtime/Children.ts"
-import { backends, leaseOf, statusOf } from "./fixtures.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { backends, errorTag, leaseOf, statusOf } from "./fixtures.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 
 /** Advances in steps of `step` until `done` holds (at most `max` steps). */
@@ -30,6 +31,9 @@ for (const backend of backends) {
         assert.strictEqual(status.waitingOnChildren.length, 1)
         assert.strictEqual(status.waitingOnChildren[0]!.children, 20)
         assert.deepStrictEqual(status.pendingPauses, [], "a children wait is no caller's to answer")
+        const wait = (yield* PauseStore.use((p) => p.listByRoot(handle.tenantId, handle.executionId, ["Pending"])))[0]!
+        const refused = yield* Effect.exit(Effect.flatMap(h.run(1, (b) => b.resume({ pauseId: wait.pauseId, decision: "go" })), Fiber.join))
+        assert.strictEqual(errorTag(refused), "UnknownPauseError", "resume refuses a children wait")
         assert.isUndefined(yield* leaseOf(handle.tenantId, handle.executionId), "the resting parent holds no lease")
         yield* advanceUntil(h, "5 seconds", 40, () => run.pollUnsafe() !== undefined)
         const out = yield* Fiber.join(run)
@@ -140,6 +144,7 @@ for (const backend of backends) {
         const h = yield* Harness.make({ instances: 3, baton: { workflows: [parent], maxConcurrentSteps: 2 } })
         const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(parent, { count: 4 })))
         yield* h.settle
+        const status = yield* h.instance(1).baton.status(handle.executionId)
         yield* h.kill(0)
         const done = yield* h.run(1, (b) => b.await(handle))
         yield* advanceUntil(h, "5 seconds", 30, () => done.pollUnsafe() !== undefined)
@@ -149,6 +154,11 @@ for (const backend of backends) {
         assert.strictEqual(parentLog.afters.length, 1)
         assert.notStrictEqual(parentLog.afters[0], "instance-0", "the parent continued on a live instance")
         assert.notStrictEqual(parentLog.fans.at(-1), "instance-0")
+        // the launching step ran again on another instance: it found its children and queued none twice
+        const launched = yield* Children.launched("default", status.waitingOnChildren[0]!.launchId)
+        assert.strictEqual(launched.length, 4)
+        assert.deepStrictEqual(launched.map((c) => c.status), ["Answered", "Answered", "Answered", "Answered"])
+        for (const [key, n] of log.applied) assert.strictEqual(n, 1, `child side effect ${key} applied once`)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("cancel the parent mid-wave: queued children never start, running ones are asked to stop and end cancelled", () =>

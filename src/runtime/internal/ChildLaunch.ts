@@ -111,6 +111,15 @@ export class ChildRunner extends Context.Service<ChildRunner, {
   readonly queued: () => void
 }>()("baton/ChildRunner") {}
 
+/**
+ * How many children of one launch with placement `"parent"` run at once
+ * (each is a pass of its own; their steps take step slots like any other).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const inlineChildren = 16
+
 /** What the pass tells a launch about the step that launches. */
 export interface LaunchSite {
   readonly instance: InstanceShape
@@ -244,7 +253,7 @@ const launchHere = async (site: LaunchSite, launchId: string, workflow: AnyWorkf
   site.park(1)
   let ends: ReadonlyArray<ChildEnd | undefined>
   try {
-    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: "unbounded" })))
+    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: inlineChildren })))
   } finally {
     site.park(-1)
   }
