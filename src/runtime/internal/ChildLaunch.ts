@@ -107,8 +107,8 @@ export interface ChildEnd {
 export class ChildRunner extends Context.Service<ChildRunner, {
   /** Runs a child here to its end; `undefined` when it was left to another holder (lease lost, instance stopping). */
   readonly run: (spec: ChildSpec) => Effect.Effect<ChildEnd | undefined>
-  /** Children were queued in this process: claim now. */
-  readonly queued: () => void
+  /** Children of `launchId` were queued in this process: claim now, and tell the other instances (NOTIFY on Postgres). */
+  readonly queued: (tenantId: string, launchId: string) => void
 }>()("baton/ChildRunner") {}
 
 /**
@@ -217,7 +217,7 @@ const enqueue = (site: LaunchSite, queue: ChildQueueStoreShape, launchId: string
         position
       } satisfies QueuedChild)
     }
-    runnerOf(site.instance).queued()
+    runnerOf(site.instance).queued(record.tenantId, launchId)
     return yield* queue.listLaunch(record.tenantId, launchId)
   })
 

@@ -71,6 +71,8 @@ export interface ChildState {
   running: number
   /** Bound once the runtime is built: runs a child with the instance's services. */
   run: (spec: ChildLaunch.ChildSpec) => Effect.Effect<ChildLaunch.ChildEnd | undefined>
+  /** Bound by the claim loop: tells the other instances that children were queued (through the lease wake-up hub). */
+  announce: (tenantId: string, launchId: string) => void
 }
 
 /**
@@ -83,9 +85,19 @@ export const makeState = (): { readonly state: ChildState; readonly runner: Cont
   const state: ChildState = {
     wake: signal(),
     running: 0,
-    run: () => Effect.die(new Error("the child runner is not bound yet"))
+    run: () => Effect.die(new Error("the child runner is not bound yet")),
+    announce: () => {}
   }
-  return { state, runner: { run: (spec) => Effect.suspend(() => state.run(spec)), queued: () => state.wake.notify() } }
+  return {
+    state,
+    runner: {
+      run: (spec) => Effect.suspend(() => state.run(spec)),
+      queued: (tenantId, launchId) => {
+        state.wake.notify()
+        state.announce(tenantId, launchId)
+      }
+    }
+  }
 }
 
 const errorResult = (error: unknown) => {
@@ -300,6 +312,8 @@ export const run = Effect.fnUntraced(function*(
   const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
   if (queue === undefined) return
   const wakeups = yield* LeaseWakeups
+  // A launch is announced like a lease release: other processes' claim loops wake at once (Postgres NOTIFY).
+  state.announce = (tenantId, launchId) => wakeups.released(tenantId, launchId)
   const context = yield* Effect.context<never>()
   while (true) {
     // Listen before claiming: what is queued or released during the round wakes the next one at once.
