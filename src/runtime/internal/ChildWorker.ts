@@ -314,7 +314,6 @@ export const run = Effect.fnUntraced(function*(
   const wakeups = yield* LeaseWakeups
   // A launch is announced like a lease release: other processes' claim loops wake at once (Postgres NOTIFY).
   state.announce = (tenantId, launchId) => wakeups.released(tenantId, launchId)
-  const context = yield* Effect.context<never>()
   while (true) {
     // Listen before claiming: what is queued or released during the round wakes the next one at once.
     const woken = yield* Effect.forkChild(Effect.raceFirst(state.wake.next, wakeups.next(undefined, undefined)), { startImmediately: true })
@@ -338,7 +337,6 @@ export const run = Effect.fnUntraced(function*(
         state.running++
         instance.activity.count++
         yield* FiberSet.run(children, slot.value(runClaimed(queue, claimed.value, continues)).pipe(
-          Effect.provideContext(context),
           Effect.ensuring(Effect.sync(() => {
             state.running--
             instance.activity.count++
