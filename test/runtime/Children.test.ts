@@ -1,10 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { type Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Clock, Context, type Duration, Effect, Fiber, Layer, Option } from "effect"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
 import * as Children from "../../src/runtime/Children.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import * as ChildLaunch from "../../src/runtime/internal/ChildLaunch.ts"
 import { backends, errorTag, leaseOf, statusOf } from "./fixtures.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 
@@ -224,6 +226,26 @@ for (const backend of backends) {
         assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4, 6, 8, 10, 12, 14])
         assert.strictEqual(log.peak, 2, "two children at once, never more")
         assert.strictEqual(log.runs.length, 8, "each child ran once")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a claimer that died holding a new child's lease before recording it: the next claimer starts the child once that lease expired", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log, "5 seconds")
+        const parent = parentWorkflow(child, "any")
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [parent] } })
+        const now = yield* Clock.currentTimeMillis
+        // the dead claimer's lease on the child it never recorded
+        assert.isTrue(Option.isSome(yield* LeaseStore.use((l) => l.acquire("default", "orphan-child", "dead#1", 30_000, now))))
+        const runner = Context.get(h.instance(0).instance.services, ChildLaunch.ChildRunner)
+        const spec = { tenantId: "default", executionId: "orphan-child", threadId: "orphan-child", parentExecutionId: "p", depth: 2, workflowName: "child", input: { n: 7 } }
+        const end = yield* h.runIn(0, runner.run(spec))
+        yield* h.advance("29 seconds")
+        assert.deepStrictEqual(log.runs, [], "nothing runs while the dead claimer's lease lives")
+        yield* h.advance("2 seconds")
+        yield* h.advance("5 seconds")
+        assert.deepStrictEqual(yield* Fiber.join(end), { outcome: "Answered", result: { n: 7, doubled: 14 } })
+        assert.strictEqual(log.runs.length, 1)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }

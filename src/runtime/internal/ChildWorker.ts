@@ -147,21 +147,29 @@ export const runChild = (spec: ChildLaunch.ChildSpec) =>
     if (workflow === undefined) {
       return { outcome: "Failed", result: { tag: "UnknownWorkflowError", message: `workflow "${spec.workflowName}" is not registered on the instance that claimed it` } } as ChildLaunch.ChildEnd
     }
-    const existing = yield* records.getRecord(spec.tenantId, spec.executionId)
-    if (Option.isNone(existing)) {
+    const { leaseMillis, waitPollMillis } = config
+    // An earlier claimer may hold the new child's lease without having recorded it (it died in between):
+    // the start is tried again until its lease expired, then the child is started here.
+    for (let attempt = 0; attempt <= Math.ceil(leaseMillis / waitPollMillis) + 2; attempt++) {
+      const record = yield* records.getRecord(spec.tenantId, spec.executionId)
+      if (Option.isSome(record)) {
+        const out = yield* TreeDriver.drive(yield* workflowForRecord(record.value), spec.tenantId, spec.executionId, {
+          _tag: "Continue",
+          reason: "Recovered"
+        }, { wait: true })
+        return Option.isSome(out) ? endOf(out.value) : undefined
+      }
       const now = yield* Clock.currentTimeMillis
       yield* records.createThread({ tenantId: spec.tenantId, threadId: spec.threadId, now })
       const started = yield* TreeDriver.start(workflow, childRecord(spec, workflow, now), spec.input, Effect.void).pipe(
         Effect.map(Option.some),
-        // Started by an earlier holder meanwhile (its lease or record is there): continue it instead.
+        // Its lease is held or its record written by an earlier holder: look again (after a poll when nothing is recorded yet).
         Effect.catchTags({ StoreError: () => Effect.succeedNone, ThreadBusyError: () => Effect.succeedNone })
       )
       if (Option.isSome(started)) return endOf(started.value)
+      if (Option.isNone(yield* records.getRecord(spec.tenantId, spec.executionId))) yield* Effect.sleep(Duration.millis(waitPollMillis))
     }
-    const record = yield* records.getRecord(spec.tenantId, spec.executionId)
-    const wf = Option.isSome(record) ? yield* workflowForRecord(record.value) : workflow
-    const out = yield* TreeDriver.drive(wf, spec.tenantId, spec.executionId, { _tag: "Continue", reason: "Recovered" }, { wait: true })
-    return Option.isSome(out) ? endOf(out.value) : undefined
+    return undefined
   }).pipe(
     Effect.catchTags({
       ExecutionFailedError: (e) => Effect.succeed<ChildLaunch.ChildEnd>({ outcome: "Failed", result: errorResult(e) }),
