@@ -156,10 +156,11 @@ for (const backend of backends) {
         assert.strictEqual(parentLog.afters.length, 1)
         assert.notStrictEqual(parentLog.afters[0], "instance-0", "the parent continued on a live instance")
         assert.notStrictEqual(parentLog.fans.at(-1), "instance-0")
-        // the launching step ran again on another instance: it found its children and queued none twice
-        const launched = yield* Children.launched("default", status.waitingOnChildren[0]!.launchId)
-        assert.strictEqual(launched.length, 4)
-        assert.deepStrictEqual(launched.map((c) => c.status), ["Answered", "Answered", "Answered", "Answered"])
+        // the launching step ran again on another instance: it found its children and launched none twice
+        const launchId = status.waitingOnChildren[0]!.launchId
+        for (const n of [0, 1, 2, 3]) assert.strictEqual(yield* statusOf("default", `${launchId}.${n}`), "Finished")
+        assert.isUndefined(yield* statusOf("default", `${launchId}.4`))
+        assert.deepStrictEqual(yield* Children.launched("default", launchId), [], "the finished tree's queue rows went with it")
         for (const [key, n] of log.applied) assert.strictEqual(n, 1, `child side effect ${key} applied once`)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
@@ -173,6 +174,10 @@ for (const backend of backends) {
         yield* h.settle
         assert.strictEqual(log.runs.length, 2, "two children run (one slot on each instance), four wait")
         const launchId = (yield* h.instance(1).baton.status(handle.executionId)).waitingOnChildren[0]!.launchId
+        const before = yield* Children.launched("default", launchId)
+        assert.deepStrictEqual(before.map((r) => r.position), [0, 1, 2, 3, 4, 5])
+        assert.strictEqual(before.filter((r) => r.status === "Running").length, 2)
+        assert.strictEqual(before.filter((r) => r.status === "Queued").length, 4)
         const cancelled = yield* Fiber.join(yield* h.run(1, (b) => b.cancel(handle.threadId)))
         assert.isTrue(cancelled.cancelled)
         assert.strictEqual(yield* statusOf(handle.tenantId, handle.executionId), "Cancelled")
@@ -181,11 +186,13 @@ for (const backend of backends) {
         yield* h.advance("30 seconds")
         assert.strictEqual(log.runs.length, 2, "no queued child started after the cancel")
         assert.strictEqual(log.applied.size, 0, "no child finished its work")
-        const rows = yield* Children.launched("default", launchId)
-        assert.deepStrictEqual(rows.map((r) => r.position), [0, 1, 2, 3, 4, 5])
-        for (const row of rows) assert.strictEqual(row.status, "Failed", `child ${row.executionId} ended Failed`)
-        for (const row of rows.filter((r) => r.claimedBy !== null)) {
-          assert.strictEqual(yield* statusOf("default", row.executionId), "Cancelled", "a running child ended cancelled")
+        assert.deepStrictEqual(yield* Children.launched("default", launchId), [], "the cancelled tree's queue rows went with it")
+        for (const row of before) {
+          assert.strictEqual(
+            yield* statusOf("default", row.executionId),
+            row.status === "Running" ? "Cancelled" : undefined,
+            row.status === "Running" ? "a running child ended cancelled" : "a queued child never started"
+          )
         }
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 

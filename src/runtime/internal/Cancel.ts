@@ -100,6 +100,7 @@ export const endTree = Effect.fnUntraced(function*(
     ended = yield* records.setStatusFenced({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled", lease })
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
+  yield* ChildLaunch.dropRows(instance, record)
   if (ended) {
     yield* observer.onError({
       tenantId,

@@ -409,3 +409,16 @@ export const cancelChildren = Effect.fnUntraced(function*(
     }
   }
 })
+
+/**
+ * The tree ended: the queue rows of the children it launched go with it
+ * (read `Children.launched` before then — an undo of the tree runs before
+ * it ends).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const dropRows = (instance: InstanceShape, record: ExecutionRecord) => {
+  const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
+  return queue === undefined ? Effect.void : Effect.asVoid(queue.deleteRoot(record.tenantId, record.rootExecutionId))
+}

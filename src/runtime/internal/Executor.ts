@@ -297,7 +297,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     now: () => clock.currentTimeMillisUnsafe(),
     touch,
     /** The tree ended: its keys go. */
-    dropTreeKeys: tree.deleteRoot(record.tenantId, record.rootExecutionId),
+    dropTreeKeys: Effect.andThen(tree.deleteRoot(record.tenantId, record.rootExecutionId), ChildLaunch.dropRows(instance, record)),
     failure: (error: unknown) =>
       new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error }),
     /** A cancel request written by any instance ends the tree here. */
