@@ -3,7 +3,9 @@ import { Clock, Context, type Duration, Effect, Fiber, Layer, Option } from "eff
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import * as Children from "../../src/runtime/Children.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import * as ChildLaunch from "../../src/runtime/internal/ChildLaunch.ts"
@@ -253,6 +255,37 @@ for (const backend of backends) {
         yield* h.advance("5 seconds")
         assert.deepStrictEqual(yield* Fiber.join(end), { outcome: "Answered", result: { n: 7, doubled: 14 } })
         assert.strictEqual(log.runs.length, 1)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("an Effect step launches with Workflow.launchChildren: outputs typed, a failure typed as ChildExecutionsFailedError", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        log.failing.add(2)
+        const child = childWorkflow(log, "1 second")
+        const State = Annotation.Root({ ok: Annotation<Array<number>>(), failedTag: Annotation<string>() })
+        const parent = Workflow.make({
+          name: "effect-parent",
+          version: "1",
+          children: [child],
+          graph: new StateGraph(State)
+            .addNode("fan", Workflow.effectStep((_s, ctx) =>
+              Effect.gen(function*() {
+                const ok = yield* Workflow.launchChildren(ctx, child, [{ n: 0 }, { n: 1 }], { placement: "any" })
+                const failedTag = yield* Workflow.launchChildren(ctx, child, [{ n: 2 }], { placement: "any" }).pipe(
+                  Effect.as("none"),
+                  Effect.catchTag("ChildExecutionsFailedError", (e) => Effect.succeed(`${e._tag}:${e.failures[0]!.position}`))
+                )
+                return { ok: ok.map((o) => (o as { doubled: number }).doubled), failedTag }
+              })
+            ))
+            .addEdge(START, "fan")
+            .addEdge("fan", END)
+        })
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [parent] } })
+        const run = yield* h.run(0, (b) => b.execute(parent, {}))
+        yield* advanceUntil(h, "1 second", 30, () => run.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(run)
+        assert.deepStrictEqual((out as { output: { ok: Array<number>; failedTag: string } }).output, { ok: [0, 2], failedTag: "ChildExecutionsFailedError:0" })
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
