@@ -100,7 +100,7 @@ export const endTree = Effect.fnUntraced(function*(
     ended = yield* records.setStatusFenced({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled", lease })
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
-  yield* ChildLaunch.dropRows(instance, record)
+  // Its children's rows stay: a running child asked to stop is still ended (cancelled) by whoever claims it.
   if (ended) {
     yield* observer.onError({
       tenantId,

@@ -411,9 +411,10 @@ export const cancelChildren = Effect.fnUntraced(function*(
 })
 
 /**
- * The tree ended: the queue rows of the children it launched go with it
- * (read `Children.launched` before then — an undo of the tree runs before
- * it ends).
+ * The tree finished or failed: the queue rows of the children it launched
+ * (all ended by then) go with it (read `Children.launched` before then — an
+ * undo of the tree runs before it ends). A cancelled tree keeps them: its
+ * running children are still ended by whoever claims them.
  *
  * @category internal
  * @since 0.1.0
