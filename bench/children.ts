@@ -121,7 +121,12 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN
 }
-const median = (xs: ReadonlyArray<number>) => quantile(xs, 0.5)
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
 
 interface Result {
   readonly perSecond: number

@@ -6,8 +6,8 @@
  *
  * - ours: `ChildQueueStore` over Postgres (`PgStores.layerChildQueueStore`,
  *   a pool of `BENCH_CONCURRENCY` + 1 connections). A producer queues the
- *   jobs one at a time (`saveIfAbsent`), waking the workers in-process after
- *   each; `BENCH_CONCURRENCY` worker fibers each claim (`FOR UPDATE SKIP
+ *   jobs one at a time (`saveIfAbsent`), waking one idle worker in-process
+ *   after each; `BENCH_CONCURRENCY` worker fibers each claim (`FOR UPDATE SKIP
  *   LOCKED`, deepest then oldest) and complete the row, waiting for a wake
  *   (or 1 s) when the queue answers none. A job counts done when its
  *   `complete` returned.
@@ -52,7 +52,12 @@ const quantile = (xs: ReadonlyArray<number>, q: number) => {
   const s = [...xs].sort((a, b) => a - b)
   return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? Number.NaN
 }
-const median = (xs: ReadonlyArray<number>) => quantile(xs, 0.5)
+/** The middle value (the mean of the two middle ones for an even count). */
+const median = (xs: ReadonlyArray<number>) => {
+  const s = [...xs].sort((a, b) => a - b)
+  const m = Math.floor(s.length / 2)
+  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+}
 
 const resultOf = (addedAt: ReadonlyArray<number>, startedAt: ReadonlyArray<number>, doneAt: number): Result => ({
   perSecond: jobs / ((doneAt - addedAt[0]!) / 1000),
@@ -60,7 +65,7 @@ const resultOf = (addedAt: ReadonlyArray<number>, startedAt: ReadonlyArray<numbe
   p99: quantile(startedAt.map((t, i) => t - addedAt[i]!), 0.99)
 })
 
-/** A wake-up every waiter sees: `next` resolves at the next `notify`. */
+/** A wake-up for one idle worker: `next` resolves at a `notify` (each notify wakes the longest-waiting one, as graphile nudges one idle worker per job). */
 const signal = () => {
   let waiters: Array<() => void> = []
   return {
@@ -72,9 +77,8 @@ const signal = () => {
       })
     }),
     notify: () => {
-      const woken = waiters
-      waiters = []
-      for (const f of woken) f()
+      const first = waiters.shift()
+      if (first !== undefined) first()
     }
   }
 }
