@@ -40,6 +40,9 @@ export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
+// Child executions (issue 12)
+export * as Children from "./runtime/Children.ts"
+export { ChildExecutionsFailedError } from "./runtime/Children.ts"
 
 // Fleet-wide limits (issue 14)
 export * as Budget from "./runtime/Budget.ts"

@@ -9,6 +9,8 @@ import { type ChildRow, key, MemoryState } from "./MemoryState.ts"
 
 const toChild = (row: ChildRow): QueuedChild => ({
   ...row,
+  launchId: row.launchId ?? null,
+  position: row.position ?? 0,
   input: JSON.parse(row.input),
   result: row.result === null ? null : JSON.parse(row.result)
 })
@@ -31,6 +33,8 @@ export const make = MemoryState.useSync((rows) =>
         if (rows.children.has(k)) return false
         rows.children.set(k, {
           ...child,
+          launchId: child.launchId ?? null,
+          position: child.position ?? 0,
           input: JSON.stringify(child.input ?? null),
           result: null,
           claimedBy: null,
@@ -71,6 +75,42 @@ export const make = MemoryState.useSync((rows) =>
       }),
     get: (tenantId, executionId) =>
       Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(key(tenantId, executionId))), toChild)),
+    releaseClaim: (tenantId, executionId, instanceId) =>
+      Effect.sync(() => {
+        const row = rows.children.get(key(tenantId, executionId))
+        if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
+        row.status = "Queued"
+        row.claimedBy = null
+        row.claimExpiresAt = null
+        return true
+      }),
+    listLaunch: (tenantId, launchId) =>
+      Effect.sync(() =>
+        [...rows.children.values()]
+          .filter((row) => row.tenantId === tenantId && row.launchId === launchId)
+          .sort((a, b) => (a.position ?? 0) - (b.position ?? 0))
+          .map(toChild)
+      ),
+    countOpen: (tenantId, launchId) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const row of rows.children.values()) {
+          if (row.tenantId === tenantId && row.launchId === launchId && (row.status === "Queued" || row.status === "Running")) n++
+        }
+        return n
+      }),
+    failQueued: (tenantId, root, result) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const row of rows.children.values()) {
+          if (row.tenantId === tenantId && row.rootExecutionId === root && row.status === "Queued") {
+            row.status = "Failed"
+            row.result = JSON.stringify(result ?? null)
+            n++
+          }
+        }
+        return n
+      }),
     deleteRoot: (tenantId, root) =>
       Effect.sync(() => {
         let n = 0

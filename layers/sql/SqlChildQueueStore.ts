@@ -32,7 +32,9 @@ const toChild = (row: any): QueuedChild => ({
   claimedBy: textOrNull(row.claimed_by),
   queuedAt: num(row.queued_at),
   claimExpiresAt: numOrNull(row.claim_expires_at),
-  result: fromJson(row.result)
+  result: fromJson(row.result),
+  launchId: textOrNull(row.launch_id),
+  position: row.position === null || row.position === undefined ? 0 : num(row.position)
 })
 
 /**
@@ -51,9 +53,9 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
       saveIfAbsent: (c) =>
         run(store, "saveIfAbsent", () => Effect.map(
           sql`INSERT INTO ${queue} (tenant_id, execution_id, root_execution_id, parent_execution_id, thread_id, depth,
-                workflow_name, input, status, claimed_by, queued_at, claim_expires_at, result)
+                workflow_name, input, status, claimed_by, queued_at, claim_expires_at, result, launch_id, position)
               VALUES (${c.tenantId}, ${c.executionId}, ${c.rootExecutionId}, ${c.parentExecutionId}, ${c.threadId}, ${c.depth},
-                ${c.workflowName}, ${toJson(c.input)}, 'Queued', NULL, ${c.queuedAt}, NULL, NULL)
+                ${c.workflowName}, ${toJson(c.input)}, 'Queued', NULL, ${c.queuedAt}, NULL, NULL, ${c.launchId ?? null}, ${c.position ?? 0})
               ON CONFLICT (tenant_id, execution_id) DO NOTHING
               RETURNING execution_id`,
           (rows) => rows.length > 0
@@ -96,6 +98,31 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
         run(store, "get", () => Effect.map(
           sql`SELECT * FROM ${queue} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
           (rows) => rows.length === 0 ? Option.none() : Option.some(toChild(rows[0]))
+        )),
+      releaseClaim: (tenantId, executionId, instanceId) =>
+        run(store, "releaseClaim", () => Effect.map(
+          sql`UPDATE ${queue} SET status = 'Queued', claimed_by = NULL, claim_expires_at = NULL
+              WHERE tenant_id = ${tenantId} AND execution_id = ${executionId} AND status = 'Running' AND claimed_by = ${instanceId}
+              RETURNING execution_id`,
+          (rows) => rows.length > 0
+        )),
+      listLaunch: (tenantId, launchId) =>
+        run(store, "listLaunch", () => Effect.map(
+          sql`SELECT * FROM ${queue} WHERE tenant_id = ${tenantId} AND launch_id = ${launchId} ORDER BY position, execution_id`,
+          (rows) => rows.map(toChild)
+        )),
+      countOpen: (tenantId, launchId) =>
+        run(store, "countOpen", () => Effect.map(
+          sql`SELECT COUNT(*) AS n FROM ${queue}
+              WHERE tenant_id = ${tenantId} AND launch_id = ${launchId} AND status IN ('Queued', 'Running')`,
+          (rows) => num(rows[0]?.n ?? 0)
+        )),
+      failQueued: (tenantId, root, result) =>
+        run(store, "failQueued", () => Effect.map(
+          sql`UPDATE ${queue} SET status = 'Failed', result = ${toJson(result)}
+              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND status = 'Queued'
+              RETURNING execution_id`,
+          (rows) => rows.length
         )),
       deleteRoot: (tenantId, root) =>
         run(store, "deleteRoot", () => Effect.map(

@@ -290,6 +290,18 @@ const limiters = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
 ]
 
 /**
+ * 9: a queued child knows its launch (one step's batch of children) and its
+ * place in it, so the parent reads its children's outcomes in launch order
+ * and the finisher of the last one counts what is still open in one query.
+ * Rows queued before belong to no launch (NULL, position 0).
+ */
+const childLaunches = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.childQueue}" ADD COLUMN launch_id ${y.text}`,
+  `ALTER TABLE "${t.childQueue}" ADD COLUMN position ${y.int} NOT NULL DEFAULT 0`,
+  `CREATE INDEX "${t.childQueue}_launch_idx" ON "${t.childQueue}" (tenant_id, launch_id, status)`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -302,7 +314,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [4, "checkpoint_channel_versions", checkpointChannelVersions],
   [5, "recovery_backoff", recoveryBackoff],
   [6, "limiters", limiters],
-  [7, "history_and_requests", historyAndRequests]
+  [7, "history_and_requests", historyAndRequests],
+  [9, "child_launches", childLaunches]
 ]
 
 /**

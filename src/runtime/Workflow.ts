@@ -16,6 +16,8 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import { Effect, Schema, SchemaIssue } from "effect"
 import { passOf } from "./internal/pass.ts"
+import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
+import { launchIdOf } from "./Children.ts"
 import { InvalidInputError } from "../stores/Errors.ts"
 import * as Pseudonyms from "./internal/Pseudonyms.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
@@ -72,6 +74,12 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
   readonly children: ReadonlyArray<AnyWorkflow>
   /** Recover a root started under another config hash anyway (default false: left alone). */
   readonly resumeAnyway: boolean
+  /**
+   * At most this many of the children this workflow's executions launch
+   * (placement `"any"`) run at once, across every instance (held as leased
+   * slots in `RateLimitStore`); undefined: no cap.
+   */
+  readonly maxConcurrentExecutions?: number | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -150,6 +158,8 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
   readonly steps?: Steps | undefined
   readonly children?: Children | undefined
   readonly resumeAnyway?: boolean | undefined
+  /** A whole number ≥ 1: at most this many of its launched children run at once, fleet-wide (see `Workflow.maxConcurrentExecutions`). */
+  readonly maxConcurrentExecutions?: number | undefined
 }
 
 /**
@@ -186,6 +196,7 @@ export const make = <
     graph: options.graph,
     children,
     resumeAnyway: options.resumeAnyway ?? false,
+    maxConcurrentExecutions: options.maxConcurrentExecutions,
     configHash,
     schemas: { input: options.input, output: options.output, decision: options.decision }
   }
@@ -279,6 +290,22 @@ export interface StepContext {
   readonly pseudonymize: (value: string) => Promise<string>
   /** The value a token of this execution stands for; rejects with `PseudonymError` for a token of another execution. */
   readonly reidentify: (token: string) => Promise<string>
+  /**
+   * Launches one child per input of `workflow` (declared in this workflow's
+   * `children`) and answers their outputs (each child's final state) in
+   * launch order once all have finished; rejects with
+   * `ChildExecutionsFailedError` (each failed child's cause) when any did
+   * not. Idempotent by this step's idempotency key: the step run again finds
+   * the same children. Placement `"parent"` (default) runs them on this
+   * instance inside the step; `"any"` queues them for any instance with free
+   * step slots, and the parent rests — its lease and slot released, its
+   * status Paused waiting on children — until the last one ends; then the
+   * step runs again from its start and this call answers at once. Code
+   * before the call runs again then: keep side effects after it, or key them.
+   */
+  readonly launch: <I, O>(workflow: Workflow<I, O, any, any>, inputs: ReadonlyArray<I>, options?: LaunchOptions) => Promise<ReadonlyArray<O>>
+  /** The id of this step's `n`th launch (0-based): read its children with `Children.launched`. */
+  readonly launchId: (n: number) => string
 }
 
 /**
@@ -294,6 +321,7 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
   const node = (config.metadata?.langgraph_node as string | undefined) ?? "?"
   if (taskId === undefined) throw new Error("stepContext: LangGraph gave this node no task id; call it from a node of a baton workflow.")
   const idempotencyKey = `${pass.tenantId}/${pass.threadId}/${taskId}`
+  let launches = 0
   return {
     tenantId: pass.tenantId,
     threadId: pass.threadId,
@@ -306,7 +334,10 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     idempotencyKey,
     idempotencyKeyFor: (n) => `${idempotencyKey}#${n}`,
     pseudonymize: (value) => pass.pseudonymKey().then((key) => Pseudonyms.pseudonymize(key, value)),
-    reidentify: (token) => pass.pseudonymKey().then((key) => Pseudonyms.reidentify(key, token, pass.rootExecutionId))
+    reidentify: (token) => pass.pseudonymKey().then((key) => Pseudonyms.reidentify(key, token, pass.rootExecutionId)),
+    launch: <I, O>(workflow: Workflow<I, O, any, any>, inputs: ReadonlyArray<I>, options?: LaunchOptions) =>
+      pass.launch(idempotencyKey, launches++, workflow, inputs, options) as Promise<ReadonlyArray<O>>,
+    launchId: (n) => launchIdOf(pass.tenantId, pass.executionId, idempotencyKey, n)
   }
 }
 
@@ -413,6 +444,29 @@ export const undoOfNode = (node: unknown): UndoFunction | undefined => {
   const func = (node as { runnable?: { func?: unknown } } | undefined)?.runnable?.func ?? node
   return (func as Record<string, UndoFunction | undefined> | undefined)?.[undoKey]
 }
+
+/**
+ * `ctx.launch` for an Effect step: the children's outputs in launch order,
+ * or `ChildExecutionsFailedError` typed. (A parent that rests while its
+ * children run stops the step here; the step runs again when they ended.)
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const launchChildren = <I, O>(
+  ctx: StepContext,
+  workflow: Workflow<I, O, any, any>,
+  inputs: ReadonlyArray<I>,
+  options?: LaunchOptions
+): Effect.Effect<ReadonlyArray<O>, ChildExecutionsFailedError> =>
+  Effect.tryPromise({
+    try: () => ctx.launch(workflow, inputs, options),
+    catch: (e) => e
+  }).pipe(
+    Effect.catch((e) =>
+      (e as { _tag?: unknown })?._tag === "ChildExecutionsFailedError" ? Effect.fail(e as ChildExecutionsFailedError) : Effect.die(e)
+    )
+  )
 
 /**
  * A node from an async function of the state and its step context. Its body

@@ -57,6 +57,13 @@ export interface QueuedChild {
   readonly claimExpiresAt: number | null
   /** The outcome's value, JSON; null until completed. */
   readonly result: unknown
+  /**
+   * The launch the child belongs to (one step's batch): its siblings share
+   * it. Absent or null for a child queued alone.
+   */
+  readonly launchId?: string | null | undefined
+  /** Its place in its launch (0-based): outputs come back in this order. Absent: 0. */
+  readonly position?: number | undefined
 }
 
 /**
@@ -68,7 +75,13 @@ export interface QueuedChild {
  *   `instanceId` until `now + ttl` and returns it: of N racing claimers each
  *   row goes to exactly one;
  * - `renewClaim` extends a live claim of the same instance;
- * - `complete` records the outcome only for the instance holding the claim.
+ * - `complete` records the outcome only for the instance holding the claim;
+ * - `releaseClaim` hands a Running row of the instance back to the queue
+ *   (Queued, unclaimed): a closing instance's child is claimable at once;
+ * - `listLaunch` answers the children of one launch by position, and
+ *   `countOpen` how many of them are still Queued or Running;
+ * - `failQueued` ends a root's Queued children as Failed with `result`
+ *   (a cancelled tree's children never start).
  *
  * @category models
  * @since 0.1.0
@@ -90,7 +103,11 @@ export interface ChildQueueStoreShape {
     readonly outcome: ChildOutcome
     readonly result: unknown
   }) => Effect.Effect<boolean, Failure>
+  readonly releaseClaim: (tenantId: TenantId, executionId: ExecutionId, instanceId: InstanceId) => Effect.Effect<boolean, Failure>
   readonly get: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<Option.Option<QueuedChild>, Failure>
+  readonly listLaunch: (tenantId: TenantId, launchId: string) => Effect.Effect<ReadonlyArray<QueuedChild>, Failure>
+  readonly countOpen: (tenantId: TenantId, launchId: string) => Effect.Effect<number, Failure>
+  readonly failQueued: (tenantId: TenantId, rootExecutionId: ExecutionId, result: unknown) => Effect.Effect<number, Failure>
   readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
@@ -116,6 +133,8 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "depth", c.depth, 2),
           V.oneOf("ChildQueueStore.saveIfAbsent", "status", c.status, ["Queued"]),
           V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
+          ...(c.launchId === undefined || c.launchId === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "launchId", c.launchId)]),
+          ...(c.position === undefined ? [] : [V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "position", c.position, 0)]),
           V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
         ], () => impl.saveIfAbsent(c)),
       claim: (instanceId, ttl, now) =>
@@ -145,6 +164,28 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.nonEmpty("ChildQueueStore.get", "tenantId", tenantId),
           V.nonEmpty("ChildQueueStore.get", "executionId", executionId)
         ], () => impl.get(tenantId, executionId)),
+      releaseClaim: (tenantId, executionId, instanceId) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.releaseClaim", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.releaseClaim", "executionId", executionId),
+          V.nonEmpty("ChildQueueStore.releaseClaim", "instanceId", instanceId)
+        ], () => impl.releaseClaim(tenantId, executionId, instanceId)),
+      listLaunch: (tenantId, launchId) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.listLaunch", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.listLaunch", "launchId", launchId)
+        ], () => impl.listLaunch(tenantId, launchId)),
+      countOpen: (tenantId, launchId) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.countOpen", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.countOpen", "launchId", launchId)
+        ], () => impl.countOpen(tenantId, launchId)),
+      failQueued: (tenantId, root, result) =>
+        V.checked([
+          V.nonEmpty("ChildQueueStore.failQueued", "tenantId", tenantId),
+          V.nonEmpty("ChildQueueStore.failQueued", "rootExecutionId", root),
+          V.json("ChildQueueStore.failQueued", "result", result)
+        ], () => impl.failQueued(tenantId, root, result)),
       deleteRoot: (tenantId, root) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.deleteRoot", "tenantId", tenantId),

@@ -249,10 +249,11 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
         V.checked([
           ...recordChecks("RecordStore.startRoot", r),
           must("RecordStore.startRoot", "rootExecutionId", r?.rootExecutionId === r?.executionId, "must be the record's own executionId (a root)"),
-          must("RecordStore.startRoot", "parentExecutionId", r?.parentExecutionId == null, "must be null for a root"),
-          must("RecordStore.startRoot", "depth", r?.depth === 1, "must be 1 for a root"),
+          // A launched child runs as the root of its own tree: it names its parent and sits deeper than 1.
+          must("RecordStore.startRoot", "depth", r?.depth === 1 || (r?.parentExecutionId != null && r?.depth >= 2), "must be 1 for a root, ≥ 2 only for a launched child (one naming its parent)"),
+          must("RecordStore.startRoot", "parentExecutionId", r?.parentExecutionId == null || r?.depth >= 2, "must be null for a root (depth 1); only a launched child (depth ≥ 2) names its parent"),
           V.oneOf("RecordStore.startRoot", "status", r?.status, ["Running"])
-        ], () => impl.startRoot({ ...r, parentExecutionId: null, error: storableError(r.error) })),
+        ], () => impl.startRoot({ ...r, parentExecutionId: r.parentExecutionId ?? null, error: storableError(r.error) })),
       findActiveRoot: (tenantId, threadId) =>
         V.checked([
           V.nonEmpty("RecordStore.findActiveRoot", "tenantId", tenantId),

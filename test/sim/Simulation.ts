@@ -10,11 +10,13 @@ import { Duration, Effect, Exit, Fiber, Layer, Option, References } from "effect
 import { TestClock } from "effect/testing"
 import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
 import { MemoryState } from "../../layers/memory/MemoryState.ts"
+import * as MemoryChildQueueStore from "../../layers/memory/MemoryChildQueueStore.ts"
 import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
 import * as MemoryPauseStore from "../../layers/memory/MemoryPauseStore.ts"
 import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
 import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
 import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
+import * as SqlChildQueueStore from "../../layers/sql/SqlChildQueueStore.ts"
 import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../../layers/sql/SqlPauseStore.ts"
@@ -37,6 +39,7 @@ import * as Workflow from "../../src/runtime/Workflow.ts"
 import * as MemoryRateLimitStore from "../../layers/memory/MemoryRateLimitStore.ts"
 import * as SqlRateLimitStore from "../../layers/sql/SqlRateLimitStore.ts"
 import * as Quota from "./quota.ts"
+import { isChildrenWait } from "../../src/runtime/internal/ChildLaunch.ts"
 
 /** mulberry32: a small, fast, seedable PRNG. */
 const prng = (seed: number) => {
@@ -140,7 +143,44 @@ const workflows = (world: World) => {
       .addEdge(["left", "right"], "join")
       .addEdge("join", END)
   })
-  return [approval, slow, branches]
+  // Children launched anywhere: a fan-out whose three children any instance claims (its rows in the ChildQueueStore).
+  const child = Workflow.make({
+    name: "sim-child",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("work", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("4 seconds")
+          yield* sideEffect(world, "work", ctx)
+          return { log: ["work"] }
+        })
+      ))
+      .addEdge(START, "work")
+      .addEdge("work", END)
+  })
+  const fanout = Workflow.make({
+    name: "sim-fanout",
+    version: "1",
+    children: [child],
+    graph: new StateGraph(State)
+      .addNode("fan", Workflow.step(async (_s, ctx) => {
+        // A child cancelled on its own fails the launch: the parent goes on and says so.
+        const outcome = await ctx.launch(child, [{ log: [] }, { log: [] }, { log: [] }], { placement: "any" }).then(
+          (outs) => `ok${outs.length}`,
+          (e) => {
+            if ((e as { _tag?: string })._tag === "ChildExecutionsFailedError") return "failed"
+            throw e
+          }
+        )
+        await Effect.runPromise(sideEffect(world, "fan", ctx))
+        return { log: [`fan:${outcome}`] }
+      }))
+      .addNode("after", Workflow.effectStep((_s, ctx) => Effect.as(sideEffect(world, "after", ctx), { log: ["after"] })))
+      .addEdge(START, "fan")
+      .addEdge("fan", "after")
+      .addEdge("after", END)
+  })
+  return [approval, slow, branches, fanout]
 }
 
 /** Checkpoint rows that record every fenced write the store accepted. */
@@ -177,6 +217,7 @@ const sqliteStoresFor = (world: World) => {
     SqlPauseStore.layer(),
     SqlTreeStore.layer(),
     SqlRateLimitStore.layer(),
+    SqlChildQueueStore.layer(),
     checkpoints
   ).pipe(
     Layer.provide(SqliteMigrations.layer()),
@@ -201,6 +242,7 @@ const memoryStoresFor = (world: World) => {
     MemoryPauseStore.layer,
     MemoryTreeStore.layer,
     MemoryRateLimitStore.layer,
+    MemoryChildQueueStore.layer,
     checkpoints
   ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
 }
@@ -222,6 +264,8 @@ export interface SimulationResult {
   readonly finished: number
   readonly cancelled: number
   readonly paused: number
+  /** Child executions launched (placement "any") that ran. */
+  readonly children: number
   readonly violations: ReadonlyArray<string>
   readonly log: ReadonlyArray<string>
 }
@@ -251,7 +295,9 @@ const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>,
       const status = yield* read((b) => b.status(r.executionId))
       if (status.status !== r.status) violations.push(`status of ${r.executionId} is ${status.status}, stored ${r.status}`)
       if (r.status !== "Paused") continue
-      const stored = (yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"])).map((p) => p.pauseId).sort()
+      // A children wait is the runtime's to answer: the reads leave it out.
+      const stored = (yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"]))
+        .filter((p) => !isChildrenWait(p)).map((p) => p.pauseId).sort()
       const shown = status.pendingPauses.map((p) => p.pauseId).sort()
       const ofThread = (yield* read((b) => b.pendingPauses({ threadId: r.threadId }))).map((p) => p.pauseId).sort()
       if (JSON.stringify(shown) !== JSON.stringify(stored)) violations.push(`status of ${r.executionId} shows pauses [${shown}], stored [${stored}]`)
@@ -400,7 +446,9 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
     const expected: Record<string, ReadonlyArray<string>> = {
       "sim-approval": ["draft", "approve", "send"],
       "sim-slow": ["first", "work", "last"],
-      "sim-branches": ["fork", "left", "right", "join"]
+      "sim-branches": ["fork", "left", "right", "join"],
+      "sim-fanout": ["fan", "after"],
+      "sim-child": ["work"]
     }
     const saver = (yield* CheckpointStore).saver
     for (const { r, s } of all) {
@@ -438,6 +486,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
       finished: all.filter((x) => x.s === "Finished").length,
       cancelled: all.filter((x) => x.s === "Cancelled").length,
       paused: all.filter((x) => x.s === "Paused").length,
+      children: all.filter((x) => x.r.parentExecutionId !== null).length,
       violations,
       log: world.log
     } satisfies SimulationResult

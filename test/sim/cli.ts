@@ -23,9 +23,11 @@ const verbose = one !== undefined || process.argv.includes("--verbose")
 const main = Effect.gen(function*() {
   const started = Date.now()
   let executions = 0
+  let children = 0
   for (let seed = first; seed <= last; seed++) {
     const result = yield* simulate(seed, { store }).pipe(Effect.provide(TestClock.layer()))
     executions += result.executions
+    children += result.children
     if (verbose) console.log(`seed ${seed}:\n  ${result.log.join("\n  ")}`)
     if (result.violations.length > 0) {
       console.error(`seed ${seed} FAILED (replay: npm run sim -- --seed ${seed} --store ${store}):\n  ${result.violations.join("\n  ")}`)
@@ -42,7 +44,7 @@ const main = Effect.gen(function*() {
     if (!verbose && seed % 100 === 0) console.log(`${seed - first + 1} seeds passed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
   }
   const seconds = (Date.now() - started) / 1000
-  console.log(`${last - first + 1} seeds passed over ${store}, ${executions} executions, in ${seconds.toFixed(1)} s`)
+  console.log(`${last - first + 1} seeds passed over ${store}, ${executions} executions (${children} launched children), in ${seconds.toFixed(1)} s`)
   return true
 })
 

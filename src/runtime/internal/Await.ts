@@ -20,6 +20,7 @@ import { defaultTenant, type ExecutionId, type TenantId, type ThreadId } from ".
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import * as Workflow from "../Workflow.ts"
 import { currentOutput, type ExecutionOutput } from "./Executor.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import { Instance } from "./Instance.ts"
 import { type ReadOptions, readableRecord } from "./Reads.ts"
 
@@ -80,11 +81,13 @@ const untilSettled = (executionId: ExecutionId, options: ReadOptions) =>
     const { config } = yield* Instance
     const wakeups = yield* LeaseWakeups
     let record = yield* readableRecord(executionId, options)
-    while (record.status === "Running") {
+    // A tree resting only on its children is still under way: the runtime continues it when they end.
+    const moving = (r: ExecutionRecord) => r.status === "Running" ? Effect.succeed(true) : ChildLaunch.restsOnChildren(r)
+    while (yield* moving(record)) {
       // Listen before reading again: a release between the read and the wait is not missed.
       const released = yield* Effect.forkChild(wakeups.next(record.tenantId, record.rootExecutionId), { startImmediately: true })
       record = yield* readableRecord(executionId, options)
-      if (record.status !== "Running") {
+      if (!(yield* moving(record))) {
         yield* Fiber.interrupt(released)
         break
       }

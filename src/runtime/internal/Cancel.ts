@@ -9,6 +9,7 @@
  */
 import { Clock, Effect, Option } from "effect"
 import { ExecutionCancelledError, type LeaseLostError } from "../../stores/Errors.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import * as History from "./History.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../stores/Lease.ts"
@@ -89,6 +90,9 @@ export const endTree = Effect.fnUntraced(function*(
   const observer = yield* Observer
   const { rootExecutionId, tenantId } = record
   yield* guard
+  // Its children (launched anywhere) are cancelled too: the queued never start, the running are asked to stop.
+  yield* ChildLaunch.cancelChildren(instance, pauses, record, (child) =>
+    Effect.provideService(request(tenantId, child, { ownerId: undefined, instanceId: instance.instanceId }), TreeStore, tree))
   if (unwinder !== undefined) {
     const outcome = yield* Undo.unwind(unwinder, Undo.cancelledWhy(yield* Clock.currentTimeMillis))
     if (outcome.unwinding.reason === "Failed" || outcome.failed.length > 0) {
@@ -114,6 +118,7 @@ export const endTree = Effect.fnUntraced(function*(
     ended = yield* records.setStatusFenced({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled", lease })
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
+  // Its children's rows stay: a running child asked to stop is still ended (cancelled) by whoever claims it.
   if (ended) {
     yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Cancelled" })
     yield* observer.onError({

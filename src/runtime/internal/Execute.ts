@@ -31,6 +31,7 @@ import * as Workflow from "../Workflow.ts"
 import { awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { Instance, notStopping, registeredWorkflow } from "./Instance.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import * as Requests from "./Requests.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
@@ -243,23 +244,27 @@ export const start = (runs: FiberSet.FiberSet<unknown, unknown>) => <I>(workflow
  * @category internal
  * @since 0.1.0
  */
+/** Awaits an execution this call started or follows: no timeout was given, and its record was read before (only a deleted one is unknown now). */
+const awaited = (handle: ExecutionHandle, options: ExecuteOptions | undefined) =>
+  awaitExecution(handle, { ownerId: options?.ownerId }).pipe(
+    Effect.catchTag("AwaitTimeoutError", Effect.die),
+    Effect.catchTag("UnknownExecutionError", (e) =>
+      Effect.fail(new StoreError({ store: "RecordStore", operation: "getRecord", kind: "Data", reason: `execution ${e.executionId}, started by this call, is gone` })))
+  )
+
 export const execute = (runs: FiberSet.FiberSet<unknown, unknown>) => <I, O>(workflow: Workflow.Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
   Effect.gen(function*() {
     const started = yield* start(runs)(workflow, input, options)
     const { executionId, tenantId, threadId } = started.handle
     const out = Effect.gen(function*() {
       if (started.run !== undefined) {
-        const out = yield* Fiber.join(started.run)
+        // Resting on children launched anywhere is not an answer yet: it waits for the tree to move on.
+        const out = yield* ChildLaunch.untilNotOnChildren(yield* Fiber.join(started.run), () => awaited(started.handle, options))
         if (started.key !== undefined) yield* Requests.recordAnswer(started.key, started.handle, out)
         return yield* decodedOutput(workflow, out, "Baton.execute")
       }
       if (Option.isSome(started.answer)) return yield* decodedOutput(workflow, started.answer.value as ExecutionOutput, "Baton.execute")
-      return yield* awaitExecution(started.handle, { ownerId: options?.ownerId }).pipe(
-        // No timeout was given; the record was read before, so only a deleted one is unknown now.
-        Effect.catchTag("AwaitTimeoutError", Effect.die),
-        Effect.catchTag("UnknownExecutionError", (e) =>
-          Effect.fail(new StoreError({ store: "RecordStore", operation: "getRecord", kind: "Data", reason: `execution ${e.executionId}, started by this request key, is gone` })))
-      )
+      return yield* awaited(started.handle, options)
     })
     return yield* Effect.mapError(out, afterRecorded({ tenantId, executionId, threadId }))
   }).pipe(Effect.map((out) => out as ExecutionOutput<O>), Effect.withSpan("Baton.execute"))

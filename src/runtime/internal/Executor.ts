@@ -7,6 +7,7 @@
 import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import {
   ExecutionCancelledError,
   ExecutionFailedError,
@@ -114,8 +115,9 @@ const graphConfig = (record: ExecutionRecord) => ({
   configurable: { thread_id: record.threadId, [tenantKey]: record.tenantId }
 })
 
+/** The pauses a caller answers (a children wait is the runtime's: left out). */
 const pendingOf = (pauses: ReadonlyArray<Pause>): ReadonlyArray<PendingPause> =>
-  pauses.map((p) => ({ pauseId: p.pauseId, payload: p.payload }))
+  ChildLaunch.answerable(pauses).map((p) => ({ pauseId: p.pauseId, payload: p.payload }))
 
 /**
  * The tree's output as it rests now (no pass needed): its pending pauses, or its final state.
@@ -170,7 +172,8 @@ const makeHandle = (
   clock: Clock.Clock,
   tree: TreeStoreShape,
   recorder: History.StepRecorder | undefined,
-  steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>
+  steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>,
+  continuation: { value: boolean }
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -181,6 +184,7 @@ const makeHandle = (
     graph: workflow.graph,
     depth: record.depth,
     newRoot: start._tag === "Input",
+    continuation,
     signal: holder.signal,
     park: (delta) => {
       pass.parkedBodies += delta
@@ -243,6 +247,18 @@ const makeHandle = (
           ? new Error(`step "${node}" has an undo, so its result must be storable as JSON: ${(error as Error).message}`)
           : error
       }),
+    launch: (stepKey, n, workflow, inputs, launchOptions) =>
+      ChildLaunch.launch({
+        instance,
+        record,
+        stepKey,
+        park: (delta) => {
+          pass.parkedBodies += delta
+          touch()
+        },
+        yieldSlot: StepSlots.yieldSlot,
+        now: () => clock.currentTimeMillisUnsafe()
+      }, n, workflow as AnyWorkflow, inputs, launchOptions),
     runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
   }
 }
@@ -273,7 +289,9 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   })
   yield* Effect.annotateCurrentSpan("baton.instance", instance.instanceId)
   const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
-  const handle = makeHandle(instance, options, clock, tree, recorder, steps)
+  // Set when the pass continues a parent whose children ended: its first step closes that branch (slot priority).
+  const continuation = { value: false }
+  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation)
   const metricsContext = yield* Effect.context<never>()
   /** Counts `metric` for this instance. */
   const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>
@@ -306,6 +324,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     graph,
     graphOptions,
     recorder,
+    continuation,
     base,
     event,
     guard,
@@ -315,7 +334,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     count,
     touch,
     /** The tree ended: its keys go. */
-    dropTreeKeys: tree.deleteRoot(record.tenantId, record.rootExecutionId),
+    dropTreeKeys: Effect.andThen(tree.deleteRoot(record.tenantId, record.rootExecutionId), ChildLaunch.dropRows(instance, record)),
     failure: (error: unknown) =>
       new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error }),
     /** A cancel request written by any instance ends the tree here. */
@@ -394,6 +413,7 @@ const startPass = Effect.fnUntraced(function*(p: Pass) {
   const state = yield* Effect.promise(() => p.graph.getState(graphConfig(record)))
   const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
   const sent = yield* answersFor(p, waiting)
+  if (sent.some(ChildLaunch.isChildrenWait)) p.continuation.value = true
   let next: Next = sent.length > 0 ? answering(sent) : { input: null, sent: [] }
   // No checkpoint at all: the first holder died before LangGraph wrote one; start again from the kept input.
   if (next.input === null && (yield* Effect.promise(() => p.instance.saver.getTuple(graphConfig(record)))) === undefined) {
@@ -503,6 +523,8 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
 const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Interrupt>, waiting: ReadonlySet<string>) {
   yield* p.guard
   yield* savePauses(p, interrupts, waiting)
+  // Children that all ended before their wait was saved: their finisher found no pause to answer.
+  yield* ChildLaunch.answerEndedWaits(p.instance, p.pauses, p.record, p.now())
   const late = yield* answersFor(p, waiting)
   if (late.length > 0) return answering(late)
   yield* p.honourCancelRequest

@@ -13,6 +13,7 @@ import { LeaseStore } from "../../stores/LeaseStore.ts"
 import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import { checkThread } from "./Threads.ts"
 import * as Undo from "./Undo.ts"
 
@@ -83,13 +84,18 @@ export interface ExecutionStatusView extends ExecutionSummary {
     readonly epoch: number
     readonly expiresAt: number
   } | null
-  /** While Paused: its pending pauses (the tree's, for a root). */
+  /** While Paused: its pending pauses (the tree's, for a root) a caller may answer. */
   readonly pendingPauses: ReadonlyArray<PauseView>
   /**
    * While Running and unwinding (its undos running after a failed step or a
    * cancel): why, and how far the undos got; null otherwise.
    */
   readonly unwinding: Undo.UnwindingView | null
+  /**
+   * While Paused waiting on children it launched (placement `"any"`): one
+   * entry per launch still running. The runtime continues it when they end.
+   */
+  readonly waitingOnChildren: ReadonlyArray<ChildLaunch.ChildrenWait>
 }
 
 /**
@@ -181,7 +187,7 @@ export const readableRecord = Effect.fnUntraced(function*(executionId: Execution
 const pendingOfRecord = (record: ExecutionRecord) =>
   Effect.map(
     PauseStore.use((pauses) => pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])),
-    (pending) => pending.filter((p) => isRoot(record) || p.executionId === record.executionId).map(pauseView)
+    (pending) => pending.filter((p) => isRoot(record) || p.executionId === record.executionId)
   )
 
 /**
@@ -196,10 +202,15 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
     const lease = record.status === "Running"
       ? yield* LeaseStore.use((leases) => leases.get(record.tenantId, record.rootExecutionId))
       : Option.none()
-    const pendingPauses = record.status === "Paused" ? yield* pendingOfRecord(record) : []
+    const pending = record.status === "Paused" ? yield* pendingOfRecord(record) : []
+    const pendingPauses = ChildLaunch.answerable(pending).map(pauseView)
     const unwinding = record.status === "Running" ? Option.getOrNull(yield* Undo.view(record.tenantId, record.rootExecutionId)) : null
     return {
       ...summary(record),
+      waitingOnChildren: pending.flatMap((p) => {
+        const wait = ChildLaunch.waitOf(p.payload)
+        return wait === undefined ? [] : [wait]
+      }),
       holder: Option.match(lease, {
         onNone: () => null,
         onSome: (l) => ({ instanceId: instanceOf(l.holder), holder: l.holder, epoch: l.epoch, expiresAt: l.expiresAt })
@@ -260,5 +271,5 @@ export const pendingPauses = (options: ReadOptions & { readonly threadId: Thread
     yield* checkThread(tenantId, options.threadId, options.ownerId)
     const active = yield* RecordStore.use((records) => records.findActiveRoot(tenantId, options.threadId))
     if (Option.isNone(active)) return [] as ReadonlyArray<PauseView>
-    return yield* pendingOfRecord(active.value)
+    return ChildLaunch.answerable(yield* pendingOfRecord(active.value)).map(pauseView)
   }).pipe(Effect.withSpan("Baton.pendingPauses"))

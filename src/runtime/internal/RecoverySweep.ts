@@ -68,7 +68,10 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
   let cursor = from
   while (more()) {
     const page = yield* records.findByStatus(status, pageSize, cursor)
-    const roots = page.filter((record) => record.executionId === record.rootExecutionId && !movingHere(instance, record))
+    // A launched child is a root of its own tree, moved by whoever claimed it or by its parent's step (see ChildWorker).
+    const roots = page.filter((record) =>
+      record.executionId === record.rootExecutionId && record.parentExecutionId === null && !movingHere(instance, record)
+    )
     yield* onPage(roots)
     const visited = new Set(roots)
     yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)

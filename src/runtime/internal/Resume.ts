@@ -17,6 +17,7 @@ import * as Workflow from "../Workflow.ts"
 import { Instance, notStopping, workflowForRecord } from "./Instance.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import * as Requests from "./Requests.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 
@@ -56,6 +57,8 @@ const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: Tenant
   const records = yield* RecordStore
   const pause = yield* pauses.get(tenantId, input.pauseId)
   if (Option.isNone(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
+  // A children wait is answered by the runtime when the children end, never by a caller.
+  if (ChildLaunch.isChildrenWait(pause.value)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
   yield* checkThread(tenantId, pause.value.threadId, input.ownerId)
   const record = yield* records.getRecord(tenantId, pause.value.rootExecutionId)
   if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))

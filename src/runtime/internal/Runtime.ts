@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, FiberSet } from "effect"
+import { Clock, Context, Deferred, Effect, FiberSet, Option } from "effect"
+import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
@@ -14,6 +15,8 @@ import * as BatonConfig from "../BatonConfig.ts"
 import * as Health from "../Health.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./CancelThread.ts"
+import * as ChildLaunch from "./ChildLaunch.ts"
+import * as ChildWorker from "./ChildWorker.ts"
 import { close, type CloseOptions } from "./Close.ts"
 import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await.ts"
 import { execute, type ExecuteOptions, start } from "./Execute.ts"
@@ -47,6 +50,10 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       return yield* refuse(`workflow "${w.name}" has no StateGraph with nodes`)
     }
     if (workflows.has(w.name)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    const cap = w.maxConcurrentExecutions
+    if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
+      return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
+    }
     workflows.set(w.name, w)
     for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
   }
@@ -86,7 +93,11 @@ const compiledOnce = (checkpointer: InstanceShape["saver"]) => {
 }
 
 /** The instance's state over the stores in context; the step slots (with a cap) travel with its services. */
-const makeInstance = Effect.fnUntraced(function*(config: RuntimeConfig, slots: StepSlots.StepSlotsShape | undefined) {
+const makeInstance = Effect.fnUntraced(function*(
+  config: RuntimeConfig,
+  slots: StepSlots.StepSlotsShape | undefined,
+  runner: Context.Service.Shape<typeof ChildLaunch.ChildRunner>
+) {
   const ids = yield* IdGenerator
   const { saver } = yield* CheckpointStore
   const instanceId = config.instanceId ?? (yield* ids.make("instance"))
@@ -103,7 +114,7 @@ const makeInstance = Effect.fnUntraced(function*(config: RuntimeConfig, slots: S
     compiled: compiledOnce(saver),
     health: { startedAt: yield* Clock.currentTimeMillis, lastSweepEndedAt: undefined, stopping: false },
     closeDeadline: yield* Deferred.make<void>(),
-    services: slots === undefined ? stores : Context.add(stores, StepSlots.StepSlots, slots)
+    services: Context.add(slots === undefined ? stores : Context.add(stores, StepSlots.StepSlots, slots), ChildLaunch.ChildRunner, runner)
   } satisfies InstanceShape as InstanceShape
 })
 
@@ -118,18 +129,34 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const registered = yield* registry(workflows)
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
-  const instance = yield* makeInstance(config, slots)
+  const childState = ChildWorker.makeState()
+  const instance = yield* makeInstance(config, slots, childState.runner)
+  const capped = [...registered.values()].find((w) => w.maxConcurrentExecutions !== undefined)
+  if (capped !== undefined && Option.isNone(Context.getOption(instance.services, RateLimitStore))) {
+    return yield* new BatonConfigError({
+      field: "workflows",
+      reason: `workflow "${capped.name}" sets maxConcurrentExecutions: provide a RateLimitStore shared by the instances (the store bundles do)`
+    })
+  }
   const providerHealth = yield* ProviderHealth.providerReadiness(config.providers, instance.services)
   yield* QuotaPermit.check(instance)
   yield* Metering.registerGauges(instance, slots)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
+  childState.state.run = (spec) => run(ChildWorker.runChild(spec))
   const closeScope = yield* Effect.scope
   const recoveries = yield* FiberSet.make()
   // Started executions run here, in the instance's scope: a caller may go away; close waits for them like any pass.
   const runs = yield* FiberSet.make()
   // The sweep runs on every instance; retention under the fleet's leader. Close stops both (handing the leader lease back).
-  const sweep = yield* Effect.forkScoped(run(Effect.all([RecoverySweep.run(recoveries), Retention.run], { concurrency: "unbounded", discard: true })))
+  // Queued children (placement "any") are claimed by a loop of their own, when some workflow here launches children.
+  const children = yield* FiberSet.make()
+  const launches = [...registered.values()].some((w) => w.children.length > 0)
+  const sweep = yield* Effect.forkScoped(run(Effect.all([
+    RecoverySweep.run(recoveries),
+    Retention.run,
+    launches ? ChildWorker.run(childState.state, children, recoveries) : Effect.void
+  ], { concurrency: "unbounded", discard: true })))
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
@@ -151,7 +178,9 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
     list: (options?: Reads.ListOptions) => run(Reads.list(options)),
     pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) => run(Reads.pendingPauses(options)),
-    resume: (input: ResumeInput) => run(resume(input)),
+    resume: (input: ResumeInput) =>
+      run(Effect.flatMap(resume(input), (out) =>
+        ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId })))),
     cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
     close: (options?: CloseOptions) => run(closeInstance(options)),
     checkLiveness: run(Health.checkLiveness(instance)),

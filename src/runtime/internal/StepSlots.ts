@@ -374,8 +374,44 @@ export const branchClosers = (graph: GraphBuilder): ReadonlySet<string> => {
   return closers
 }
 
+/** A body's hold on a slot: `held` false while it gave the slot back (see {@link yieldSlot}). */
+interface Hold {
+  readonly token: object
+  readonly slots: SlotsImpl
+  readonly depth: number
+  readonly signal: AbortSignal
+  held: boolean
+}
+
 /** Marks the async context of a body that holds a slot: steps of the same pass started inside it run in that slot. */
-const holding = new AsyncLocalStorage<object>()
+const holding = new AsyncLocalStorage<Hold>()
+
+/**
+ * Runs `wait` without the slot the calling step body holds (a step waiting
+ * for its children gives its slot to them), then takes a slot again — first
+ * among waiters, as a step closing a branch — before answering. Outside a
+ * body that holds a slot it just runs `wait`. If the pass is aborted before
+ * the slot comes back, it rejects with the abort reason (the body holds no
+ * slot then, and gives none back).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const yieldSlot = async <A>(wait: () => Promise<A>): Promise<A> => {
+  const hold = holding.getStore()
+  if (hold === undefined || !hold.held) return wait()
+  hold.held = false
+  hold.slots.releaseUnsafe()
+  let out: A
+  try {
+    out = await wait()
+  } finally {
+    const exit = await Effect.runPromiseExit(hold.slots.take({ closesBranch: true, depth: hold.depth, newRoot: false }), { signal: hold.signal })
+    if (Exit.isSuccess(exit)) hold.held = true
+    else if (hold.signal.aborted) throw hold.signal.reason
+  }
+  return out
+}
 
 /**
  * How one pass's step bodies take their slots: `undefined` when the instance
@@ -393,6 +429,11 @@ export const passGate = (instance: InstanceShape, pass: {
   readonly depth: number
   /** The pass starts a new root: its steps are a new root's first until one ends. */
   readonly newRoot: boolean
+  /**
+   * Set when the pass continues a parent whose children all ended: its next
+   * step (the parent's continuation) closes that branch and goes first.
+   */
+  readonly continuation?: { value: boolean } | undefined
   readonly signal: AbortSignal
   /** Called with +1 when a step starts waiting for a slot and -1 when the wait ends. */
   readonly park: (delta: number) => void
@@ -403,25 +444,28 @@ export const passGate = (instance: InstanceShape, pass: {
   const token = {}
   let firstStep = pass.newRoot
   const held = <A>(body: () => Promise<A>): Promise<A> => {
+    const hold: Hold = { token, slots, depth: pass.depth, signal: pass.signal, held: true }
     let p: Promise<A>
     try {
-      p = holding.run(token, body)
+      p = holding.run(hold, body)
     } catch (e) {
       p = Promise.reject(e)
     }
     return p.finally(() => {
       firstStep = false
-      slots.releaseUnsafe()
+      if (hold.held) slots.releaseUnsafe()
     })
   }
   return <A>(node: string, body: () => Promise<A>): Promise<A> => {
     // Inside a body of this pass that holds a slot (a subgraph run by a step): that slot covers this step.
     // (Another execution started from inside a step needs a slot of its own.)
-    if (holding.getStore() === token) return body()
+    if (holding.getStore()?.token === token) return body()
+    const continues = pass.continuation?.value === true
+    if (pass.continuation !== undefined) pass.continuation.value = false
     if (slots.tryTakeUnsafe()) return held(body)
     const { signal } = pass
     if (signal.aborted) return Promise.reject(signal.reason)
-    const claim: Claim = { closesBranch: closers.has(node), depth: pass.depth, newRoot: firstStep }
+    const claim: Claim = { closesBranch: continues || closers.has(node), depth: pass.depth, newRoot: firstStep }
     pass.park(1)
     return Effect.runPromiseExit(slots.wait(claim), { signal }).then((exit) => {
       pass.park(-1)

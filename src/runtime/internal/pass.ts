@@ -4,6 +4,7 @@
  */
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import type { Effect } from "effect"
+import type { LaunchOptions } from "../Children.ts"
 
 /**
  * The key of the pass handle in LangGraph's `config.configurable`.
@@ -34,6 +35,15 @@ export interface PassHandle {
   readonly runBody: <A>(node: string, body: () => Promise<A>, key?: string) => Promise<A>
   /** The execution tree's pseudonym key, made on first use (see `Pseudonyms`). */
   readonly pseudonymKey: () => Promise<Uint8Array>
+  /** Launches children from the step keyed `stepKey` (its `n`th launch): their outputs in launch order (see `ChildLaunch`). */
+  readonly launch: (
+    stepKey: string,
+    n: number,
+    /** A workflow made with `Workflow.make` (typed there: this module may not import it). */
+    workflow: { readonly name: string; readonly configHash: string },
+    inputs: ReadonlyArray<unknown>,
+    options?: LaunchOptions
+  ) => Promise<ReadonlyArray<unknown>>
   /** Runs an Effect step body with the instance's services; interrupted when the pass's signal aborts. */
   readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>, key?: string) => Promise<A>
   /**

@@ -71,6 +71,8 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
           queuedAt: t,
           claimExpiresAt: null,
           result: null,
+          launchId: null,
+          position: 0,
           ...over
         }
         trees.set(JSON.stringify([c.tenantId, c.rootExecutionId]), [c.tenantId, c.rootExecutionId])
@@ -233,6 +235,58 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
             }
             yield* TestClock.adjust(ttl * 2)
             none(yield* stores.first.claim("c", ttl, yield* now), "completed children are not claimable, even past their claim")
+          })
+        ))
+
+      it.effect("a launch: listLaunch answers its children by position, countOpen what is still Queued or Running, failQueued ends a root's Queued ones", () =>
+        withQueue((stores, child) =>
+          Effect.gen(function*() {
+            const launchId = ids("launch")
+            // saved out of order: read back by position
+            const kids = [2, 0, 1].map((position) => child({ launchId, position }))
+            const other = child({ launchId: ids("launch") })
+            for (const k of [...kids, other]) assert.isTrue(yield* stores.first.saveIfAbsent(k))
+            const listed = yield* stores.second.listLaunch(kids[0]!.tenantId, launchId)
+            assert.deepStrictEqual(listed.map((k) => k.position), [0, 1, 2])
+            assert.deepStrictEqual(listed.map((k) => k.executionId), [kids[1]!, kids[2]!, kids[0]!].map((k) => k.executionId))
+            assert.strictEqual(yield* stores.second.countOpen(kids[0]!.tenantId, launchId), 3)
+            assert.deepStrictEqual(yield* stores.first.listLaunch(ids("tenant"), launchId), [], "another tenant sees no launch")
+            // claim and complete every child of the launch (the other launch's child may be claimed too)
+            let open = 3
+            while (open > 0) {
+              const got = some(yield* stores.first.claim("a", ttl, yield* now), "claim")
+              if (got.launchId !== launchId) continue
+              assert.isTrue(yield* stores.first.complete({ tenantId: got.tenantId, executionId: got.executionId, instanceId: "a", outcome: "Answered", result: got.position }))
+              open--
+              assert.strictEqual(yield* stores.second.countOpen(got.tenantId, launchId), open)
+            }
+            assert.deepStrictEqual((yield* stores.second.listLaunch(kids[0]!.tenantId, launchId)).map((k) => k.result), [0, 1, 2])
+            // failQueued: only Queued rows of the root end Failed, with the result
+            const queued = child({ launchId: ids("launch") })
+            assert.isTrue(yield* stores.first.saveIfAbsent(queued))
+            const ended = yield* stores.second.failQueued(queued.tenantId, queued.rootExecutionId, { tag: "ExecutionCancelledError" })
+            assert.isAtLeast(ended, 1)
+            const row = some(yield* stores.first.get(queued.tenantId, queued.executionId), "get")
+            assert.strictEqual(row.status, "Failed")
+            assert.deepStrictEqual(row.result, { tag: "ExecutionCancelledError" })
+            assert.strictEqual(some(yield* stores.first.get(kids[0]!.tenantId, kids[0]!.executionId), "get").status, "Answered", "an ended child stays as it ended")
+          })
+        ))
+
+      it.effect("releaseClaim hands the claimer's Running child back to the queue; nobody else's", () =>
+        withQueue((stores, child, t) =>
+          Effect.gen(function*() {
+            const c = child({ depth: 9 })
+            assert.isTrue(yield* stores.first.saveIfAbsent(c))
+            const got = some(yield* stores.first.claim("a", ttl, t), "claim")
+            assert.strictEqual(got.executionId, c.executionId)
+            assert.isFalse(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "b"), "not b's claim")
+            assert.isTrue(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "a"))
+            assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), c, "Queued and unclaimed again")
+            assert.isFalse(yield* stores.first.releaseClaim(c.tenantId, c.executionId, "a"), "a queued child has no claim to release")
+            const again = some(yield* stores.second.claim("b", ttl, t), "claim again")
+            assert.strictEqual(again.executionId, c.executionId)
+            assert.strictEqual(again.claimedBy, "b")
           })
         ))
 
