@@ -53,6 +53,13 @@ export interface BatonConfigOptions {
    */
   readonly maxConcurrentSteps?: number | undefined
   /**
+   * How many recoveries the sweep of this instance runs at once: a look
+   * starts at most this many, counting those earlier looks started that still
+   * run, and leaves the other orphaned trees to the next look (woken when a
+   * recovery ends). A whole number ≥ 1. Default 100.
+   */
+  readonly maxRecoveriesPerLook?: number | undefined
+  /**
    * How many recoveries of one execution may fail (the graph or a store
    * failing it while its record stays Running) before the sweep marks it
    * Failed with the last cause: a whole number ≥ 1. Default 5.
@@ -128,6 +135,8 @@ export interface BatonConfigShape {
   readonly sweepPageSize: number
   /** The cap on steps running at once; `undefined`: no cap. */
   readonly maxConcurrentSteps: number | undefined
+  /** Recoveries the sweep runs at once (a look starts at most this many minus those still running). */
+  readonly maxRecoveriesPerLook: number
   /** Failed recoveries of one execution before it is marked Failed. */
   readonly maxRecoveryAttempts: number
   /** The first wait after a failed recovery; doubled per failure. */
@@ -173,6 +182,7 @@ export const defaults: BatonConfigShape = {
   requestRetentionMillis: 24 * 60 * 60 * 1000,
   sweepPageSize: 100,
   maxConcurrentSteps: undefined,
+  maxRecoveriesPerLook: 100,
   maxRecoveryAttempts: 5,
   recoveryBackoffMillis: 1_000,
   recoveryBackoffMaxMillis: 5 * 60 * 1000,
@@ -198,6 +208,7 @@ export const configKeys = {
   requestRetention: "BATON_REQUEST_RETENTION",
   sweepPageSize: "BATON_SWEEP_PAGE_SIZE",
   maxConcurrentSteps: "BATON_MAX_CONCURRENT_STEPS",
+  maxRecoveriesPerLook: "BATON_MAX_RECOVERIES_PER_LOOK",
   maxRecoveryAttempts: "BATON_MAX_RECOVERY_ATTEMPTS",
   recoveryBackoff: "BATON_RECOVERY_BACKOFF",
   recoveryBackoffMax: "BATON_RECOVERY_BACKOFF_MAX",
@@ -315,6 +326,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* checkRequestRetention(config.requestRetentionMillis)
   yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
   yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
+  yield* wholeNumber("maxRecoveriesPerLook", config.maxRecoveriesPerLook, undefined, "")
   yield* checkRecovery(config)
   yield* Limits.validate(config)
   yield* checkUndo(config)
@@ -344,6 +356,7 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     requestRetentionMillis: yield* millis("requestRetention", options.requestRetention, defaults.requestRetentionMillis),
     sweepPageSize: (yield* wholeNumber("sweepPageSize", options.sweepPageSize, defaults.sweepPageSize, ""))!,
     maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
+    maxRecoveriesPerLook: (yield* wholeNumber("maxRecoveriesPerLook", options.maxRecoveriesPerLook, defaults.maxRecoveriesPerLook, ""))!,
     maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
     recoveryBackoffMillis: yield* millis("recoveryBackoff", options.recoveryBackoff, defaults.recoveryBackoffMillis),
     recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis),
@@ -401,6 +414,7 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   requestRetention: optionalText(configKeys.requestRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   sweepPageSize: optionalText(configKeys.sweepPageSize).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  maxRecoveriesPerLook: optionalText(configKeys.maxRecoveriesPerLook).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   recoveryBackoff: optionalText(configKeys.recoveryBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),

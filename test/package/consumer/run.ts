@@ -1,16 +1,21 @@
-// The same app in TypeScript, typechecked with tsc against baton's .d.ts files.
+// The same app in TypeScript, typechecked with tsc against baton's .d.ts files:
+// SQLite stores, baton/http on an ephemeral 127.0.0.1 port, a baton/testing Harness.
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Baton, type ExecutionOutput, Workflow } from "baton"
-import type { MemoryStores } from "baton/memory"
+import { BatonHttp } from "baton/http"
+import { MemoryStores } from "baton/memory"
 import type { PgStores } from "baton/pg"
 import { SqliteStores } from "baton/sqlite"
-import { Effect } from "effect"
+import { Harness } from "baton/testing"
+import { Effect, Fiber, Layer } from "effect"
+import { HttpServer } from "effect/http"
+import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 
-/** The other backends' declarations are checked too (baton/testing needs vitest, an optional peer: not here). */
-export type OtherBackends = [typeof MemoryStores.layer, typeof PgStores.layer]
+/** The Postgres backend's declarations are checked too. */
+export type OtherBackends = [typeof PgStores.layer]
 
 const State = Annotation.Root({
   amount: Annotation<number>(),
@@ -48,8 +53,75 @@ const program = Effect.gen(function*() {
   Effect.provide(SqliteStores.layer({ path: join(dir, "baton.sqlite") }))
 )
 
-Effect.runPromise(program).then(
-  (result) => console.log(JSON.stringify(result)),
+/** The app's hook: the x-tenant header names the caller's tenant; without it the request is refused (401). */
+const authorize: BatonHttp.Authorize = (request) =>
+  Effect.succeed(typeof request.headers["x-tenant"] === "string" ? { tenantId: request.headers["x-tenant"] } : undefined)
+
+interface Reply {
+  readonly status: number
+  readonly body: any
+}
+
+const call = (port: number, method: string, path: string, body?: unknown, headers: Record<string, string> = { "x-tenant": "acme" }) =>
+  Effect.promise(async (): Promise<Reply> => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...headers },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) })
+    })
+    return { status: response.status, body: await response.json() }
+  })
+
+const overHttp = Effect.gen(function*() {
+  const port = BatonHttp.port(yield* HttpServer.HttpServer)
+  const baton = yield* Baton
+  const livez = yield* call(port, "GET", "/livez")
+  const refused = yield* call(port, "POST", "/executions", { workflow: "expense", input: { amount: 7, log: [] } }, {})
+  const started = yield* call(port, "POST", "/executions", { workflow: "expense", input: { amount: 7, log: [] } })
+  // The app's own side waits for the execution to rest at its pause (no polling over HTTP).
+  yield* baton.await(started.body.executionId as string, { tenantId: "acme" })
+  const status = yield* call(port, "GET", `/executions/${started.body.executionId}`)
+  const pauses = yield* call(port, "GET", `/threads/${started.body.threadId}/pauses`)
+  const resumed = yield* call(port, "POST", `/pauses/${pauses.body.pauses[0].pauseId}/resume`, { decision: "approved" })
+  return {
+    livez: [livez.status, livez.body.status],
+    refused: refused.status,
+    started: started.status,
+    status: [status.status, status.body.status, status.body.tenantId],
+    resumed: [resumed.status, resumed.body._tag, resumed.body.output?.log]
+  }
+}).pipe(
+  Effect.provide(BatonHttp.layerServer({ workflows: [expense], authorize, port: 0 }).pipe(
+    Layer.provideMerge(Baton.layer({ workflows: [expense], instanceId: "ts-http" })),
+    Layer.provide(MemoryStores.layer)
+  ))
+)
+
+/** A step of 45 s on the Clock: on the Harness, the TestClock's. */
+const slow = Workflow.make<typeof State.State>({
+  name: "slow",
+  version: "1",
+  graph: new StateGraph(State)
+    .addNode("wait", Workflow.effectStep(() => Effect.as(Effect.sleep("45 seconds"), { log: ["waited"] })))
+    .addEdge(START, "wait")
+    .addEdge("wait", END)
+})
+
+/** Two instances on the TestClock: the one moving the step dies; the other recovers the execution and finishes it. */
+const onHarness = Effect.gen(function*() {
+  const h: Harness.Harness = yield* Harness.make({ instances: 2, baton: { workflows: [slow] } })
+  const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(slow, { amount: 0, log: [] })))
+  yield* h.settle
+  yield* h.kill(0)
+  yield* h.advance("31 seconds")
+  const during = yield* Fiber.join(yield* h.run(1, (b) => b.status(handle.executionId)))
+  yield* h.advance("45 seconds")
+  const done = yield* expectTag(yield* Fiber.join(yield* h.run(1, (b) => b.await(handle))), "Finished")
+  return { recoveredBy: during.holder?.instanceId, tag: done._tag, log: (done.output as typeof State.State).log }
+}).pipe(Effect.scoped, Effect.provide(MemoryStores.layer), Effect.provide(TestClock.layer()))
+
+Effect.runPromise(Effect.all({ sqlite: program, http: overHttp, harness: onHarness })).then(
+  ({ sqlite, http, harness }) => console.log(JSON.stringify({ ...sqlite, http, harness })),
   (error: unknown) => {
     console.error(error)
     process.exitCode = 1
