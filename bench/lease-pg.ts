@@ -10,27 +10,18 @@
  *
  * Prints acquire (won + lost), renew and release operations per second.
  */
-import { PgClient as EffectPgClient } from "@effect/sql-pg"
-import { Effect, Exit, Layer, Option, Redacted, Scope } from "effect"
-import { Reactivity } from "effect/reactivity"
-import type { LeaseStoreShape } from "../src/stores/LeaseStore.ts"
+import { Effect, Option } from "effect"
 import * as SqlLeaseStore from "../layers/sql/SqlLeaseStore.ts"
-import * as PgClient from "../layers/pg/PgClient.ts"
-import * as PgMigrations from "../layers/pg/PgMigrations.ts"
+import { freshSchema, runInSchema, storesPerConnection } from "./pgSchema.ts"
 
-const url = process.env.BATON_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const clients = Number(process.env.BENCH_CLIENTS ?? 8)
 const roots = Number(process.env.BENCH_ROOTS ?? 4)
 const seconds = Number(process.env.BENCH_SECONDS ?? 5)
 const ttl = 30_000
-const schema = `bench_lease_${Math.random().toString(36).slice(2, 8)}`
+const schema = freshSchema("bench_lease")
 
 const main = Effect.gen(function*() {
-  const stores: Array<LeaseStoreShape> = []
-  for (let i = 0; i < clients; i++) {
-    const context = yield* Layer.build(PgClient.layer({ url, schema, maxConnections: 1 }))
-    stores.push(yield* Effect.provide(Effect.andThen(PgMigrations.migrate({ schema }), SqlLeaseStore.make()), context))
-  }
+  const stores = yield* storesPerConnection(clients, schema, SqlLeaseStore.make())
   const counts = { acquired: 0, refused: 0, renewed: 0, released: 0 }
   const holders = new Map<number, number>()
   const until = Date.now() + seconds * 1000
@@ -64,15 +55,4 @@ const main = Effect.gen(function*() {
   console.log(`total: ${rate(counts.acquired + counts.refused + counts.renewed + counts.released)} lease operations/s`)
 })
 
-const dropSchema = Effect.scoped(Effect.flatMap(
-  EffectPgClient.make({ url: Redacted.make(url), maxConnections: 1 }),
-  (sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`
-)).pipe(Effect.provide(Reactivity.layer))
-
-const scope = Effect.runSync(Scope.make())
-try {
-  await Effect.runPromise(Scope.provide(main, scope))
-} finally {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  await Effect.runPromise(dropSchema)
-}
+await runInSchema(schema, main)

