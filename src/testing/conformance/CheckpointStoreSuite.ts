@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import type { Checkpoint, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Clock, Context, Effect, Option } from "effect"
@@ -13,7 +13,7 @@ import { LeaseLostError } from "../../stores/Errors.ts"
 import { type Fence, fenceKey, tenantKey } from "../../stores/Fence.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { expectFailure, expectInvalid, instancesKey, instancesLayer, makeIds, now, some, type SuiteOptions } from "./Suite.ts"
+import { defineSuite, expectFailure, expectInvalid, now, some, type SuiteOptions } from "./Suite.ts"
 
 const leaseTtl = 30_000
 /** Different from the lease's own length, so a fenced write's push is visible. */
@@ -62,8 +62,11 @@ interface FenceLog {
  * @since 0.1.0
  */
 export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void => {
-  const Stores = instancesKey<Both>("CheckpointStore")
-  const ids = makeIds()
+  const { Stores, ids, register } = defineSuite(options, {
+    contract: "CheckpointStore",
+    pick: (ctx): Both => ({ checkpoints: Context.get(ctx, CheckpointStore), leases: Context.get(ctx, LeaseStore) }),
+    ping: (s) => s.checkpoints.ping
+  })
   const tenants = options.tenants ?? true
 
   const checkpoint = (values: Record<string, unknown>, versions: Record<string, number>): Checkpoint => ({
@@ -128,17 +131,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     return { tenantId, threadId, root, base, lease, latest }
   })
 
-  layer(
-    instancesLayer(Stores, options, (ctx): Both => ({ checkpoints: Context.get(ctx, CheckpointStore), leases: Context.get(ctx, LeaseStore) })),
-    { timeout: options.timeout }
-  )(`CheckpointStore conformance (${options.name})`, (it) => {
-    it.effect("ping succeeds on every instance", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        yield* stores.first.checkpoints.ping
-        yield* stores.second.checkpoints.ping
-      }))
-
+  register((it) => {
     it.effect("the saver round-trips put, putWrites, getTuple and list (seen from the other instance)", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores

@@ -3,21 +3,18 @@
  *
  * @since 0.1.0
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { type ChildOutcome, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../stores/ChildQueueStore.ts"
 import {
+  defineSuite,
   expectInvalid,
   type Instances,
-  instancesKey,
-  instancesLayer,
-  makeIds,
   none,
   nonJsonValues,
   now,
   race,
-  racersOf,
   some,
   successes,
   type SuiteOptions
@@ -35,9 +32,11 @@ const ttl = 30_000
  * @since 0.1.0
  */
 export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): void => {
-  const Stores = instancesKey<ChildQueueStoreShape>("ChildQueueStore")
-  const ids = makeIds()
-  const racers = racersOf(options)
+  const { Stores, ids, racers, register } = defineSuite(options, {
+    contract: "ChildQueueStore",
+    pick: (ctx) => Context.get(ctx, ChildQueueStore),
+    ping: (s) => s.ping
+  })
 
   /**
    * Runs a test body with a `child` maker; every tree it queued into is
@@ -92,290 +91,280 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
     claimExpiresAt: expiresAt
   })
 
-  layer(instancesLayer(Stores, options, (ctx) => Context.get(ctx, ChildQueueStore)), { timeout: options.timeout })(
-    `ChildQueueStore conformance (${options.name})`,
-    (it) => {
-      it.effect("ping succeeds on every instance", () =>
+  register((it) => {
+    it.effect("saveIfAbsent queues a child once; a second save of the id is refused and changes nothing", () =>
+      withQueue((stores, child) =>
         Effect.gen(function*() {
-          const stores = yield* Stores
-          yield* stores.first.ping
-          yield* stores.second.ping
-        }))
+          const c = child()
+          assert.isTrue(yield* stores.first.saveIfAbsent(c))
+          assert.isFalse(yield* stores.second.saveIfAbsent({ ...c, input: "other", depth: 5 }))
+          assert.deepStrictEqual(some(yield* stores.second.get(c.tenantId, c.executionId), "get"), c)
+          none(yield* stores.first.get(c.tenantId, ids("child")), "an unknown child")
+        })
+      ))
 
-      it.effect("saveIfAbsent queues a child once; a second save of the id is refused and changes nothing", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const c = child()
-            assert.isTrue(yield* stores.first.saveIfAbsent(c))
-            assert.isFalse(yield* stores.second.saveIfAbsent({ ...c, input: "other", depth: 5 }))
-            assert.deepStrictEqual(some(yield* stores.second.get(c.tenantId, c.executionId), "get"), c)
-            none(yield* stores.first.get(c.tenantId, ids("child")), "an unknown child")
-          })
-        ))
-
-      it.effect("claim takes the deepest child first, then the longest waiting, then by id — across tenants", () =>
-        withQueue((stores, child, t) =>
-          Effect.gen(function*() {
-            const otherTree = { tenantId: ids("tenant"), rootExecutionId: ids("root") }
-            const a = child({ depth: 2, queuedAt: t - 300 })
-            const b = child({ ...otherTree, depth: 3, queuedAt: t - 100 })
-            const c = child({ depth: 3, queuedAt: t - 200 })
-            const d = child({ depth: 4, queuedAt: t })
-            const e = child({ ...otherTree, depth: 2, queuedAt: t - 300 })
-            const f = child({ depth: 3, queuedAt: t - 200 })
-            for (const row of [e, b, d, a, f, c]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
-            const order: Array<QueuedChild> = []
-            for (let i = 0; i < 6; i++) {
-              yield* TestClock.adjust(1)
-              const at = yield* now
-              const instance = `instance${i % 2}`
-              const got = some(yield* stores.at(i).claim(instance, ttl, at), `claim ${i + 1}`)
-              const expected = [d, c, f, b, a, e][i]!
-              assert.deepStrictEqual(got, claimed(expected, instance, at + ttl), `claim ${i + 1} takes the right child`)
-              order.push(got)
-            }
-            none(yield* stores.first.claim("instance9", ttl, yield* now), "every child is claimed")
-            for (const got of order) {
-              assert.deepStrictEqual(some(yield* stores.second.get(got.tenantId, got.executionId), "get"), got)
-            }
-          })
-        ))
-
-      it.effect(`of ${racers} racing claimers each queued child goes to exactly one`, () =>
-        withQueue((stores, child, t) =>
-          Effect.gen(function*() {
-            // fewer children than racers, so some racers find the queue empty
-            const rows = Array.from({ length: Math.min(6, racers - 1) }, (_, i) => child({ depth: 2 + (i % 3) }))
-            for (const row of rows) assert.isTrue(yield* stores.first.saveIfAbsent(row))
-            const exits = yield* race(racers, (i) => stores.at(i).claim(`racer${i}`, ttl, t))
-            const answers = successes(exits)
-            assert.strictEqual(answers.length, racers)
-            const got = answers.flatMap((o, i) => (Option.isSome(o) ? [[i, o.value] as const] : []))
-            assert.strictEqual(got.length, rows.length, "as many claims succeed as there are children")
-            assert.deepStrictEqual(
-              got.map(([, c]) => c.executionId).sort(),
-              rows.map((r) => r.executionId).sort(),
-              "each child is claimed exactly once"
-            )
-            for (const [i, c] of got) {
-              assert.strictEqual(c.claimedBy, `racer${i}`)
-              const stored = some(yield* stores.first.get(c.tenantId, c.executionId), "get")
-              assert.strictEqual(stored.claimedBy, `racer${i}`, "the stored claimer is the one that was answered")
-              assert.strictEqual(stored.status, "Running")
-            }
-          })
-        ))
-
-      it.effect("an expired claim is reclaimable; the first claimer can then neither renew nor complete", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const c = child()
-            assert.isTrue(yield* stores.first.saveIfAbsent(c))
-            const first = some(yield* stores.first.claim("a", ttl, yield* now), "a claims")
-            yield* TestClock.adjust(ttl - 1)
-            none(yield* stores.second.claim("b", ttl, yield* now), "a live claim is not reclaimable")
+    it.effect("claim takes the deepest child first, then the longest waiting, then by id — across tenants", () =>
+      withQueue((stores, child, t) =>
+        Effect.gen(function*() {
+          const otherTree = { tenantId: ids("tenant"), rootExecutionId: ids("root") }
+          const a = child({ depth: 2, queuedAt: t - 300 })
+          const b = child({ ...otherTree, depth: 3, queuedAt: t - 100 })
+          const c = child({ depth: 3, queuedAt: t - 200 })
+          const d = child({ depth: 4, queuedAt: t })
+          const e = child({ ...otherTree, depth: 2, queuedAt: t - 300 })
+          const f = child({ depth: 3, queuedAt: t - 200 })
+          for (const row of [e, b, d, a, f, c]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
+          const order: Array<QueuedChild> = []
+          for (let i = 0; i < 6; i++) {
             yield* TestClock.adjust(1)
-            const t = yield* now
-            const again = some(yield* stores.second.claim("b", ttl, t), "b reclaims at expiry")
-            assert.deepStrictEqual(again, claimed(c, "b", t + ttl))
-            assert.strictEqual(first.executionId, again.executionId)
-            assert.isFalse(yield* stores.first.renewClaim(c.tenantId, c.executionId, "a", ttl, t), "a's renew")
-            assert.isFalse(
-              yield* stores.first.complete({ tenantId: c.tenantId, executionId: c.executionId, instanceId: "a", outcome: "Answered", result: 1 }),
-              "a's complete"
-            )
-            assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), again, "unchanged by a")
-            assert.isTrue(
-              yield* stores.second.complete({ tenantId: c.tenantId, executionId: c.executionId, instanceId: "b", outcome: "Answered", result: 2 })
-            )
-          })
-        ))
+            const at = yield* now
+            const instance = `instance${i % 2}`
+            const got = some(yield* stores.at(i).claim(instance, ttl, at), `claim ${i + 1}`)
+            const expected = [d, c, f, b, a, e][i]!
+            assert.deepStrictEqual(got, claimed(expected, instance, at + ttl), `claim ${i + 1} takes the right child`)
+            order.push(got)
+          }
+          none(yield* stores.first.claim("instance9", ttl, yield* now), "every child is claimed")
+          for (const got of order) {
+            assert.deepStrictEqual(some(yield* stores.second.get(got.tenantId, got.executionId), "get"), got)
+          }
+        })
+      ))
 
-      it.effect("renewClaim extends a live claim of the same instance only", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const c = child()
-            assert.isTrue(yield* stores.first.saveIfAbsent(c))
-            some(yield* stores.first.claim("a", ttl, yield* now), "a claims")
-            assert.isFalse(yield* stores.second.renewClaim(c.tenantId, c.executionId, "b", ttl, yield* now), "another instance")
-            yield* TestClock.adjust(ttl / 2)
-            const t = yield* now
-            assert.isTrue(yield* stores.second.renewClaim(c.tenantId, c.executionId, "a", ttl, t))
-            assert.strictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get").claimExpiresAt, t + ttl)
-            yield* TestClock.adjust(ttl - 1)
-            none(yield* stores.second.claim("b", ttl, yield* now), "the renewed claim holds")
-            yield* TestClock.adjust(1)
-            assert.isFalse(yield* stores.first.renewClaim(c.tenantId, c.executionId, "a", ttl, yield* now), "renew at expiry")
-            assert.isFalse(yield* stores.first.renewClaim(c.tenantId, ids("child"), "a", ttl, yield* now), "an unknown child")
-          })
-        ))
+    it.effect(`of ${racers} racing claimers each queued child goes to exactly one`, () =>
+      withQueue((stores, child, t) =>
+        Effect.gen(function*() {
+          // fewer children than racers, so some racers find the queue empty
+          const rows = Array.from({ length: Math.min(6, racers - 1) }, (_, i) => child({ depth: 2 + (i % 3) }))
+          for (const row of rows) assert.isTrue(yield* stores.first.saveIfAbsent(row))
+          const exits = yield* race(racers, (i) => stores.at(i).claim(`racer${i}`, ttl, t))
+          const answers = successes(exits)
+          assert.strictEqual(answers.length, racers)
+          const got = answers.flatMap((o, i) => (Option.isSome(o) ? [[i, o.value] as const] : []))
+          assert.strictEqual(got.length, rows.length, "as many claims succeed as there are children")
+          assert.deepStrictEqual(
+            got.map(([, c]) => c.executionId).sort(),
+            rows.map((r) => r.executionId).sort(),
+            "each child is claimed exactly once"
+          )
+          for (const [i, c] of got) {
+            assert.strictEqual(c.claimedBy, `racer${i}`)
+            const stored = some(yield* stores.first.get(c.tenantId, c.executionId), "get")
+            assert.strictEqual(stored.claimedBy, `racer${i}`, "the stored claimer is the one that was answered")
+            assert.strictEqual(stored.status, "Running")
+          }
+        })
+      ))
 
-      it.effect("complete records the outcome only for the claimer; a completed child is never claimed again", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const outcomes: ReadonlyArray<ChildOutcome> = ["Answered", "Paused", "Failed"]
-            const rows = outcomes.map(() => child())
-            for (const row of rows) assert.isTrue(yield* stores.first.saveIfAbsent(row))
-            const [first] = rows
-            assert.isFalse(
-              yield* stores.first.complete({ tenantId: first!.tenantId, executionId: first!.executionId, instanceId: "a", outcome: "Answered", result: 1 }),
-              "a Queued child has no claimer"
-            )
-            const t = yield* now
-            for (const [i, outcome] of outcomes.entries()) {
-              const got = some(yield* stores.at(i).claim("a", ttl, t), `claim ${i}`)
-              const input = { tenantId: got.tenantId, executionId: got.executionId, outcome, result: { outcome, n: i, list: [null] } }
-              assert.isFalse(yield* stores.second.complete({ ...input, instanceId: "b" }), "not the claimer")
-              assert.strictEqual(some(yield* stores.first.get(got.tenantId, got.executionId), "get").status, "Running")
-              assert.isTrue(yield* stores.second.complete({ ...input, instanceId: "a" }), "the claimer completes")
-              const done = some(yield* stores.first.get(got.tenantId, got.executionId), "completed")
-              assert.strictEqual(done.status, outcome)
-              assert.deepStrictEqual(done.result, input.result)
-              assert.deepStrictEqual(done.input, got.input)
-            }
-            yield* TestClock.adjust(ttl * 2)
-            none(yield* stores.first.claim("c", ttl, yield* now), "completed children are not claimable, even past their claim")
-          })
-        ))
+    it.effect("an expired claim is reclaimable; the first claimer can then neither renew nor complete", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const c = child()
+          assert.isTrue(yield* stores.first.saveIfAbsent(c))
+          const first = some(yield* stores.first.claim("a", ttl, yield* now), "a claims")
+          yield* TestClock.adjust(ttl - 1)
+          none(yield* stores.second.claim("b", ttl, yield* now), "a live claim is not reclaimable")
+          yield* TestClock.adjust(1)
+          const t = yield* now
+          const again = some(yield* stores.second.claim("b", ttl, t), "b reclaims at expiry")
+          assert.deepStrictEqual(again, claimed(c, "b", t + ttl))
+          assert.strictEqual(first.executionId, again.executionId)
+          assert.isFalse(yield* stores.first.renewClaim(c.tenantId, c.executionId, "a", ttl, t), "a's renew")
+          assert.isFalse(
+            yield* stores.first.complete({ tenantId: c.tenantId, executionId: c.executionId, instanceId: "a", outcome: "Answered", result: 1 }),
+            "a's complete"
+          )
+          assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), again, "unchanged by a")
+          assert.isTrue(
+            yield* stores.second.complete({ tenantId: c.tenantId, executionId: c.executionId, instanceId: "b", outcome: "Answered", result: 2 })
+          )
+        })
+      ))
 
-      it.effect("a launch: listLaunch answers its children by position, countOpen what is still Queued or Running, failQueued ends a root's Queued ones", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const launchId = ids("launch")
-            // saved out of order: read back by position
-            const kids = [2, 0, 1].map((position) => child({ launchId, position }))
-            const other = child({ launchId: ids("launch") })
-            for (const k of [...kids, other]) assert.isTrue(yield* stores.first.saveIfAbsent(k))
-            const listed = yield* stores.second.listLaunch(kids[0]!.tenantId, launchId)
-            assert.deepStrictEqual(listed.map((k) => k.position), [0, 1, 2])
-            assert.deepStrictEqual(listed.map((k) => k.executionId), [kids[1]!, kids[2]!, kids[0]!].map((k) => k.executionId))
-            assert.strictEqual(yield* stores.second.countOpen(kids[0]!.tenantId, launchId), 3)
-            assert.deepStrictEqual(yield* stores.first.listLaunch(ids("tenant"), launchId), [], "another tenant sees no launch")
-            // claim and complete every child of the launch (the other launch's child may be claimed too)
-            let open = 3
-            while (open > 0) {
-              const got = some(yield* stores.first.claim("a", ttl, yield* now), "claim")
-              if (got.launchId !== launchId) continue
-              assert.isTrue(yield* stores.first.complete({ tenantId: got.tenantId, executionId: got.executionId, instanceId: "a", outcome: "Answered", result: got.position }))
-              open--
-              assert.strictEqual(yield* stores.second.countOpen(got.tenantId, launchId), open)
-            }
-            assert.deepStrictEqual((yield* stores.second.listLaunch(kids[0]!.tenantId, launchId)).map((k) => k.result), [0, 1, 2])
-            // failQueued: only Queued rows of the root end Failed, with the result
-            const queued = child({ launchId: ids("launch") })
-            assert.isTrue(yield* stores.first.saveIfAbsent(queued))
-            const ended = yield* stores.second.failQueued(queued.tenantId, queued.rootExecutionId, { tag: "ExecutionCancelledError" })
-            assert.isAtLeast(ended, 1)
-            const row = some(yield* stores.first.get(queued.tenantId, queued.executionId), "get")
-            assert.strictEqual(row.status, "Failed")
-            assert.deepStrictEqual(row.result, { tag: "ExecutionCancelledError" })
-            assert.strictEqual(some(yield* stores.first.get(kids[0]!.tenantId, kids[0]!.executionId), "get").status, "Answered", "an ended child stays as it ended")
-          })
-        ))
+    it.effect("renewClaim extends a live claim of the same instance only", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const c = child()
+          assert.isTrue(yield* stores.first.saveIfAbsent(c))
+          some(yield* stores.first.claim("a", ttl, yield* now), "a claims")
+          assert.isFalse(yield* stores.second.renewClaim(c.tenantId, c.executionId, "b", ttl, yield* now), "another instance")
+          yield* TestClock.adjust(ttl / 2)
+          const t = yield* now
+          assert.isTrue(yield* stores.second.renewClaim(c.tenantId, c.executionId, "a", ttl, t))
+          assert.strictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get").claimExpiresAt, t + ttl)
+          yield* TestClock.adjust(ttl - 1)
+          none(yield* stores.second.claim("b", ttl, yield* now), "the renewed claim holds")
+          yield* TestClock.adjust(1)
+          assert.isFalse(yield* stores.first.renewClaim(c.tenantId, c.executionId, "a", ttl, yield* now), "renew at expiry")
+          assert.isFalse(yield* stores.first.renewClaim(c.tenantId, ids("child"), "a", ttl, yield* now), "an unknown child")
+        })
+      ))
 
-      it.effect("releaseClaim hands the claimer's Running child back to the queue; nobody else's", () =>
-        withQueue((stores, child, t) =>
-          Effect.gen(function*() {
-            const c = child({ depth: 9 })
-            assert.isTrue(yield* stores.first.saveIfAbsent(c))
-            const got = some(yield* stores.first.claim("a", ttl, t), "claim")
-            assert.strictEqual(got.executionId, c.executionId)
-            assert.isFalse(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "b"), "not b's claim")
-            assert.isTrue(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "a"))
-            assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), c, "Queued and unclaimed again")
-            assert.isFalse(yield* stores.first.releaseClaim(c.tenantId, c.executionId, "a"), "a queued child has no claim to release")
-            const again = some(yield* stores.second.claim("b", ttl, t), "claim again")
-            assert.strictEqual(again.executionId, c.executionId)
-            assert.strictEqual(again.claimedBy, "b")
-          })
-        ))
+    it.effect("complete records the outcome only for the claimer; a completed child is never claimed again", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const outcomes: ReadonlyArray<ChildOutcome> = ["Answered", "Paused", "Failed"]
+          const rows = outcomes.map(() => child())
+          for (const row of rows) assert.isTrue(yield* stores.first.saveIfAbsent(row))
+          const [first] = rows
+          assert.isFalse(
+            yield* stores.first.complete({ tenantId: first!.tenantId, executionId: first!.executionId, instanceId: "a", outcome: "Answered", result: 1 }),
+            "a Queued child has no claimer"
+          )
+          const t = yield* now
+          for (const [i, outcome] of outcomes.entries()) {
+            const got = some(yield* stores.at(i).claim("a", ttl, t), `claim ${i}`)
+            const input = { tenantId: got.tenantId, executionId: got.executionId, outcome, result: { outcome, n: i, list: [null] } }
+            assert.isFalse(yield* stores.second.complete({ ...input, instanceId: "b" }), "not the claimer")
+            assert.strictEqual(some(yield* stores.first.get(got.tenantId, got.executionId), "get").status, "Running")
+            assert.isTrue(yield* stores.second.complete({ ...input, instanceId: "a" }), "the claimer completes")
+            const done = some(yield* stores.first.get(got.tenantId, got.executionId), "completed")
+            assert.strictEqual(done.status, outcome)
+            assert.deepStrictEqual(done.result, input.result)
+            assert.deepStrictEqual(done.input, got.input)
+          }
+          yield* TestClock.adjust(ttl * 2)
+          none(yield* stores.first.claim("c", ttl, yield* now), "completed children are not claimable, even past their claim")
+        })
+      ))
 
-      it.effect("deleteRoot removes the tree's children only and answers how many", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const rows = [child(), child(), child()]
-            const tenantId = rows[0]!.tenantId
-            const root = rows[0]!.rootExecutionId
-            const otherRoot = child({ rootExecutionId: ids("root") })
-            const otherTenant = child({ tenantId: ids("tenant") })
-            for (const row of [...rows, otherRoot, otherTenant]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
-            some(yield* stores.first.claim("a", ttl, yield* now), "one of them is running")
-            assert.strictEqual(yield* stores.second.deleteRoot(tenantId, root), 3)
-            for (const row of rows) none(yield* stores.first.get(row.tenantId, row.executionId), "deleted")
-            assert.isTrue(Option.isSome(yield* stores.first.get(otherRoot.tenantId, otherRoot.executionId)), "another root is kept")
-            assert.isTrue(Option.isSome(yield* stores.first.get(otherTenant.tenantId, otherTenant.executionId)), "another tenant is kept")
-            assert.strictEqual(yield* stores.second.deleteRoot(tenantId, root), 0)
-          })
-        ))
-
-      it.effect("every read is isolated by tenant: another tenant sees nothing and changes nothing", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const c = child()
-            assert.isTrue(yield* stores.first.saveIfAbsent(c))
+    it.effect("a launch: listLaunch answers its children by position, countOpen what is still Queued or Running, failQueued ends a root's Queued ones", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const launchId = ids("launch")
+          // saved out of order: read back by position
+          const kids = [2, 0, 1].map((position) => child({ launchId, position }))
+          const other = child({ launchId: ids("launch") })
+          for (const k of [...kids, other]) assert.isTrue(yield* stores.first.saveIfAbsent(k))
+          const listed = yield* stores.second.listLaunch(kids[0]!.tenantId, launchId)
+          assert.deepStrictEqual(listed.map((k) => k.position), [0, 1, 2])
+          assert.deepStrictEqual(listed.map((k) => k.executionId), [kids[1]!, kids[2]!, kids[0]!].map((k) => k.executionId))
+          assert.strictEqual(yield* stores.second.countOpen(kids[0]!.tenantId, launchId), 3)
+          assert.deepStrictEqual(yield* stores.first.listLaunch(ids("tenant"), launchId), [], "another tenant sees no launch")
+          // claim and complete every child of the launch (the other launch's child may be claimed too)
+          let open = 3
+          while (open > 0) {
             const got = some(yield* stores.first.claim("a", ttl, yield* now), "claim")
-            const other = ids("tenant")
-            const s = stores.second
-            none(yield* s.get(other, c.executionId), "get, another tenant")
-            assert.isFalse(yield* s.renewClaim(other, c.executionId, "a", ttl, yield* now), "renewClaim, another tenant")
-            assert.isFalse(
-              yield* s.complete({ tenantId: other, executionId: c.executionId, instanceId: "a", outcome: "Failed", result: null }),
-              "complete, another tenant"
-            )
-            assert.strictEqual(yield* s.deleteRoot(other, c.rootExecutionId), 0)
-            assert.deepStrictEqual(some(yield* s.get(c.tenantId, c.executionId), "unchanged"), got)
-            const theirs = child({ tenantId: other, executionId: c.executionId, rootExecutionId: c.rootExecutionId })
-            assert.isTrue(yield* s.saveIfAbsent(theirs), "the same id is free under another tenant")
-            assert.deepStrictEqual(some(yield* s.get(other, c.executionId), "theirs"), theirs)
-          })
-        ))
+            if (got.launchId !== launchId) continue
+            assert.isTrue(yield* stores.first.complete({ tenantId: got.tenantId, executionId: got.executionId, instanceId: "a", outcome: "Answered", result: got.position }))
+            open--
+            assert.strictEqual(yield* stores.second.countOpen(got.tenantId, launchId), open)
+          }
+          assert.deepStrictEqual((yield* stores.second.listLaunch(kids[0]!.tenantId, launchId)).map((k) => k.result), [0, 1, 2])
+          // failQueued: only Queued rows of the root end Failed, with the result
+          const queued = child({ launchId: ids("launch") })
+          assert.isTrue(yield* stores.first.saveIfAbsent(queued))
+          const ended = yield* stores.second.failQueued(queued.tenantId, queued.rootExecutionId, { tag: "ExecutionCancelledError" })
+          assert.isAtLeast(ended, 1)
+          const row = some(yield* stores.first.get(queued.tenantId, queued.executionId), "get")
+          assert.strictEqual(row.status, "Failed")
+          assert.deepStrictEqual(row.result, { tag: "ExecutionCancelledError" })
+          assert.strictEqual(some(yield* stores.first.get(kids[0]!.tenantId, kids[0]!.executionId), "get").status, "Answered", "an ended child stays as it ended")
+        })
+      ))
 
-      it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
-        withQueue((stores, child) =>
-          Effect.gen(function*() {
-            const s = stores.first
-            const c = child()
-            const t = yield* now
-            const bad: Array<[Partial<Record<keyof QueuedChild, unknown>>, string]> = [
-              [{ tenantId: "" }, "tenantId"],
-              [{ executionId: "" }, "executionId"],
-              [{ rootExecutionId: "" }, "rootExecutionId"],
-              [{ parentExecutionId: "" }, "parentExecutionId"],
-              [{ threadId: "" }, "threadId"],
-              [{ workflowName: "" }, "workflowName"],
-              [{ depth: 1 }, "depth"],
-              [{ depth: 2.5 }, "depth"],
-              [{ status: "Running" }, "status"],
-              [{ queuedAt: Number.NaN }, "queuedAt"],
-              ...nonJsonValues.map(([, input]): [Partial<Record<keyof QueuedChild, unknown>>, string] => [{ input }, "input"])
-            ]
-            for (const [over, field] of bad) {
-              yield* expectInvalid(s.saveIfAbsent({ ...c, ...over } as QueuedChild), field, `saveIfAbsent, bad ${field}`)
-            }
-            none(yield* s.get(c.tenantId, c.executionId), "no bad save queued the child")
+    it.effect("releaseClaim hands the claimer's Running child back to the queue; nobody else's", () =>
+      withQueue((stores, child, t) =>
+        Effect.gen(function*() {
+          const c = child({ depth: 9 })
+          assert.isTrue(yield* stores.first.saveIfAbsent(c))
+          const got = some(yield* stores.first.claim("a", ttl, t), "claim")
+          assert.strictEqual(got.executionId, c.executionId)
+          assert.isFalse(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "b"), "not b's claim")
+          assert.isTrue(yield* stores.second.releaseClaim(c.tenantId, c.executionId, "a"))
+          assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), c, "Queued and unclaimed again")
+          assert.isFalse(yield* stores.first.releaseClaim(c.tenantId, c.executionId, "a"), "a queued child has no claim to release")
+          const again = some(yield* stores.second.claim("b", ttl, t), "claim again")
+          assert.strictEqual(again.executionId, c.executionId)
+          assert.strictEqual(again.claimedBy, "b")
+        })
+      ))
 
-            assert.isTrue(yield* s.saveIfAbsent(c))
-            yield* expectInvalid(s.claim("", ttl, t), "instanceId", "claim, empty instance")
-            for (const bad of [0, -1, Number.NaN]) yield* expectInvalid(s.claim("a", bad, t), "ttlMillis", `claim, ttl ${bad}`)
-            yield* expectInvalid(s.claim("a", ttl, Number.NaN), "now", "claim, now NaN")
-            assert.strictEqual(some(yield* s.get(c.tenantId, c.executionId), "get").status, "Queued", "no bad claim took it")
+    it.effect("deleteRoot removes the tree's children only and answers how many", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const rows = [child(), child(), child()]
+          const tenantId = rows[0]!.tenantId
+          const root = rows[0]!.rootExecutionId
+          const otherRoot = child({ rootExecutionId: ids("root") })
+          const otherTenant = child({ tenantId: ids("tenant") })
+          for (const row of [...rows, otherRoot, otherTenant]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
+          some(yield* stores.first.claim("a", ttl, yield* now), "one of them is running")
+          assert.strictEqual(yield* stores.second.deleteRoot(tenantId, root), 3)
+          for (const row of rows) none(yield* stores.first.get(row.tenantId, row.executionId), "deleted")
+          assert.isTrue(Option.isSome(yield* stores.first.get(otherRoot.tenantId, otherRoot.executionId)), "another root is kept")
+          assert.isTrue(Option.isSome(yield* stores.first.get(otherTenant.tenantId, otherTenant.executionId)), "another tenant is kept")
+          assert.strictEqual(yield* stores.second.deleteRoot(tenantId, root), 0)
+        })
+      ))
 
-            const got = some(yield* s.claim("a", ttl, t), "claim")
-            yield* expectInvalid(s.renewClaim(c.tenantId, c.executionId, "a", 0, t), "ttlMillis", "renewClaim, ttl 0")
-            yield* expectInvalid(s.renewClaim(c.tenantId, c.executionId, "", ttl, t), "instanceId", "renewClaim, empty instance")
-            yield* expectInvalid(s.renewClaim("", c.executionId, "a", ttl, t), "tenantId", "renewClaim, empty tenant")
-            const complete = { tenantId: c.tenantId, executionId: c.executionId, instanceId: "a", outcome: "Answered" as ChildOutcome, result: 1 as unknown }
-            yield* expectInvalid(s.complete({ ...complete, outcome: "Done" as ChildOutcome }), "outcome", "complete, bad outcome")
-            yield* expectInvalid(s.complete({ ...complete, instanceId: "" }), "instanceId", "complete, empty instance")
-            yield* expectInvalid(s.complete({ ...complete, executionId: "" }), "executionId", "complete, empty id")
-            for (const [what, result] of nonJsonValues) {
-              yield* expectInvalid(s.complete({ ...complete, result }), "result", `complete, result ${what}`)
-            }
-            yield* expectInvalid(s.get("", c.executionId), "tenantId", "get, empty tenant")
-            yield* expectInvalid(s.deleteRoot(c.tenantId, ""), "rootExecutionId", "deleteRoot, empty root")
-            assert.deepStrictEqual(some(yield* s.get(c.tenantId, c.executionId), "get"), got, "no bad call changed the claim")
-          })
-        ))
-    }
-  )
+    it.effect("every read is isolated by tenant: another tenant sees nothing and changes nothing", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const c = child()
+          assert.isTrue(yield* stores.first.saveIfAbsent(c))
+          const got = some(yield* stores.first.claim("a", ttl, yield* now), "claim")
+          const other = ids("tenant")
+          const s = stores.second
+          none(yield* s.get(other, c.executionId), "get, another tenant")
+          assert.isFalse(yield* s.renewClaim(other, c.executionId, "a", ttl, yield* now), "renewClaim, another tenant")
+          assert.isFalse(
+            yield* s.complete({ tenantId: other, executionId: c.executionId, instanceId: "a", outcome: "Failed", result: null }),
+            "complete, another tenant"
+          )
+          assert.strictEqual(yield* s.deleteRoot(other, c.rootExecutionId), 0)
+          assert.deepStrictEqual(some(yield* s.get(c.tenantId, c.executionId), "unchanged"), got)
+          const theirs = child({ tenantId: other, executionId: c.executionId, rootExecutionId: c.rootExecutionId })
+          assert.isTrue(yield* s.saveIfAbsent(theirs), "the same id is free under another tenant")
+          assert.deepStrictEqual(some(yield* s.get(other, c.executionId), "theirs"), theirs)
+        })
+      ))
+
+    it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
+      withQueue((stores, child) =>
+        Effect.gen(function*() {
+          const s = stores.first
+          const c = child()
+          const t = yield* now
+          const bad: Array<[Partial<Record<keyof QueuedChild, unknown>>, string]> = [
+            [{ tenantId: "" }, "tenantId"],
+            [{ executionId: "" }, "executionId"],
+            [{ rootExecutionId: "" }, "rootExecutionId"],
+            [{ parentExecutionId: "" }, "parentExecutionId"],
+            [{ threadId: "" }, "threadId"],
+            [{ workflowName: "" }, "workflowName"],
+            [{ depth: 1 }, "depth"],
+            [{ depth: 2.5 }, "depth"],
+            [{ status: "Running" }, "status"],
+            [{ queuedAt: Number.NaN }, "queuedAt"],
+            ...nonJsonValues.map(([, input]): [Partial<Record<keyof QueuedChild, unknown>>, string] => [{ input }, "input"])
+          ]
+          for (const [over, field] of bad) {
+            yield* expectInvalid(s.saveIfAbsent({ ...c, ...over } as QueuedChild), field, `saveIfAbsent, bad ${field}`)
+          }
+          none(yield* s.get(c.tenantId, c.executionId), "no bad save queued the child")
+
+          assert.isTrue(yield* s.saveIfAbsent(c))
+          yield* expectInvalid(s.claim("", ttl, t), "instanceId", "claim, empty instance")
+          for (const bad of [0, -1, Number.NaN]) yield* expectInvalid(s.claim("a", bad, t), "ttlMillis", `claim, ttl ${bad}`)
+          yield* expectInvalid(s.claim("a", ttl, Number.NaN), "now", "claim, now NaN")
+          assert.strictEqual(some(yield* s.get(c.tenantId, c.executionId), "get").status, "Queued", "no bad claim took it")
+
+          const got = some(yield* s.claim("a", ttl, t), "claim")
+          yield* expectInvalid(s.renewClaim(c.tenantId, c.executionId, "a", 0, t), "ttlMillis", "renewClaim, ttl 0")
+          yield* expectInvalid(s.renewClaim(c.tenantId, c.executionId, "", ttl, t), "instanceId", "renewClaim, empty instance")
+          yield* expectInvalid(s.renewClaim("", c.executionId, "a", ttl, t), "tenantId", "renewClaim, empty tenant")
+          const complete = { tenantId: c.tenantId, executionId: c.executionId, instanceId: "a", outcome: "Answered" as ChildOutcome, result: 1 as unknown }
+          yield* expectInvalid(s.complete({ ...complete, outcome: "Done" as ChildOutcome }), "outcome", "complete, bad outcome")
+          yield* expectInvalid(s.complete({ ...complete, instanceId: "" }), "instanceId", "complete, empty instance")
+          yield* expectInvalid(s.complete({ ...complete, executionId: "" }), "executionId", "complete, empty id")
+          for (const [what, result] of nonJsonValues) {
+            yield* expectInvalid(s.complete({ ...complete, result }), "result", `complete, result ${what}`)
+          }
+          yield* expectInvalid(s.get("", c.executionId), "tenantId", "get, empty tenant")
+          yield* expectInvalid(s.deleteRoot(c.tenantId, ""), "rootExecutionId", "deleteRoot, empty root")
+          assert.deepStrictEqual(some(yield* s.get(c.tenantId, c.executionId), "get"), got, "no bad call changed the claim")
+        })
+      ))
+  })
 }

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import {
   exportJsonLines,
@@ -13,7 +13,7 @@ import {
 } from "../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { expectInvalid, expectTag, instancesKey, instancesLayer, makeIds, race, racersOf, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite, expectInvalid, expectTag, race, some, successes, type SuiteOptions } from "./Suite.ts"
 
 interface Both {
   readonly history: ExecutionHistoryStoreShape
@@ -33,9 +33,11 @@ const oldEnough = 1_000_000
  * @since 0.1.0
  */
 export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistoryStore | LeaseStore>): void => {
-  const Stores = instancesKey<Both>("ExecutionHistoryStore")
-  const ids = makeIds()
-  const racers = racersOf(options)
+  const { Stores, ids, racers, register } = defineSuite(options, {
+    contract: "ExecutionHistoryStore",
+    pick: (ctx) => ({ history: Context.get(ctx, ExecutionHistoryStore), leases: Context.get(ctx, LeaseStore) }),
+    ping: (s) => s.history.ping
+  })
   const ttl = 30_000
 
   const snapshotOf = (lease: Lease, over: Partial<ExecutionSnapshot> = {}): ExecutionSnapshot => ({
@@ -73,17 +75,7 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
   const leased = (stores: Both, tenant: string, holder = "holder-1", at = base) =>
     Effect.map(stores.leases.acquire(tenant, ids("exec"), holder, ttl, at), (l) => some(l, "acquire"))
 
-  layer(
-    instancesLayer(Stores, options, (ctx) => ({ history: Context.get(ctx, ExecutionHistoryStore), leases: Context.get(ctx, LeaseStore) })),
-    { timeout: options.timeout }
-  )(`ExecutionHistoryStore conformance (${options.name})`, (it) => {
-    it.effect("ping succeeds on every instance", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        yield* stores.first.history.ping
-        yield* stores.second.history.ping
-      }))
-
+  register((it) => {
     it.effect("a snapshot saved under the tree's lease reads back whole on every instance; a second save keeps the first", () =>
       Effect.gen(function*() {
         const stores = yield* Stores

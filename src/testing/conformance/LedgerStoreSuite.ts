@@ -3,10 +3,10 @@
  *
  * @since 0.1.0
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Context, Effect } from "effect"
-import { type LedgerKey, type LedgerScope, LedgerStore, type LedgerStoreShape } from "../../stores/LedgerStore.ts"
-import { expectInvalid, instancesKey, instancesLayer, makeIds, race, racersOf, successes, type SuiteOptions } from "./Suite.ts"
+import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
+import { defineSuite, expectInvalid, race, successes, type SuiteOptions } from "./Suite.ts"
 
 /**
  * Registers the LedgerStore conformance tests (call it at the top level of a
@@ -16,9 +16,11 @@ import { expectInvalid, instancesKey, instancesLayer, makeIds, race, racersOf, s
  * @since 0.1.0
  */
 export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
-  const Stores = instancesKey<LedgerStoreShape>("LedgerStore")
-  const ids = makeIds()
-  const racers = racersOf(options)
+  const { Stores, ids, racers, register } = defineSuite(options, {
+    contract: "LedgerStore",
+    pick: (ctx) => Context.get(ctx, LedgerStore),
+    ping: (s) => s.ping
+  })
   const counter = (over: Partial<LedgerKey> = {}): LedgerKey => ({
     tenantId: ids("tenant"),
     scope: "execution",
@@ -27,130 +29,120 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
     ...over
   })
 
-  layer(instancesLayer(Stores, options, (ctx) => Context.get(ctx, LedgerStore)), { timeout: options.timeout })(
-    `LedgerStore conformance (${options.name})`,
-    (it) => {
-      it.effect("ping succeeds on every instance", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          yield* stores.first.ping
-          yield* stores.second.ping
-        }))
+  register((it) => {
+    it.effect("add without a limit accumulates; get answers the total (0 for a counter never added to)", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const key = counter()
+        assert.strictEqual(yield* stores.first.get(key), 0)
+        assert.deepStrictEqual(yield* stores.first.add(key, 5), { _tag: "Added", total: 5 })
+        assert.deepStrictEqual(yield* stores.second.add(key, 2.5), { _tag: "Added", total: 7.5 })
+        assert.deepStrictEqual(yield* stores.first.add(key, 0), { _tag: "Added", total: 7.5 })
+        assert.strictEqual(yield* stores.second.get(key), 7.5)
+      }))
 
-      it.effect("add without a limit accumulates; get answers the total (0 for a counter never added to)", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const key = counter()
-          assert.strictEqual(yield* stores.first.get(key), 0)
-          assert.deepStrictEqual(yield* stores.first.add(key, 5), { _tag: "Added", total: 5 })
-          assert.deepStrictEqual(yield* stores.second.add(key, 2.5), { _tag: "Added", total: 7.5 })
-          assert.deepStrictEqual(yield* stores.first.add(key, 0), { _tag: "Added", total: 7.5 })
-          assert.strictEqual(yield* stores.second.get(key), 7.5)
-        }))
+    it.effect("add with a limit: reaching the limit is allowed, passing it answers WouldExceed and leaves the total", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const key = counter()
+        assert.deepStrictEqual(yield* stores.first.add(key, 5, 10), { _tag: "Added", total: 5 })
+        assert.deepStrictEqual(yield* stores.second.add(key, 6, 10), { _tag: "WouldExceed", total: 5, limit: 10 })
+        assert.strictEqual(yield* stores.first.get(key), 5, "WouldExceed added nothing")
+        assert.deepStrictEqual(yield* stores.second.add(key, 5, 10), { _tag: "Added", total: 10 }, "exactly the limit")
+        assert.deepStrictEqual(yield* stores.first.add(key, 1, 10), { _tag: "WouldExceed", total: 10, limit: 10 })
+        assert.deepStrictEqual(yield* stores.first.add(key, 0, 10), { _tag: "Added", total: 10 })
+        // a first add that alone passes the limit
+        const fresh = counter()
+        assert.deepStrictEqual(yield* stores.first.add(fresh, 11, 10), { _tag: "WouldExceed", total: 0, limit: 10 })
+        assert.strictEqual(yield* stores.first.get(fresh), 0)
+      }))
 
-      it.effect("add with a limit: reaching the limit is allowed, passing it answers WouldExceed and leaves the total", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const key = counter()
-          assert.deepStrictEqual(yield* stores.first.add(key, 5, 10), { _tag: "Added", total: 5 })
-          assert.deepStrictEqual(yield* stores.second.add(key, 6, 10), { _tag: "WouldExceed", total: 5, limit: 10 })
-          assert.strictEqual(yield* stores.first.get(key), 5, "WouldExceed added nothing")
-          assert.deepStrictEqual(yield* stores.second.add(key, 5, 10), { _tag: "Added", total: 10 }, "exactly the limit")
-          assert.deepStrictEqual(yield* stores.first.add(key, 1, 10), { _tag: "WouldExceed", total: 10, limit: 10 })
-          assert.deepStrictEqual(yield* stores.first.add(key, 0, 10), { _tag: "Added", total: 10 })
-          // a first add that alone passes the limit
-          const fresh = counter()
-          assert.deepStrictEqual(yield* stores.first.add(fresh, 11, 10), { _tag: "WouldExceed", total: 0, limit: 10 })
-          assert.strictEqual(yield* stores.first.get(fresh), 0)
-        }))
+    it.effect(`${racers} concurrent adds never pass the limit, and the total is the sum of the adds that succeeded`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const key = counter()
+        // room for half the racers' adds of 3, and 2 more: the next add would pass it
+        const fit = Math.floor(racers / 2)
+        const limit = 3 * fit + 2
+        const exits = yield* race(racers, (i) => stores.at(i).add(key, 3, limit))
+        const results = successes(exits)
+        assert.strictEqual(results.length, racers)
+        const added = results.filter((r) => r._tag === "Added")
+        assert.strictEqual(added.length, fit, `${fit} adds of 3 fit under ${limit}, one more would pass it`)
+        for (const r of results) {
+          assert.isAtMost(r.total, limit)
+          if (r._tag === "WouldExceed") assert.strictEqual(r.limit, limit)
+        }
+        assert.deepStrictEqual(
+          added.map((r) => r.total).sort((a, b) => a - b),
+          Array.from({ length: fit }, (_, i) => 3 * (i + 1)),
+          "each add saw its own total"
+        )
+        assert.strictEqual(yield* stores.first.get(key), 3 * fit)
+      }))
 
-      it.effect(`${racers} concurrent adds never pass the limit, and the total is the sum of the adds that succeeded`, () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const key = counter()
-          // room for half the racers' adds of 3, and 2 more: the next add would pass it
-          const fit = Math.floor(racers / 2)
-          const limit = 3 * fit + 2
-          const exits = yield* race(racers, (i) => stores.at(i).add(key, 3, limit))
-          const results = successes(exits)
-          assert.strictEqual(results.length, racers)
-          const added = results.filter((r) => r._tag === "Added")
-          assert.strictEqual(added.length, fit, `${fit} adds of 3 fit under ${limit}, one more would pass it`)
-          for (const r of results) {
-            assert.isAtMost(r.total, limit)
-            if (r._tag === "WouldExceed") assert.strictEqual(r.limit, limit)
-          }
-          assert.deepStrictEqual(
-            added.map((r) => r.total).sort((a, b) => a - b),
-            Array.from({ length: fit }, (_, i) => 3 * (i + 1)),
-            "each add saw its own total"
-          )
-          assert.strictEqual(yield* stores.first.get(key), 3 * fit)
-        }))
+    it.effect(`${racers} concurrent adds of different amounts: the total is the sum of the successful ones, within the limit`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const key = counter({ scope: "tenant" })
+        const limit = 25
+        const amount = (i: number) => (i % 4) + 1
+        const exits = yield* race(racers, (i) => stores.at(i).add(key, amount(i), limit))
+        const results = successes(exits)
+        assert.strictEqual(results.length, racers)
+        const sum = results.reduce((acc, r, i) => (r._tag === "Added" ? acc + amount(i) : acc), 0)
+        const total = yield* stores.second.get(key)
+        assert.strictEqual(total, sum, "the total is exactly the sum of the adds answered Added")
+        assert.isAtMost(total, limit)
+        const refused = results.flatMap((r, i) => (r._tag === "WouldExceed" ? [i] : []))
+        for (const i of refused) assert.isAbove(total + amount(i), limit, "an add was refused only if it would not fit at the end")
+      }))
 
-      it.effect(`${racers} concurrent adds of different amounts: the total is the sum of the successful ones, within the limit`, () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const key = counter({ scope: "tenant" })
-          const limit = 25
-          const amount = (i: number) => (i % 4) + 1
-          const exits = yield* race(racers, (i) => stores.at(i).add(key, amount(i), limit))
-          const results = successes(exits)
-          assert.strictEqual(results.length, racers)
-          const sum = results.reduce((acc, r, i) => (r._tag === "Added" ? acc + amount(i) : acc), 0)
-          const total = yield* stores.second.get(key)
-          assert.strictEqual(total, sum, "the total is exactly the sum of the adds answered Added")
-          assert.isAtMost(total, limit)
-          const refused = results.flatMap((r, i) => (r._tag === "WouldExceed" ? [i] : []))
-          for (const i of refused) assert.isAbove(total + amount(i), limit, "an add was refused only if it would not fit at the end")
-        }))
+    it.effect("days, scopes, scope ids and tenants are separate counters", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const base = counter()
+        const variants: Array<LedgerKey> = [
+          { ...base, day: "2026-03-02" },
+          { ...base, day: "2025-03-01" },
+          ...(["tenant", "application"] as ReadonlyArray<LedgerScope>).map((scope) => ({ ...base, scope })),
+          { ...base, scopeId: ids("exec") },
+          { ...base, tenantId: ids("tenant") }
+        ]
+        assert.deepStrictEqual(yield* stores.first.add(base, 7), { _tag: "Added", total: 7 })
+        for (const [i, key] of variants.entries()) {
+          assert.strictEqual(yield* stores.second.get(key), 0, `variant ${i} starts at 0`)
+          assert.deepStrictEqual(yield* stores.second.add(key, i + 1, 100), { _tag: "Added", total: i + 1 })
+        }
+        assert.strictEqual(yield* stores.first.get(base), 7, "the first counter is untouched")
+        for (const [i, key] of variants.entries()) assert.strictEqual(yield* stores.first.get(key), i + 1)
+        assert.strictEqual(LedgerStore.dayOf(Date.UTC(2026, 2, 1, 23, 59)), "2026-03-01")
+      }))
 
-      it.effect("days, scopes, scope ids and tenants are separate counters", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const base = counter()
-          const variants: Array<LedgerKey> = [
-            { ...base, day: "2026-03-02" },
-            { ...base, day: "2025-03-01" },
-            ...(["tenant", "application"] as ReadonlyArray<LedgerScope>).map((scope) => ({ ...base, scope })),
-            { ...base, scopeId: ids("exec") },
-            { ...base, tenantId: ids("tenant") }
-          ]
-          assert.deepStrictEqual(yield* stores.first.add(base, 7), { _tag: "Added", total: 7 })
-          for (const [i, key] of variants.entries()) {
-            assert.strictEqual(yield* stores.second.get(key), 0, `variant ${i} starts at 0`)
-            assert.deepStrictEqual(yield* stores.second.add(key, i + 1, 100), { _tag: "Added", total: i + 1 })
-          }
-          assert.strictEqual(yield* stores.first.get(base), 7, "the first counter is untouched")
-          for (const [i, key] of variants.entries()) assert.strictEqual(yield* stores.first.get(key), i + 1)
-          assert.strictEqual(LedgerStore.dayOf(Date.UTC(2026, 2, 1, 23, 59)), "2026-03-01")
-        }))
-
-      it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
-        Effect.gen(function*() {
-          const s = (yield* Stores).first
-          const key = counter()
-          const bad: Array<[Partial<Record<keyof LedgerKey, unknown>>, string]> = [
-            [{ tenantId: "" }, "tenantId"],
-            [{ scope: "planet" }, "scope"],
-            [{ scopeId: "" }, "scopeId"],
-            [{ day: "" }, "day"],
-            [{ day: "2026-3-1" }, "day"],
-            [{ day: "2026-13-45" }, "day"],
-            [{ day: "yesterday" }, "day"]
-          ]
-          for (const [over, field] of bad) {
-            yield* expectInvalid(s.add({ ...key, ...over } as LedgerKey, 1), field, `add, ${JSON.stringify(over)}`)
-            yield* expectInvalid(s.get({ ...key, ...over } as LedgerKey), field, `get, ${JSON.stringify(over)}`)
-          }
-          for (const amount of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
-            yield* expectInvalid(s.add(key, amount), "amount", `add, amount ${amount}`)
-          }
-          for (const limit of [0, 0.5, -3, Number.NaN]) {
-            yield* expectInvalid(s.add(key, 1, limit), "limit", `add, limit ${limit}`)
-          }
-          assert.strictEqual(yield* s.get(key), 0, "no bad add wrote anything")
-        }))
-    }
-  )
+    it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
+      Effect.gen(function*() {
+        const s = (yield* Stores).first
+        const key = counter()
+        const bad: Array<[Partial<Record<keyof LedgerKey, unknown>>, string]> = [
+          [{ tenantId: "" }, "tenantId"],
+          [{ scope: "planet" }, "scope"],
+          [{ scopeId: "" }, "scopeId"],
+          [{ day: "" }, "day"],
+          [{ day: "2026-3-1" }, "day"],
+          [{ day: "2026-13-45" }, "day"],
+          [{ day: "yesterday" }, "day"]
+        ]
+        for (const [over, field] of bad) {
+          yield* expectInvalid(s.add({ ...key, ...over } as LedgerKey, 1), field, `add, ${JSON.stringify(over)}`)
+          yield* expectInvalid(s.get({ ...key, ...over } as LedgerKey), field, `get, ${JSON.stringify(over)}`)
+        }
+        for (const amount of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
+          yield* expectInvalid(s.add(key, amount), "amount", `add, amount ${amount}`)
+        }
+        for (const limit of [0, 0.5, -3, Number.NaN]) {
+          yield* expectInvalid(s.add(key, 1, limit), "limit", `add, limit ${limit}`)
+        }
+        assert.strictEqual(yield* s.get(key), 0, "no bad add wrote anything")
+      }))
+  })
 }

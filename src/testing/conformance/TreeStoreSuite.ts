@@ -3,19 +3,16 @@
  *
  * @since 0.1.0
  */
-import { assert, layer } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
-import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
+import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
 import {
+  defineSuite,
   expectInvalid,
   expectTag,
-  instancesKey,
-  instancesLayer,
-  makeIds,
   none,
   nonJsonValues,
   race,
-  racersOf,
   some,
   successes,
   type SuiteOptions
@@ -29,171 +26,163 @@ import {
  * @since 0.1.0
  */
 export const treeStoreSuite = (options: SuiteOptions<TreeStore>): void => {
-  const Stores = instancesKey<TreeStoreShape>("TreeStore")
-  const ids = makeIds()
-  const racers = racersOf(options)
+  const { Stores, ids, racers, register } = defineSuite(options, {
+    contract: "TreeStore",
+    pick: (ctx) => Context.get(ctx, TreeStore),
+    ping: (s) => s.ping
+  })
   const tree = () => ({ tenant: ids("tenant"), root: ids("root") })
 
-  layer(instancesLayer(Stores, options, (ctx) => Context.get(ctx, TreeStore)), { timeout: options.timeout })(
-    `TreeStore conformance (${options.name})`,
-    (it) => {
-      it.effect("ping succeeds on every instance", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          yield* stores.first.ping
-          yield* stores.second.ping
-        }))
+  register((it) => {
+    it.effect(`saveIfAbsent: of ${racers} racers for one key exactly one writes, and its value stays`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const exits = yield* race(racers, (i) => stores.at(i).saveIfAbsent(tenant, root, "step/1/result", { racer: i }))
+        const answers = successes(exits)
+        assert.strictEqual(answers.length, racers)
+        const winners = answers.flatMap((won, i) => (won ? [i] : []))
+        assert.strictEqual(winners.length, 1, "exactly one saveIfAbsent writes")
+        for (const s of [stores.first, stores.second]) {
+          assert.deepStrictEqual(some(yield* s.get(tenant, root, "step/1/result"), "get"), { racer: winners[0]! })
+        }
+      }))
 
-      it.effect(`saveIfAbsent: of ${racers} racers for one key exactly one writes, and its value stays`, () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          const exits = yield* race(racers, (i) => stores.at(i).saveIfAbsent(tenant, root, "step/1/result", { racer: i }))
-          const answers = successes(exits)
-          assert.strictEqual(answers.length, racers)
-          const winners = answers.flatMap((won, i) => (won ? [i] : []))
-          assert.strictEqual(winners.length, 1, "exactly one saveIfAbsent writes")
-          for (const s of [stores.first, stores.second]) {
-            assert.deepStrictEqual(some(yield* s.get(tenant, root, "step/1/result"), "get"), { racer: winners[0]! })
-          }
-        }))
+    it.effect("saveIfAbsent of a key that exists is refused and keeps the first value; JSON values round-trip", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const value = { text: "héllo ✓", n: -1.5, list: [1, "two", null, { deep: [true] }], none: null }
+        assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "k", value))
+        assert.isFalse(yield* stores.second.saveIfAbsent(tenant, root, "k", "other"))
+        assert.deepStrictEqual(some(yield* stores.second.get(tenant, root, "k"), "get"), value)
+        for (const scalar of ["a string", 0, false, null]) {
+          const k = ids("key")
+          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, scalar))
+          assert.deepStrictEqual(some(yield* stores.second.get(tenant, root, k), `get ${JSON.stringify(scalar)}`), scalar)
+        }
+        none(yield* stores.first.get(tenant, root, "absent"), "a key never written")
+      }))
 
-      it.effect("saveIfAbsent of a key that exists is refused and keeps the first value; JSON values round-trip", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          const value = { text: "héllo ✓", n: -1.5, list: [1, "two", null, { deep: [true] }], none: null }
-          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "k", value))
-          assert.isFalse(yield* stores.second.saveIfAbsent(tenant, root, "k", "other"))
-          assert.deepStrictEqual(some(yield* stores.second.get(tenant, root, "k"), "get"), value)
-          for (const scalar of ["a string", 0, false, null]) {
-            const k = ids("key")
-            assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, scalar))
-            assert.deepStrictEqual(some(yield* stores.second.get(tenant, root, k), `get ${JSON.stringify(scalar)}`), scalar)
-          }
-          none(yield* stores.first.get(tenant, root, "absent"), "a key never written")
-        }))
+    it.effect("keys under @baton/ are the runtime's: user writes fail with ReservedKeyError; saveReservedIfAbsent writes them", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const key = `${reservedPrefix}cancel-request`
+        const refused = yield* expectTag(stores.first.saveIfAbsent(tenant, root, key, { by: "user" }), "ReservedKeyError", "user write")
+        assert.strictEqual(refused.key, key)
+        none(yield* stores.first.get(tenant, root, key), "the refused write wrote nothing")
+        assert.isTrue(yield* stores.second.saveReservedIfAbsent(tenant, root, "cancel-request", { by: "runtime" }))
+        assert.isFalse(yield* stores.first.saveReservedIfAbsent(tenant, root, "cancel-request", { by: "again" }))
+        assert.deepStrictEqual(some(yield* stores.first.get(tenant, root, key), "get"), { by: "runtime" })
+        yield* expectTag(stores.second.saveIfAbsent(tenant, root, key, "x"), "ReservedKeyError", "user write of an existing reserved key")
+        assert.deepStrictEqual(
+          yield* stores.first.list(tenant, root, reservedPrefix),
+          [{ key, value: { by: "runtime" } }]
+        )
+      }))
 
-      it.effect("keys under @baton/ are the runtime's: user writes fail with ReservedKeyError; saveReservedIfAbsent writes them", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          const key = `${reservedPrefix}cancel-request`
-          const refused = yield* expectTag(stores.first.saveIfAbsent(tenant, root, key, { by: "user" }), "ReservedKeyError", "user write")
-          assert.strictEqual(refused.key, key)
-          none(yield* stores.first.get(tenant, root, key), "the refused write wrote nothing")
-          assert.isTrue(yield* stores.second.saveReservedIfAbsent(tenant, root, "cancel-request", { by: "runtime" }))
-          assert.isFalse(yield* stores.first.saveReservedIfAbsent(tenant, root, "cancel-request", { by: "again" }))
-          assert.deepStrictEqual(some(yield* stores.first.get(tenant, root, key), "get"), { by: "runtime" })
-          yield* expectTag(stores.second.saveIfAbsent(tenant, root, key, "x"), "ReservedKeyError", "user write of an existing reserved key")
-          assert.deepStrictEqual(
-            yield* stores.first.list(tenant, root, reservedPrefix),
-            [{ key, value: { by: "runtime" } }]
-          )
-        }))
+    it.effect(`saveReservedIfAbsent: of ${racers} racers exactly one writes`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const exits = yield* race(racers, (i) => stores.at(i).saveReservedIfAbsent(tenant, root, "unwinding", { racer: i }))
+        assert.strictEqual(successes(exits).filter((won) => won).length, 1)
+      }))
 
-      it.effect(`saveReservedIfAbsent: of ${racers} racers exactly one writes`, () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          const exits = yield* race(racers, (i) => stores.at(i).saveReservedIfAbsent(tenant, root, "unwinding", { racer: i }))
-          assert.strictEqual(successes(exits).filter((won) => won).length, 1)
-        }))
+    it.effect("list answers the keys starting with the prefix, in key order", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        for (const [k, v] of [["b/2", 2], ["a/1", 1], ["b/1", 1], ["c", 3], ["b", 0], ["b/10", 10]] as const) {
+          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, v))
+        }
+        assert.isTrue(yield* stores.first.saveReservedIfAbsent(tenant, root, "compensated/x", true))
+        assert.isTrue(yield* stores.first.saveIfAbsent(tenant, ids("root"), "b/3", 3), "another tree")
+        const s = stores.second
+        assert.deepStrictEqual(yield* s.list(tenant, root, "b/"), [
+          { key: "b/1", value: 1 },
+          { key: "b/10", value: 10 },
+          { key: "b/2", value: 2 }
+        ])
+        assert.deepStrictEqual((yield* s.list(tenant, root, "")).map((e) => e.key), [
+          "@baton/compensated/x",
+          "a/1",
+          "b",
+          "b/1",
+          "b/10",
+          "b/2",
+          "c"
+        ])
+        assert.deepStrictEqual(yield* s.list(tenant, root, "d"), [])
+        assert.deepStrictEqual(yield* s.list(tenant, root, "b/1"), [{ key: "b/1", value: 1 }, { key: "b/10", value: 10 }])
+      }))
 
-      it.effect("list answers the keys starting with the prefix, in key order", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          for (const [k, v] of [["b/2", 2], ["a/1", 1], ["b/1", 1], ["c", 3], ["b", 0], ["b/10", 10]] as const) {
-            assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, v))
-          }
-          assert.isTrue(yield* stores.first.saveReservedIfAbsent(tenant, root, "compensated/x", true))
-          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, ids("root"), "b/3", 3), "another tree")
-          const s = stores.second
-          assert.deepStrictEqual(yield* s.list(tenant, root, "b/"), [
-            { key: "b/1", value: 1 },
-            { key: "b/10", value: 10 },
-            { key: "b/2", value: 2 }
-          ])
-          assert.deepStrictEqual((yield* s.list(tenant, root, "")).map((e) => e.key), [
-            "@baton/compensated/x",
-            "a/1",
-            "b",
-            "b/1",
-            "b/10",
-            "b/2",
-            "c"
-          ])
-          assert.deepStrictEqual(yield* s.list(tenant, root, "d"), [])
-          assert.deepStrictEqual(yield* s.list(tenant, root, "b/1"), [{ key: "b/1", value: 1 }, { key: "b/10", value: 10 }])
-        }))
+    it.effect("list treats the prefix literally (no pattern characters)", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        for (const k of ["a%b", "axb", "a_c", "ayc", "a\\d", "a*"]) {
+          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, k))
+        }
+        assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a%")).map((e) => e.key), ["a%b"])
+        assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a_")).map((e) => e.key), ["a_c"])
+        assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a\\")).map((e) => e.key), ["a\\d"])
+        assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a*")).map((e) => e.key), ["a*"])
+      }))
 
-      it.effect("list treats the prefix literally (no pattern characters)", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          for (const k of ["a%b", "axb", "a_c", "ayc", "a\\d", "a*"]) {
-            assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, k))
-          }
-          assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a%")).map((e) => e.key), ["a%b"])
-          assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a_")).map((e) => e.key), ["a_c"])
-          assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a\\")).map((e) => e.key), ["a\\d"])
-          assert.deepStrictEqual((yield* stores.second.list(tenant, root, "a*")).map((e) => e.key), ["a*"])
-        }))
+    it.effect("deleteRoot removes every key of the tree (reserved ones too) and answers how many", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const otherRoot = ids("root")
+        for (const k of ["x", "y", "z"]) assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, k))
+        assert.isTrue(yield* stores.first.saveReservedIfAbsent(tenant, root, "unwinding", "r"))
+        assert.isTrue(yield* stores.first.saveIfAbsent(tenant, otherRoot, "x", "kept"))
+        assert.strictEqual(yield* stores.second.deleteRoot(tenant, root), 4)
+        assert.deepStrictEqual(yield* stores.first.list(tenant, root, ""), [])
+        none(yield* stores.first.get(tenant, root, "x"), "deleted")
+        assert.deepStrictEqual(some(yield* stores.first.get(tenant, otherRoot, "x"), "another tree"), "kept")
+        assert.strictEqual(yield* stores.second.deleteRoot(tenant, root), 0, "nothing left")
+        assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "x", "again"), "a deleted key can be written again")
+      }))
 
-      it.effect("deleteRoot removes every key of the tree (reserved ones too) and answers how many", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          const otherRoot = ids("root")
-          for (const k of ["x", "y", "z"]) assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, k, k))
-          assert.isTrue(yield* stores.first.saveReservedIfAbsent(tenant, root, "unwinding", "r"))
-          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, otherRoot, "x", "kept"))
-          assert.strictEqual(yield* stores.second.deleteRoot(tenant, root), 4)
-          assert.deepStrictEqual(yield* stores.first.list(tenant, root, ""), [])
-          none(yield* stores.first.get(tenant, root, "x"), "deleted")
-          assert.deepStrictEqual(some(yield* stores.first.get(tenant, otherRoot, "x"), "another tree"), "kept")
-          assert.strictEqual(yield* stores.second.deleteRoot(tenant, root), 0, "nothing left")
-          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "x", "again"), "a deleted key can be written again")
-        }))
+    it.effect("every read is isolated by tenant: another tenant sees nothing and changes nothing", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const other = ids("tenant")
+        assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "k", "mine"))
+        const s = stores.second
+        none(yield* s.get(other, root, "k"), "get, another tenant")
+        assert.deepStrictEqual(yield* s.list(other, root, ""), [])
+        assert.strictEqual(yield* s.deleteRoot(other, root), 0)
+        assert.isTrue(yield* s.saveIfAbsent(other, root, "k", "theirs"), "the same key is free under another tenant")
+        assert.deepStrictEqual(some(yield* s.get(tenant, root, "k"), "mine"), "mine")
+        assert.deepStrictEqual(some(yield* s.get(other, root, "k"), "theirs"), "theirs")
+        assert.strictEqual(yield* s.deleteRoot(other, root), 1)
+        assert.deepStrictEqual(some(yield* s.get(tenant, root, "k"), "mine, after the other tenant's deleteRoot"), "mine")
+      }))
 
-      it.effect("every read is isolated by tenant: another tenant sees nothing and changes nothing", () =>
-        Effect.gen(function*() {
-          const stores = yield* Stores
-          const { root, tenant } = tree()
-          const other = ids("tenant")
-          assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "k", "mine"))
-          const s = stores.second
-          none(yield* s.get(other, root, "k"), "get, another tenant")
-          assert.deepStrictEqual(yield* s.list(other, root, ""), [])
-          assert.strictEqual(yield* s.deleteRoot(other, root), 0)
-          assert.isTrue(yield* s.saveIfAbsent(other, root, "k", "theirs"), "the same key is free under another tenant")
-          assert.deepStrictEqual(some(yield* s.get(tenant, root, "k"), "mine"), "mine")
-          assert.deepStrictEqual(some(yield* s.get(other, root, "k"), "theirs"), "theirs")
-          assert.strictEqual(yield* s.deleteRoot(other, root), 1)
-          assert.deepStrictEqual(some(yield* s.get(tenant, root, "k"), "mine, after the other tenant's deleteRoot"), "mine")
-        }))
-
-      it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
-        Effect.gen(function*() {
-          const s = (yield* Stores).first
-          const { root, tenant } = tree()
-          yield* expectInvalid(s.saveIfAbsent("", root, "k", 1), "tenantId", "saveIfAbsent, empty tenant")
-          yield* expectInvalid(s.saveIfAbsent(tenant, "", "k", 1), "rootExecutionId", "saveIfAbsent, empty root")
-          yield* expectInvalid(s.saveIfAbsent(tenant, root, "", 1), "key", "saveIfAbsent, empty key")
-          for (const [what, value] of nonJsonValues) {
-            yield* expectInvalid(s.saveIfAbsent(tenant, root, "k", value), "value", `saveIfAbsent, value ${what}`)
-            yield* expectInvalid(s.saveReservedIfAbsent(tenant, root, "r", value), "value", `saveReservedIfAbsent, value ${what}`)
-          }
-          yield* expectInvalid(s.saveReservedIfAbsent(tenant, root, "", 1), "name", "saveReservedIfAbsent, empty name")
-          yield* expectInvalid(s.saveReservedIfAbsent("", root, "r", 1), "tenantId", "saveReservedIfAbsent, empty tenant")
-          yield* expectInvalid(s.get(tenant, root, ""), "key", "get, empty key")
-          yield* expectInvalid(s.get(tenant, "", "k"), "rootExecutionId", "get, empty root")
-          yield* expectInvalid(s.list("", root, ""), "tenantId", "list, empty tenant")
-          yield* expectInvalid(s.deleteRoot(tenant, ""), "rootExecutionId", "deleteRoot, empty root")
-          assert.deepStrictEqual(yield* s.list(tenant, root, ""), [], "no bad call wrote a key")
-          assert.isTrue(Option.isNone(yield* s.get(tenant, root, "k")))
-        }))
-    }
-  )
+    it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
+      Effect.gen(function*() {
+        const s = (yield* Stores).first
+        const { root, tenant } = tree()
+        yield* expectInvalid(s.saveIfAbsent("", root, "k", 1), "tenantId", "saveIfAbsent, empty tenant")
+        yield* expectInvalid(s.saveIfAbsent(tenant, "", "k", 1), "rootExecutionId", "saveIfAbsent, empty root")
+        yield* expectInvalid(s.saveIfAbsent(tenant, root, "", 1), "key", "saveIfAbsent, empty key")
+        for (const [what, value] of nonJsonValues) {
+          yield* expectInvalid(s.saveIfAbsent(tenant, root, "k", value), "value", `saveIfAbsent, value ${what}`)
+          yield* expectInvalid(s.saveReservedIfAbsent(tenant, root, "r", value), "value", `saveReservedIfAbsent, value ${what}`)
+        }
+        yield* expectInvalid(s.saveReservedIfAbsent(tenant, root, "", 1), "name", "saveReservedIfAbsent, empty name")
+        yield* expectInvalid(s.saveReservedIfAbsent("", root, "r", 1), "tenantId", "saveReservedIfAbsent, empty tenant")
+        yield* expectInvalid(s.get(tenant, root, ""), "key", "get, empty key")
+        yield* expectInvalid(s.get(tenant, "", "k"), "rootExecutionId", "get, empty root")
+        yield* expectInvalid(s.list("", root, ""), "tenantId", "list, empty tenant")
+        yield* expectInvalid(s.deleteRoot(tenant, ""), "rootExecutionId", "deleteRoot, empty root")
+        assert.deepStrictEqual(yield* s.list(tenant, root, ""), [], "no bad call wrote a key")
+        assert.isTrue(Option.isNone(yield* s.get(tenant, root, "k")))
+      }))
+  })
 }
