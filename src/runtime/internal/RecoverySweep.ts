@@ -113,18 +113,19 @@ const leaveAlone = Effect.fnUntraced(function*(look: Look, record: ExecutionReco
   )
 })
 
+/** What a recovery says when it ended: with an output, without one (another instance took the tree), or failing. */
+interface Say {
+  readonly done: (tag: string) => string | undefined
+  readonly other: string | undefined
+  readonly ended: string
+}
+
 /**
  * Continues a free tree in a recovery fiber of the instance, logging how it
  * ended. A failure that counts against the execution is noted in its record
  * (backoff, then Failed after `maxRecoveryAttempts`).
  */
-const continueTree = (
-  look: Look,
-  workflow: AnyWorkflow,
-  record: ExecutionRecord,
-  reason: "Recovered" | "Answered",
-  say: { readonly done: (tag: string) => string | undefined; readonly other: string | undefined; readonly ended: string }
-) =>
+const continueTree = (look: Look, workflow: AnyWorkflow, record: ExecutionRecord, reason: "Recovered" | "Answered", say: Say) =>
   Effect.andThen(
     Effect.flatMap(Effect.service(Instance), (instance) => Metering.add(Metrics.recoveriesStarted, instance.instanceId, { reason })),
     Effect.suspend(() => {
@@ -134,33 +135,27 @@ const continueTree = (
   )
 
 /** The recovery fiber's program: drives the tree, notes a counted failure, logs how it ended. */
-const recovery = (
-  look: Look,
-  workflow: AnyWorkflow,
-  record: ExecutionRecord,
-  reason: "Recovered" | "Answered",
-  say: { readonly done: (tag: string) => string | undefined; readonly other: string | undefined; readonly ended: string }
-) =>
-    TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, {
-      wait: false,
-      // Counted before the lease is released: a sweep woken by the release already sees the backoff.
-      onFailure: (cause) => {
-        const counted = RecoveryFailures.countedCause(cause)
-        return counted === undefined ? Effect.void : RecoveryFailures.note(look.local, record, counted)
-      }
-    }).pipe(
-      Effect.tap((out) => {
-        const message = Option.isSome(out) ? say.done(out.value._tag) : say.other
-        return message === undefined ? Effect.void : Option.isSome(out) ? Effect.logInfo(message) : Effect.logDebug(message)
-      }),
-      Effect.tap(() => Effect.sync(() => look.local.delete(`${record.tenantId}/${record.rootExecutionId}`))),
-      Effect.catchCause((cause) =>
-        Cause.hasInterruptsOnly(cause) || RecoveryFailures.countedCause(cause) !== undefined
-          ? Effect.void
-          : Effect.logWarning(`${say.ended}: ${Cause.squash(cause)}`)
-      ),
-      Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })
-    )
+const recovery = (look: Look, workflow: AnyWorkflow, record: ExecutionRecord, reason: "Recovered" | "Answered", say: Say) =>
+  TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, {
+    wait: false,
+    // Counted before the lease is released: a sweep woken by the release already sees the backoff.
+    onFailure: (cause) => {
+      const counted = RecoveryFailures.countedCause(cause)
+      return counted === undefined ? Effect.void : RecoveryFailures.note(look.local, record, counted)
+    }
+  }).pipe(
+    Effect.tap((out) => {
+      const message = Option.isSome(out) ? say.done(out.value._tag) : say.other
+      return message === undefined ? Effect.void : Option.isSome(out) ? Effect.logInfo(message) : Effect.logDebug(message)
+    }),
+    Effect.tap(() => Effect.sync(() => look.local.delete(`${record.tenantId}/${record.rootExecutionId}`))),
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause) || RecoveryFailures.countedCause(cause) !== undefined
+        ? Effect.void
+        : Effect.logWarning(`${say.ended}: ${Cause.squash(cause)}`)
+    ),
+    Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })
+  )
 
 /**
  * True when the tree's lease is held and live; `onLive` sees its expiry. Read
