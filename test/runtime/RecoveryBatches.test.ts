@@ -25,14 +25,14 @@ interface Seen {
   readonly startedAt: Array<number>
 }
 
-/** One step that runs 45 s on the Clock; its bodies on `watched` are counted in `seen`. */
+/** One step that runs 45 s on the Clock; its bodies on `watched` (or a restart of it) are counted in `seen`. */
 const orphan = (watched: string, seen: Seen) =>
   Workflow.make({
     name: "orphan",
     version: "1",
     graph: new StateGraph(State)
       .addNode("work", Workflow.effectStep((_s, ctx) => {
-        if (ctx.instanceId !== watched) return Effect.as(Effect.sleep("45 seconds"), { log: ["worked"] })
+        if (!ctx.instanceId.startsWith(watched)) return Effect.as(Effect.sleep("45 seconds"), { log: ["worked"] })
         return Effect.gen(function*() {
           seen.startedAt.push(yield* Clock.currentTimeMillis)
           seen.running++
@@ -49,22 +49,29 @@ const countOf = (status: "Running" | "Finished") =>
   RecordStore.use((r) => r.findByStatus(status, 1_000, Option.none())).pipe(Effect.map((page) => page.length))
 
 /**
- * 300 trees started on instance 0, which dies mid-step; instance 1's sweep
- * recovers them. Answers what instance 1's step bodies did once all 300 finished.
+ * `trees` trees started on instance 0, which dies mid-step; instance 1's sweep
+ * recovers them, the clock moving 15 s at a time for at most `within`. With
+ * `restart`, instance 1 is restarted after the kill: its first look sees every
+ * orphan's lease live and wakes at their expiry. Answers what instance 1's
+ * step bodies did once all of them finished.
  */
-const recoverOrphans = (options: Omit<BatonConfig.BatonOptions, "workflows" | "instanceId">) =>
+const recoverOrphans = (
+  options: Omit<BatonConfig.BatonOptions, "workflows" | "instanceId">,
+  { restart = false, trees = 300, within = 600_000 } = {}
+) =>
   Effect.gen(function*() {
     const seen: Seen = { running: 0, most: 0, startedAt: [] }
     const wf = orphan("instance-1", seen)
     const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], ...options } })
-    const starts = yield* Effect.forEach(Array.from({ length: 300 }), () => h.run(0, (b) => b.start(wf, { log: [] })))
+    const starts = yield* Effect.forEach(Array.from({ length: trees }), () => h.run(0, (b) => b.start(wf, { log: [] })))
     yield* Effect.forEach(starts, Fiber.join)
     yield* h.settle
-    assert.strictEqual(yield* countOf("Running"), 300)
+    assert.strictEqual(yield* countOf("Running"), trees)
     yield* h.kill(0)
-    for (let i = 0; i < 40 && (yield* countOf("Finished")) < 300; i++) yield* h.advance("15 seconds")
-    assert.strictEqual(yield* countOf("Finished"), 300, "every orphaned tree was recovered and finished")
-    assert.strictEqual(seen.startedAt.length, 300, "each tree was recovered once")
+    if (restart) yield* h.restart(1)
+    for (let t = 0; t < within && (yield* countOf("Finished")) < trees; t += 15_000) yield* h.advance("15 seconds")
+    assert.strictEqual(yield* countOf("Finished"), trees, `every orphaned tree was recovered and finished within ${within} ms`)
+    assert.strictEqual(seen.startedAt.length, trees, "each tree was recovered once")
     return seen
   }).pipe(Effect.provide(Layer.fresh(memoryStores)))
 
@@ -86,6 +93,19 @@ describe("the recovery sweep runs a bounded number of recoveries at once (#18)",
       assert.isAtLeast(batches(seen), 8, "300 trees in at least eight batches of 40")
       const slotted = yield* recoverOrphans({ maxRecoveriesPerLook: 40, maxConcurrentSteps: 25 })
       assert.strictEqual(slotted.most, 25, `the step slots bound it below the cap (saw ${slotted.most})`)
+    }), 30_000)
+
+  it.effect("a batch's end starts the next one at once, not at the next sweep interval", () =>
+    Effect.gen(function*() {
+      // One at a time: the release of each wakes the sweep before its recovery stops counting as running.
+      const single = yield* recoverOrphans({ maxRecoveriesPerLook: 1, sweepInterval: "1 hour" }, { restart: true, trees: 3, within: 240_000 })
+      assert.deepStrictEqual([single.most, single.startedAt], [1, [30_000, 75_000, 120_000]])
+      // Leases expire 30 s after the kill; then three batches of 45 s: done in 165 s, long before the 1 h interval.
+      const seen = yield* recoverOrphans({ maxRecoveriesPerLook: 40, sweepInterval: "1 hour" }, { restart: true, trees: 120, within: 240_000 })
+      assert.strictEqual(seen.most, 40)
+      const at = new Map<number, number>()
+      for (const t of seen.startedAt) at.set(t, (at.get(t) ?? 0) + 1)
+      assert.strictEqual(batches(seen), 3, `three batches of 40: ${JSON.stringify([...at])}`)
     }), 30_000)
 })
 

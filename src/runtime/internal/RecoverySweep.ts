@@ -130,7 +130,7 @@ const continueTree = (look: Look, workflow: AnyWorkflow, record: ExecutionRecord
     Effect.flatMap(Effect.service(Instance), (instance) => Metering.add(Metrics.recoveriesStarted, instance.instanceId, { reason })),
     Effect.suspend(() => {
       look.running.count++
-      return FiberSet.run(look.recoveries, recovery(look, workflow, record, reason, say).pipe(Effect.ensuring(Effect.sync(() => look.running.count--))))
+      return FiberSet.run(look.recoveries, recovery(look, workflow, record, reason, say).pipe(Effect.ensuring(Effect.sync(() => recoveryEnded(look.running)))))
     })
   )
 
@@ -203,6 +203,25 @@ const readLeases = (page: PageLeases) => (roots: ReadonlyArray<ExecutionRecord>)
       : Effect.logWarning("recovery sweep: reading a page's leases failed; reading them one by one", Cause.pretty(cause))
   ))
 
+/** The recoveries the sweep started that still run, and the sweep's wake-up when one ends (while it waits for one). */
+interface Running {
+  count: number
+  readonly ended: Set<() => void>
+}
+
+const recoveryEnded = (running: Running) => {
+  running.count--
+  for (const wake of [...running.ended]) wake()
+}
+
+/** Waits until a recovery the sweep started ends. */
+const aRecoveryEnds = (running: Running) =>
+  Effect.callback<void>((resume) => {
+    const wake = () => resume(Effect.void)
+    running.ended.add(wake)
+    return Effect.sync(() => running.ended.delete(wake))
+  })
+
 /** What one look carries from root to root. */
 interface Look {
   readonly recoveries: FiberSet.FiberSet<unknown, unknown>
@@ -211,7 +230,7 @@ interface Look {
   readonly local: RecoveryFailures.Local
   readonly now: number
   /** Recoveries the sweep started that still run (kept across looks). */
-  readonly running: { count: number }
+  readonly running: Running
   /** Recoveries this look may still start: `maxRecoveriesPerLook` less those running, at most the free step slots. */
   budget: number
   /** The earliest live lease expiry seen. */
@@ -299,7 +318,7 @@ const look = Effect.fnUntraced(function*(
   leftAlone: Set<string>,
   local: RecoveryFailures.Local,
   resume: { from: Option.Option<RecordCursor> },
-  running: { count: number }
+  running: Running
 ) {
   const instance = yield* Instance
   const slots = StepSlots.fromInstance(instance)
@@ -339,7 +358,7 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
   const leftAlone = new Set<string>()
   const local: RecoveryFailures.Local = new Map()
   const resume = { from: Option.none<RecordCursor>() }
-  const running = { count: 0 }
+  const running: Running = { count: 0, ended: new Set() }
   while (true) {
     // Listen before looking: a release during the look wakes the next one at once.
     const released = yield* Effect.forkChild(wakeups.next(undefined, undefined), { startImmediately: true })
@@ -349,8 +368,9 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
     const now = clock.currentTimeMillisUnsafe()
     instance.health.lastSweepEndedAt = now
     const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now, RecoveryFailures.nextRetry(local, now) - now))
-    yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), Fiber.join(released)).pipe(
-      Effect.ensuring(Fiber.interrupt(released))
-    )
+    // A look that stopped on its budget (`resume.from` kept) goes on as soon as a recovery ends: the
+    // release that wakes it may come before that recovery stops counting as running.
+    const wakes = [Effect.sleep(Duration.millis(wait)), Fiber.join(released), ...(Option.isSome(resume.from) ? [aRecoveryEnds(running)] : [])]
+    yield* Effect.raceAllFirst(wakes).pipe(Effect.ensuring(Fiber.interrupt(released)))
   }
 })
