@@ -13,7 +13,8 @@ import { LeaseLostError } from "../../stores/Errors.ts"
 import { type Fence, fenceKey, tenantKey } from "../../stores/Fence.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { defineSuite, expectFailure, expectInvalid, now, some, type SuiteOptions } from "./Suite.ts"
+import { expectFailure, expectInvalid, now, some, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 const leaseTtl = 30_000
 /** Different from the lease's own length, so a fenced write's push is visible. */

@@ -8,7 +8,6 @@ import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { type ChildOutcome, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../stores/ChildQueueStore.ts"
 import {
-  defineSuite,
   expectInvalid,
   type Instances,
   none,
@@ -19,6 +18,7 @@ import {
   successes,
   type SuiteOptions
 } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 const ttl = 30_000
 

@@ -13,7 +13,8 @@ import {
 } from "../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { defineSuite, expectInvalid, expectTag, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, expectTag, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 interface Both {
   readonly history: ExecutionHistoryStoreShape

@@ -8,7 +8,8 @@ import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
-import { defineSuite, expectInvalid, none, now, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, none, now, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 const ttl = 30_000
 

@@ -6,7 +6,8 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect } from "effect"
 import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
-import { defineSuite, expectInvalid, race, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, race, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 /**
  * Registers the LedgerStore conformance tests (call it at the top level of a

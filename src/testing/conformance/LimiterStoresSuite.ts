@@ -15,7 +15,8 @@ import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option,
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import { TestClock } from "effect/testing"
-import { defineSuite, race, type SuiteOptions } from "./Suite.ts"
+import { race, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 /** Both stores as one instance sees them. */
 export interface LimiterStores {

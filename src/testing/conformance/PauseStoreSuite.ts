@@ -10,7 +10,6 @@ import type { Pause, PauseStatus } from "../../stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
 import {
   badIds,
-  defineSuite,
   expectInvalid,
   expectTag,
   failures,
@@ -23,6 +22,7 @@ import {
   successes,
   type SuiteOptions
 } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 /**
  * Registers the PauseStore conformance tests (call it at the top level of a

@@ -7,7 +7,8 @@ import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { RateLimitStore, type SlotLease } from "../../stores/RateLimitStore.ts"
-import { defineSuite, expectInvalid, none, now, race, racersOf, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, none, now, race, racersOf, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 const ttl = 10_000
 const window = 60_000

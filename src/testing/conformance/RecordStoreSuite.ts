@@ -13,7 +13,6 @@ import { maxErrorTextLength } from "../../stores/internal/storable.ts"
 import { RecordStore, type RecordStoreShape } from "../../stores/RecordStore.ts"
 import {
   badIds,
-  defineSuite,
   expectInvalid,
   expectTag,
   failures,
@@ -25,6 +24,7 @@ import {
   successes,
   type SuiteOptions
 } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 const compare = (a: RecordCursor, b: RecordCursor) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0

@@ -6,7 +6,8 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { type ClaimResult, type RequestClaim, RequestStore } from "../../stores/RequestStore.ts"
-import { defineSuite, expectInvalid, expectTag, failures, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, expectTag, failures, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 /** Times far from the delete test's (which deletes what expired by `early`). */
 const base = 1_000_000_000_000

@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { assert, layer, type Vitest } from "@effect/vitest"
+import { assert } from "@effect/vitest"
 import { Cause, Clock, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
 
 /**
@@ -94,60 +94,6 @@ export const instancesKey = <S>(name: string) => Context.Service<Instances<S>>(`
  * @since 0.1.0
  */
 export const racersOf = (options: { readonly racers?: number | undefined }): number => Math.max(2, options.racers ?? 16)
-
-/**
- * What one suite starts with: its instances' key, fresh ids, how many racers,
- * and `register`, which registers its tests (see {@link defineSuite}).
- *
- * @category models
- * @since 0.1.0
- */
-export interface SuiteDefinition<S> {
-  /** The service the suite's tests read both instances from. */
-  readonly Stores: Context.Key<Instances<S>, Instances<S>>
-  readonly ids: ReturnType<typeof makeIds>
-  readonly racers: number
-  /**
-   * Registers `tests` under "`title` (`options.name`)" on the Layers built once for
-   * all of them, after a first test that pings both instances (with `ping`).
-   */
-  readonly register: (tests: (it: Vitest.MethodsNonLive<Instances<S>>) => void) => void
-}
-
-/**
- * The preamble every suite shares: the instances of the service under test
- * (`pick` takes it from the built Layer), fresh ids, the number of racers
- * (`racers`, default {@link racersOf}), and the registration of its tests.
- *
- * @category conformance
- * @since 0.1.0
- */
-export const defineSuite = <I, S>(options: SuiteOptions<I>, spec: {
-  /** The contract under test: the key's name, and the title "`contract` conformance" unless `title` is given. */
-  readonly contract: string
-  readonly title?: string | undefined
-  readonly pick: (context: Context.Context<I>) => S
-  /** One cheap round trip of an instance; without it there is no ping test. */
-  readonly ping?: ((service: S) => Effect.Effect<unknown, unknown>) | undefined
-  readonly racers?: number | undefined
-}): SuiteDefinition<S> => {
-  const Stores = instancesKey<S>(spec.contract)
-  const title = spec.title ?? `${spec.contract} conformance`
-  const register = (tests: (it: Vitest.MethodsNonLive<Instances<S>>) => void) =>
-    layer(instancesLayer(Stores, options, spec.pick), { timeout: options.timeout })(`${title} (${options.name})`, (it) => {
-      const ping = spec.ping
-      if (ping !== undefined) {
-        it.effect("ping succeeds on every instance", () =>
-          Effect.gen(function*() {
-            const stores = yield* Stores
-            yield* ping(stores.first)
-            yield* ping(stores.second)
-          }))
-      }
-      tests(it)
-    })
-  return { Stores, ids: makeIds(), racers: spec.racers ?? racersOf(options), register }
-}
 
 /**
  * Fresh ids for one suite run: a random run part (rows of an earlier run may

@@ -6,17 +6,8 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
-import {
-  defineSuite,
-  expectInvalid,
-  expectTag,
-  none,
-  nonJsonValues,
-  race,
-  some,
-  successes,
-  type SuiteOptions
-} from "./Suite.ts"
+import { expectInvalid, expectTag, none, nonJsonValues, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
 
 /**
  * Registers the TreeStore conformance tests (call it at the top level of a

@@ -1,0 +1,66 @@
+/**
+ * The preamble every conformance suite shares, apart from `Suite.ts` so that
+ * the declarations of `baton/testing` (which name `SuiteOptions` and
+ * `Instances`) do not need `@effect/vitest`: a program using only the
+ * `Harness` typechecks without that optional peer.
+ *
+ * @since 0.1.0
+ */
+import { layer, type Vitest } from "@effect/vitest"
+import { type Context, Effect } from "effect"
+import { type Instances, instancesKey, instancesLayer, makeIds, racersOf, type SuiteOptions } from "./Suite.ts"
+
+/**
+ * What one suite starts with: its instances' key, fresh ids, how many racers,
+ * and `register`, which registers its tests (see {@link defineSuite}).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface SuiteDefinition<S> {
+  /** The service the suite's tests read both instances from. */
+  readonly Stores: Context.Key<Instances<S>, Instances<S>>
+  readonly ids: ReturnType<typeof makeIds>
+  readonly racers: number
+  /**
+   * Registers `tests` under "`title` (`options.name`)" on the Layers built once for
+   * all of them, after a first test that pings both instances (with `ping`).
+   */
+  readonly register: (tests: (it: Vitest.MethodsNonLive<Instances<S>>) => void) => void
+}
+
+/**
+ * The preamble every suite shares: the instances of the service under test
+ * (`pick` takes it from the built Layer), fresh ids, the number of racers
+ * (`racers`, default {@link racersOf}), and the registration of its tests.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const defineSuite = <I, S>(options: SuiteOptions<I>, spec: {
+  /** The contract under test: the key's name, and the title "`contract` conformance" unless `title` is given. */
+  readonly contract: string
+  readonly title?: string | undefined
+  readonly pick: (context: Context.Context<I>) => S
+  /** One cheap round trip of an instance; without it there is no ping test. */
+  readonly ping?: ((service: S) => Effect.Effect<unknown, unknown>) | undefined
+  readonly racers?: number | undefined
+}): SuiteDefinition<S> => {
+  const Stores = instancesKey<S>(spec.contract)
+  const title = spec.title ?? `${spec.contract} conformance`
+  const register = (tests: (it: Vitest.MethodsNonLive<Instances<S>>) => void) =>
+    layer(instancesLayer(Stores, options, spec.pick), { timeout: options.timeout })(`${title} (${options.name})`, (it) => {
+      const ping = spec.ping
+      if (ping !== undefined) {
+        it.effect("ping succeeds on every instance", () =>
+          Effect.gen(function*() {
+            const stores = yield* Stores
+            yield* ping(stores.first)
+            yield* ping(stores.second)
+          }))
+      }
+      tests(it)
+    })
+  return { Stores, ids: makeIds(), racers: spec.racers ?? racersOf(options), register }
+}
+
