@@ -179,7 +179,8 @@ describe("the packed package, installed in a fresh project", () => {
       }
       expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([])
       // What each entry (its code and its declarations) reaches is a dependency or a peer a user's install
-      // brings; the core entries reach no optional peer, so they work without them.
+      // brings; the core entries reach no optional peer, so they work without them, and baton/testing's
+      // declarations need none (a TypeScript program using only the Harness typechecks without vitest).
       const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})])
       const optional = Object.entries(manifest.peerDependenciesMeta ?? {}).filter(([, m]) => m.optional === true).map(([name]) => name)
       const entries = Object.entries(manifest.exports).flatMap(([name, target]) =>
