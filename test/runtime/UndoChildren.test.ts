@@ -76,6 +76,9 @@ for (const backend of backends) {
           const holderIndex = h.instances.findIndex((i) => i.instanceId === holder)
           yield* h.advance("5 seconds")
           assert.deepStrictEqual(undoneWho(book), ["leg-2"])
+          const status = yield* Fiber.join(yield* h.run(holderIndex, (b) => b.status(parent!.executionId)))
+          assert.strictEqual(status.status, "Running", "Running while it unwinds")
+          assert.deepStrictEqual([status.unwinding?.undos, status.unwinding?.compensated], [4, 1], "the children's undos count among the parent's")
           // The holder dies in the middle of the undo of leg 1.
           yield* advanceUntil(h, "1 second", 5, () => book.tries.length > 1)
           assert.deepStrictEqual(book.tries.map((t) => t.who), ["leg-2", "leg-1"])
@@ -112,6 +115,33 @@ for (const backend of backends) {
           assert.strictEqual(record?.status, "Failed")
           const failedChildren = (yield* RecordStore.use((r) => r.findByStatus("Failed", 50, Option.none()))).filter((r) => r.parentExecutionId != null)
           assert.strictEqual(failedChildren.length, 1, "the failing child ended Failed")
+        }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+      it.effect("the parent cancelled while its children run: the child that finished is undone by the parent, then a, once each; no child is left running", () =>
+        Effect.gen(function*() {
+          const book = makeTripBook({ placement, cFails: false, legWork: "1 second", legWorkOf: new Map([[1, "60 seconds"], [2, "60 seconds"]]) })
+          const wf = tripWorkflow(book)
+          const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+          const run = yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+          yield* h.advance("5 seconds")
+          const parent = yield* parentOf
+          assert.isDefined(parent)
+          const cancel = yield* h.run(1, (b) => b.cancel(parent!.threadId))
+          yield* advanceUntil(h, "5 seconds", 40, () => run.pollUnsafe() !== undefined && book.undone.length >= 2)
+          yield* h.advance("60 seconds")
+          assert.deepStrictEqual(yield* Fiber.join(cancel), { cancelled: true })
+          // The parent undoes the child that had finished, then a. Children of placement "any" still running are
+          // cancelled before their step finished (nothing to undo); inline ones (placement "parent") share the
+          // launching step's abort signal through LangGraph's async context: their step ends, then their pass is
+          // aborted and they undo themselves (before the parent's undos: it waits for its step bodies first).
+          const self = placement === "parent" ? ["leg-1", "leg-2"] : []
+          assert.deepStrictEqual(undoneWho(book).slice(0, self.length).sort(), self)
+          assert.deepStrictEqual(undoneWho(book).slice(self.length), ["leg-0", "a"])
+          assertOnce(book, [...self, "leg-0", "a"])
+          assert.deepStrictEqual(book.undone.slice(self.length).map((u) => u.reason), ["Cancelled", "Cancelled"])
+          assert.strictEqual((yield* recordOf(parent!.tenantId, parent!.executionId))?.status, "Cancelled")
+          const running = yield* RecordStore.use((r) => r.findByStatus("Running", 50, Option.none()))
+          assert.deepStrictEqual(running, [], "no child is left running")
         }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
       it.effect("a trip that finishes undoes nothing: no child undo runs and the parent's tree keys go", () =>

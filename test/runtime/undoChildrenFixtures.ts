@@ -19,6 +19,8 @@ export interface TripPlan {
   readonly undoSleep: Duration.Input
   /** How long each leg's booking works on the Clock. */
   readonly legWork: Duration.Input
+  /** Per leg (by input), overriding `legWork`. */
+  readonly legWorkOf: ReadonlyMap<number, Duration.Input>
 }
 
 export interface TripBook {
@@ -31,7 +33,7 @@ export interface TripBook {
 }
 
 export const makeTripBook = (plan: Partial<TripPlan> = {}): TripBook => ({
-  plan: { placement: "any", cFails: true, failingLegs: new Set(), undoSleep: 0, legWork: "1 second", ...plan },
+  plan: { placement: "any", cFails: true, failingLegs: new Set(), undoSleep: 0, legWork: "1 second", legWorkOf: new Map(), ...plan },
   stepKeys: new Map(),
   tries: [],
   undone: [],
@@ -58,7 +60,7 @@ export const legWorkflow = (book: TripBook) =>
       .addNode("book", Workflow.effectStep((s: { n: number }, ctx) =>
         Effect.gen(function*() {
           book.stepKeys.set(`leg-${s.n}`, ctx.idempotencyKey)
-          yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.legWork))
+          yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.legWorkOf.get(s.n) ?? book.plan.legWork))
           if (book.plan.failingLegs.has(s.n)) return yield* Effect.fail(new Error(`leg ${s.n}: no seat`))
           return { booked: `leg-${s.n}` }
         }), {
