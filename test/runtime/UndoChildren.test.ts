@@ -144,6 +144,30 @@ for (const backend of backends) {
           assert.deepStrictEqual(running, [], "no child is left running")
         }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+      if (placement === "any") {
+        it.effect("a child that finishes after its parent was cancelled (and unwound) undoes itself, once, and ends Cancelled", () =>
+          Effect.gen(function*() {
+            const book = makeTripBook({ placement, cFails: false, legWorkOf: new Map([[1, "3 seconds"], [2, "60 seconds"]]) })
+            const wf = tripWorkflow(book)
+            const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+            yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+            yield* h.advance("2 seconds")
+            const parent = yield* parentOf
+            assert.strictEqual(parent?.status, "Paused", "the parent rests on its children")
+            // Ended at once (it rests): leg 0 and a are undone; leg 1 is at work and reads no cancel before it finishes.
+            assert.deepStrictEqual(yield* Fiber.join(yield* h.run(1, (b) => b.cancel(parent!.threadId))), { cancelled: true })
+            assert.deepStrictEqual(undoneWho(book), ["leg-0", "a"])
+            yield* h.advance("2 seconds")
+            yield* h.advance("60 seconds")
+            assert.deepStrictEqual(undoneWho(book), ["leg-0", "a", "leg-1"], "leg 1 found its parent ended: it undid itself")
+            assertOnce(book, ["leg-0", "a", "leg-1"])
+            const leg1 = (yield* recordOf(parent!.tenantId, book.tries.find((t) => t.who === "leg-1")!.executionId))
+            assert.strictEqual(leg1?.status, "Cancelled")
+            const keys = yield* TreeStore.use((t) => t.list(parent!.tenantId, parent!.rootExecutionId, "@baton/"))
+            assert.deepStrictEqual(keys, [], "nothing was handed to the ended parent's tree")
+          }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+      }
+
       it.effect("a trip that finishes undoes nothing: no child undo runs and the parent's tree keys go", () =>
         Effect.gen(function*() {
           const book = makeTripBook({ placement, cFails: false })

@@ -606,12 +606,19 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     }
     // Read again once `unwinding` is on record: a child that finished meanwhile handed its undos over, or
     // (seeing the marker) undoes itself.
-    const state = yield* stateOf(tenantId, rootExecutionId)
+    let state = yield* stateOf(tenantId, rootExecutionId)
     const failed: Array<FailedUndo> = [...state.failed.values()]
-    for (const registration of state.registrations) {
-      if (state.done.has(registration.key) || state.failed.has(registration.key)) continue
-      const given = yield* runOne(u, instance, why, registration)
-      if (given !== undefined) failed.push(given)
+    const tried = new Set<string>()
+    while (true) {
+      const open = state.registrations.filter((r) => !state.done.has(r.key) && !state.failed.has(r.key) && !tried.has(r.key))
+      if (open.length === 0) break
+      for (const registration of open) {
+        tried.add(registration.key)
+        const given = yield* runOne(u, instance, why, registration)
+        if (given !== undefined) failed.push(given)
+      }
+      // A child that handed its undos over between the read and the marker (a narrow race) is undone now, late rather than never.
+      state = yield* stateOf(tenantId, rootExecutionId)
     }
     return { unwinding: why, failed } satisfies Outcome as Outcome
   }).pipe(Effect.withSpan("Baton.unwind"))
