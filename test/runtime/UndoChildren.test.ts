@@ -6,7 +6,7 @@ import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import type { Placement } from "../../src/runtime/Children.ts"
 import { backends, recordOf } from "./fixtures.ts"
-import { makeTripBook, type TripBook, tripWorkflow, undoneWho } from "./undoChildrenFixtures.ts"
+import { makeTripBook, nestedTripWorkflow, type TripBook, tripWorkflow, undoneWho } from "./undoChildrenFixtures.ts"
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>) => (Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined)
 
@@ -182,4 +182,24 @@ for (const backend of backends) {
         }).pipe(Effect.provide(Layer.fresh(backend.stores))))
     })
   }
+
+  describe(`undo of grandchildren on ${backend.name}`, () => {
+    it.effect("a child's own children are undone with it, in its own LIFO order, at its launch's place in the parent", () =>
+      Effect.gen(function*() {
+        const book = makeTripBook({ cFails: true })
+        const wf = nestedTripWorkflow(book)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+        yield* advanceUntil(h, "1 second", 60, () => run.pollUnsafe() !== undefined)
+        const error = failureOf(yield* Fiber.await(run))
+        assert.instanceOf(error, ExecutionFailedError)
+        assert.include((error as ExecutionFailedError).error, "c boom")
+        const order = ["leg-11", "leg-10", "x-1", "leg-1", "leg-0", "x-0", "a"]
+        assert.deepStrictEqual(undoneWho(book), order)
+        assertOnce(book, order)
+        const record = yield* recordOf((error as ExecutionFailedError).tenantId, (error as ExecutionFailedError).executionId)
+        assert.strictEqual(record?.status, "Failed")
+        assert.deepStrictEqual(yield* TreeStore.use((t) => t.list(record!.tenantId, record!.rootExecutionId, "@baton/")), [])
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+  })
 }

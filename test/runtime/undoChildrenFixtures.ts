@@ -116,3 +116,66 @@ export const tripWorkflow = (book: TripBook) => {
 
 /** Who was undone, in order. */
 export const undoneWho = (book: TripBook) => book.undone.map((u) => u.who)
+
+const MiddleState = Annotation.Root({
+  m: Annotation<number>(),
+  legs: Annotation<Array<string>>()
+})
+
+/**
+ * Two levels: a (undo) → b launches middles 0 and 1 (placement "any") → c
+ * fails. Each middle: x (undo, logged `x-<m>`) → y launches legs 10m and
+ * 10m + 1 (placement "parent").
+ */
+export const nestedTripWorkflow = (book: TripBook) => {
+  const leg = legWorkflow(book)
+  const middle = Workflow.make({
+    name: "middle",
+    version: "1",
+    children: [leg],
+    graph: new StateGraph(MiddleState)
+      .addNode("x", Workflow.step(async (s: { m: number }, ctx) => {
+        book.stepKeys.set(`x-${s.m}`, ctx.idempotencyKey)
+        return { legs: [] }
+      }, {
+        undo: async (_result, ctx) => {
+          const who = [...book.stepKeys].find(([, k]) => k === ctx.stepIdempotencyKey)![0]
+          book.tries.push({ who, instanceId: ctx.instanceId, key: ctx.idempotencyKey, executionId: ctx.executionId })
+          apply(book, who, null, ctx)
+        }
+      }))
+      .addNode("y", Workflow.step(async (s: { m: number }, ctx) => {
+        const outs = await ctx.launch(leg, [{ n: s.m * 10 }, { n: s.m * 10 + 1 }], { placement: "parent" })
+        return { legs: outs.map((o) => (o as { booked: string }).booked) }
+      }))
+      .addEdge(START, "x")
+      .addEdge("x", "y")
+      .addEdge("y", END)
+  })
+  return Workflow.make({
+    name: "trip-nested",
+    version: "1",
+    children: [middle],
+    graph: new StateGraph(TripState)
+      .addNode("a", Workflow.step(async (_s, ctx) => {
+        book.stepKeys.set("a", ctx.idempotencyKey)
+        return { log: ["a"] }
+      }, {
+        undo: async (result, ctx) => {
+          book.tries.push({ who: "a", instanceId: ctx.instanceId, key: ctx.idempotencyKey, executionId: ctx.executionId })
+          apply(book, "a", result, ctx)
+        }
+      }))
+      .addNode("b", Workflow.step(async (_s, ctx) => {
+        await ctx.launch(middle, [{ m: 0 }, { m: 1 }], { placement: "any" })
+        return { log: ["b"] }
+      }))
+      .addNode("c", Workflow.step(async () => {
+        throw new Error("c boom: the hotel is full")
+      }))
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .addEdge("b", "c")
+      .addEdge("c", END)
+  })
+}

@@ -55,7 +55,15 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
     }
     workflows.set(w.name, w)
-    for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
+    // Its children, and theirs (a child may launch children of its own).
+    const addChildren = (parent: AnyWorkflow): void => {
+      for (const child of parent.children) {
+        if (workflows.has(child.name)) continue
+        workflows.set(child.name, child)
+        addChildren(child)
+      }
+    }
+    addChildren(w)
   }
   return workflows as ReadonlyMap<string, AnyWorkflow>
 })
