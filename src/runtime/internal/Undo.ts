@@ -261,14 +261,16 @@ export const handOff = (u: Unwinder) =>
     if (own.registrations.length === 0 && Object.keys(own.handoffs).length === 0) return true
     const parent = yield* (yield* RecordStore).getRecord(record.tenantId, parentId)
     const live = Option.isSome(parent) && (parent.value.status === "Running" || parent.value.status === "Paused")
-    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentId))) {
+    // The parent's tree (a parent is the root of its own tree, as every execution is).
+    const parentTree = Option.isSome(parent) ? parent.value.rootExecutionId : parentId
+    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) {
       yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
       return false
     }
     const refused = u.holder.fence.refusal()
     if (refused !== undefined) return yield* Effect.fail(refused)
     const value: HandOff = { workflowName: record.workflowName, threadId: record.threadId, ...own }
-    yield* tree.saveReservedIfAbsent(record.tenantId, parentId, `${handoffPrefix}${record.executionId}`, value)
+    yield* tree.saveReservedIfAbsent(record.tenantId, parentTree, `${handoffPrefix}${record.executionId}`, value)
     return true
   })
 
