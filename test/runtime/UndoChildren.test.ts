@@ -202,4 +202,22 @@ for (const backend of backends) {
         assert.deepStrictEqual(yield* TreeStore.use((t) => t.list(record!.tenantId, record!.rootExecutionId, "@baton/")), [])
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
+
+  describe(`inline children on ${backend.name}`, () => {
+    it.effect("a killed instance's inline children stop with it (owned by its scope): they are left Running for the next holder, and the harness tears down", () =>
+      Effect.gen(function*() {
+        const book = makeTripBook({ placement: "parent", cFails: true, legWork: "60 seconds" })
+        const wf = tripWorkflow(book)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+        yield* h.advance("2 seconds")
+        const running = yield* RecordStore.use((r) => r.findByStatus("Running", 50, Option.none()))
+        assert.strictEqual(running.filter((r) => r.parentExecutionId != null).length, 3, "three inline children at work")
+        yield* h.kill(0)
+        yield* h.advance("5 seconds")
+        const after = yield* RecordStore.use((r) => r.findByStatus("Running", 50, Option.none()))
+        assert.strictEqual(after.length, 4, "the parent and its children are left Running for the next holder")
+        assert.deepStrictEqual(book.tries, [], "nothing unwound")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))), { timeout: 20_000 })
+  })
 }
