@@ -110,6 +110,60 @@ const bookingWorkflow = (world: World) =>
       .addEdge("d", END)
   })
 
+const LegState = Annotation.Root({
+  n: Annotation<number>(),
+  done: Annotation<boolean>()
+})
+
+/** A child: one step that takes effect (as `leg-<n>`) after 3 s, with an undo. */
+const legWorkflow = (world: World) =>
+  Workflow.make({
+    name: "sim-undo-leg",
+    version: "1",
+    graph: new StateGraph(LegState)
+      .addNode("leg", Workflow.effectStep((s: { n: number }, ctx) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("3 seconds")
+          yield* act(world, `leg-${s.n}`, ctx)
+          return { n: s.n, done: true }
+        }), { undo: (result: { n: number }, ctx) => undo(world, `leg-${result.n}`)(result, ctx) }))
+      .addEdge(START, "leg")
+      .addEdge("leg", END)
+  })
+
+const FanState = Annotation.Root({
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  mode: Annotation<string>({ reducer: (_a, b) => b, default: () => "finish" }),
+  placement: Annotation<"any" | "parent">({ reducer: (_a, b) => b, default: () => "any" })
+})
+
+/** a (undo) → b launches legs 0 and 1 (placement from the input) → d fails, pauses or finishes. */
+const fanWorkflow = (world: World) => {
+  const leg = legWorkflow(world)
+  return Workflow.make({
+    name: "sim-undo-fan",
+    version: "1",
+    children: [leg],
+    graph: new StateGraph(FanState)
+      .addNode("a", Workflow.effectStep((_s, ctx) => Effect.as(act(world, "a", ctx), { log: ["a"] }), { undo: undo(world, "a") }))
+      .addNode("b", Workflow.step(async (s: { placement: "any" | "parent" }, ctx) => {
+        await ctx.launch(leg, [{ n: 0 }, { n: 1 }], { placement: s.placement })
+        return { log: ["b"] }
+      }))
+      .addNode("d", Workflow.effectStep((s: { mode: string }, _ctx) =>
+        Effect.gen(function*() {
+          yield* Effect.sleep("3 seconds")
+          const mode = s.mode === "pause" ? String(interrupt({ q: "fail or finish?" })) : s.mode
+          if (mode === "fail") return yield* Effect.fail(new Error("sim boom"))
+          return { log: ["d"] }
+        })))
+      .addEdge(START, "a")
+      .addEdge("a", "b")
+      .addEdge("b", "d")
+      .addEdge("d", END)
+  })
+}
+
 const expectedFailures = new Set([
   "LeaseLostError",
   "InstanceStoppingError",
@@ -132,6 +186,8 @@ export interface UndoSimulationResult {
   readonly seed: number
   readonly executions: number
   readonly unwound: number
+  /** Children's undos run by their parent's unwinding. */
+  readonly childrenUndone: number
   readonly violations: ReadonlyArray<string>
   readonly log: ReadonlyArray<string>
 }
@@ -142,13 +198,17 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
   const random = prng(seed)
   const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
   const wf = bookingWorkflow(world)
+  const fan = fanWorkflow(world)
   const steps = options.steps ?? 30
   return Effect.gen(function*() {
-    const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf], undoBackoff: "1 second" } })
+    const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf, fan], undoBackoff: "1 second" } })
     const records = yield* RecordStore
     const calls: Array<Fiber.Fiber<unknown, unknown>> = []
     const violations: Array<string> = []
-    const say = (line: string) => world.log.push(line)
+    const say = (line: string) => {
+      if (process.env.SIM_TRACE) console.log(line)
+      world.log.push(line)
+    }
     const live = () => h.instances.filter((i) => i.state === "alive" && !i.instance.health.stopping).map((i) => i.index)
     const call = (index: number, label: string, f: (b: Harness.HarnessInstance["baton"]) => Effect.Effect<unknown, unknown>) =>
       Effect.gen(function*() {
@@ -158,9 +218,18 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
     for (let step = 0; step < steps; step++) {
       const roll = random()
       const alive = live()
-      if (roll < 0.25 && alive.length > 0) {
+      if (roll < 0.17 && alive.length > 0) {
         const mode = pick(["fail", "fail", "finish", "pause"])
         yield* call(pick(alive), `execute (${mode})`, (b) => b.execute(wf, { log: [], mode }))
+      } else if (roll < 0.25 && alive.length > 0) {
+        // A parent launching two children with undos, then failing, pausing or finishing.
+        const mode = pick(["fail", "fail", "finish", "pause"])
+        // (Placement "parent" is left out: a killed instance's inline children keep sleeping on the Clock in
+        // fibers no scope owns, so the harness's teardown never ends — a #12 defect, see the undo-children report.)
+        // (Placement "parent" is left out: the inline children of a parent cancelled after its instance was closed or
+        // killed are left Running — nobody continues them (seed 130) — a #12 defect, see the undo-children report.)
+        const placement = "any" as const
+        yield* call(pick(alive), `execute fan (${mode}, ${placement})`, (b) => b.execute(fan, { log: [], mode, placement }))
       } else if (roll < 0.37 && alive.length > 0) {
         const paused = yield* records.findByStatus("Paused", 50, Option.none())
         if (paused.length > 0) {
@@ -226,18 +295,34 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
     const all = (yield* Effect.forEach(["Running", "Paused", "Finished", "Failed", "Cancelled"] as const, (s) =>
       records.findByStatus(s, 1000, Option.none()))).flat()
     let unwound = 0
+    let childrenUndone = 0
+    // A parent's finished children took effect at its launch's place (its undos undo them there): in launch order.
+    const childrenOf = (executionId: string) =>
+      all.filter((c) => c.parentExecutionId === executionId).sort((x, y) => Number(x.executionId.split(".").pop()) - Number(y.executionId.split(".").pop()))
+    const tookOf = (r: (typeof all)[number]): Array<string> => {
+      const own = world.took.get(r.rootExecutionId) ?? []
+      const children = childrenOf(r.executionId).filter((c) => c.status === "Finished").flatMap(tookOf)
+      return own.length === 0 ? children : [own[0]!, ...children, ...own.slice(1)]
+    }
     for (const r of all) {
-      const took = world.took.get(r.rootExecutionId) ?? []
+      const took = r.parentExecutionId == null && r.workflowName === "sim-undo-fan" ? tookOf(r) : world.took.get(r.rootExecutionId) ?? []
       const undid = world.undid.get(r.rootExecutionId) ?? []
       if (r.status === "Running") violations.push(`execution ${r.executionId} was lost: still Running`)
       if (r.status === "Finished" || r.status === "Paused") {
         if (undid.length > 0) violations.push(`execution ${r.executionId} is ${r.status} yet undid [${undid}]`)
         continue
       }
-      if (r.status === "Failed" && !(r.error ?? "").startsWith("sim boom")) violations.push(`execution ${r.executionId} failed: ${r.error}`)
-      if (r.status === "Failed" && (r.error ?? "") !== "sim boom") violations.push(`execution ${r.executionId} failed with more than its error: ${r.error}`)
+      // (A child's own failure is its parent's concern: a cancelled parent's inline children end Failed "Abort".)
+      // A fan whose child was cancelled by the schedule fails its launching step (ChildExecutionsFailedError).
+      const root = r.parentExecutionId == null
+      const error = r.error ?? ""
+      const childFailed = r.workflowName === "sim-undo-fan" && /^\d+ child execution\(s\) of workflow "sim-undo-leg"/.test(error) &&
+        !error.includes("undo of step")
+      if (root && !childFailed && r.status === "Failed" && !error.startsWith("sim boom")) violations.push(`execution ${r.executionId} failed: ${r.error}`)
+      if (root && !childFailed && r.status === "Failed" && error !== "sim boom") violations.push(`execution ${r.executionId} failed with more than its error: ${r.error}`)
       if (r.status === "Failed" || r.status === "Cancelled") {
         unwound++
+        if (r.parentExecutionId == null) childrenUndone += undid.filter((u) => u.startsWith("leg-")).length
         const want = [...took].reverse()
         if (JSON.stringify(undid) !== JSON.stringify(want)) {
           violations.push(`execution ${r.executionId} (${r.status}) took [${took}] and undid [${undid}], want [${want}]`)
@@ -247,7 +332,7 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
     for (const [key, n] of world.applied) if (n > 1) violations.push(`side effect ${key} applied ${n} times`)
     for (const [key, n] of world.undone) if (n > 1) violations.push(`undo ${key} applied ${n} times`)
     for (const x of h.instances) if (x.state !== "dead") yield* h.kill(x.index)
-    return { seed, executions: all.length, unwound, violations, log: world.log } satisfies UndoSimulationResult
+    return { seed, executions: all.length, unwound, childrenUndone, violations, log: world.log } satisfies UndoSimulationResult
   }).pipe(
     Effect.scoped,
     Effect.provide(storesFor(options.store ?? "memory")),

@@ -126,6 +126,8 @@ export interface LaunchSite {
   readonly record: ExecutionRecord
   /** The step's idempotency key: the same on every run of the step. */
   readonly stepKey: string
+  /** Records the launch among the parent's undos (once per launch id, under the parent's fence; see `Undo.registerLaunch`). */
+  readonly registerLaunch: (launchId: string, workflow: AnyWorkflow, children: ReadonlyArray<string>) => Promise<void>
   /** Counts the step as parked while it waits (a harness sees it idle). */
   readonly park: (delta: number) => void
   /** Gives the step's slot back while `wait` runs; takes one again (first among waiters) after. */
@@ -285,6 +287,8 @@ export const launch = async (
   const decoded = await Effect.runPromise(checkedInputs(registered, inputs))
   const launchId = launchIdOf(site.record.tenantId, site.record.executionId, site.stepKey, n)
   if (decoded.length === 0) return []
+  // Before any child exists: a parent that unwinds undoes the children that finished at this place.
+  await site.registerLaunch(launchId, registered, decoded.map((_, position) => childIdOf(launchId, position)))
   return placement === "any"
     ? launchAnywhere(site, launchId, registered, decoded)
     : launchHere(site, launchId, registered, decoded)

@@ -252,6 +252,8 @@ const makeHandle = (
         instance,
         record,
         stepKey,
+        registerLaunch: (launchId, child, children) =>
+          Effect.runPromise(Undo.registerLaunch(tree, holder, record, { launchId, workflow: child, children, seq: ++undoSeq, at: clock.currentTimeMillisUnsafe() })),
         park: (delta) => {
           pass.parkedBodies += delta
           touch()
@@ -476,6 +478,8 @@ const runGraph = (p: Pass, next: Next) =>
 /** The graph returned without an interrupt: the tree is finished. */
 const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* p.guard
+  // A child hands its undos to its parent first; one whose parent ended or unwinds undoes itself (see `Undo.handOff`).
+  if (!(yield* Undo.handOff(p.unwinder))) return yield* Effect.flatMap(p.cancelled, Effect.fail)
   yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys

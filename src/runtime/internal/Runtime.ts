@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Deferred, Effect, FiberSet, Option } from "effect"
+import { Clock, Context, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
@@ -55,7 +55,15 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
     }
     workflows.set(w.name, w)
-    for (const child of w.children) if (!workflows.has(child.name)) workflows.set(child.name, child)
+    // Its children, and theirs (a child may launch children of its own).
+    const addChildren = (parent: AnyWorkflow): void => {
+      for (const child of parent.children) {
+        if (workflows.has(child.name)) continue
+        workflows.set(child.name, child)
+        addChildren(child)
+      }
+    }
+    addChildren(w)
   }
   return workflows as ReadonlyMap<string, AnyWorkflow>
 })
@@ -143,7 +151,6 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   yield* Metering.registerGauges(instance, slots)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
-  childState.state.run = (spec) => run(ChildWorker.runChild(spec))
   const closeScope = yield* Effect.scope
   const recoveries = yield* FiberSet.make()
   // Started executions run here, in the instance's scope: a caller may go away; close waits for them like any pass.
@@ -151,6 +158,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   // The sweep runs on every instance; retention under the fleet's leader. Close stops both (handing the leader lease back).
   // Queued children (placement "any") are claimed by a loop of their own, when some workflow here launches children.
   const children = yield* FiberSet.make()
+  // A child run inline by its parent's step is owned here too: a closing (or killed) instance interrupts it.
+  childState.state.run = (spec) => Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), Fiber.join)
   const launches = [...registered.values()].some((w) => w.children.length > 0)
   const sweep = yield* Effect.forkScoped(run(Effect.all([
     RecoverySweep.run(recoveries),

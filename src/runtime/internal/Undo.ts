@@ -27,11 +27,22 @@
  * has a higher one) and a per-pass counter, so sorting by (epoch, counter)
  * is the order the steps finished in; undos run in its reverse.
  *
- * Children (#12): a parent's finished child executions are to be undone
- * (their own undos) before the parent's earlier steps. They fit here as
- * registrations like a step's, written when the child finished (its own
- * kind and key), which `unwind` dispatches to the child's unwinding in the
- * same reverse order — see `runOne`.
+ * Children (#12): a parent that unwinds undoes the children it launched
+ * that finished (their own undos) at the launching step's place, children of
+ * one launch in reverse launch order, before its earlier steps:
+ * - `undo/<launch id>` (kind `launch`): written by the launching step under
+ *   the parent's fence before any child exists — only when the child workflow
+ *   (or one of its own children) declares an undo — naming the children in
+ *   launch order. Its (epoch, counter) puts the launch among the steps.
+ * - `child-undo/<child execution id>`: a child that finishes copies its
+ *   undo state (its registrations and its own children's hand-offs) into its
+ *   parent's tree, under its lease, before its record ends Finished (its own
+ *   tree's keys go when it ends). A child that fails or is cancelled unwinds
+ *   itself and hands nothing over; one whose parent ended or unwinds already
+ *   undoes itself too (see `handOff`).
+ * Unwinding reads the registrations with each launch expanded into its
+ * children's undos (see `stateOf`), so a child's undo is one more entry:
+ * marked done in the parent's tree under its step key, resumable, once each.
  *
  * @since 0.1.0
  */
@@ -60,6 +71,7 @@ const registrationPrefix = "undo/"
 const unwindingName = "unwinding"
 const compensatedPrefix = "compensated/"
 const failedPrefix = "undo-failed/"
+const handoffPrefix = "child-undo/"
 
 /**
  * The reserved tree key of a tree that unwinds.
@@ -94,6 +106,26 @@ export interface Registration {
   readonly epoch: number
   readonly seq: number
   readonly at: number
+  /** A launch's registration (`key` is the launch id): its children, in launch order. */
+  readonly kind?: "launch" | undefined
+  readonly children?: ReadonlyArray<string> | undefined
+  /** Set on a child's undo as its parent reads it: the child's workflow and thread. */
+  readonly workflowName?: string | undefined
+  readonly threadId?: string | undefined
+}
+
+/**
+ * A finished child's undo state, handed to its parent's tree.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface HandOff {
+  readonly workflowName: string
+  readonly threadId: string
+  readonly registrations: ReadonlyArray<Registration>
+  /** Its own finished children's hand-offs, by execution id. */
+  readonly handoffs: Readonly<Record<string, HandOff>>
 }
 
 /**
@@ -168,6 +200,99 @@ export const register = (
     yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${registrationPrefix}${registration.key}`, value)
   })
 
+/** True when the workflow or one of its children declares an undo. */
+const declaresUndo = (workflow: AnyWorkflow): boolean =>
+  Object.values(workflow.graph.nodes as Record<string, unknown>).some((n) => undoOfNode(n) !== undefined) ||
+  workflow.children.some(declaresUndo)
+
+/**
+ * Writes a launch's registration (once per launch id) when its children may
+ * have undos: they are undone at this place of the parent's unwinding.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const registerLaunch = (
+  tree: TreeStoreShape,
+  holder: LeaseHolder,
+  record: ExecutionRecord,
+  launch: { readonly launchId: string; readonly workflow: AnyWorkflow; readonly children: ReadonlyArray<string>; readonly seq: number; readonly at: number }
+) =>
+  declaresUndo(launch.workflow)
+    ? register(tree, holder, record, {
+      node: `launch of "${launch.workflow.name}"`,
+      key: launch.launchId,
+      result: null,
+      seq: launch.seq,
+      at: launch.at,
+      kind: "launch",
+      children: launch.children
+    })
+    : Effect.void
+
+/** The tree's registrations and hand-offs as stored. */
+const rawStateOf = (tree: TreeStoreShape, tenantId: string, rootExecutionId: string) =>
+  Effect.gen(function*() {
+    const list = (prefix: string) => tree.list(tenantId, rootExecutionId, `${reservedPrefix}${prefix}`)
+    const registrations = (yield* list(registrationPrefix)).map((e) => e.value as Registration)
+    const handoffs = Object.fromEntries(
+      (yield* list(handoffPrefix)).map((e) => [e.key.slice(reservedPrefix.length + handoffPrefix.length), e.value as HandOff])
+    )
+    return { registrations, handoffs }
+  })
+
+/**
+ * A finished child hands its undo state to its parent's tree (once), under
+ * its own lease, before its record ends. True when it may end Finished:
+ * it has no parent, nothing to hand over, or handed it over. False when its
+ * parent ended or unwinds already — nobody would undo it there: the child
+ * then undoes itself (the caller ends it as cancelled).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const handOff = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const parentId = record.parentExecutionId
+    if (parentId == null) return true
+    const tree = yield* TreeStore
+    const own = yield* rawStateOf(tree, record.tenantId, record.rootExecutionId)
+    if (own.registrations.length === 0 && Object.keys(own.handoffs).length === 0) return true
+    const parent = yield* (yield* RecordStore).getRecord(record.tenantId, parentId)
+    const live = Option.isSome(parent) && (parent.value.status === "Running" || parent.value.status === "Paused")
+    // The parent's tree (a parent is the root of its own tree, as every execution is).
+    const parentTree = Option.isSome(parent) ? parent.value.rootExecutionId : parentId
+    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) {
+      yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
+      return false
+    }
+    const refused = u.holder.fence.refusal()
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    const value: HandOff = { workflowName: record.workflowName, threadId: record.threadId, ...own }
+    yield* tree.saveReservedIfAbsent(record.tenantId, parentTree, `${handoffPrefix}${record.executionId}`, value)
+    return true
+  })
+
+const lastFirst = (a: Registration, b: Registration) => b.epoch - a.epoch || b.seq - a.seq || b.at - a.at
+
+/**
+ * The undos of registrations (sorted last finished first), each launch
+ * replaced by its finished children's undos, last child first (recursively).
+ */
+const expand = (registrations: ReadonlyArray<Registration>, handoffs: Readonly<Record<string, HandOff>>): Array<Registration> =>
+  [...registrations].sort(lastFirst).flatMap((r) =>
+    r.kind !== "launch" ? [r] : [...(r.children ?? [])].reverse().flatMap((childId) => {
+      const child = handoffs[childId]
+      if (child === undefined) return []
+      return expand(child.registrations, child.handoffs).map((e) => ({
+        ...e,
+        workflowName: e.workflowName ?? child.workflowName,
+        threadId: e.threadId ?? child.threadId
+      }))
+    })
+  )
+
 /**
  * The tree's `@baton/unwinding`, if it unwinds.
  *
@@ -202,13 +327,13 @@ export const openSummary = (tenantId: string, rootExecutionId: string) =>
     return `${open.length} undo(s) on record did not run, put them right by hand: ${open.map((r) => `step "${r.node}" (key ${r.key})`).join(", ")}`
   })
 
-/** The tree's registrations (last finished first), and the undos done or given up. */
+/** The tree's undos (last finished first, launches expanded into their children's), and the undos done or given up. */
 const stateOf = (tenantId: string, rootExecutionId: string) =>
   Effect.gen(function*() {
     const tree = yield* TreeStore
     const list = (prefix: string) => tree.list(tenantId, rootExecutionId, `${reservedPrefix}${prefix}`)
-    const registrations = (yield* list(registrationPrefix)).map((e) => e.value as Registration)
-      .sort((a, b) => b.epoch - a.epoch || b.seq - a.seq || b.at - a.at)
+    const raw = yield* rawStateOf(tree, tenantId, rootExecutionId)
+    const registrations = expand(raw.registrations, raw.handoffs)
     const done = new Set((yield* list(compensatedPrefix)).map((e) => e.key.slice(reservedPrefix.length + compensatedPrefix.length)))
     const failed = new Map((yield* list(failedPrefix)).map((e) => [(e.value as FailedUndo).stepIdempotencyKey, e.value as FailedUndo]))
     return { registrations, done, failed }
@@ -252,16 +377,20 @@ export const view = (tenantId: string, rootExecutionId: string) =>
     })
   })
 
-/** The undo of `node` in the workflow (or one of its children's graphs). */
-const undoFor = (workflow: AnyWorkflow | undefined, node: string): UndoFunction | undefined => {
-  if (workflow === undefined) return undefined
-  const own = undoOfNode(workflow.graph.nodes[node])
-  if (own !== undefined) return own
+/** The workflow named `name`: `workflow` or one of its children (recursively). */
+const workflowNamed = (workflow: AnyWorkflow | undefined, name: string): AnyWorkflow | undefined => {
+  if (workflow === undefined || workflow.name === name) return workflow
   for (const child of workflow.children) {
-    const found = undoFor(child, node)
+    const found = workflowNamed(child, name)
     if (found !== undefined) return found
   }
   return undefined
+}
+
+/** The undo of the registration's node, in its workflow (a child's undo: in that child workflow's graph). */
+const undoFor = (workflow: AnyWorkflow | undefined, registration: Registration): UndoFunction | undefined => {
+  const owner = registration.workflowName === undefined ? workflow : workflowNamed(workflow, registration.workflowName)
+  return owner === undefined ? undefined : undoOfNode(owner.graph.nodes[registration.node])
 }
 
 /** Why the holder must stop unwinding now (its lease lost, its instance closing), if it must. */
@@ -317,8 +446,9 @@ const waiting = <A, E, R>(u: Unwinder, instance: InstanceShape, effect: Effect.E
 
 /** Waits until the step bodies still running have settled (a cancelled one may register yet), or the holder must stop. */
 const bodiesSettled = (u: Unwinder, instance: InstanceShape) =>
-  Effect.raceFirst(
-    Effect.promise(() => Promise.allSettled([...u.pass.bodies])).pipe(Effect.repeat({ until: () => u.pass.bodies.size === 0 }), Effect.asVoid),
+  u.pass.bodies.size === 0 ? Effect.void : Effect.raceFirst(
+    // Waiting (a step launching children here waits for them on the Clock): a test harness sees the pass idle.
+    waiting(u, instance, Effect.promise(() => Promise.allSettled([...u.pass.bodies])).pipe(Effect.repeat({ until: () => u.pass.bodies.size === 0 }), Effect.asVoid)),
     stopped(u, instance)
   )
 
@@ -358,8 +488,8 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
 /**
  * Runs one undo: tries it up to `undoAttempts` times with a doubling
  * backoff on the Clock; marks it done, or given up. Answers the failure
- * when given up. (A finished child's registration would be dispatched here
- * to the child's own unwinding — #12.)
+ * when given up. A finished child's undo is one of these (its own
+ * workflow's node, its execution and thread ids; marked in this tree).
  */
 const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registration: Registration) =>
   Effect.gen(function*() {
@@ -368,8 +498,8 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
     const tree = yield* TreeStore
     const clock = yield* Clock.Clock
     const controller = new AbortController()
-    const undo = undoFor(u.workflow, registration.node)
-    let lastError = `no undo for node "${registration.node}" in workflow "${u.workflow?.name ?? record.workflowName}" on this instance`
+    const undo = undoFor(u.workflow, registration)
+    let lastError = `no undo for node "${registration.node}" in workflow "${registration.workflowName ?? u.workflow?.name ?? record.workflowName}" on this instance`
     let attempts = 0
     if (undo !== undefined) {
       for (let n = 1; n <= config.undoAttempts; n++) {
@@ -377,7 +507,7 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
         attempts = n
         const ctx: UndoContext = {
           tenantId: record.tenantId,
-          threadId: record.threadId,
+          threadId: registration.threadId ?? record.threadId,
           executionId: registration.executionId,
           rootExecutionId: record.rootExecutionId,
           instanceId: instance.instanceId,
@@ -476,11 +606,21 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     if (!(yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, unwindingName, why))) {
       why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
     }
-    const failed: Array<FailedUndo> = [...first.failed.values()]
-    for (const registration of first.registrations) {
-      if (first.done.has(registration.key) || first.failed.has(registration.key)) continue
-      const given = yield* runOne(u, instance, why, registration)
-      if (given !== undefined) failed.push(given)
+    // Read again once `unwinding` is on record: a child that finished meanwhile handed its undos over, or
+    // (seeing the marker) undoes itself.
+    let state = yield* stateOf(tenantId, rootExecutionId)
+    const failed: Array<FailedUndo> = [...state.failed.values()]
+    const tried = new Set<string>()
+    while (true) {
+      const open = state.registrations.filter((r) => !state.done.has(r.key) && !state.failed.has(r.key) && !tried.has(r.key))
+      if (open.length === 0) break
+      for (const registration of open) {
+        tried.add(registration.key)
+        const given = yield* runOne(u, instance, why, registration)
+        if (given !== undefined) failed.push(given)
+      }
+      // A child that handed its undos over between the read and the marker (a narrow race) is undone now, late rather than never.
+      state = yield* stateOf(tenantId, rootExecutionId)
     }
     return { unwinding: why, failed } satisfies Outcome as Outcome
   }).pipe(Effect.withSpan("Baton.unwind"))
