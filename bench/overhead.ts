@@ -19,6 +19,8 @@
  * goes first alternates by round. Round 0 is a warm-up and is not counted.
  *
  *   npm run bench:overhead     (BENCH_ROUNDS=7 BENCH_RUNS=50 BENCH_BLOCK=10 BENCH_NODES=20)
+ *   BENCH_CLOCK=cpu npm run bench:overhead   (CPU time instead of wall clock: for a busy machine)
+ *   BENCH_STATEMENTS=1 BENCH_ONLY=baton BENCH_ROUNDS=1 npm run bench:overhead   (baton's statements per run)
  *   BENCH_ONLY=baton npm exec -- node --cpu-prof bench/overhead.ts   (one side alone, to profile it)
  *
  * Prints ms per run of each side per round, the medians, and last
@@ -31,6 +33,7 @@ import { Context, Effect, Exit, Layer, Scope } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { StatementSync } from "node:sqlite"
 import { SqliteStores } from "../layers/sqlite/index.ts"
 import { Baton, layer as batonLayer } from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
@@ -42,6 +45,36 @@ const nodes = Number(process.env.BENCH_NODES ?? 20)
 const block = Math.max(1, Number(process.env.BENCH_BLOCK ?? 10))
 /** "baton" or "plain": run only that side (for a profile of it alone); no ratio is printed. */
 const only = process.env.BENCH_ONLY === "baton" || process.env.BENCH_ONLY === "plain" ? process.env.BENCH_ONLY : undefined
+/**
+ * "cpu": time each side by the process's CPU time (user + system) instead of
+ * the wall clock — steadier on a machine busy with other work (both sides run
+ * in this one process, one at a time; SQLite in WAL with synchronous=NORMAL
+ * does not wait on the disk at a commit, so CPU time is the work).
+ */
+const cpuClock = process.env.BENCH_CLOCK === "cpu"
+const clockMs = cpuClock
+  ? () => {
+    const u = process.cpuUsage()
+    return (u.user + u.system) / 1000
+  }
+  : () => performance.now()
+/**
+ * BENCH_STATEMENTS=1: counts the statements baton's SQLite client runs
+ * (node:sqlite; the plain side uses better-sqlite3 and is not counted) and
+ * prints them per run, by statement, after the rounds.
+ */
+const statements = new Map<string, number>()
+if (process.env.BENCH_STATEMENTS === "1") {
+  for (const method of ["run", "all", "get", "iterate"] as const) {
+    const original = (StatementSync.prototype as any)[method]
+    ;(StatementSync.prototype as any)[method] = function(this: StatementSync, ...args: Array<unknown>) {
+      const text = this.sourceSQL.replace(/\s+/g, " ").slice(0, 100)
+      statements.set(text, (statements.get(text) ?? 0) + 1)
+      return original.apply(this, args)
+    }
+  }
+}
+const batonRuns = { count: 0 }
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-overhead-"))
 
 const State = Annotation.Root({
@@ -95,6 +128,7 @@ const openBaton = async (file: string): Promise<Side> => {
   const baton = Context.get(context, Baton)
   return {
     run: async () => {
+      batonRuns.count++
       const out = await Effect.runPromise(baton.execute(workflow, { count: 0, log: [] }))
       if (out._tag !== "Finished") throw new Error(`bench: a baton run ended ${out._tag}`)
       check(out.output, "baton")
@@ -136,9 +170,9 @@ const round = async (r: number, sides: ReadonlyArray<"baton" | "plain">) => {
     const total = sides.map(() => 0)
     for (let done = 0; done < runs; done += block) {
       for (let k = 0; k < opened.length; k++) {
-        const start = performance.now()
+        const start = clockMs()
         for (let i = done; i < Math.min(runs, done + block); i++) await opened[k].run(i)
-        total[k] += performance.now() - start
+        total[k] += clockMs() - start
       }
     }
     return total.map((ms) => ms / runs)
@@ -153,7 +187,7 @@ const median = (xs: ReadonlyArray<number>) => {
 }
 
 const main = async () => {
-  console.log(`overhead bench: ${nodes}-node linear graph, ${runs} runs per round and side (in turns of ${block}), each a fresh thread; ${rounds} rounds + a warm-up`)
+  console.log(`overhead bench: ${nodes}-node linear graph, ${runs} runs per round and side (in turns of ${block}), each a fresh thread; ${rounds} rounds + a warm-up; ${cpuClock ? "CPU" : "wall-clock"} time`)
   const batonMs: Array<number> = []
   const plainMs: Array<number> = []
   try {
@@ -178,6 +212,13 @@ const main = async () => {
     }
   } finally {
     if (!process.env.BENCH_KEEP) Fs.rmSync(dir, { recursive: true, force: true })
+  }
+  if (statements.size > 0) {
+    const total = [...statements.values()].reduce((a, b) => a + b, 0)
+    console.log(`baton's SQL statements per run (${batonRuns.count} runs, migrations included): ${(total / batonRuns.count).toFixed(1)}`)
+    for (const [text, n] of [...statements].sort((a, b) => b[1] - a[1])) {
+      if (n / batonRuns.count >= 0.5) console.log(`${(n / batonRuns.count).toFixed(1).padStart(7)}  ${text}`)
+    }
   }
   if (only !== undefined) return
   const b = median(batonMs)

@@ -8,8 +8,10 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
+import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
+import * as Direct from "./internal/direct.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -27,21 +29,57 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const sql = yield* SqlClient.SqlClient
     const t = yield* SqlTables.make(options)
     const tree = sql(t.tree)
+    // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
+    // connection, without effect's per-statement machinery (see internal/direct.ts); elsewhere — Postgres, a
+    // connection a fiber holds, a locked database — as statements on the client.
+    const direct = Direct.make(sql)
+    const insertText = Direct.texts((_: void) =>
+      sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value) VALUES (${""}, ${""}, ${""}, ${""})
+          ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING`
+    )
+    const getText = Direct.texts((_: void) =>
+      sql`SELECT value FROM ${tree} WHERE tenant_id = ${""} AND root_execution_id = ${""} AND tree_key = ${""}`
+    )
+    const fast = <A>(op: () => Direct.Op<A>, slow: () => Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
+      Effect.suspend(() => {
+        try {
+          const done = direct.trySync(op)
+          return done === undefined ? slow() : Effect.succeed(done.value)
+        } catch (error) {
+          return Effect.fail(error as SqlError)
+        }
+      })
 
     const backend: TreeStoreBackend = {
       saveIfAbsent: (tenantId, root, key, value) =>
-        run(store, "saveIfAbsent", () => Effect.map(
-          sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
-              VALUES (${tenantId}, ${root}, ${key}, ${toJson(value)})
-              ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING
-              RETURNING tree_key`,
-          (rows) => rows.length > 0
-        )),
+        run(store, "saveIfAbsent", () =>
+          fast(
+            function*() {
+              // The change count tells (on SQLite, RETURNING costs more than the insert).
+              return (yield Direct.changes(insertText(), [tenantId, root, key, toJson(value)]))[0].changes > 0
+            },
+            () =>
+              Effect.map(
+                sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
+                  VALUES (${tenantId}, ${root}, ${key}, ${toJson(value)})
+                  ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING
+                  RETURNING tree_key`,
+                (rows) => rows.length > 0
+              )
+          )),
       get: (tenantId, root, key) =>
-        run(store, "get", () => Effect.map(
-          sql`SELECT value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(fromJson(rows[0].value))
-        )),
+        run(store, "get", () =>
+          fast(
+            function*() {
+              const rows = yield Direct.query(getText(), [tenantId, root, key])
+              return rows.length === 0 ? Option.none() : Option.some(fromJson(rows[0].value))
+            },
+            () =>
+              Effect.map(
+                sql`SELECT value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
+                (rows) => rows.length === 0 ? Option.none<unknown>() : Option.some(fromJson(rows[0].value))
+              )
+          )),
       // Keys sort in byte order on both databases (Postgres columns are COLLATE "C"),
       // so the keys with a prefix are the run starting at the prefix itself.
       list: (tenantId, root, prefix) =>

@@ -106,6 +106,14 @@ export interface Direct {
   readonly write: <A, E>(op: () => Op<A>, runPromise: <X>(effect: Effect.Effect<X, E>) => Promise<X>, mapError: (e: SqlError) => E) => Promise<A>
   /** The effect path alone. */
   readonly effect: <A>(op: () => Op<A>) => Effect.Effect<A, unknown>
+  /**
+   * For a store's own Effect API: runs the operation synchronously now when
+   * the client offers it and its connection is free — answering `{ value }`
+   * — else answers undefined (also for a locked database) and the caller
+   * takes its usual effect path (which uses a transaction the fiber holds,
+   * and waits for a lock). Throws the generator's errors or a `SqlError`.
+   */
+  readonly trySync: <A>(op: () => Op<A>) => { readonly value: A } | undefined
 }
 
 export const make = (sql: SqlClient.SqlClient): Direct => {
@@ -277,8 +285,19 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
     })
   }
 
+  const trySync: Direct["trySync"] = (op) => {
+    if (syncAccess === undefined) return undefined
+    try {
+      return syncAccess((conn) => runSync(conn, op()))
+    } catch (error) {
+      if (isSqlError(error) && error.reason._tag === "LockTimeoutError") return undefined
+      throw error
+    }
+  }
+
   return {
     effect,
+    trySync,
     run,
     write: (op, runPromise, mapError) => {
       if (syncAccess === undefined) return run(op, runPromise, mapError)

@@ -146,6 +146,12 @@ interface PassOptions {
   readonly holder: LeaseHolder
   readonly pass: ActivePass
   readonly start: PassStart
+  /**
+   * True when the caller read the tree's cancel request after taking this
+   * lease and found none (with only reads since): the pass start does not
+   * read it again.
+   */
+  readonly cancelChecked?: boolean | undefined
 }
 
 /** Fails with the lease loss (or the abort reason) once the holder may not write any more. */
@@ -317,6 +323,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const cancelled = Cancel.endTree(record, holder.lease, guard, unwinder).pipe(Effect.tapError(lostBy(holder)))
   return {
     ...options,
+    cancelChecked: options.cancelChecked === true,
     instance,
     records,
     pauses,
@@ -411,18 +418,23 @@ const startPass = Effect.fnUntraced(function*(p: Pass) {
     yield* p.observer.onStart(p.event)
     return { input: start.input, sent: [] } satisfies Next as Next
   }
-  yield* p.honourCancelRequest
+  // The cancel request was read once the lease was taken (see `PassOptions.cancelChecked`); one written since is
+  // seen at the next renewal's confirmation and before the tree may rest, as for any running pass.
+  if (!p.cancelChecked) yield* p.honourCancelRequest
   const state = yield* Effect.promise(() => p.graph.getState(graphConfig(record)))
   const waiting = new Set(state.tasks.flatMap((t) => (t.interrupts ?? []).flatMap((i) => (i.id === undefined ? [] : [i.id]))))
   const sent = yield* answersFor(p, waiting)
   if (sent.some(ChildLaunch.isChildrenWait)) p.continuation.value = true
   let next: Next = sent.length > 0 ? answering(sent) : { input: null, sent: [] }
   // No checkpoint at all: the first holder died before LangGraph wrote one; start again from the kept input.
-  if (next.input === null && (yield* Effect.promise(() => p.instance.saver.getTuple(graphConfig(record)))) === undefined) {
+  // (getState read the checkpoint already: its snapshot has no `createdAt` exactly when the saver had none.)
+  if (next.input === null && state.createdAt === undefined) {
     const kept = yield* p.tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}${inputKeyName}`)
     if (Option.isSome(kept)) next = { input: kept.value, sent: [] }
   }
-  yield* setStatus(p, ["Paused", "Running"], "Running")
+  // A record read Running under this lease stays Running: only this holder may move it, and every later write is
+  // fenced — so Running→Running (a fenced transaction that changes only `updatedAt`) is skipped. Paused moves.
+  if (record.status !== "Running") yield* setStatus(p, ["Paused", "Running"], "Running")
   yield* p.observer.onResume({ ...p.event, reason: start.reason })
   return next
 })

@@ -27,8 +27,9 @@ import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/Tre
 /** Reserved names (under `@baton/`) of the step visits noted in the tree, and of the ends a pass reports. */
 const visitName = (key: string, holder: string) => `history/visit/${holder}/${key}`
 const endsName = (holder: string, n: number) => `history/end/${holder}/${n}`
-const visitsPrefix = `${reservedPrefix}history/visit/`
-const endsPrefix = `${reservedPrefix}history/end/`
+const historyPrefix = `${reservedPrefix}history/`
+const visitsPrefix = `${historyPrefix}visit/`
+const endsPrefix = `${historyPrefix}end/`
 
 interface VisitRow {
   readonly node: string
@@ -117,11 +118,13 @@ export const stepRecorder = (options: {
 
 /** The noted visits of a tree, attempts numbered per step in start order. */
 const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: ExecutionRecord, status: EndStatus) {
-  const visits = (yield* tree.list(record.tenantId, record.rootExecutionId, visitsPrefix))
+  // One read of the tree's history keys: the visits and the ends reported.
+  const noted = yield* tree.list(record.tenantId, record.rootExecutionId, historyPrefix)
+  const visits = noted.filter((v) => v.key.startsWith(visitsPrefix))
     .map((v) => v.value as VisitRow)
     .sort((a, b) => a.startedAt - b.startedAt || a.epoch - b.epoch || a.seq - b.seq)
   const ends = new Map<string, EndRow>()
-  for (const e of yield* tree.list(record.tenantId, record.rootExecutionId, endsPrefix)) {
+  for (const e of noted.filter((v) => v.key.startsWith(endsPrefix))) {
     const row = e.value as EndsRow
     for (const [key, end] of Object.entries(row.ends)) ends.set(JSON.stringify([row.holder, key]), end)
   }

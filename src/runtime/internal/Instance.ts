@@ -31,6 +31,8 @@ export interface RuntimeConfig extends BatonConfig.BatonConfigShape {
 export interface CompiledGraph {
   invoke(input: unknown, config: unknown): Promise<unknown>
   getState(config: unknown): Promise<{
+    /** The checkpoint's time; absent when the thread has no checkpoint (LangGraph's empty snapshot). */
+    readonly createdAt?: string | undefined
     readonly values: unknown
     readonly next: ReadonlyArray<string>
     readonly tasks: ReadonlyArray<{ readonly interrupts?: ReadonlyArray<{ readonly id?: string; readonly value?: unknown }> }>

@@ -40,6 +40,9 @@ export const stepRunner = Effect.fnUntraced(function*(services: Context.Context<
   const tracer = yield* Effect.tracer
   const clock = yield* Clock.Clock
   const context = Context.add(services, Tracer.Tracer, tracer)
+  // Effect's own in-memory tracer exports nothing: with it (no tracing backend installed) nobody can observe a
+  // step span's attributes, and a promise body needs no span at all (an Effect body keeps one as its parent).
+  const untraced = tracer === Tracer.nativeTracer
   const open = (node: string): Tracer.Span => {
     const span = tracer.span({
       name: "baton.step",
@@ -51,6 +54,7 @@ export const stepRunner = Effect.fnUntraced(function*(services: Context.Context<
       root: false,
       sampled: parent?.sampled ?? true
     })
+    if (untraced) return span
     for (const key in attributes) span.attribute(key, attributes[key])
     span.attribute("baton.node", node)
     return span
@@ -76,6 +80,13 @@ export const stepRunner = Effect.fnUntraced(function*(services: Context.Context<
   return {
     /** A promise body in its step span. */
     promise: <A>(node: string, body: () => Promise<A>): Promise<A> => {
+      if (untraced) {
+        try {
+          return body()
+        } catch (error) {
+          return Promise.reject(error)
+        }
+      }
       const span = open(node)
       let started: Promise<A>
       try {

@@ -264,7 +264,7 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
       if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
     }
-    return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin }))
+    return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin, cancelChecked: true }))
   }), (cause) => onFailure === undefined ? Effect.void : onFailure(cause)))
 
 /**
