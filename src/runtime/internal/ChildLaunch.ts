@@ -38,6 +38,7 @@ import { type ChildFailure, ChildExecutionsFailedError, type ChildrenWait, type 
 export type { ChildrenWait } from "../Children.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 import * as Workflow from "../Workflow.ts"
+import * as ChildConfig from "./ChildConfig.ts"
 import type { InstanceShape } from "./Instance.ts"
 
 /**
@@ -110,15 +111,6 @@ export class ChildRunner extends Context.Service<ChildRunner, {
   /** Children of `launchId` were queued in this process: claim now, and tell the other instances (NOTIFY on Postgres). */
   readonly queued: (tenantId: string, launchId: string) => void
 }>()("baton/ChildRunner") {}
-
-/**
- * How many children of one launch with placement `"parent"` run at once
- * (each is a pass of its own; their steps take step slots like any other).
- *
- * @category internal
- * @since 0.1.0
- */
-export const inlineChildren = 16
 
 /** What the pass tells a launch about the step that launches. */
 export interface LaunchSite {
@@ -253,7 +245,7 @@ const launchHere = async (site: LaunchSite, launchId: string, workflow: AnyWorkf
   site.park(1)
   let ends: ReadonlyArray<ChildEnd | undefined>
   try {
-    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: inlineChildren })))
+    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: ChildConfig.inlineChildren(site.instance.config) })))
   } finally {
     site.park(-1)
   }
