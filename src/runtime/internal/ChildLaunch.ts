@@ -150,6 +150,12 @@ const checkedInputs = (workflow: AnyWorkflow, inputs: ReadonlyArray<unknown>) =>
       Effect.flatMap((decoded) => Effect.as(V.json("launch", `inputs[${i}]`, decoded ?? null), decoded ?? null))
     ))
 
+/** What a step is told of a child that paused: why it failed, and what to do. */
+const pausedMessage = (executionId: string) =>
+  `the child rests at a pause (interrupt()), and a launched child may not pause: its parent does not wait for an answer. ` +
+  `Ask the question in the parent before launching (pass the answer in the child's input), or let the child's step decide without interrupt(). ` +
+  `The child stays Paused on thread ${executionId}: cancel that thread, or resume it if its result still matters elsewhere.`
+
 /** The children's outputs in launch order, or the typed failure naming each child that did not finish. */
 const collect = (launchId: string, workflow: AnyWorkflow, ends: ReadonlyArray<{ readonly executionId: string; readonly end: ChildEnd }>) => {
   const failures: Array<ChildFailure> = []
@@ -162,7 +168,7 @@ const collect = (launchId: string, workflow: AnyWorkflow, ends: ReadonlyArray<{ 
         executionId,
         position,
         tag: typeof r.tag === "string" ? r.tag : end.outcome === "Paused" ? "ChildPausedError" : "Error",
-        message: typeof r.message === "string" ? r.message : end.outcome === "Paused" ? "the child rests at a pause; a launched child may not pause" : String(end.result)
+        message: typeof r.message === "string" ? r.message : end.outcome === "Paused" ? pausedMessage(executionId) : String(end.result)
       })
     }
   })
