@@ -42,10 +42,11 @@ export const make = MemoryState.useSync((rows) =>
         })
         return true
       }),
-    claim: (instanceId, ttl, now) =>
+    claim: (instanceId, ttl, now, workflows) =>
       Effect.sync(() => {
         let best: ChildRow | undefined
         for (const row of rows.children.values()) {
+          if (workflows !== undefined && !workflows.includes(row.workflowName)) continue
           const claimable = row.status === "Queued" || (row.status === "Running" && (row.claimExpiresAt ?? 0) <= now)
           if (claimable && (best === undefined || claimOrder(row, best) < 0)) best = row
         }

@@ -60,8 +60,10 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
               RETURNING execution_id`,
           (rows) => rows.length > 0
         )),
-      claim: (instanceId, ttl, now) => {
-        const claimable = sql`(status = 'Queued' OR (status = 'Running' AND claim_expires_at <= ${now}))`
+      claim: (instanceId, ttl, now, workflows) => {
+        const open = sql`(status = 'Queued' OR (status = 'Running' AND claim_expires_at <= ${now}))`
+        // Only the workflows the claimer can run (a worker registering some of them leaves the rest to others).
+        const claimable = workflows === undefined ? open : sql`${open} AND workflow_name IN ${sql.in(workflows)}`
         const lock = sql.onDialectOrElse({
           pg: () => sql.literal(" FOR UPDATE SKIP LOCKED"),
           orElse: () => sql.literal("")

@@ -15,6 +15,7 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
+import * as ChildConfig from "./internal/ChildConfig.ts"
 import * as Limits from "./internal/QuotaConfig.ts"
 
 /**
@@ -23,7 +24,7 @@ import * as Limits from "./internal/QuotaConfig.ts"
  * @category models
  * @since 0.1.0
  */
-export interface BatonConfigOptions {
+export interface BatonConfigOptions extends ChildConfig.ChildOptions {
   /** This instance's id: 1–200 characters, no control characters; generated when absent. */
   readonly instanceId?: InstanceId | undefined
   /** Lease length of a tree this instance moves: 1 s to 24 h. Default 30 seconds. */
@@ -121,7 +122,7 @@ export interface BatonOptions extends BatonConfigOptions {
  * @category models
  * @since 0.1.0
  */
-export interface BatonConfigShape {
+export interface BatonConfigShape extends ChildConfig.ChildOptions {
   /** This instance's id; `undefined`: one is generated when the runtime starts. */
   readonly instanceId: InstanceId | undefined
   readonly leaseMillis: number
@@ -216,7 +217,9 @@ export const configKeys = {
   onOverQuota: "BATON_ON_OVER_QUOTA",
   undoAttempts: "BATON_UNDO_ATTEMPTS",
   undoBackoff: "BATON_UNDO_BACKOFF",
-  undoBackoffMax: "BATON_UNDO_BACKOFF_MAX"
+  undoBackoffMax: "BATON_UNDO_BACKOFF_MAX",
+  maxClaimedChildren: "BATON_MAX_CLAIMED_CHILDREN",
+  maxInlineChildren: "BATON_MAX_INLINE_CHILDREN"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
 type Field = keyof typeof configKeys
@@ -330,6 +333,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* checkRecovery(config)
   yield* Limits.validate(config)
   yield* checkUndo(config)
+  yield* ChildConfig.validate(config)
   return config
 })
 
@@ -366,7 +370,9 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     // the limit options appear only when set (unset: no quota, over quota waits, no providers)
     ...(options.tenantQuota === undefined ? {} : { tenantQuota: options.tenantQuota }),
     ...(options.onOverQuota === undefined ? {} : { onOverQuota: options.onOverQuota }),
-    ...(options.providers === undefined ? {} : { providers: options.providers })
+    ...(options.providers === undefined ? {} : { providers: options.providers }),
+    ...(options.maxClaimedChildren === undefined ? {} : { maxClaimedChildren: options.maxClaimedChildren }),
+    ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren })
   })
 })
 
@@ -422,7 +428,9 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   onOverQuota: optionalText(configKeys.onOverQuota).pipe(Config.map((t) => t as "wait" | "fail" | undefined)),
   undoAttempts: optionalText(configKeys.undoAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
   undoBackoff: optionalText(configKeys.undoBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  undoBackoffMax: optionalText(configKeys.undoBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input))
+  undoBackoffMax: optionalText(configKeys.undoBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
+  maxClaimedChildren: optionalText(configKeys.maxClaimedChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  maxInlineChildren: optionalText(configKeys.maxInlineChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number))
 })
 
 /** The key a field was read from, added to a refusal of a value from config. */

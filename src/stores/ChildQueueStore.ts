@@ -73,7 +73,9 @@ export interface QueuedChild {
  *   expired at `now` (a crashed worker's) — the deepest first, then the
  *   longest waiting (queuedAt, then executionId), marks it Running for
  *   `instanceId` until `now + ttl` and returns it: of N racing claimers each
- *   row goes to exactly one;
+ *   row goes to exactly one; given `workflows`, only a row whose
+ *   `workflowName` is one of them (the workflows the claimer can run) —
+ *   the others stay where they are for instances that can;
  * - `renewClaim` extends a live claim of the same instance;
  * - `complete` records the outcome only for the instance holding the claim;
  * - `releaseClaim` hands a Running row of the instance back to the queue
@@ -88,7 +90,12 @@ export interface QueuedChild {
  */
 export interface ChildQueueStoreShape {
   readonly saveIfAbsent: (child: QueuedChild) => Effect.Effect<boolean, Failure>
-  readonly claim: (instanceId: InstanceId, ttlMillis: number, now: number) => Effect.Effect<Option.Option<QueuedChild>, Failure>
+  readonly claim: (
+    instanceId: InstanceId,
+    ttlMillis: number,
+    now: number,
+    workflows?: ReadonlyArray<string>
+  ) => Effect.Effect<Option.Option<QueuedChild>, Failure>
   readonly renewClaim: (
     tenantId: TenantId,
     executionId: ExecutionId,
@@ -137,12 +144,15 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           ...(c.position === undefined ? [] : [V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "position", c.position, 0)]),
           V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
         ], () => impl.saveIfAbsent(c)),
-      claim: (instanceId, ttl, now) =>
+      claim: (instanceId, ttl, now, workflows) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.claim", "instanceId", instanceId),
           V.positiveMillis("ChildQueueStore.claim", "ttlMillis", ttl),
-          V.time("ChildQueueStore.claim", "now", now)
-        ], () => impl.claim(instanceId, ttl, now)),
+          V.time("ChildQueueStore.claim", "now", now),
+          ...(workflows === undefined ? [] : (workflows ?? []).map((w, i) => V.nonEmpty("ChildQueueStore.claim", `workflows[${i}]`, w)))
+        ], () =>
+          // Nothing this claimer can run: no row to take.
+          workflows !== undefined && workflows.length === 0 ? Effect.succeedNone : impl.claim(instanceId, ttl, now, workflows)),
       renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
         V.checked([
           V.nonEmpty("ChildQueueStore.renewClaim", "tenantId", tenantId),

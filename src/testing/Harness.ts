@@ -290,6 +290,8 @@ const advanceBy = (clock: Clock.Clock, deadlines: Map<symbol, number>, settle: E
 export const make = Effect.fnUntraced(function*(options: {
   readonly instances: number
   readonly baton: Omit<BatonConfig.BatonOptions, "instanceId">
+  /** Options of instance `index` over `baton` (its own workflows, limits, …); also for a restart. */
+  readonly instanceOptions?: ((index: number) => Partial<Omit<BatonConfig.BatonOptions, "instanceId">>) | undefined
 }): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
   const stores = yield* Effect.context<HarnessStores>()
   const clock = yield* Clock.Clock
@@ -304,7 +306,7 @@ export const make = Effect.fnUntraced(function*(options: {
     const context = gatedContext(stores, instanceClock(clock, deadlines, gate), gate, index)
     const scope = yield* Scope.fork(harnessScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
-    const { workflows, ...rest } = options.baton
+    const { workflows, ...rest } = { ...options.baton, ...options.instanceOptions?.(index) }
     // The instance's own scope inside the stores' context (which holds the test's scope): its sweep and
     // background fibers live in it, so `close`/`kill` stop them.
     const built = yield* Runtime.make(workflows).pipe(

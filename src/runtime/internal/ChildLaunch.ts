@@ -38,6 +38,7 @@ import { type ChildFailure, ChildExecutionsFailedError, type ChildrenWait, type 
 export type { ChildrenWait } from "../Children.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 import * as Workflow from "../Workflow.ts"
+import * as ChildConfig from "./ChildConfig.ts"
 import type { InstanceShape } from "./Instance.ts"
 
 /**
@@ -111,15 +112,6 @@ export class ChildRunner extends Context.Service<ChildRunner, {
   readonly queued: (tenantId: string, launchId: string) => void
 }>()("baton/ChildRunner") {}
 
-/**
- * How many children of one launch with placement `"parent"` run at once
- * (each is a pass of its own; their steps take step slots like any other).
- *
- * @category internal
- * @since 0.1.0
- */
-export const inlineChildren = 16
-
 /** What the pass tells a launch about the step that launches. */
 export interface LaunchSite {
   readonly instance: InstanceShape
@@ -133,6 +125,12 @@ export interface LaunchSite {
   /** Gives the step's slot back while `wait` runs; takes one again (first among waiters) after. */
   readonly yieldSlot: <A>(wait: () => Promise<A>) => Promise<A>
   readonly now: () => number
+  /**
+   * The pass's signal: placement-"parent" children run inside the step, so
+   * they stop when the pass stops (its instance closing or dying, its lease
+   * lost) instead of outliving it; whoever continues the parent continues them.
+   */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** The execution (and thread) id of the child at `position` of a launch. */
@@ -154,6 +152,12 @@ const checkedInputs = (workflow: AnyWorkflow, inputs: ReadonlyArray<unknown>) =>
       Effect.flatMap((decoded) => Effect.as(V.json("launch", `inputs[${i}]`, decoded ?? null), decoded ?? null))
     ))
 
+/** What a step is told of a child that paused: why it failed, and what to do. */
+const pausedMessage = (executionId: string) =>
+  `the child rests at a pause (interrupt()), and a launched child may not pause: its parent does not wait for an answer. ` +
+  `Ask the question in the parent before launching (pass the answer in the child's input), or let the child's step decide without interrupt(). ` +
+  `The child stays Paused on thread ${executionId}: cancel that thread, or resume it if its result still matters elsewhere.`
+
 /** The children's outputs in launch order, or the typed failure naming each child that did not finish. */
 const collect = (launchId: string, workflow: AnyWorkflow, ends: ReadonlyArray<{ readonly executionId: string; readonly end: ChildEnd }>) => {
   const failures: Array<ChildFailure> = []
@@ -166,7 +170,7 @@ const collect = (launchId: string, workflow: AnyWorkflow, ends: ReadonlyArray<{ 
         executionId,
         position,
         tag: typeof r.tag === "string" ? r.tag : end.outcome === "Paused" ? "ChildPausedError" : "Error",
-        message: typeof r.message === "string" ? r.message : end.outcome === "Paused" ? "the child rests at a pause; a launched child may not pause" : String(end.result)
+        message: typeof r.message === "string" ? r.message : end.outcome === "Paused" ? pausedMessage(executionId) : String(end.result)
       })
     }
   })
@@ -255,7 +259,9 @@ const launchHere = async (site: LaunchSite, launchId: string, workflow: AnyWorkf
   site.park(1)
   let ends: ReadonlyArray<ChildEnd | undefined>
   try {
-    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: inlineChildren })))
+    ends = await site.yieldSlot(() =>
+      Effect.runPromise(Effect.forEach(specs, runner.run, { concurrency: ChildConfig.inlineChildren(site.instance.config) }), { signal: site.signal })
+    )
   } finally {
     site.park(-1)
   }

@@ -4,7 +4,8 @@
  * its own lease, completing its row and waking its parent.
  *
  * The claim loop takes exactly as many children as the instance has free
- * step slots (no cap: up to {@link uncappedChildren} at once), deepest first,
+ * step slots (within `maxClaimedChildren`; 16 without a step cap), and only
+ * children of the workflows it registers, deepest first,
  * then oldest (the store's order; atomic: `FOR UPDATE SKIP LOCKED` on
  * Postgres, the write lock on SQLite). It claims at once when children are
  * queued in this process or one of its children ends, at every release of a
@@ -29,19 +30,12 @@ import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as ChildConfig from "./ChildConfig.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
 import { Instance, type InstanceShape, workflowForRecord } from "./Instance.ts"
 import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
 import type { ExecutionOutput } from "./Executor.ts"
-
-/**
- * How many claimed children an instance without a step cap runs at once.
- *
- * @category internal
- * @since 0.1.0
- */
-export const uncappedChildren = 16
 
 /** A wake-up signal: `next` resolves at the next `notify`. */
 const signal = () => {
@@ -203,8 +197,14 @@ const wakeParent = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row:
   yield* ChildLaunch.answerWait(pauses, wait, instance.instanceId, yield* Clock.currentTimeMillis)
   const root = yield* (yield* RecordStore).getRecord(row.tenantId, row.rootExecutionId)
   if (Option.isNone(root) || root.value.status !== "Paused") return
-  const workflow = yield* workflowForRecord(root.value)
-  yield* FiberSet.run(continues, TreeDriver.drive(workflow, row.tenantId, row.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
+  const workflow = yield* Effect.option(workflowForRecord(root.value))
+  if (Option.isNone(workflow)) {
+    // A worker without the parent's workflow: told like a release (of the launch, not of the parent's tree, whose
+    // awaiters would read it still Paused), every sweep looks now and one with the workflow continues the parent.
+    ;(yield* LeaseWakeups).released(row.tenantId, row.launchId)
+    return
+  }
+  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, row.tenantId, row.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
     Effect.catchCause((cause) => Effect.logDebug("continuing the parent after its children ended stopped", cause)),
     Effect.annotateLogs({ executionId: row.rootExecutionId, tenantId: row.tenantId })
   ))
@@ -297,11 +297,8 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
   )
 
 /** How many more children this instance may claim now: as many as it has free step slots. */
-const budgetOf = (instance: InstanceShape, state: ChildState): number => {
-  const slots = StepSlots.fromInstance(instance)
-  if (slots === undefined) return uncappedChildren - state.running
-  return Math.min(slots.free, slots.capacity - state.running)
-}
+const budgetOf = (instance: InstanceShape, state: ChildState): number =>
+  ChildConfig.claimBudget(instance.config, state.running, StepSlots.fromInstance(instance))
 
 /**
  * The claim loop of one instance; runs until interrupted. Claimed children
@@ -322,6 +319,10 @@ export const run = Effect.fnUntraced(function*(
   const wakeups = yield* LeaseWakeups
   // A launch is announced like a lease release: other processes' claim loops wake at once (Postgres NOTIFY).
   state.announce = (tenantId, launchId) => wakeups.released(tenantId, launchId)
+  // Only children this instance can run: a worker registering just the child workflow claims those, and leaves the rest.
+  const runnable = [...instance.config.workflows.keys()]
+  // An instance that only launches (`maxClaimedChildren: 0`) claims nothing: no loop to run.
+  if (instance.config.maxClaimedChildren === 0) return
   while (true) {
     // Listen before claiming: what is queued or released during the round wakes the next one at once.
     const woken = yield* Effect.forkChild(Effect.raceFirst(state.wake.next, wakeups.next(undefined, undefined)), { startImmediately: true })
@@ -329,7 +330,7 @@ export const run = Effect.fnUntraced(function*(
       let budget = budgetOf(instance, state)
       while (budget > 0) {
         const now = yield* Clock.currentTimeMillis
-        const claimed = yield* queue.claim(instance.instanceId, instance.config.leaseMillis, now).pipe(
+        const claimed = yield* queue.claim(instance.instanceId, instance.config.leaseMillis, now, runnable).pipe(
           Effect.catch((e) => Effect.as(Effect.logWarning(`claiming children failed: ${e.message}`), Option.none<QueuedChild>()))
         )
         if (Option.isNone(claimed)) break

@@ -18,6 +18,7 @@
  */
 import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
+import * as ChildOrphans from "./ChildOrphans.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { Instance, type InstanceShape } from "./Instance.ts"
 import { type Lease, LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
@@ -63,7 +64,7 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
   from: Option.Option<RecordCursor>,
   more: () => boolean,
   visit: (record: ExecutionRecord) => Effect.Effect<boolean, E, R>,
-  onPage: (roots: ReadonlyArray<ExecutionRecord>) => Effect.Effect<void, E2, R2> = () => Effect.void
+  onPage: (roots: ReadonlyArray<ExecutionRecord>, page: ReadonlyArray<ExecutionRecord>) => Effect.Effect<void, E2, R2> = () => Effect.void
 ) {
   const instance = yield* Instance
   const records = yield* RecordStore
@@ -75,7 +76,7 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
     const roots = page.filter((record) =>
       record.executionId === record.rootExecutionId && record.parentExecutionId === null && !movingHere(instance, record)
     )
-    yield* onPage(roots)
+    yield* onPage(roots, page)
     const visited = new Set(roots)
     yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)
     for (const record of page) {
@@ -333,7 +334,9 @@ const look = Effect.fnUntraced(function*(
     earliest: Infinity,
     page: { read: new Set(), leases: new Map() }
   }
-  resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), readLeases(state.page))
+  resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), (roots, page) =>
+    // Launched children nothing will continue (their parent ended) are ended here; see ChildOrphans.
+    Effect.andThen(readLeases(state.page)(roots), ChildOrphans.endOrphans(page, recoveries)))
   yield* eachStranded(state)
   Metering.timeUnsafe(yield* Effect.context<never>(), Metrics.sweepDuration, instance.instanceId, (yield* Clock.currentTimeMillis) - now)
   return state.earliest

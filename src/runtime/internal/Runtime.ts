@@ -156,15 +156,14 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   // Started executions run here, in the instance's scope: a caller may go away; close waits for them like any pass.
   const runs = yield* FiberSet.make()
   // The sweep runs on every instance; retention under the fleet's leader. Close stops both (handing the leader lease back).
-  // Queued children (placement "any") are claimed by a loop of their own, when some workflow here launches children.
+  // Queued children (placement "any") of the workflows registered here are claimed by a loop of their own (see ChildWorker).
   const children = yield* FiberSet.make()
   // A child run inline by its parent's step is owned here too: a closing (or killed) instance interrupts it.
   childState.state.run = (spec) => Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), Fiber.join)
-  const launches = [...registered.values()].some((w) => w.children.length > 0)
   const sweep = yield* Effect.forkScoped(run(Effect.all([
     RecoverySweep.run(recoveries),
     Retention.run,
-    launches ? ChildWorker.run(childState.state, children, recoveries) : Effect.void
+    ChildWorker.run(childState.state, children, recoveries)
   ], { concurrency: "unbounded", discard: true })))
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>

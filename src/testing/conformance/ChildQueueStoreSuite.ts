@@ -131,6 +131,26 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
         })
       ))
 
+    it.effect("claim with workflows takes only rows of those workflows, in the same order; the others stay queued", () =>
+      withQueue((stores, child, t) =>
+        Effect.gen(function*() {
+          const summarise = child({ workflowName: "conformance-summarise", depth: 4, queuedAt: t - 100 })
+          const mine = child({ workflowName: "conformance-child", depth: 2, queuedAt: t - 50 })
+          const older = child({ workflowName: "conformance-child", depth: 2, queuedAt: t - 200 })
+          for (const row of [summarise, mine, older]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
+          none(yield* stores.first.claim("w0", ttl, t, []), "no workflow: nothing to claim")
+          none(yield* stores.first.claim("w0", ttl, t, ["conformance-other"]), "no row of that workflow")
+          const first = some(yield* stores.second.claim("w1", ttl, t, ["conformance-child", "conformance-other"]), "claim 1")
+          assert.deepStrictEqual(first, claimed(older, "w1", t + ttl), "the longest waiting of its workflows, not the deeper row of another")
+          const second = some(yield* stores.first.claim("w1", ttl, t, ["conformance-child"]), "claim 2")
+          assert.deepStrictEqual(second, claimed(mine, "w1", t + ttl))
+          none(yield* stores.first.claim("w1", ttl, t, ["conformance-child"]), "its workflow's rows are all claimed")
+          assert.strictEqual(some(yield* stores.first.get(summarise.tenantId, summarise.executionId), "get").status, "Queued", "the other workflow's row stays queued")
+          assert.deepStrictEqual(some(yield* stores.second.claim("w2", ttl, t, ["conformance-summarise"]), "claim 3"), claimed(summarise, "w2", t + ttl))
+          yield* expectInvalid(stores.first.claim("w3", ttl, t, [""]), "workflows[0]", "an empty workflow name")
+        })
+      ))
+
     it.effect(`of ${racers} racing claimers each queued child goes to exactly one`, () =>
       withQueue((stores, child, t) =>
         Effect.gen(function*() {
