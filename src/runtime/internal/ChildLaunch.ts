@@ -125,12 +125,6 @@ export interface LaunchSite {
   /** Gives the step's slot back while `wait` runs; takes one again (first among waiters) after. */
   readonly yieldSlot: <A>(wait: () => Promise<A>) => Promise<A>
   readonly now: () => number
-  /**
-   * The pass's signal: placement-"parent" children run inside the step, so
-   * they stop when the pass stops (its instance closing or dying, its lease
-   * lost) instead of outliving it; whoever continues the parent continues them.
-   */
-  readonly signal?: AbortSignal | undefined
 }
 
 /** The execution (and thread) id of the child at `position` of a launch. */
@@ -259,9 +253,8 @@ const launchHere = async (site: LaunchSite, launchId: string, workflow: AnyWorkf
   site.park(1)
   let ends: ReadonlyArray<ChildEnd | undefined>
   try {
-    ends = await site.yieldSlot(() =>
-      Effect.runPromise(Effect.forEach(specs, runner.run, { concurrency: ChildConfig.inlineChildren(site.instance.config) }), { signal: site.signal })
-    )
+    // The children run in the instance's own set (see Runtime): a closing or killed instance stops them.
+    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: ChildConfig.inlineChildren(site.instance.config) })))
   } finally {
     site.park(-1)
   }

@@ -265,7 +265,6 @@ const makeHandle = (
           touch()
         },
         yieldSlot: StepSlots.yieldSlot,
-        signal: holder.signal,
         now: () => clock.currentTimeMillisUnsafe()
       }, n, workflow as AnyWorkflow, inputs, launchOptions),
     runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
