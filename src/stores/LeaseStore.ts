@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, Option } from "effect"
+import { Array as Arr, Context, Effect, Option } from "effect"
 import { InvalidInputError, type StoreError } from "./Errors.ts"
 import type { ExecutionId, InstanceId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
@@ -69,6 +69,19 @@ export interface LeaseKey {
  * @since 0.1.0
  */
 export const maxGetMany = 1000
+
+/**
+ * The held leases among any number of `roots`: `getMany` in calls of at most
+ * `maxGetMany` roots each, one after the other.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const getManyChunked = (
+  leases: LeaseStoreShape,
+  roots: ReadonlyArray<LeaseKey>
+): Effect.Effect<ReadonlyArray<Lease>, StoreError | InvalidInputError> =>
+  Effect.map(Effect.forEach(Arr.chunksOf(roots, maxGetMany), (chunk) => leases.getMany(chunk)), (found) => found.flat())
 
 /**
  * What a backend implements: the shape, `getMany` optional (without it, `make` reads the roots one `get` each).

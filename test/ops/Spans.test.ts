@@ -112,7 +112,7 @@ const timed = Workflow.make({
       .addNode("measure", Workflow.effectStep(() =>
         Effect.gen(function*() {
           const before = yield* Clock.currentTimeNanos
-          yield* Effect.sleep("1 millis")
+          yield* Effect.sleep("1 millis") // the live Clock on purpose (not TestClock): the subject of this test
           const after = yield* Clock.monotonicTimeNanos
           return { log: [`measured:${before > 0n && after > 0n}`] }
         }).pipe(Effect.withSpan("user.measure"))))

@@ -16,7 +16,7 @@
 import { Cause, Clock, Context, Effect, FiberSet, Option } from "effect"
 import { ChildQueueStore } from "../../stores/ChildQueueStore.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
-import { LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
+import { getManyChunked, LeaseStore } from "../../stores/LeaseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import * as Cancel from "./Cancel.ts"
 import { Instance, type InstanceShape } from "./Instance.ts"
@@ -31,15 +31,8 @@ const isIdleChild = (instance: InstanceShape) => (record: ExecutionRecord) =>
 
 /** The children of `candidates` whose lease is free now (one `getMany` per chunk). */
 const withFreeLease = Effect.fnUntraced(function*(candidates: ReadonlyArray<ExecutionRecord>) {
-  const leases = yield* LeaseStore
-  const live = new Set<string>()
   const now = yield* Clock.currentTimeMillis
-  for (let i = 0; i < candidates.length; i += maxGetMany) {
-    const chunk = candidates.slice(i, i + maxGetMany)
-    for (const lease of yield* leases.getMany(chunk.map((r) => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId })))) {
-      if (lease.expiresAt > now) live.add(keyOf(lease))
-    }
-  }
+  const live = new Set((yield* getManyChunked(yield* LeaseStore, candidates)).filter((l) => l.expiresAt > now).map(keyOf))
   return candidates.filter((r) => !live.has(keyOf(r)))
 })
 

@@ -21,7 +21,7 @@ import * as Cancel from "./Cancel.ts"
 import * as ChildOrphans from "./ChildOrphans.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
 import { Instance, type InstanceShape } from "./Instance.ts"
-import { type Lease, LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
+import { getManyChunked, type Lease, LeaseStore } from "../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore, type RootCursor } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
@@ -189,13 +189,8 @@ const readLeases = (page: PageLeases) => (roots: ReadonlyArray<ExecutionRecord>)
   Effect.gen(function*() {
     page.read = new Set()
     page.leases = new Map()
-    const leases = yield* LeaseStore
-    const found: Array<Lease> = []
     // A page larger than one call takes (`sweepPageSize` above `maxGetMany`) is read in a few.
-    for (let i = 0; i < roots.length; i += maxGetMany) {
-      const chunk = roots.slice(i, i + maxGetMany)
-      found.push(...yield* leases.getMany(chunk.map((r) => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId }))))
-    }
+    const found = yield* getManyChunked(yield* LeaseStore, roots)
     page.read = new Set(roots.map(keyOf))
     for (const lease of found) page.leases.set(keyOf(lease), lease)
   }).pipe(Effect.catchCause((cause) =>

@@ -93,7 +93,7 @@ const slow = Workflow.make({
   name: "slow",
   version: "1",
   graph: new StateGraph(State)
-    .addNode("wait", Workflow.effectStep(() => Effect.as(Effect.sleep("45 seconds"), { log: ["waited"] })))
+    .addNode("wait", Workflow.effectStep(() => Effect.as(Effect.sleep("45 seconds"), { log: ["waited"] }))) // sleeps on the harness TestClock (advanced below)
     .addEdge(START, "wait")
     .addEdge("wait", END)
 })
