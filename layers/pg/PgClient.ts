@@ -9,7 +9,10 @@
  * - At build one `SELECT 1` checks the server within `connectTimeout`
  *   (default 5 s): an unreachable server is a `StoreError` (operation
  *   "connect") naming the host and the setting to fix; a refused login or a
- *   missing database is a `BatonConfigError`. The Layer never hangs.
+ *   missing database is a `BatonConfigError`. A connection the server
+ *   accepted and then closed mid-check (a restart, a failover, a terminated
+ *   backend) is retried on a new one within the same bound. The Layer never
+ *   hangs.
  * - `schema` (optional) puts every baton table in that schema: it becomes the
  *   connections' `search_path`, and the migrations create it. With the table
  *   prefix of the store options this lets several apps share one database.
@@ -19,7 +22,7 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Duration, Effect, Layer, Option, Redacted } from "effect"
+import { Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
@@ -179,6 +182,9 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     }
   })
 
+/** The server accepted the connection, then closed it while a statement ran. */
+const closedMidQuery = (error: SqlError): boolean => error.reason._tag === "ConnectionError" && error.reason.operation === "query"
+
 /** A failure of the build-time check, as a typed error that says what to fix. */
 const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonConfigError => {
   const reason = error.reason
@@ -207,8 +213,9 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
 }
 
 /**
- * The pooled client in the current scope, checked with one `SELECT 1`
- * (bounded by the connect timeout) before it is handed out.
+ * The pooled client in the current scope, checked with a `SELECT 1`
+ * (bounded by the connect timeout; again on a new connection when the server
+ * closed the first mid-check) before it is handed out.
  *
  * @category constructors
  * @since 0.1.0
@@ -218,6 +225,9 @@ export const make = (options: PgClientOptions = {}) =>
     const { config, connectTimeout, target } = yield* resolve(options)
     const client = yield* PgClient.make(config).pipe(Effect.mapError((e) => connectFailure(target, e)))
     yield* client`SELECT 1`.pipe(
+      // A connection the server accepted and then closed (a restart, a failover, a terminated backend) may be
+      // followed by one that works: check again on a new one, within the same time bound.
+      Effect.retry({ while: closedMidQuery, schedule: Schedule.spaced("100 millis") }),
       Effect.mapError((e) => connectFailure(target, e)),
       // The pool applies the connect timeout to each attempt; this bounds the whole check.
       Effect.timeoutOrElse({

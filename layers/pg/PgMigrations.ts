@@ -7,18 +7,20 @@
  * transaction-scoped advisory lock keyed by (schema, table prefix), creates
  * the schema if one is named, and runs the missing migrations. The others
  * wait on the lock, then find nothing to do; the lock goes with the
- * transaction, so a crashed migrator never leaves it behind. Two deployments
+ * transaction, so a crashed migrator never leaves it behind. A connection lost
+ * under a migration rolls its transaction back; the migration runs again on a
+ * new connection (up to 5 times, 200 ms apart on the Clock). Two deployments
  * with different schemas or prefixes lock different keys.
  *
  * @since 0.1.0
  */
-import { Effect, type Layer } from "effect"
+import { Effect, type Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { kindOf } from "../sql/internal/classify.ts"
 import { checkSchema } from "./PgClient.ts"
-import { sqlErrorDetail } from "../sql/internal/rows.ts"
+import { sqlErrorDetail, transaction } from "../sql/internal/rows.ts"
 import * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 
@@ -82,14 +84,23 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
     const target = options.upTo ?? SqlMigrations.latestVersion
     if ((yield* SqlMigrations.currentVersion(options)) >= target) return []
     const sql = yield* SqlClient.SqlClient
-    return yield* sql.withTransaction(Effect.gen(function*() {
+    return yield* transaction(sql, Effect.gen(function*() {
       yield* sql`SELECT pg_advisory_xact_lock(${lockClass}, ${lockKey(options)})`.pipe(Effect.mapError(failed("lock")))
       if (options.schema !== undefined) {
         yield* sql`CREATE SCHEMA IF NOT EXISTS ${sql(options.schema)}`.pipe(Effect.mapError(failed("createSchema")))
       }
       return yield* SqlMigrations.migrate(options)
     })).pipe(Effect.mapError((e) => e._tag === "SqlError" ? failed("migrate")(e) : e))
-  })
+  }).pipe(
+    // A lost connection rolled the transaction back: nothing of it stays, so it runs again on a new connection.
+    Effect.retry({ while: lostConnection, schedule: Schedule.spaced("200 millis"), times: migrateAttempts - 1 })
+  )
+
+/** How many times `migrate` runs when connections are lost under it. */
+const migrateAttempts = 5
+
+const lostConnection = (e: StoreError | BatonConfigError): boolean => e._tag === "StoreError" && e.kind === "Connection"
+
 
 /**
  * Migrates the Postgres database (the schema, when named) of the `SqlClient`

@@ -11,7 +11,7 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
-import { num, run } from "./internal/rows.ts"
+import { num, run, transaction } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -38,7 +38,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
 
     const impl: LedgerStoreShape = {
       add: (key, amount, limit) =>
-        run(store, "add", () => sql.withTransaction(Effect.gen(function*() {
+        run(store, "add", () => transaction(sql, Effect.gen(function*() {
           if (limit !== undefined && amount > limit) {
             return { _tag: "WouldExceed", total: yield* total(key), limit } satisfies LedgerResult
           }

@@ -15,7 +15,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
-import { num, run } from "./internal/rows.ts"
+import { num, run, transaction } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -45,7 +45,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
 
     const impl: RateLimitStoreShape = {
       acquireSlot: (key, max, holder, ttl, now) =>
-        run(store, "acquireSlot", () => sql.withTransaction(Effect.gen(function*() {
+        run(store, "acquireSlot", () => transaction(sql, Effect.gen(function*() {
           const rows = yield* sql`SELECT slot, holder, expires_at FROM ${slots} WHERE slot_key = ${key}`
           const live = new Set<number>()
           for (const row of rows) {

@@ -25,7 +25,7 @@ import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, Th
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
-import { num, run, textOrNull } from "./internal/rows.ts"
+import { num, run, textOrNull, transaction } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -171,7 +171,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       setStatus: (input) => run(store, "setStatus", () => compareAndSet(input)),
       setStatusFenced: (input) =>
         run(store, "setStatusFenced", () =>
-          sql.withTransaction(Effect.gen(function*() {
+          transaction(sql, Effect.gen(function*() {
             const { lease, now } = input
             const found = yield* sql`SELECT holder, epoch, expires_at FROM ${leases}
               WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}${

@@ -26,6 +26,7 @@ import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 import * as SqliteClient from "./SqliteClient.ts"
+import { transaction } from "../sql/internal/rows.ts"
 
 /**
  * Where the database is (the same file as the stores), the table prefix, and
@@ -93,7 +94,7 @@ interface Release {
 
 /** Writes releases in one transaction, then trims the table to its last `keep` rows; a failure is logged. */
 const write = (sql: SqlClient.SqlClient, s: Settings, origin: string, batch: ReadonlyArray<Release>) =>
-  sql.withTransaction(Effect.gen(function*() {
+  transaction(sql, Effect.gen(function*() {
     for (const r of batch) {
       yield* sql.unsafe(`INSERT INTO "${s.table}" (origin, tenant_id, root_execution_id) VALUES (?, ?, ?)`, [origin, r.tenantId, r.rootExecutionId])
     }

@@ -25,7 +25,7 @@ import { fileURLToPath } from "node:url"
 import { PgStores } from "../../layers/pg/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { testSchemas, url } from "../pg/db.ts"
-import { killAll, type Proc, sleep, start } from "./processes.ts"
+import { killAll, type Proc, sleep, start, within } from "./processes.ts"
 
 const worker = fileURLToPath(new URL("./worker.ts", import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), "baton-e2e-"))
@@ -120,12 +120,12 @@ const scenario = async (db: Db, options: { readonly chaos: boolean }) => {
   const c = startWorker(db, "proc-c", 16)
   const killer = options.chaos ? connectionKiller(db) : undefined
   // Kill proc-a as soon as its "work" steps run (its executions run at once: all are mid-step), then restart it.
-  await a.until((l) => / step work \d+ started$/.test(l))
+  await within(30_000, "proc-a runs a work step", a.until((l) => / step work \d+ started$/.test(l)))
   a.child.kill("SIGKILL")
   await a.exited
   const killedPid = a.child.pid!
   const a2 = startWorker(db, "proc-a", 0)
-  await Promise.all([a2, b, c].map((p) => p.until((l) => l.endsWith("ready"))))
+  await within(30_000, "every process is ready", Promise.all([a2, b, c].map((p) => p.until((l) => l.endsWith("ready")))))
   const live = [a2, b, c]
 
   // Answer each pending pause on a process other than the one that ran the tree up to it.
@@ -200,7 +200,7 @@ const scenario = async (db: Db, options: { readonly chaos: boolean }) => {
   if (options.chaos) assert.isAbove(killed, 0, "connections were killed during the run")
 
   for (const p of live) p.child.kill("SIGTERM")
-  const codes = await Promise.all(live.map((p) => p.exited))
+  const codes = await within(30_000, "the processes exit after SIGTERM", Promise.all(live.map((p) => p.exited)))
   assert.deepStrictEqual(codes, [0, 0, 0], `the processes close gracefully on SIGTERM (${live.map((p) => p.stderr()).join(" ")})`)
   for (const p of live) assert.isTrue(p.lines.includes(`${p.id} closed`))
   return { killed, reruns }

@@ -10,9 +10,9 @@ export interface Proc {
   readonly id: string
   readonly child: ChildProcess
   readonly lines: Array<string>
-  /** Resolves with the first line (already seen or to come) that matches. */
+  /** Resolves with the first line (already seen or to come) that matches; rejects if the process ends first. */
   readonly until: (match: (l: string) => boolean) => Promise<string>
-  /** Resolves with the first line from now on that matches. */
+  /** Resolves with the first line from now on that matches; rejects if the process ends first. */
   readonly next: (match: (l: string) => boolean) => Promise<string>
   readonly exited: Promise<number | null>
   readonly stderr: () => string
@@ -51,12 +51,17 @@ export const start = (script: string, args: ReadonlyArray<string>, id: string): 
     stderr += chunk.toString()
   })
   child.stdin!.on("error", () => {})
-  const next = (match: (l: string) => boolean) => new Promise<string>((resolve) => waiters.push({ match, resolve }))
+  // "close": the process exited and its output was read to the end.
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)))
+  const next = (match: (l: string) => boolean) =>
+    new Promise<string>((resolve, reject) => {
+      waiters.push({ match, resolve })
+      void exited.then((code) => reject(new Error(`${id} exited (code ${code}) before printing the line waited for; its stderr: ${stderr.slice(-2000)}`)))
+    })
   const until = (match: (l: string) => boolean) => {
     const seen = lines.find(match)
     return seen !== undefined ? Promise.resolve(seen) : next(match)
   }
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)))
   return { id, child, lines, until, next, exited, stderr: () => stderr, send: (line) => void child.stdin!.write(`${line}\n`) }
 }
 
@@ -66,3 +71,12 @@ export const killAll = (): void => {
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** `promise`, or a rejection naming `what` once `ms` of real time passed (a test's wait on a real process is bounded). */
+export const within = <A>(ms: number, what: string, promise: Promise<A>): Promise<A> => {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms) // real processes run on real time
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}

@@ -6,8 +6,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
+import { SqlClient } from "effect/sql"
 import * as Net from "node:net"
 import { PgClient } from "../../layers/pg/index.ts"
+import { cuttingProxy } from "./cuttingProxy.ts"
 import { url } from "./db.ts"
 
 /** Builds the client Layer, which must fail: answers its typed error and how long it took. */
@@ -111,6 +113,16 @@ describe("PgClient.layer", () => {
       assert.include(error.message, "BATON_PG_URL")
       assert.isBelow(millis, 3000)
     }))
+
+  it.live("a connection the server closes during the build check (a restart, a terminated backend) → the check retries on a new connection and the Layer builds", () =>
+    Effect.gen(function*() {
+      const proxy = yield* cuttingProxy({ at: "SELECT 1", cuts: 2 })
+      const answer = yield* Layer.build(PgClient.layer({ url: proxy.url, maxConnections: 1 })).pipe(
+        Effect.flatMap((ctx) => Effect.provide(Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT 41 + 1 AS n`), ctx))
+      )
+      assert.strictEqual(proxy.cut(), 2, "the proxy cut the first two checks")
+      assert.strictEqual(answer[0]!.n, 42)
+    }).pipe(Effect.scoped))
 
   it.live("a server that never answers → StoreError after the connect timeout, not a hang", () =>
     Effect.gen(function*() {

@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations, PgStores } from "../../layers/pg/index.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import { cuttingProxy } from "./cuttingProxy.ts"
 import { randomName, testSchemas, url } from "./db.ts"
 
 /** A schema name of this run (dropped after the file). */
@@ -34,6 +35,19 @@ describe("PgMigrations", () => {
       assert.strictEqual(recorded[0]!.n, SqlMigrations.migrations.length)
       assert.deepStrictEqual(yield* onPool(schemaA, PgMigrations.migrate({ schema: schemaA })), [], "a later start has nothing to do")
     }))
+
+  it.live("a connection cut in the middle of migrating (a restart, a terminated backend): the migrations run again on a new connection, once", () =>
+    Effect.gen(function*() {
+      const schema = freshSchema()
+      const proxy = yield* cuttingProxy({ at: "pg_advisory_xact_lock", cuts: 1 })
+      const applied = yield* Effect.scoped(Effect.flatMap(
+        Layer.build(PgClient.layer({ url: proxy.url, schema, maxConnections: 1 })),
+        (ctx) => Effect.provide(PgMigrations.migrate({ schema }), ctx)
+      ))
+      assert.strictEqual(proxy.cut(), 1, "the proxy cut the first migration transaction")
+      assert.deepStrictEqual(applied.map(([id]) => id), SqlMigrations.migrations.map(([id]) => id), "every migration applied, once")
+      assert.deepStrictEqual(yield* onPool(schema, PgMigrations.migrate({ schema })), [], "a later start has nothing to do")
+    }).pipe(Effect.scoped))
 
   it.live("an older schema is upgraded in place by the migrations it lacks", () =>
     Effect.gen(function*() {

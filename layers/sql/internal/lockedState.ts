@@ -7,6 +7,7 @@
 import { Effect } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
+import { transaction } from "./rows.ts"
 
 /** What a step does with the state: keep it (`next` undefined), replace it, or clear it (`null`). */
 export interface Step<S, A> {
@@ -43,7 +44,7 @@ export const make = (sql: SqlClient.SqlClient, tableName: string): LockedState =
         ))
   return {
     update: <S, A>(kind: string, key: string, step: (state: S | undefined) => Step<S, A>) =>
-      sql.withTransaction(Effect.gen(function*() {
+      transaction(sql, Effect.gen(function*() {
         const { next, result } = step(parse<S>(yield* locked(kind, key)))
         if (next !== undefined) {
           yield* sql`UPDATE ${table} SET state = ${next === null ? null : JSON.stringify(next)}

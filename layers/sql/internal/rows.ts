@@ -2,7 +2,8 @@
  * Shared by the SQL stores: SqlError → StoreError, and reading column values
  * the same way whatever the driver returns (SQLite numbers, Postgres bigints).
  */
-import { Effect } from "effect"
+import { Cause, Effect } from "effect"
+import type { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { StoreError } from "../../../src/stores/Errors.ts"
 import { kindOf } from "./classify.ts"
@@ -29,6 +30,28 @@ export const sqlErrorDetail = (error: SqlError): string => {
  */
 export const run = <A, E, R>(store: string, operation: string, effect: () => Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError> | StoreError, R> =>
   Effect.mapError(Effect.suspend(effect), (e) => isSqlError(e) ? storeError(store, operation)(e) : e as Exclude<E, SqlError>)
+
+/**
+ * `sql.withTransaction`, with a lost connection answered as the failure it is.
+ * When the connection dies under a transaction the server rolls it back, but
+ * the client's ROLLBACK on the dead connection fails too, and effect's
+ * transaction reports the body's failure and the rollback's as defects. A
+ * cause holding a lost connection (a `ConnectionError`) fails with it: a
+ * transient `SqlError`, turned into a `StoreError` by `run` like any other.
+ */
+export const transaction = <A, E, R>(sql: SqlClient, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
+  Effect.catchCause(sql.withTransaction(effect), (cause) => {
+    const lost = cause.reasons.find(isLostConnection)
+    return lost === undefined ? Effect.failCause(cause) : Effect.fail(lostError(lost))
+  })
+
+const isLostConnection = (reason: Cause.Reason<unknown>): boolean => {
+  const value = Cause.isDieReason(reason) ? reason.defect : Cause.isFailReason(reason) ? reason.error : undefined
+  return isSqlError(value) && value.reason._tag === "ConnectionError"
+}
+
+const lostError = (reason: Cause.Reason<unknown>): SqlError =>
+  (Cause.isDieReason(reason) ? reason.defect : (reason as Cause.Fail<unknown>).error) as SqlError
 
 /** A numeric column (SQLite gives numbers, Postgres BIGINT gives bigints). */
 export const num = (value: unknown): number => typeof value === "number" ? value : Number(value)
