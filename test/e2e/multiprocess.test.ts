@@ -114,13 +114,26 @@ const connectionKiller = (db: Db) => {
   return { stop: async () => (stopped = true, await done, killed) }
 }
 
+/** Resolves once `check` holds, looking every 50 ms; rejects naming `what` after `ms` of real time. */
+const until = async (what: string, ms: number, check: () => Promise<boolean>): Promise<void> => {
+  const deadline = Date.now() + ms
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${ms / 1000} s`)
+    await sleep(50)
+  }
+}
+
 const scenario = async (db: Db, options: { readonly chaos: boolean }) => {
   const a = startWorker(db, "proc-a", 17)
   const b = startWorker(db, "proc-b", 17)
   const c = startWorker(db, "proc-c", 16)
   const killer = options.chaos ? connectionKiller(db) : undefined
-  // Kill proc-a as soon as its "work" steps run (its executions run at once: all are mid-step), then restart it.
-  await within(30_000, "proc-a runs a work step", a.until((l) => / step work \d+ started$/.test(l)))
+  // Kill proc-a once every execution it starts is recorded (a start the connection killer delayed would
+  // otherwise die unrecorded with it) and its "work" steps run (all mid-step), then restart it.
+  await until("proc-a records its 17 executions", 30_000, async () =>
+    n(await db.all("SELECT count(*) AS n FROM baton_records WHERE thread_id LIKE 't-proc-a-%'")) === 17)
+  // Its executions usually run their work steps at once; one it lost to the killer runs elsewhere: kill it anyway then.
+  await Promise.race([a.until((l) => / step work \d+ started$/.test(l)), sleep(10_000)])
   a.child.kill("SIGKILL")
   await a.exited
   const killedPid = a.child.pid!
@@ -152,10 +165,13 @@ const scenario = async (db: Db, options: { readonly chaos: boolean }) => {
 
   const byStatus = await db.all("SELECT status, count(*) AS n FROM baton_records GROUP BY status")
   const unfinished = await db.all("SELECT execution_id, status, error FROM baton_records WHERE status <> 'Finished'")
+  const recordedThreads = new Set((await db.all("SELECT thread_id FROM baton_records")).map((r) => String(r["thread_id"])))
+  const expectedThreads = [["a", 17], ["b", 17], ["c", 16]].flatMap(([p, count]) => Array.from({ length: Number(count) }, (_, i) => `t-proc-${p}-${i}`))
+  const unrecorded = expectedThreads.filter((t) => !recordedThreads.has(t))
   assert.strictEqual(
     finished,
     50,
-    `all 50 finished (records: ${json(byStatus)}; not finished: ${json(unfinished)}; ` +
+    `all 50 finished (records: ${json(byStatus)}; not finished: ${json(unfinished)}; never recorded: ${json(unrecorded)}; ` +
       live.map((p) => `${p.id}: ${p.stderr()}`).join(" ") + ")"
   )
   assert.deepStrictEqual(unfinished, [], "no execution rests anywhere else than Finished")

@@ -15,7 +15,7 @@
  * connection carries the same attempt id and is one run).
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Context, Deferred, Effect, Layer, Schedule } from "effect"
+import { Cause, Context, Deferred, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgClient, PgStores } from "../../layers/pg/index.ts"
@@ -90,7 +90,9 @@ const persist = <A, E extends { readonly _tag: string }, R>(label: string, call:
     Effect.tapError((e) => Effect.sync(() => say(`${label} retry after ${e._tag}`))),
     Effect.retry({ while: (e) => e._tag === "StoreError", schedule: Schedule.spaced("200 millis"), times: 100 }),
     Effect.tap((out) => Effect.sync(() => say(`${label} ${(out as { _tag?: string })._tag ?? "ok"}`))),
-    Effect.catch((e) => Effect.sync(() => say(`${label} ${e._tag}`)))
+    Effect.catch((e) => Effect.sync(() => say(`${label} ${e._tag}`))),
+    // A defect is never expected: said on stderr, which the test prints when an execution is missing.
+    Effect.tapCause((cause) => Cause.hasDies(cause) ? Effect.sync(() => console.error(`${label} died: ${Cause.pretty(cause)}`)) : Effect.void)
   )
 
 const main = Effect.gen(function*() {
