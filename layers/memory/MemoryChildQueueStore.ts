@@ -4,16 +4,21 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { ChildQueueStore, type QueuedChild } from "../../src/stores/ChildQueueStore.ts"
+import { ChildQueueStore, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
 import { type ChildRow, key, MemoryState } from "./MemoryState.ts"
 
 const toChild = (row: ChildRow): QueuedChild => ({
   ...row,
   launchId: row.launchId ?? null,
   position: row.position ?? 0,
+  configHash: row.configHash ?? null,
   input: JSON.parse(row.input),
   result: row.result === null ? null : JSON.parse(row.result)
 })
+
+/** A claimer's workflow runs the row: same name, and same config hash when the row has one. */
+const runs = (w: RunnableWorkflow, row: ChildRow) =>
+  w.name === row.workflowName && (row.configHash == null || row.configHash === w.configHash)
 
 /** Claim order: deepest first, then longest waiting, then id. */
 const claimOrder = (a: ChildRow, b: ChildRow) =>
@@ -46,7 +51,7 @@ export const make = MemoryState.useSync((rows) =>
       Effect.sync(() => {
         let best: ChildRow | undefined
         for (const row of rows.children.values()) {
-          if (workflows !== undefined && !workflows.includes(row.workflowName)) continue
+          if (workflows !== undefined && !workflows.some((w) => runs(w, row))) continue
           const claimable = row.status === "Queued" || (row.status === "Running" && (row.claimExpiresAt ?? 0) <= now)
           if (claimable && (best === undefined || claimOrder(row, best) < 0)) best = row
         }

@@ -12,7 +12,7 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../src/stores/ChildQueueStore.ts"
+import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -34,7 +34,8 @@ const toChild = (row: any): QueuedChild => ({
   claimExpiresAt: numOrNull(row.claim_expires_at),
   result: fromJson(row.result),
   launchId: textOrNull(row.launch_id),
-  position: row.position === null || row.position === undefined ? 0 : num(row.position)
+  position: row.position === null || row.position === undefined ? 0 : num(row.position),
+  configHash: textOrNull(row.config_hash)
 })
 
 /**
@@ -53,17 +54,21 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
       saveIfAbsent: (c) =>
         run(store, "saveIfAbsent", () => Effect.map(
           sql`INSERT INTO ${queue} (tenant_id, execution_id, root_execution_id, parent_execution_id, thread_id, depth,
-                workflow_name, input, status, claimed_by, queued_at, claim_expires_at, result, launch_id, position)
+                workflow_name, input, status, claimed_by, queued_at, claim_expires_at, result, launch_id, position, config_hash)
               VALUES (${c.tenantId}, ${c.executionId}, ${c.rootExecutionId}, ${c.parentExecutionId}, ${c.threadId}, ${c.depth},
-                ${c.workflowName}, ${toJson(c.input)}, 'Queued', NULL, ${c.queuedAt}, NULL, NULL, ${c.launchId ?? null}, ${c.position ?? 0})
+                ${c.workflowName}, ${toJson(c.input)}, 'Queued', NULL, ${c.queuedAt}, NULL, NULL, ${c.launchId ?? null}, ${c.position ?? 0},
+                ${c.configHash ?? null})
               ON CONFLICT (tenant_id, execution_id) DO NOTHING
               RETURNING execution_id`,
           (rows) => rows.length > 0
         )),
       claim: (instanceId, ttl, now, workflows) => {
         const open = sql`(status = 'Queued' OR (status = 'Running' AND claim_expires_at <= ${now}))`
-        // Only the workflows the claimer can run (a worker registering some of them leaves the rest to others).
-        const claimable = workflows === undefined ? open : sql`${open} AND workflow_name IN ${sql.in(workflows)}`
+        // Only the workflows the claimer can run (a worker registering some of them leaves the rest to others);
+        // of a name, only its config hash (a row without one: by name).
+        const runnable = (w: RunnableWorkflow) =>
+          sql`(workflow_name = ${w.name} AND (config_hash IS NULL OR config_hash = ${w.configHash}))`
+        const claimable = workflows === undefined ? open : sql`${open} AND (${sql.or(workflows.map(runnable))})`
         const lock = sql.onDialectOrElse({
           pg: () => sql.literal(" FOR UPDATE SKIP LOCKED"),
           orElse: () => sql.literal("")

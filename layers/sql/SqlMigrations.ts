@@ -302,6 +302,15 @@ const childLaunches = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> 
 ]
 
 /**
+ * 11: a queued child keeps the config hash of the child workflow its parent
+ * declared, so only an instance with that graph claims it. Rows queued
+ * before have none (NULL) and are claimed by name, as they were.
+ */
+const childConfigHash = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.childQueue}" ADD COLUMN config_hash ${y.text}`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -315,7 +324,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [5, "recovery_backoff", recoveryBackoff],
   [6, "limiters", limiters],
   [7, "history_and_requests", historyAndRequests],
-  [9, "child_launches", childLaunches]
+  [9, "child_launches", childLaunches],
+  [11, "child_config_hash", childConfigHash]
 ]
 
 /**

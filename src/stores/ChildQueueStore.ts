@@ -64,6 +64,23 @@ export interface QueuedChild {
   readonly launchId?: string | null | undefined
   /** Its place in its launch (0-based): outputs come back in this order. Absent: 0. */
   readonly position?: number | undefined
+  /**
+   * The config hash of the child workflow its parent declared: only an
+   * instance registering that workflow with that hash claims it. Absent or
+   * null (rows queued before hashes were kept): matched by name alone.
+   */
+  readonly configHash?: string | null | undefined
+}
+
+/**
+ * A workflow a claimer can run: its name and config hash.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunnableWorkflow {
+  readonly name: string
+  readonly configHash: string
 }
 
 /**
@@ -74,8 +91,10 @@ export interface QueuedChild {
  *   longest waiting (queuedAt, then executionId), marks it Running for
  *   `instanceId` until `now + ttl` and returns it: of N racing claimers each
  *   row goes to exactly one; given `workflows`, only a row whose
- *   `workflowName` is one of them (the workflows the claimer can run) —
- *   the others stay where they are for instances that can;
+ *   `workflowName` and `configHash` are one of them (the workflows the
+ *   claimer can run; a row without a hash matches by name) — the others
+ *   stay where they are for instances that can (a rolling deploy's old
+ *   and new graphs of one name never run each other's children);
  * - `renewClaim` extends a live claim of the same instance;
  * - `complete` records the outcome only for the instance holding the claim;
  * - `releaseClaim` hands a Running row of the instance back to the queue
@@ -94,7 +113,7 @@ export interface ChildQueueStoreShape {
     instanceId: InstanceId,
     ttlMillis: number,
     now: number,
-    workflows?: ReadonlyArray<string>
+    workflows?: ReadonlyArray<RunnableWorkflow>
   ) => Effect.Effect<Option.Option<QueuedChild>, Failure>
   readonly renewClaim: (
     tenantId: TenantId,
@@ -142,6 +161,7 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
           ...(c.launchId === undefined || c.launchId === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "launchId", c.launchId)]),
           ...(c.position === undefined ? [] : [V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "position", c.position, 0)]),
+          ...(c.configHash === undefined || c.configHash === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "configHash", c.configHash)]),
           V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
         ], () => impl.saveIfAbsent(c)),
       claim: (instanceId, ttl, now, workflows) =>
@@ -149,7 +169,10 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           V.nonEmpty("ChildQueueStore.claim", "instanceId", instanceId),
           V.positiveMillis("ChildQueueStore.claim", "ttlMillis", ttl),
           V.time("ChildQueueStore.claim", "now", now),
-          ...(workflows === undefined ? [] : (workflows ?? []).map((w, i) => V.nonEmpty("ChildQueueStore.claim", `workflows[${i}]`, w)))
+          ...(workflows ?? []).flatMap((w, i) => [
+            V.nonEmpty("ChildQueueStore.claim", `workflows[${i}].name`, w.name),
+            V.nonEmpty("ChildQueueStore.claim", `workflows[${i}].configHash`, w.configHash)
+          ])
         ], () =>
           // Nothing this claimer can run: no row to take.
           workflows !== undefined && workflows.length === 0 ? Effect.succeedNone : impl.claim(instanceId, ttl, now, workflows)),

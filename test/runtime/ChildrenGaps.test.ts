@@ -1,6 +1,6 @@
 /**
  * Child executions (#12) gaps: worker-only instances claim the children of
- * the workflows they register (and only those), an orphaned placement-parent
+ * the workflows they register (and only those: by name and config hash), an orphaned placement-parent
  * child ends once its parent ended, and the child limits are configuration.
  */
 import { assert, describe, it } from "@effect/vitest"
@@ -56,6 +56,35 @@ for (const backend of backends) {
         assert.deepStrictEqual(log.runs.map((r) => r.n).sort((a, b) => a - b), [0, 1, 2, 3, 4, 5, 6, 7], "each child ran once")
         assert.deepStrictEqual([...new Set(log.runs.map((r) => r.instanceId))].sort(), ["instance-1", "instance-2"], "only the workers ran children")
         for (const [instanceId, max] of log.max) assert.isAtMost(max, 2, `${instanceId} ran ${max} children at once`)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a worker registering another graph under the child's name (a rolling deploy) claims none of the children; the worker with the declared graph runs them all", () =>
+      Effect.gen(function*() {
+        const log = makeChildLog()
+        const child = childWorkflow(log)
+        const parent = parentWorkflow(child, "any")
+        const otherRuns: Array<number> = []
+        const otherChild = Workflow.make({
+          name: child.name,
+          version: "2",
+          graph: new StateGraph(Annotation.Root({ n: Annotation<number>(), doubled: Annotation<number>() }))
+            .addNode("work", Workflow.step(async (s: { n: number }) => (otherRuns.push(s.n), { doubled: s.n * 3 })))
+            .addEdge(START, "work")
+            .addEdge("work", END)
+        })
+        assert.notStrictEqual(otherChild.configHash, child.configHash)
+        const h = yield* Harness.make({
+          instances: 3,
+          baton: { workflows: [child] },
+          // 0: launches only; 1: the other graph of the child's name (started first, so it would claim first); 2: the declared child
+          instanceOptions: (i) => (i === 0 ? { workflows: [parent], maxClaimedChildren: 0 } : i === 1 ? { workflows: [otherChild] } : {})
+        })
+        const run = yield* h.run(0, (b) => b.execute(parent, { count: 4 }))
+        yield* advanceUntil(h, "5 seconds", 40, () => run.pollUnsafe() !== undefined)
+        const out = yield* Fiber.join(run)
+        assert.deepStrictEqual(otherRuns, [], "the other graph ran no child")
+        assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2, 4, 6])
+        assert.deepStrictEqual([...new Set(log.runs.map((r) => r.instanceId))], ["instance-2"], "the declared graph's worker ran them")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("the parent continues promptly when the worker that ends the last child does not register the parent's workflow", () =>

@@ -138,7 +138,7 @@ describe("SqlMigrations on SQLite", () => {
         SqlMigrations.migrate().pipe(Effect.provideService(SqlClient.SqlClient, a)),
         SqlMigrations.migrate().pipe(Effect.provideService(SqlClient.SqlClient, b))
       ], { concurrency: "unbounded" })
-      assert.deepStrictEqual([...ranA, ...ranB].map(([id]) => id).sort(), allIds.map(([id]) => id))
+      assert.deepStrictEqual([...ranA, ...ranB].map(([id]) => id).sort((a, b) => a - b), allIds.map(([id]) => id))
       const tables = yield* SqlTables.make()
       const rows = yield* a.unsafe<{ n: number }>(`SELECT COUNT(*) AS n FROM "${tables.migrations}"`)
       assert.strictEqual(rows[0].n, allIds.length)

@@ -207,6 +207,7 @@ const enqueue = (site: LaunchSite, queue: ChildQueueStoreShape, launchId: string
         threadId: executionId,
         depth: record.depth + 1,
         workflowName: workflow.name,
+        configHash: workflow.configHash,
         input: inputs[position],
         status: "Queued",
         claimedBy: null,

@@ -320,7 +320,8 @@ export const run = Effect.fnUntraced(function*(
   // A launch is announced like a lease release: other processes' claim loops wake at once (Postgres NOTIFY).
   state.announce = (tenantId, launchId) => wakeups.released(tenantId, launchId)
   // Only children this instance can run: a worker registering just the child workflow claims those, and leaves the rest.
-  const runnable = [...instance.config.workflows.keys()]
+  // Of a name, only the graph registered here (its config hash): a rolling deploy's old and new graphs keep apart.
+  const runnable = [...instance.config.workflows.values()].map((w) => ({ name: w.name, configHash: w.configHash }))
   // An instance that only launches (`maxClaimedChildren: 0`) claims nothing: no loop to run.
   if (instance.config.maxClaimedChildren === 0) return
   while (true) {

@@ -72,6 +72,7 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
           result: null,
           launchId: null,
           position: 0,
+          configHash: null,
           ...over
         }
         trees.set(JSON.stringify([c.tenantId, c.rootExecutionId]), [c.tenantId, c.rootExecutionId])
@@ -134,20 +135,40 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
     it.effect("claim with workflows takes only rows of those workflows, in the same order; the others stay queued", () =>
       withQueue((stores, child, t) =>
         Effect.gen(function*() {
+          const w = (name: string) => ({ name, configHash: "h1" })
           const summarise = child({ workflowName: "conformance-summarise", depth: 4, queuedAt: t - 100 })
           const mine = child({ workflowName: "conformance-child", depth: 2, queuedAt: t - 50 })
           const older = child({ workflowName: "conformance-child", depth: 2, queuedAt: t - 200 })
           for (const row of [summarise, mine, older]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
           none(yield* stores.first.claim("w0", ttl, t, []), "no workflow: nothing to claim")
-          none(yield* stores.first.claim("w0", ttl, t, ["conformance-other"]), "no row of that workflow")
-          const first = some(yield* stores.second.claim("w1", ttl, t, ["conformance-child", "conformance-other"]), "claim 1")
+          none(yield* stores.first.claim("w0", ttl, t, [w("conformance-other")]), "no row of that workflow")
+          const first = some(yield* stores.second.claim("w1", ttl, t, [w("conformance-child"), w("conformance-other")]), "claim 1")
           assert.deepStrictEqual(first, claimed(older, "w1", t + ttl), "the longest waiting of its workflows, not the deeper row of another")
-          const second = some(yield* stores.first.claim("w1", ttl, t, ["conformance-child"]), "claim 2")
+          const second = some(yield* stores.first.claim("w1", ttl, t, [w("conformance-child")]), "claim 2")
           assert.deepStrictEqual(second, claimed(mine, "w1", t + ttl))
-          none(yield* stores.first.claim("w1", ttl, t, ["conformance-child"]), "its workflow's rows are all claimed")
+          none(yield* stores.first.claim("w1", ttl, t, [w("conformance-child")]), "its workflow's rows are all claimed")
           assert.strictEqual(some(yield* stores.first.get(summarise.tenantId, summarise.executionId), "get").status, "Queued", "the other workflow's row stays queued")
-          assert.deepStrictEqual(some(yield* stores.second.claim("w2", ttl, t, ["conformance-summarise"]), "claim 3"), claimed(summarise, "w2", t + ttl))
-          yield* expectInvalid(stores.first.claim("w3", ttl, t, [""]), "workflows[0]", "an empty workflow name")
+          assert.deepStrictEqual(some(yield* stores.second.claim("w2", ttl, t, [w("conformance-summarise")]), "claim 3"), claimed(summarise, "w2", t + ttl))
+          yield* expectInvalid(stores.first.claim("w3", ttl, t, [w("")]), "workflows[0].name", "an empty workflow name")
+          yield* expectInvalid(stores.first.claim("w3", ttl, t, [{ name: "conformance-child", configHash: "" }]), "workflows[0].configHash", "an empty config hash")
+        })
+      ))
+
+    it.effect("claim with workflows matches a row's config hash too (a row without one by name): another graph of the name leaves it queued", () =>
+      withQueue((stores, child, t) =>
+        Effect.gen(function*() {
+          const v2 = child({ configHash: "hash-v2", queuedAt: t - 300 })
+          const v1 = child({ configHash: "hash-v1", queuedAt: t - 200 })
+          const unhashed = child({ queuedAt: t - 100 })
+          for (const row of [v2, v1, unhashed]) assert.isTrue(yield* stores.first.saveIfAbsent(row))
+          assert.strictEqual(some(yield* stores.second.get(v1.tenantId, v1.executionId), "get").configHash, "hash-v1", "the hash is kept")
+          const old = [{ name: "conformance-child", configHash: "hash-v1" }]
+          assert.deepStrictEqual(some(yield* stores.first.claim("old", ttl, t, old), "claim 1"), claimed(v1, "old", t + ttl), "its own hash, not the longer waiting row of another")
+          assert.deepStrictEqual(some(yield* stores.second.claim("old", ttl, t, old), "claim 2"), claimed(unhashed, "old", t + ttl), "a row without a hash, by name")
+          none(yield* stores.first.claim("old", ttl, t, old), "the other graph's row is not for it")
+          assert.strictEqual(some(yield* stores.first.get(v2.tenantId, v2.executionId), "get").status, "Queued")
+          const current = [{ name: "conformance-child", configHash: "hash-v2" }]
+          assert.deepStrictEqual(some(yield* stores.second.claim("new", ttl, t, current), "claim 3"), claimed(v2, "new", t + ttl))
         })
       ))
 
