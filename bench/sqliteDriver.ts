@@ -22,7 +22,7 @@
  * - `cache-both`: both at -2000;
  * - `keyed`: both drivers, the newest-checkpoint read written as the saver
  *   writes it now, `tenant_id = ? COLLATE BINARY AND …` (see
- *   layers/sql/internal/keyEquals.ts).
+ *   layers/sql/internal/stablePlan.ts).
  *
  * What it showed (Node 24.22, SQLite 3.54.1 in node:sqlite, 3.53.2 in
  * better-sqlite3): the cache settings change nothing; the newest-checkpoint

@@ -1,7 +1,7 @@
 /**
  * Which `node:sqlite` statements are compiled again while they run — a
  * prepared statement that SQLite expires and re-prepares at every call pays
- * the parser and planner each time (see layers/sql/internal/keyEquals.ts).
+ * the parser and planner each time (see layers/sql/internal/stablePlan.ts).
  * Load it before any program that uses node:sqlite:
  *
  *   npm exec -- node --import ./bench/traceCompiles.ts bench/overhead.ts

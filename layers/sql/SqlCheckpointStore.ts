@@ -40,7 +40,7 @@ import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.t
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
-import { keyEquals } from "./internal/keyEquals.ts"
+import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -78,7 +78,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const blobs_ = sql(t.checkpointBlobs)
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const direct = Direct.make(sql)
-    /** A key compared in a sorted read (see `internal/keyEquals.ts`: SQLite would compile it again at every call). */
+    /** A key compared in a sorted read (see `internal/stablePlan.ts`: SQLite would compile it again at every call). */
     const sortedKey = keyEquals(sql)
 
     const checkpointColumns = sql.literal(
@@ -507,7 +507,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${sortedKey(q.checkpointNs)}`)
       if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${sortedKey(q.checkpointId)}`)
       if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
-      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${Math.max(0, Math.floor(q.limit))}` : sql.literal("")
+      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${literalLimit(sql)(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
       const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
         FROM ${checkpoints} WHERE ${sql.and(where)}
         ORDER BY checkpoint_id DESC${limit}`
