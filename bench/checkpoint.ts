@@ -20,7 +20,9 @@
  *                                  BENCH_CLOCK=cpu times this process's CPU, steadier on a busy machine;
  *                                  BENCH_OURS=memory puts LangGraph's MemorySaver in our place: a saver
  *                                  with no storage at all, the ceiling any saver paying LangGraph's
- *                                  serializer can reach against the official one on this workload)
+ *                                  serializer can reach against the official one on this workload;
+ *                                  BENCH_OURS=rows puts baton's saver over in-memory rows in our place: the
+ *                                  saver's own logic without SQLite, to set against BENCH_OURS=memory)
  *
  * Prints each round, each measure's medians and ratio, and last `ratio: N.NN`
  * (ours / theirs ops, realistic workload at concurrency 1; above 1 means ours
@@ -35,6 +37,8 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { BatonCheckpointSaver } from "../src/checkpoint/CheckpointSaver.ts"
 import { fenceKey } from "../src/stores/Fence.ts"
+import * as MemoryCheckpointStore from "../layers/memory/MemoryCheckpointStore.ts"
+import { emptyRows } from "../layers/memory/MemoryState.ts"
 import * as SqlCheckpointStore from "../layers/sql/SqlCheckpointStore.ts"
 import * as SqlLeaseStore from "../layers/sql/SqlLeaseStore.ts"
 import * as SqlMigrations from "../layers/sql/SqlMigrations.ts"
@@ -73,10 +77,24 @@ const theirs = async (round: number): Promise<Subject> => {
 /** LangGraph's MemorySaver (`BENCH_OURS=memory`): no storage, no fence — only the serializer and LangGraph's own work. */
 const memory = async (): Promise<Subject> => ({ saver: new MemorySaver(), configurable: async () => ({}), close: async () => {} })
 
+/** baton's saver over in-memory rows (`BENCH_OURS=rows`), unfenced: the saver's own logic without SQLite. */
+const rows = async (): Promise<Subject> => ({
+  saver: new BatonCheckpointSaver(MemoryCheckpointStore.makeRows(emptyRows())),
+  configurable: async () => ({}),
+  close: async () => {}
+})
+
+const oursOf = (which: string | undefined) =>
+  which === "memory"
+    ? { label: "MemorySaver (the ceiling)", open: memory }
+    : which === "rows"
+    ? { label: "baton saver over memory rows", open: rows }
+    : { label: "baton sqlite (fenced)", open: ours }
+
 try {
   await compare({
     title: "checkpoint bench",
-    ours: process.env.BENCH_OURS === "memory" ? { label: "MemorySaver (the ceiling)", open: memory } : { label: "baton sqlite (fenced)", open: ours },
+    ours: oursOf(process.env.BENCH_OURS),
     theirs: { label: "official SqliteSaver", open: theirs }
   })
 } finally {

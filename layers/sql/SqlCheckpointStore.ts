@@ -40,6 +40,7 @@ import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.t
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
+import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -77,6 +78,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const blobs_ = sql(t.checkpointBlobs)
     const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const direct = Direct.make(sql)
+    /** A key compared in a sorted read (see `internal/stablePlan.ts`: SQLite would compile it again at every call). */
+    const sortedKey = keyEquals(sql)
 
     const checkpointColumns = sql.literal(
       "tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions"
@@ -351,7 +354,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     )
     const selectLatestText = texts(() =>
       sql`SELECT checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions FROM ${checkpoints}
-        WHERE tenant_id = ${""} AND thread_id = ${""} AND checkpoint_ns = ${""}
+        WHERE tenant_id = ${sortedKey("")} AND thread_id = ${sortedKey("")} AND checkpoint_ns = ${sortedKey("")}
         ORDER BY checkpoint_id DESC LIMIT 1`
     )
     const selectCheckpointText = texts(() =>
@@ -499,12 +502,12 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     }
 
     function* listCheckpoints(tenantId: string, q: ListQuery): Op<ReadonlyArray<CheckpointRow>> {
-      const where: Array<Fragment> = [sql`tenant_id = ${tenantId}`]
-      if (q.threadId !== undefined) where.push(sql`thread_id = ${q.threadId}`)
-      if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${q.checkpointNs}`)
-      if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${q.checkpointId}`)
+      const where: Array<Fragment> = [sql`tenant_id = ${sortedKey(tenantId)}`]
+      if (q.threadId !== undefined) where.push(sql`thread_id = ${sortedKey(q.threadId)}`)
+      if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${sortedKey(q.checkpointNs)}`)
+      if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${sortedKey(q.checkpointId)}`)
       if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
-      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${Math.max(0, Math.floor(q.limit))}` : sql.literal("")
+      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${literalLimit(sql)(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
       const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
         FROM ${checkpoints} WHERE ${sql.and(where)}
         ORDER BY checkpoint_id DESC${limit}`

@@ -20,6 +20,7 @@ import {
   type ExecutionSnapshot
 } from "../../src/stores/ExecutionHistoryStore.ts"
 import { fromJson, run } from "./internal/rows.ts"
+import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -34,6 +35,9 @@ const store = "ExecutionHistoryStore"
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
+    const sortedKey = keyEquals(sql)
+    const limitOf = literalLimit(sql)
     const t = yield* SqlTables.make(options)
     const history = sql(t.history)
     const leases = sql(t.leases)
@@ -67,19 +71,19 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       list: (q) =>
         run(store, "list", () => Effect.map(
           sql<{ snapshot: unknown }>`SELECT snapshot FROM ${history}
-            WHERE tenant_id = ${q.tenantId}
-              ${q.workflowName === undefined ? sql`` : sql`AND workflow_name = ${q.workflowName}`}
+            WHERE tenant_id = ${sortedKey(q.tenantId)}
+              ${q.workflowName === undefined ? sql`` : sql`AND workflow_name = ${sortedKey(q.workflowName)}`}
               ${q.from === undefined ? sql`` : sql`AND ended_at >= ${q.from}`}
               ${q.to === undefined ? sql`` : sql`AND ended_at < ${q.to}`}
               ${q.after === undefined ? sql`` : sql`AND (ended_at > ${q.after.endedAt} OR (ended_at = ${q.after.endedAt} AND execution_id > ${q.after.executionId}))`}
             ORDER BY ended_at, execution_id
-            LIMIT ${q.limit}`,
+            LIMIT ${limitOf(q.limit)}`,
           (rows) => rows.map(toSnapshot)
         )),
       deleteEndedBefore: (cutoff, limit) =>
         run(store, "deleteEndedBefore", () => Effect.map(
           sql`DELETE FROM ${history} WHERE (tenant_id, execution_id) IN (
-                SELECT tenant_id, execution_id FROM ${history} WHERE ended_at < ${cutoff} ORDER BY ended_at LIMIT ${limit}
+                SELECT tenant_id, execution_id FROM ${history} WHERE ended_at < ${cutoff} ORDER BY ended_at LIMIT ${limitOf(limit)}
               ) RETURNING execution_id`,
           (rows) => rows.length
         )),

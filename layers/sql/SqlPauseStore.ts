@@ -12,6 +12,7 @@ import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
+import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -41,6 +42,9 @@ const toPause = (row: any): Pause => ({
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
+    const sortedKey = keyEquals(sql)
+    const limitOf = literalLimit(sql)
     const t = yield* SqlTables.make(options)
     const pauses = sql(t.pauses)
 
@@ -94,7 +98,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
           ? Effect.succeed([])
           : run(store, "listByRoot", () => Effect.map(
             sql`SELECT * FROM ${pauses}
-                WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND status IN ${sql.in(statuses)}
+                WHERE tenant_id = ${sortedKey(tenantId)} AND root_execution_id = ${sortedKey(root)} AND status IN ${sql.in(statuses)}
                 ORDER BY created_at, pause_id`,
             (rows) => rows.map(toPause)
           )),
@@ -102,10 +106,10 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
         run(store, "findResolvedRoots", () => Effect.map(
           Option.isNone(after)
             ? sql`SELECT DISTINCT tenant_id, root_execution_id FROM ${pauses} WHERE status = 'Resolved'
-                  ORDER BY tenant_id, root_execution_id LIMIT ${limit}`
+                  ORDER BY tenant_id, root_execution_id LIMIT ${limitOf(limit)}`
             : sql`SELECT DISTINCT tenant_id, root_execution_id FROM ${pauses} WHERE status = 'Resolved'
                     AND (tenant_id, root_execution_id) > (${after.value.tenantId}, ${after.value.rootExecutionId})
-                  ORDER BY tenant_id, root_execution_id LIMIT ${limit}`,
+                  ORDER BY tenant_id, root_execution_id LIMIT ${limitOf(limit)}`,
           (rows) => rows.map((r: any) => ({ tenantId: r.tenant_id, rootExecutionId: r.root_execution_id }))
         )),
       deleteSettledBefore: (cutoff) =>

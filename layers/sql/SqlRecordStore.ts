@@ -26,6 +26,7 @@ import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull, transaction } from "./internal/rows.ts"
+import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -75,6 +76,9 @@ const toAnswer = (row: any): PauseAnswer => ({
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
+    const sortedKey = keyEquals(sql)
+    const limitOf = literalLimit(sql)
     const t = yield* SqlTables.make(options)
     const threads = sql(t.threads)
     const records = sql(t.records)
@@ -185,14 +189,14 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           }))),
       list: ({ after, limit, status, tenantId, threadId, workflow }) =>
         run(store, "list", () => {
-          const where = [sql`tenant_id = ${tenantId}`]
-          if (status !== undefined) where.push(sql`status = ${status}`)
-          if (workflow !== undefined) where.push(sql`workflow_name = ${workflow}`)
-          if (threadId !== undefined) where.push(sql`thread_id = ${threadId}`)
+          const where = [sql`tenant_id = ${sortedKey(tenantId)}`]
+          if (status !== undefined) where.push(sql`status = ${sortedKey(status)}`)
+          if (workflow !== undefined) where.push(sql`workflow_name = ${sortedKey(workflow)}`)
+          if (threadId !== undefined) where.push(sql`thread_id = ${sortedKey(threadId)}`)
           if (Option.isSome(after)) where.push(sql`(created_at, execution_id) < (${after.value.createdAt}, ${after.value.executionId})`)
           return Effect.map(
             sql`SELECT * FROM ${records} WHERE ${sql.and(where)}
-                ORDER BY created_at DESC, execution_id DESC LIMIT ${limit}`,
+                ORDER BY created_at DESC, execution_id DESC LIMIT ${limitOf(limit)}`,
             (rows) => rows.map(toRecord)
           )
         }),
@@ -208,16 +212,16 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       findByStatus: (status, limit, after) =>
         run(store, "findByStatus", () => Effect.map(
           Option.isNone(after)
-            ? sql`SELECT * FROM ${records} WHERE status = ${status}
-                  ORDER BY tenant_id, execution_id LIMIT ${limit}`
-            : sql`SELECT * FROM ${records} WHERE status = ${status}
+            ? sql`SELECT * FROM ${records} WHERE status = ${sortedKey(status)}
+                  ORDER BY tenant_id, execution_id LIMIT ${limitOf(limit)}`
+            : sql`SELECT * FROM ${records} WHERE status = ${sortedKey(status)}
                     AND (tenant_id, execution_id) > (${after.value.tenantId}, ${after.value.executionId})
-                  ORDER BY tenant_id, execution_id LIMIT ${limit}`,
+                  ORDER BY tenant_id, execution_id LIMIT ${limitOf(limit)}`,
           (rows) => rows.map(toRecord)
         )),
       listByThread: (tenantId, threadId) =>
         run(store, "listByThread", () => Effect.map(
-          sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}
+          sql`SELECT * FROM ${records} WHERE tenant_id = ${sortedKey(tenantId)} AND thread_id = ${sortedKey(threadId)}
               ORDER BY created_at, execution_id`,
           (rows) => rows.map(toRecord)
         )),

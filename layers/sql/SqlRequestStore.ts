@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql"
 import { type BatonConfigError, RequestConflictError } from "../../src/stores/Errors.ts"
 import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
 import { fromJson, num, run, toJson } from "./internal/rows.ts"
+import { literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -37,6 +38,8 @@ const entryOf = (row: Record<string, unknown>): RequestEntry => ({
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
+    const limitOf = literalLimit(sql)
     const t = yield* SqlTables.make(options)
     const requests = sql(t.requests)
     const columns = sql`tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at`
@@ -88,7 +91,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       deleteExpired: (now, limit) =>
         run(store, "deleteExpired", () => Effect.map(
           sql`DELETE FROM ${requests} WHERE (tenant_id, request_key) IN (
-                SELECT tenant_id, request_key FROM ${requests} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limit}
+                SELECT tenant_id, request_key FROM ${requests} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limitOf(limit)}
               ) RETURNING request_key`,
           (rows) => rows.length
         )),

@@ -13,6 +13,7 @@ import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
+import { keyEquals } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -27,6 +28,8 @@ const store = "TreeStore"
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
+    // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
+    const sortedKey = keyEquals(sql)
     const t = yield* SqlTables.make(options)
     const tree = sql(t.tree)
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
@@ -85,7 +88,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       list: (tenantId, root, prefix) =>
         run(store, "list", () => Effect.map(
           sql`SELECT tree_key, value FROM ${tree}
-              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key >= ${prefix}
+              WHERE tenant_id = ${sortedKey(tenantId)} AND root_execution_id = ${sortedKey(root)} AND tree_key >= ${prefix}
               ORDER BY tree_key`,
           (rows) => {
             const out: Array<{ key: string; value: unknown }> = []

@@ -1,8 +1,8 @@
 /**
  * The SQLite saver's storage: a database from before migration 4 stays
  * readable after it, the fence folded into the write still refuses a stale
- * holder, and the serializer's fast path reads exactly what the serializer
- * would.
+ * holder, the serializer's fast path reads exactly what the serializer
+ * would, and the sorted reads compile once.
  */
 import { type Checkpoint, emptyCheckpoint, JsonPlusSerializer, uuid6 } from "@langchain/langgraph-checkpoint"
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
@@ -10,6 +10,7 @@ import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
+import { constants, DatabaseSync } from "node:sqlite"
 import { assert, describe, it } from "vitest"
 import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 import { parsesPlain } from "../../src/checkpoint/internal/serde.ts"
@@ -291,6 +292,51 @@ describe("the SQLite saver's storage", () => {
     assert.isFalse(parsesPlain("{\"lc\":1}"))
     assert.isFalse(parsesPlain("{\"__proto__\":{}}"))
     assert.isFalse(parsesPlain("{\"l\\u0063\":1}"))
+    await db.close()
+  })
+
+  it("the sorted reads (the newest checkpoint, list) compile once: later calls run the cached statement, not a fresh compile", async () => {
+    // The connection the client opens, caught at its first prepare, to watch compiles with an authorizer
+    // (SQLite asks it at every compile, a re-compile of an expired statement included).
+    const prepare = DatabaseSync.prototype.prepare
+    let connection: DatabaseSync | undefined
+    DatabaseSync.prototype.prepare = function(this: DatabaseSync, ...args: Parameters<typeof prepare>) {
+      connection ??= this
+      return prepare.apply(this, args)
+    }
+    const db = await client()
+    try {
+      await db.run(SqlMigrations.migrate())
+    } finally {
+      DatabaseSync.prototype.prepare = prepare
+    }
+    const saver = new BatonCheckpointSaver(await db.run(SqlCheckpointStore.makeRows()))
+    const config = { configurable: { thread_id: "sorted", checkpoint_ns: "" } }
+    const ids: Array<string> = []
+    for (let step = 0; step < 3; step++) {
+      const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step }, channel_versions: { step: step + 1 } }
+      await saver.put(config, checkpoint, { source: "loop", step, parents: {} }, { step: step + 1 })
+      ids.push(checkpoint.id)
+    }
+    const reads = async () => {
+      const tuple = await saver.getTuple({ configurable: { thread_id: "sorted" } })
+      const listed: Array<string> = []
+      for await (const t of saver.list({ configurable: { thread_id: "sorted" } })) listed.push(t.checkpoint.id)
+      return { newest: tuple?.checkpoint.id, step: tuple?.checkpoint.channel_values.step, listed }
+    }
+    const compiles: Array<string> = []
+    assert.isDefined(connection)
+    connection!.setAuthorizer((action, a, b) => {
+      compiles.push(`${action} ${a} ${b}`)
+      return constants.SQLITE_OK
+    })
+    // Setting an authorizer expires every statement: the first reads compile once more.
+    assert.deepStrictEqual(await reads(), { newest: ids[2], step: 2, listed: [...ids].reverse() })
+    assert.isAbove(compiles.length, 0, "the authorizer sees compiles")
+    compiles.length = 0
+    for (let i = 0; i < 3; i++) assert.deepStrictEqual(await reads(), { newest: ids[2], step: 2, listed: [...ids].reverse() })
+    assert.deepStrictEqual(compiles, [], "no statement was compiled again")
+    connection!.setAuthorizer(null)
     await db.close()
   })
 })
