@@ -22,6 +22,7 @@ import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await
 import { execute, type ExecuteOptions, start } from "./Execute.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
+import * as Arguments from "./Arguments.ts"
 import * as ProviderHealth from "./ProviderHealth.ts"
 import * as QuotaPermit from "./QuotaPermit.ts"
 import * as Metering from "./Metering.ts"
@@ -49,7 +50,9 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
     if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
       return yield* refuse(`workflow "${w.name}" has no StateGraph with nodes`)
     }
-    if (workflows.has(w.name)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    // The same workflow listed again (often a child listed besides its parent) is one registration.
+    const known = workflows.get(w.name)
+    if (known !== undefined && known !== w) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
     const cap = w.maxConcurrentExecutions
     if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
@@ -179,16 +182,24 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     instance,
     instanceId: instance.instanceId,
     start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
-      run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>)),
-    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => run(executeIn(workflow, input, options)),
+      Effect.andThen(
+        Arguments.workflow("Baton.start", workflow),
+        run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>))
+      ),
+    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
+      Effect.andThen(Arguments.workflow("Baton.execute", workflow), run(executeIn(workflow, input, options))),
     await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
-      run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>)),
+      Effect.andThen(Arguments.awaitTarget(target), run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>))),
     status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
     list: (options?: Reads.ListOptions) => run(Reads.list(options)),
-    pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) => run(Reads.pendingPauses(options)),
+    pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) =>
+      Effect.andThen(Arguments.object("Baton.pendingPauses", "options", "such as { tenantId, ownerId, threadId }", options), run(Reads.pendingPauses(options))),
     resume: (input: ResumeInput) =>
-      run(Effect.flatMap(resume(input), (out) =>
-        ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId })))),
+      Effect.andThen(
+        Arguments.object("Baton.resume", "input", "such as { tenantId, ownerId, pauseId, decision }", input),
+        run(Effect.flatMap(resume(input), (out) =>
+          ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId }))))
+      ),
     cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
     close: (options?: CloseOptions) => run(closeInstance(options)),
     checkLiveness: run(Health.checkLiveness(instance)),

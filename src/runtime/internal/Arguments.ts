@@ -1,0 +1,49 @@
+/**
+ * The shape checks of `Baton`'s own arguments, before anything reads them: a
+ * caller from JavaScript (or past the types) that passes no workflow, no
+ * handle or no options object gets `InvalidInputError` naming the argument,
+ * never a `TypeError` defect. The values inside (ids, payloads) are checked
+ * where they are used, by the stores and the workflow's schemas.
+ *
+ * @since 0.1.0
+ */
+import { Effect } from "effect"
+import { InvalidInputError } from "../../stores/Errors.ts"
+
+type Check = Effect.Effect<void, InvalidInputError>
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+const refuse = (operation: string, field: string, reason: string, value: unknown): Check =>
+  Effect.fail(new InvalidInputError({ operation, field, reason: `${reason} (got ${value === null ? "null" : typeof value})` }))
+
+/**
+ * A workflow made with `Workflow.make` (a name and a config hash).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const workflow = (operation: string, value: unknown): Check =>
+  isObject(value) && typeof value.name === "string" && typeof value.configHash === "string"
+    ? Effect.void
+    : refuse(operation, "workflow", "must be a workflow made with Workflow.make", value)
+
+/**
+ * What `await` waits for: an execution id, or the handle `start` answered.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const awaitTarget = (value: unknown): Check =>
+  typeof value === "string" || isObject(value)
+    ? Effect.void
+    : refuse("Baton.await", "target", "must be an execution id or the handle start answered", value)
+
+/**
+ * A required options object (`pendingPauses`' options, `resume`'s input).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const object = (operation: string, field: string, shape: string, value: unknown): Check =>
+  isObject(value) ? Effect.void : refuse(operation, field, `must be an object ${shape}`, value)
