@@ -222,7 +222,10 @@ const status = Command.make("status", {}, () =>
 const list = Command.make("list", {
   status: Flag.Literals("status", statuses).pipe(Flag.optional),
   tenant,
-  limit: Flag.Int("limit").pipe(Flag.withDefault(50))
+  limit: Flag.Int("limit").pipe(
+    Flag.filter((n) => n >= 1, (n) => `a whole number ≥ 1 (got ${n})`),
+    Flag.withDefault(50)
+  )
 }, (flags) =>
   withStores(Effect.gen(function*() {
     const records = yield* RecordStore

@@ -131,14 +131,16 @@ export const cliSuite = (target: {
         assert.isTrue(resumed.json.recorded)
         const again = yield* baton([...args, "resume", pauseId, `"no"`, "--tenant", "acme"])
         assert.strictEqual(again.code, 4, "a pause is answered once")
-        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores, fromEnv] = yield* Effect.all([
+        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores, fromEnv, zeroLimit, negativeLimit] = yield* Effect.all([
           baton([...args, "resume", "pause_nope", `"no"`, "--tenant", "acme"]),
           baton([...args, "resume", pauseId, "{yes", "--tenant", "acme"]),
           baton([...args, "--json", "sweep"]),
           baton([...args, "cancel", "t-none", "--tenant", "acme"]),
           baton([...args, "list", "--status", "Sleeping"]),
           baton(["status"]),
-          baton(["--json", "leases"], target.env())
+          baton(["--json", "leases"], target.env()),
+          baton([...args, "--json", "list", "--limit", "0"]),
+          baton([...args, "--json", "list", "--limit", "-1"])
         ], { concurrency: 4 })
         assert.strictEqual(unknown.code, 3)
         assert.strictEqual(notJson.code, 2)
@@ -155,6 +157,12 @@ export const cliSuite = (target: {
         assert.include(noStores.stderr, "--sqlite PATH or --pg URL")
         assert.strictEqual(fromEnv.code, 0, fromEnv.stderr)
         assert.strictEqual(fromEnv.json.length, 1, "the stores named by environment variables")
+        // A limit below 1 is bad usage (-1 used to list every row but the last one).
+        for (const bad of [zeroLimit, negativeLimit]) {
+          assert.strictEqual(bad.code, 2, bad.stdout)
+          assert.include(bad.stderr, "Invalid value for flag --limit")
+          assert.include(bad.stderr, "a whole number ≥ 1")
+        }
       }), 120_000)
   })
 }
