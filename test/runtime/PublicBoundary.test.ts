@@ -82,6 +82,12 @@ describe("the public boundary", () => {
         yield* expectInvalid(b.pendingPauses(untyped(undefined)), "options", "pendingPauses(undefined)")
         yield* expectInvalid(b.resume(untyped(undefined)), "input", "resume(undefined)")
         yield* expectInvalid(b.resume(untyped(null)), "input", "resume(null)")
+        yield* expectInvalid(b.close({ timeout: untyped("soon") }), "timeout", "close({ timeout: \"soon\" })")
+        yield* expectInvalid(b.close({ timeout: -1 }), "timeout", "close({ timeout: -1 })")
+        yield* expectInvalid(b.close({ timeout: Number.NaN }), "timeout", "close({ timeout: NaN })")
+        yield* expectInvalid(b.await("exec_nope", { timeout: Number.NaN }), "timeout", "await(id, { timeout: NaN })")
+        // Refused before anything stopped: the instance still takes calls.
+        assert.strictEqual((yield* b.checkLiveness).status, "Healthy")
       })))
 
   it.effect("a step that throws or fails with a value that is not an Error fails the execution with that value as its message", () =>
