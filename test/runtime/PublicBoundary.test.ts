@@ -90,6 +90,14 @@ describe("the public boundary", () => {
         assert.strictEqual((yield* b.checkLiveness).status, "Healthy")
       })))
 
+  it.effect("a start without input (undefined or null, no input schema) is InvalidInputError and records nothing", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        yield* expectInvalid(b.start(review, untyped(undefined)), "input", "start(workflow, undefined)")
+        yield* expectInvalid(b.execute(review, untyped(null)), "input", "execute(workflow, null)")
+        assert.deepStrictEqual((yield* b.list()).executions, [], "no execution was recorded")
+      })))
+
   it.effect("a step that throws or fails with a value that is not an Error fails the execution with that value as its message", () =>
     withBaton(steps, (b) =>
       Effect.gen(function*() {
