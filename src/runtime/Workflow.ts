@@ -128,9 +128,9 @@ type StepsRequirements<Steps> = {
   [K in keyof Steps]: Steps[K] extends EffectNode<any, any, infer R> ? R : never
 }[keyof Steps]
 
-const edgesOf = (graph: GraphBuilder): Array<string> => {
-  const edges = (graph as unknown as { edges?: Iterable<[string, string]> }).edges
-  const branches = (graph as unknown as { branches?: Record<string, Record<string, unknown>> }).branches
+const edgesOf = (graph: GraphBuilder | undefined): Array<string> => {
+  const edges = (graph as unknown as { edges?: Iterable<[string, string]> } | undefined)?.edges
+  const branches = (graph as unknown as { branches?: Record<string, Record<string, unknown>> } | undefined)?.branches
   const list = edges === undefined ? [] : [...edges].map(([a, b]) => `${a}->${b}`)
   for (const [from, named] of Object.entries(branches ?? {})) list.push(`${from}?${Object.keys(named).sort().join(",")}`)
   return list.sort()
@@ -179,14 +179,15 @@ export const make = <
 >(
   options: MakeOptions<Input, Output, Decision, Steps, Children>
 ): Workflow<Input, Output, Decision, StepsRequirements<Steps> | Requirements<Children[number]>> => {
+  // Options that cannot work (from JavaScript, past the types) are hashed as they are; Baton.layer refuses them, naming what to pass.
   const children = options.children ?? []
   const configHash = createHash("sha256")
     .update(JSON.stringify({
       name: options.name,
       version: options.version,
-      nodes: Object.keys(options.graph.nodes).sort(),
+      nodes: Object.keys(options.graph?.nodes ?? {}).sort(),
       edges: edgesOf(options.graph),
-      children: children.map((c) => c.configHash).sort()
+      children: Array.isArray(children) ? children.map((c) => c?.configHash).sort() : []
     }))
     .digest("hex")
     .slice(0, 16)

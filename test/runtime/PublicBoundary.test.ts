@@ -72,6 +72,24 @@ describe("the public boundary", () => {
       assert.include(String(built), `names workflow "${child.name}" twice`)
     }))
 
+  it.effect("a workflow made without a graph, or with a compiled one, fails the Layer with BatonConfigError saying what to pass", () =>
+    Effect.gen(function*() {
+      const compiled = new StateGraph(State).addNode("n", async () => ({})).addEdge(START, "n").compile()
+      const cases = [
+        [Workflow.make(untyped({ name: "no-graph", version: "1" })), "no-graph"],
+        [Workflow.make(untyped({ name: "compiled", version: "1", graph: compiled })), "compiled"],
+        [Workflow.make(untyped({ name: "odd-children", version: "1", graph: new StateGraph(State).addNode("n", async () => ({})), children: {} })), "odd-children"]
+      ] as const
+      for (const [workflow, name] of cases) {
+        const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows: [workflow] }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+        assert.strictEqual(built._tag, "Failure", name)
+        assert.include(String(built), "BatonConfigError", name)
+        assert.include(String(built), `workflow "${name}"`, name)
+      }
+      const compiledError = String(yield* Effect.exit(Layer.build(Baton.layer({ workflows: [cases[1][0]] }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped)))
+      assert.include(compiledError, "before .compile()")
+    }))
+
   it.effect("a missing or malformed argument is InvalidInputError naming it, not a defect", () =>
     withBaton([review], (b) =>
       Effect.gen(function*() {

@@ -48,8 +48,11 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       return yield* refuse("holds a workflow without a name or version: make each with Workflow.make")
     }
     if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
-      return yield* refuse(`workflow "${w.name}" has no StateGraph with nodes`)
+      return yield* refuse(
+        `workflow "${w.name}": \`graph\` must be the uncompiled StateGraph with its nodes — pass it before .compile() (the runtime compiles it with its own checkpointer)`
+      )
     }
+    if (!Array.isArray(w.children)) return yield* refuse(`workflow "${w.name}": \`children\` must be an array of workflows made with Workflow.make`)
     // The same workflow listed again (often a child listed besides its parent) is one registration.
     const known = workflows.get(w.name)
     if (known !== undefined && known !== w) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
