@@ -248,7 +248,7 @@ export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("Th
 }) {
   override get message() {
     return this.ownerId === undefined
-      ? `Thread ${this.threadId} (tenant ${this.tenantId}) has an owner and was asked for without an \`ownerId\`. Pass the ownerId the thread was started with (a handle carries only its tenant).`
+      ? `Thread ${this.threadId} (tenant ${this.tenantId}) has an owner and was asked for without an \`ownerId\`. Pass the ownerId the thread was started with.`
       : `Thread ${this.threadId} (tenant ${this.tenantId}) belongs to another owner than ${this.ownerId}. Call with the owner the thread was created with.`
   }
 }
