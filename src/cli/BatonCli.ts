@@ -259,7 +259,8 @@ const show = Command.make("show", { execution: Argument.String("execution"), ten
     const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
     const record = yield* (yield* RecordStore).getRecord(tenantId, flags.execution)
     if (Option.isNone(record)) {
-      return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${flags.execution} in tenant ${tenantId}`))
+      const hint = Option.isNone(flags.tenant) ? ": give --tenant T for another tenant" : ""
+      return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${flags.execution} in tenant ${tenantId}${hint}`))
     }
     const r = record.value
     const lease = r.status === "Running" ? yield* leaseRow(r, yield* Clock.currentTimeMillis) : null

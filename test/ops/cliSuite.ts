@@ -111,6 +111,7 @@ export const cliSuite = (target: {
         assert.strictEqual(missing.code, 3)
         assert.include(missing.stderr, "no execution exec_nope")
         assert.strictEqual(otherTenant.code, 3, "another tenant's execution is not found")
+        assert.include(otherTenant.stderr, "in tenant default: give --tenant T for another tenant", "without --tenant, show says which tenant it looked in")
 
         assert.strictEqual(leases.json.length, 1)
         assert.isFalse(leases.json[0].live)
