@@ -21,7 +21,7 @@
  * - `migrate` — brings the store schema to the latest version (every command
  *   does so before it runs; this one only reports it).
  *
- * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` /
+ * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
  * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--json`.
  * Exit codes: 0 done, 1 unexpected failure, 2 bad usage, 3 not found,
  * 4 conflict (already answered, nothing to cancel), 5 a store failed.
@@ -86,7 +86,8 @@ const rowCap = 100_000
 
 const sqlite = Flag.String("sqlite").pipe(
   Flag.withDescription("SQLite file of the fleet's stores"),
-  Flag.withFallbackConfig(Config.String("BATON_SQLITE")),
+  // BATON_SQLITE_PATH is what the app's SqliteStores.layerConfig() reads: the CLI finds the same file with it.
+  Flag.withFallbackConfig(Config.String("BATON_SQLITE").pipe(Config.orElse(() => Config.String("BATON_SQLITE_PATH")))),
   Flag.optional
 )
 const pg = Flag.String("pg").pipe(
@@ -115,7 +116,7 @@ const targetOf = (flags: { sqlite: Option.Option<string>; pg: Option.Option<stri
   if (Option.isSome(flags.sqlite) && Option.isSome(flags.pg)) throw new CliFailure(ExitCode.usage, "give one of --sqlite and --pg, not both")
   if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value }
   if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema) }
-  throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE / BATON_PG_URL)")
+  throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL)")
 }
 
 /** The stores of the target the flags name, built (and migrated) when a command runs. */

@@ -8,5 +8,6 @@ cliSuite({
   name: "SQLite",
   args: () => ["--sqlite", path],
   env: () => ({ BATON_SQLITE: path }),
+  envAlias: () => ({ BATON_SQLITE_PATH: path }),
   stores: () => SqliteStores.layer({ path })
 })

@@ -63,6 +63,8 @@ export const cliSuite = (target: {
   readonly args: () => ReadonlyArray<string>
   /** The same target named by environment variables instead of flags. */
   readonly env: () => Record<string, string>
+  /** Another set of variables that names it too (the app's own variable, read as a fallback). */
+  readonly envAlias?: () => Record<string, string>
   readonly stores: () => Layer.Layer<any, any>
 }) => {
   describe(`baton CLI over ${target.name}`, () => {
@@ -158,6 +160,11 @@ export const cliSuite = (target: {
         assert.include(noStores.stderr, "--sqlite PATH or --pg URL")
         assert.strictEqual(fromEnv.code, 0, fromEnv.stderr)
         assert.strictEqual(fromEnv.json.length, 1, "the stores named by environment variables")
+        if (target.envAlias !== undefined) {
+          const fromAlias = yield* baton(["--json", "leases"], target.envAlias())
+          assert.strictEqual(fromAlias.code, 0, fromAlias.stderr)
+          assert.strictEqual(fromAlias.json.length, 1, "the stores named by the app's own variable")
+        }
         // A limit below 1 is bad usage (-1 used to list every row but the last one).
         for (const bad of [zeroLimit, negativeLimit]) {
           assert.strictEqual(bad.code, 2, bad.stdout)
