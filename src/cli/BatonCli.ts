@@ -22,7 +22,8 @@
  *   does so before it runs; this one only reports it).
  *
  * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
- * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--json`.
+ * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
+ * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json`.
  * Exit codes: 0 done, 1 unexpected failure, 2 bad usage, 3 not found,
  * 4 conflict (already answered, nothing to cancel), 5 a store failed.
  *
@@ -49,8 +50,8 @@ import { RecordStore } from "../stores/RecordStore.ts"
  * @since 0.1.0
  */
 export type Target =
-  | { readonly _tag: "Sqlite"; readonly path: string }
-  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined }
+  | { readonly _tag: "Sqlite"; readonly path: string; readonly tablePrefix: string | undefined }
+  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined; readonly tablePrefix: string | undefined }
 
 /**
  * How the executable reaches a target: the store Layer (its build migrates), and the schema version it migrates to.
@@ -100,11 +101,16 @@ const schema = Flag.String("schema").pipe(
   Flag.withFallbackConfig(Config.String("BATON_PG_SCHEMA")),
   Flag.optional
 )
+const prefix = Flag.String("prefix").pipe(
+  Flag.withDescription("table prefix of the stores (the app's tablePrefix; default baton_)"),
+  Flag.withFallbackConfig(Config.String("BATON_TABLE_PREFIX")),
+  Flag.optional
+)
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON for scripts"), Flag.withDefault(false))
 const tenant = Flag.String("tenant").pipe(Flag.withDescription("the tenant (default: every tenant where it applies)"), Flag.optional)
 
 const root = Command.make("baton").pipe(
-  Command.withSharedFlags({ sqlite, pg, schema, json }),
+  Command.withSharedFlags({ sqlite, pg, schema, prefix, json }),
   Command.withDescription("Look into and control a baton fleet over its shared stores")
 )
 
@@ -112,10 +118,13 @@ const root = Command.make("baton").pipe(
 class CliBackends extends Context.Service<CliBackends, Backends>()("baton/cli/Backends") {}
 
 /** The target the global flags name: exactly one of --sqlite and --pg. */
-const targetOf = (flags: { sqlite: Option.Option<string>; pg: Option.Option<string>; schema: Option.Option<string> }): Target => {
+const targetOf = (
+  flags: { sqlite: Option.Option<string>; pg: Option.Option<string>; schema: Option.Option<string>; prefix: Option.Option<string> }
+): Target => {
   if (Option.isSome(flags.sqlite) && Option.isSome(flags.pg)) throw new CliFailure(ExitCode.usage, "give one of --sqlite and --pg, not both")
-  if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value }
-  if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema) }
+  const tablePrefix = Option.getOrUndefined(flags.prefix)
+  if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value, tablePrefix }
+  if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema), tablePrefix }
   throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL)")
 }
 

@@ -23,7 +23,7 @@ interface Ran {
 }
 
 /** Runs `baton …args` as a process and waits for it to exit. */
-const baton = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+export const baton = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() =>
     new Promise<Ran>((resolve) => {
       execFile(process.execPath, [main, ...args], { timeout: 60_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
