@@ -28,7 +28,7 @@
  *
  * A body that does not decode is 400 with each issue's path, and nothing is
  * written. Errors answer `{ error: _tag, message }` with a status that says
- * what to do (404 unknown, 403 another owner, 409 busy / already answered,
+ * what to do (404 unknown, 403 another owner, 409 busy / already answered, 429 over the tenant quota,
  * 503 stopping or a store failing transiently).
  *
  * @since 0.1.0
@@ -124,6 +124,8 @@ export const statusOf = (error: { readonly _tag: string; readonly transient?: bo
     case "ExecutionFailedError":
     case "ExecutionCancelledError":
       return 422
+    case "TenantQuotaExceededError":
+      return 429
     case "InstanceStoppingError":
     case "LeaseLostError":
       return 503
