@@ -108,6 +108,26 @@ describe("the public boundary", () => {
         assert.strictEqual((yield* b.checkLiveness).status, "Healthy")
       })))
 
+  it.effect("a malformed id is refused naming the Baton call it was given to, not the store call behind it", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        const long = "t".repeat(201)
+        const cases = [
+          [b.start(review, { log: [] }, { threadId: long }), "Baton.start", "threadId"],
+          [b.execute(review, { log: [] }, { tenantId: "" }), "Baton.execute", "tenantId"],
+          [b.start(review, { log: [] }, { ownerId: "a\u0000b" }), "Baton.start", "ownerId"],
+          [b.status("exec_1", { tenantId: long }), "Baton.status", "tenantId"],
+          [b.list({ tenantId: "acme", threadId: "" }), "Baton.list", "threadId"],
+          [b.pendingPauses({ threadId: long }), "Baton.pendingPauses", "threadId"],
+          [b.resume({ pauseId: "", decision: "yes" }), "Baton.resume", "pauseId"],
+          [b.cancel(long), "Baton.cancel", "threadId"]
+        ] as const
+        for (const [call, operation, field] of cases) {
+          const found = yield* expectTag(call as Effect.Effect<unknown, unknown>, "InvalidInputError", operation)
+          assert.deepStrictEqual([found.operation, found.field], [operation, field], String(found.message))
+        }
+      })))
+
   it.effect("a start without input (undefined or null, no input schema) is InvalidInputError and records nothing", () =>
     withBaton([review], (b) =>
       Effect.gen(function*() {

@@ -9,6 +9,7 @@
  */
 import { Duration, Effect, Option } from "effect"
 import { InvalidInputError } from "../../stores/Errors.ts"
+import * as V from "../../stores/internal/validate.ts"
 
 type Check = Effect.Effect<void, InvalidInputError>
 
@@ -61,4 +62,31 @@ export const durationMillis = (operation: string, field: string, value: Duration
   return millis >= 0
     ? Effect.succeed(millis)
     : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${JSON.stringify(value) ?? String(value)})` }))
+}
+
+/**
+ * The ids a call names, refused under the call's own name rather than the
+ * store call behind it: each `required` one, and each `optional` one given,
+ * must be non-empty, at most 200 characters, with no NUL (what the stores keep).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const ids = (operation: string, optional: Readonly<Record<string, unknown>>, required: Readonly<Record<string, unknown>> = {}): Check =>
+  Effect.all([
+    ...Object.entries(required).map(([field, value]) => V.nonEmpty(operation, field, value)),
+    ...Object.entries(optional)
+      .filter(([field, value]) => !(field in required) && value !== undefined && value !== null)
+      .map(([field, value]) => V.nonEmpty(operation, field, value))
+  ], { discard: true })
+
+/**
+ * The ids of a call's options object (tenant, owner, thread), plus the call's `required` ones.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const scope = (operation: string, options: unknown, required: Readonly<Record<string, unknown>> = {}): Check => {
+  const o = isObject(options) ? options : {}
+  return ids(operation, { tenantId: o.tenantId, ownerId: o.ownerId, threadId: o.threadId }, required)
 }

@@ -186,24 +186,38 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     instanceId: instance.instanceId,
     start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
       Effect.andThen(
-        Arguments.workflow("Baton.start", workflow),
+        Effect.andThen(Arguments.workflow("Baton.start", workflow), Arguments.scope("Baton.start", options)),
         run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>))
       ),
     execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
-      Effect.andThen(Arguments.workflow("Baton.execute", workflow), run(executeIn(workflow, input, options))),
+      Effect.andThen(
+        Effect.andThen(Arguments.workflow("Baton.execute", workflow), Arguments.scope("Baton.execute", options)),
+        run(executeIn(workflow, input, options))
+      ),
     await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
       Effect.andThen(Arguments.awaitTarget(target), run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>))),
-    status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
-    list: (options?: Reads.ListOptions) => run(Reads.list(options)),
+    status: (executionId: string, options?: Reads.ReadOptions) =>
+      Effect.andThen(Arguments.scope("Baton.status", options, { executionId }), run(Reads.status(executionId, options))),
+    list: (options?: Reads.ListOptions) => Effect.andThen(Arguments.scope("Baton.list", options), run(Reads.list(options))),
     pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) =>
-      Effect.andThen(Arguments.object("Baton.pendingPauses", "options", "such as { tenantId, ownerId, threadId }", options), run(Reads.pendingPauses(options))),
+      Effect.andThen(
+        Effect.andThen(
+          Arguments.object("Baton.pendingPauses", "options", "such as { tenantId, ownerId, threadId }", options),
+          Arguments.scope("Baton.pendingPauses", options, { threadId: options?.threadId })
+        ),
+        run(Reads.pendingPauses(options))
+      ),
     resume: (input: ResumeInput) =>
       Effect.andThen(
-        Arguments.object("Baton.resume", "input", "such as { tenantId, ownerId, pauseId, decision }", input),
+        Effect.andThen(
+          Arguments.object("Baton.resume", "input", "such as { tenantId, ownerId, pauseId, decision }", input),
+          Arguments.scope("Baton.resume", input, { pauseId: input?.pauseId })
+        ),
         run(Effect.flatMap(resume(input), (out) =>
           ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId }))))
       ),
-    cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
+    cancel: (threadId: string, options?: CancelOptions) =>
+      Effect.andThen(Arguments.scope("Baton.cancel", options, { threadId }), run(cancel(threadId, options))),
     close: (options?: CloseOptions) => run(closeInstance(options)),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
