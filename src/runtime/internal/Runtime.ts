@@ -43,6 +43,7 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
   const refuse = (reason: string) => Effect.fail(new BatonConfigError({ field: "workflows", reason }))
   if (!Array.isArray(list)) return yield* refuse("must be an array of workflows made with Workflow.make")
   const workflows = new Map<string, AnyWorkflow>()
+  const listed = new Set<string>()
   for (const w of list) {
     if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
       return yield* refuse("holds a workflow without a name or version: make each with Workflow.make")
@@ -53,9 +54,10 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       )
     }
     if (!Array.isArray(w.children)) return yield* refuse(`workflow "${w.name}": \`children\` must be an array of workflows made with Workflow.make`)
-    // The same workflow listed again (often a child listed besides its parent) is one registration.
+    // A declared child listed as well (before or after its parent) is one registration; a name listed twice is not.
     const known = workflows.get(w.name)
-    if (known !== undefined && known !== w) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    if (listed.has(w.name) || (known !== undefined && known !== w)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    listed.add(w.name)
     const cap = w.maxConcurrentExecutions
     if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
