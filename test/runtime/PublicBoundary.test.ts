@@ -62,6 +62,18 @@ describe("the public boundary", () => {
       }
     }))
 
+  it.effect("a declared child whose name is registered with another graph is refused at build, not when a step launches it", () =>
+    Effect.gen(function*() {
+      const child = childWorkflow(makeChildLog(), "1 second")
+      const parent = parentWorkflow(child, "parent")
+      const other = { ...throwing(child.name, "x"), name: child.name }
+      for (const workflows of [[other, parent], [parent, other]]) {
+        const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+        assert.strictEqual(built._tag, "Failure", workflows.map((w) => w.name).join(", "))
+        assert.include(String(built), `"${child.name}"`)
+      }
+    }))
+
   it.effect("two different workflows under one name are still refused, even when one is a child", () =>
     Effect.gen(function*() {
       const child = childWorkflow(makeChildLog(), "1 second")

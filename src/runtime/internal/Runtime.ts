@@ -63,15 +63,22 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
     }
     workflows.set(w.name, w)
-    // Its children, and theirs (a child may launch children of its own).
-    const addChildren = (parent: AnyWorkflow): void => {
+    // Its children, and theirs (a child may launch children of its own); a name taken by another graph is a conflict.
+    const addChildren = (parent: AnyWorkflow): string | undefined => {
       for (const child of parent.children) {
-        if (workflows.has(child.name)) continue
+        const taken = workflows.get(child.name)
+        if (taken !== undefined && taken.configHash !== child.configHash) {
+          return `workflow "${parent.name}" declares a child "${child.name}" whose graph differs from the workflow registered under that name (config hashes ${child.configHash} and ${taken.configHash}); names must be unique`
+        }
+        if (taken !== undefined) continue
         workflows.set(child.name, child)
-        addChildren(child)
+        const conflict = addChildren(child)
+        if (conflict !== undefined) return conflict
       }
+      return undefined
     }
-    addChildren(w)
+    const conflict = addChildren(w)
+    if (conflict !== undefined) return yield* refuse(conflict)
   }
   return workflows as ReadonlyMap<string, AnyWorkflow>
 })
