@@ -1,9 +1,9 @@
 /**
- * The shape checks of `Baton`'s own arguments, before anything reads them: a
- * caller from JavaScript (or past the types) that passes no workflow, no
- * handle or no options object gets `InvalidInputError` naming the argument,
- * never a `TypeError` defect. The values inside (ids, payloads) are checked
- * where they are used, by the stores and the workflow's schemas.
+ * The checks of `Baton`'s own arguments, before anything reads them: a caller
+ * from JavaScript (or past the types) that passes no workflow, no handle or no
+ * options object gets `InvalidInputError` naming the argument, never a
+ * `TypeError` defect; a malformed id or timeout is refused under the call's
+ * own name. Payloads are checked by the workflow's schemas where they are used.
  *
  * @since 0.1.0
  */
@@ -68,11 +68,8 @@ export const durationMillis = (operation: string, field: string, value: Duration
  * The ids a call names, refused under the call's own name rather than the
  * store call behind it: each `required` one, and each `optional` one given,
  * must be non-empty, at most 200 characters, with no NUL (what the stores keep).
- *
- * @category internal
- * @since 0.1.0
  */
-export const ids = (operation: string, optional: Readonly<Record<string, unknown>>, required: Readonly<Record<string, unknown>> = {}): Check =>
+const ids = (operation: string, optional: Readonly<Record<string, unknown>>, required: Readonly<Record<string, unknown>> = {}): Check =>
   Effect.all([
     ...Object.entries(required).map(([field, value]) => V.nonEmpty(operation, field, value)),
     ...Object.entries(optional)
