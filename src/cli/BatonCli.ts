@@ -21,8 +21,9 @@
  * - `migrate` — brings the store schema to the latest version (every command
  *   does so before it runs; this one only reports it).
  *
- * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` /
- * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--json`.
+ * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
+ * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
+ * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json`.
  * Exit codes: 0 done, 1 unexpected failure, 2 bad usage, 3 not found,
  * 4 conflict (already answered, nothing to cancel), 5 a store failed.
  *
@@ -49,8 +50,8 @@ import { RecordStore } from "../stores/RecordStore.ts"
  * @since 0.1.0
  */
 export type Target =
-  | { readonly _tag: "Sqlite"; readonly path: string }
-  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined }
+  | { readonly _tag: "Sqlite"; readonly path: string; readonly tablePrefix: string | undefined }
+  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined; readonly tablePrefix: string | undefined }
 
 /**
  * How the executable reaches a target: the store Layer (its build migrates), and the schema version it migrates to.
@@ -86,7 +87,8 @@ const rowCap = 100_000
 
 const sqlite = Flag.String("sqlite").pipe(
   Flag.withDescription("SQLite file of the fleet's stores"),
-  Flag.withFallbackConfig(Config.String("BATON_SQLITE")),
+  // BATON_SQLITE_PATH is what the app's SqliteStores.layerConfig() reads: the CLI finds the same file with it.
+  Flag.withFallbackConfig(Config.String("BATON_SQLITE").pipe(Config.orElse(() => Config.String("BATON_SQLITE_PATH")))),
   Flag.optional
 )
 const pg = Flag.String("pg").pipe(
@@ -99,11 +101,16 @@ const schema = Flag.String("schema").pipe(
   Flag.withFallbackConfig(Config.String("BATON_PG_SCHEMA")),
   Flag.optional
 )
+const prefix = Flag.String("prefix").pipe(
+  Flag.withDescription("table prefix of the stores (the app's tablePrefix; default baton_)"),
+  Flag.withFallbackConfig(Config.String("BATON_TABLE_PREFIX")),
+  Flag.optional
+)
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON for scripts"), Flag.withDefault(false))
 const tenant = Flag.String("tenant").pipe(Flag.withDescription("the tenant (default: every tenant where it applies)"), Flag.optional)
 
 const root = Command.make("baton").pipe(
-  Command.withSharedFlags({ sqlite, pg, schema, json }),
+  Command.withSharedFlags({ sqlite, pg, schema, prefix, json }),
   Command.withDescription("Look into and control a baton fleet over its shared stores")
 )
 
@@ -111,11 +118,14 @@ const root = Command.make("baton").pipe(
 class CliBackends extends Context.Service<CliBackends, Backends>()("baton/cli/Backends") {}
 
 /** The target the global flags name: exactly one of --sqlite and --pg. */
-const targetOf = (flags: { sqlite: Option.Option<string>; pg: Option.Option<string>; schema: Option.Option<string> }): Target => {
+const targetOf = (
+  flags: { sqlite: Option.Option<string>; pg: Option.Option<string>; schema: Option.Option<string>; prefix: Option.Option<string> }
+): Target => {
   if (Option.isSome(flags.sqlite) && Option.isSome(flags.pg)) throw new CliFailure(ExitCode.usage, "give one of --sqlite and --pg, not both")
-  if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value }
-  if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema) }
-  throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE / BATON_PG_URL)")
+  const tablePrefix = Option.getOrUndefined(flags.prefix)
+  if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value, tablePrefix }
+  if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema), tablePrefix }
+  throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL)")
 }
 
 /** The stores of the target the flags name, built (and migrated) when a command runs. */
@@ -222,7 +232,10 @@ const status = Command.make("status", {}, () =>
 const list = Command.make("list", {
   status: Flag.Literals("status", statuses).pipe(Flag.optional),
   tenant,
-  limit: Flag.Int("limit").pipe(Flag.withDefault(50))
+  limit: Flag.Int("limit").pipe(
+    Flag.filter((n) => n >= 1, (n) => `a whole number ≥ 1 (got ${n})`),
+    Flag.withDefault(50)
+  )
 }, (flags) =>
   withStores(Effect.gen(function*() {
     const records = yield* RecordStore
@@ -256,7 +269,8 @@ const show = Command.make("show", { execution: Argument.String("execution"), ten
     const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
     const record = yield* (yield* RecordStore).getRecord(tenantId, flags.execution)
     if (Option.isNone(record)) {
-      return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${flags.execution} in tenant ${tenantId}`))
+      const hint = Option.isNone(flags.tenant) ? ": give --tenant T for another tenant" : ""
+      return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${flags.execution} in tenant ${tenantId}${hint}`))
     }
     const r = record.value
     const lease = r.status === "Running" ? yield* leaseRow(r, yield* Clock.currentTimeMillis) : null

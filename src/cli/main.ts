@@ -22,10 +22,10 @@ const backends: BatonCli.Backends = {
     Layer.unwrap(Effect.promise(async (): Promise<Layer.Layer<any, unknown>> => {
       if (target._tag === "Sqlite") {
         const { SqliteStores } = await import("../../layers/sqlite/index.ts")
-        return SqliteStores.layer({ path: target.path })
+        return SqliteStores.layer({ path: target.path, tablePrefix: target.tablePrefix })
       }
       const { PgStores } = await import("../../layers/pg/index.ts")
-      return PgStores.layer({ url: target.url, ...(target.schema === undefined ? {} : { schema: target.schema }), maxConnections: 2, wakeups: false })
+      return PgStores.layer({ url: target.url, schema: target.schema, tablePrefix: target.tablePrefix, maxConnections: 2, wakeups: false })
     })),
   schemaVersion: async () => (await import("../../layers/sql/SqlMigrations.ts")).latestVersion
 }

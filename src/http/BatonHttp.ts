@@ -19,16 +19,16 @@
  * | GET | /livez | 200 or 503, the liveness report |
  * | GET | /readyz | 200 or 503, the readiness report (one ping per store) |
  * | GET | /metrics | Prometheus text of the current `MetricRegistry` |
- * | POST | /executions | `{ workflow, input, threadId? }` → 202, the handle |
+ * | POST | /executions | `{ workflow, input, threadId?, requestKey? }` → 202, the handle |
  * | GET | /executions | `?status&workflow&threadId&limit&cursor` → a page |
  * | GET | /executions/:executionId | its status view |
  * | GET | /threads/:threadId/pauses | its pending pauses |
- * | POST | /pauses/:pauseId/resume | `{ decision }` → the output once it rests |
+ * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
  *
  * A body that does not decode is 400 with each issue's path, and nothing is
  * written. Errors answer `{ error: _tag, message }` with a status that says
- * what to do (404 unknown, 403 another owner, 409 busy / already answered,
+ * what to do (404 unknown, 403 another owner, 409 busy / already answered, 429 over the tenant quota,
  * 503 stopping or a store failing transiently).
  *
  * @since 0.1.0
@@ -87,7 +87,9 @@ export interface Options {
 export const StartBody = Schema.Struct({
   workflow: Schema.String,
   input: Schema.Json,
-  threadId: Schema.optional(Schema.String)
+  threadId: Schema.optional(Schema.String),
+  /** Safe to retry: every POST with this key (per tenant) starts or follows one execution (see `Baton.start`). */
+  requestKey: Schema.optional(Schema.String)
 })
 
 /**
@@ -96,7 +98,11 @@ export const StartBody = Schema.Struct({
  * @category schemas
  * @since 0.1.0
  */
-export const ResumeBody = Schema.Struct({ decision: Schema.Json })
+export const ResumeBody = Schema.Struct({
+  decision: Schema.Json,
+  /** Safe to retry: the decision is recorded once per key (see `Baton.resume`). */
+  requestKey: Schema.optional(Schema.String)
+})
 
 const statuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
 
@@ -124,6 +130,8 @@ export const statusOf = (error: { readonly _tag: string; readonly transient?: bo
     case "ExecutionFailedError":
     case "ExecutionCancelledError":
       return 422
+    case "TenantQuotaExceededError":
+      return 429
     case "InstanceStoppingError":
     case "LeaseLostError":
       return 503
@@ -212,7 +220,7 @@ const routes = (options: Options) =>
         if (workflow === undefined) {
           return json({ error: "UnknownWorkflowError", message: `no workflow "${start.workflow}" is served here`, known: [...byName.keys()] }, 400)
         }
-        const handle = yield* baton.start(workflow, start.input, { ...scope(caller), threadId: start.threadId })
+        const handle = yield* baton.start(workflow, start.input, { ...scope(caller), threadId: start.threadId, requestKey: start.requestKey })
         return json({ executionId: handle.executionId, rootExecutionId: handle.rootExecutionId, threadId: handle.threadId, tenantId: handle.tenantId }, 202)
       })
     ))
@@ -245,8 +253,8 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/pauses/:pauseId/resume` as HttpRouter.PathInput, control((caller) =>
       Effect.gen(function*() {
         const pauseId = yield* param("pauseId")
-        const { decision } = yield* body(ResumeBody)
-        return json(yield* baton.resume({ ...scope(caller), pauseId, decision }))
+        const { decision, requestKey } = yield* body(ResumeBody)
+        return json(yield* baton.resume({ ...scope(caller), pauseId, decision, requestKey }))
       })
     ))
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>

@@ -12,8 +12,9 @@
  *
  * @since 0.1.0
  */
-import { Cause, Duration, Effect, Exit, Layer } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
 import { Baton } from "../runtime/Baton.ts"
+import { BatonConfigError } from "../stores/Errors.ts"
 
 /**
  * How `runMain` stops.
@@ -22,7 +23,7 @@ import { Baton } from "../runtime/Baton.ts"
  * @since 0.1.0
  */
 export interface RunMainOptions {
-  /** How long a graceful close may take (default 25 s; see `Baton.close`). */
+  /** How long a graceful close may take (default 25 s; see `Baton.close`). Not a duration ≥ 0: `BatonConfigError` at start. */
   readonly timeout?: Duration.Input | undefined
   /** The signals that stop the instance (default SIGTERM and SIGINT). */
   readonly signals?: ReadonlyArray<NodeJS.Signals> | undefined
@@ -51,13 +52,19 @@ export const waitForSignal = (signals: ReadonlyArray<NodeJS.Signals> = ["SIGTERM
  * @category running
  * @since 0.1.0
  */
-export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJS.Signals, never, Baton> =>
+export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJS.Signals, BatonConfigError, Baton> =>
   Effect.gen(function*() {
     const baton = yield* Baton
+    // Checked now, not at the signal: a bad value found at shutdown would skip the graceful close.
+    const timeout = Number.isNaN(options.timeout)
+      ? Option.none()
+      : Option.filter(Duration.fromInput(options.timeout ?? Duration.seconds(25)), (d) => Duration.toMillis(d) >= 0)
+    if (Option.isNone(timeout)) {
+      return yield* new BatonConfigError({ field: "timeout", reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${String(options.timeout)})` })
+    }
     const signal = yield* waitForSignal(options.signals)
-    const timeout = options.timeout ?? Duration.seconds(25)
-    yield* Effect.logInfo(`${signal}: closing instance ${baton.instanceId} (grace ${Duration.format(Duration.fromInputUnsafe(timeout))})`)
-    yield* baton.close({ timeout })
+    yield* Effect.logInfo(`${signal}: closing instance ${baton.instanceId} (grace ${Duration.format(timeout.value)})`)
+    yield* Effect.orDie(baton.close({ timeout: timeout.value })) // checked above: close refuses nothing else
     return signal
   })
 

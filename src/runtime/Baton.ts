@@ -15,7 +15,7 @@
  * @since 0.1.0
  */
 import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
-import type { AwaitError, BatonConfigError, CancelError, ExecuteError, ReadError, ResumeError } from "../stores/Errors.ts"
+import type { AwaitError, BatonConfigError, CancelError, ExecuteError, InvalidInputError, ReadError, ResumeError } from "../stores/Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -130,9 +130,10 @@ export interface BatonShape {
    * before `timeout` (min(5 s, 20 %)) interrupts what is left — each pass
    * releases its lease once its step bodies returned and stays Running, so
    * another instance takes it at once. Ends within `timeout` (default 25 s;
-   * 0 stops at once). New calls fail with `InstanceStoppingError`.
+   * 0 stops at once). New calls fail with `InstanceStoppingError`. A
+   * `timeout` that is not a duration ≥ 0 is `InvalidInputError` (nothing stops).
    */
-  readonly close: (options?: CloseOptions) => EffectNs.Effect<void>
+  readonly close: (options?: CloseOptions) => EffectNs.Effect<void, InvalidInputError>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
   readonly checkLiveness: EffectNs.Effect<Health.HealthReport>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */

@@ -128,9 +128,9 @@ type StepsRequirements<Steps> = {
   [K in keyof Steps]: Steps[K] extends EffectNode<any, any, infer R> ? R : never
 }[keyof Steps]
 
-const edgesOf = (graph: GraphBuilder): Array<string> => {
-  const edges = (graph as unknown as { edges?: Iterable<[string, string]> }).edges
-  const branches = (graph as unknown as { branches?: Record<string, Record<string, unknown>> }).branches
+const edgesOf = (graph: GraphBuilder | undefined): Array<string> => {
+  const edges = (graph as unknown as { edges?: Iterable<[string, string]> } | undefined)?.edges
+  const branches = (graph as unknown as { branches?: Record<string, Record<string, unknown>> } | undefined)?.branches
   const list = edges === undefined ? [] : [...edges].map(([a, b]) => `${a}->${b}`)
   for (const [from, named] of Object.entries(branches ?? {})) list.push(`${from}?${Object.keys(named).sort().join(",")}`)
   return list.sort()
@@ -179,14 +179,15 @@ export const make = <
 >(
   options: MakeOptions<Input, Output, Decision, Steps, Children>
 ): Workflow<Input, Output, Decision, StepsRequirements<Steps> | Requirements<Children[number]>> => {
+  // Options that cannot work (from JavaScript, past the types) are hashed as they are; Baton.layer refuses them, naming what to pass.
   const children = options.children ?? []
   const configHash = createHash("sha256")
     .update(JSON.stringify({
       name: options.name,
       version: options.version,
-      nodes: Object.keys(options.graph.nodes).sort(),
+      nodes: Object.keys(options.graph?.nodes ?? {}).sort(),
       edges: edgesOf(options.graph),
-      children: children.map((c) => c.configHash).sort()
+      children: Array.isArray(children) ? children.map((c) => c?.configHash).sort() : []
     }))
     .digest("hex")
     .slice(0, 16)
@@ -469,6 +470,24 @@ export const launchChildren = <I, O>(
   )
 
 /**
+ * A step's failure as LangGraph needs it: an `Error`. A body may throw (or an
+ * Effect fail or die with) any value; LangGraph tags what a node throws, which
+ * a string or a number cannot be, and the record keeps the error's message —
+ * so any other value becomes an `Error` whose message is the value (a string
+ * as it is, anything else as JSON) and whose `cause` is the value itself.
+ */
+const rejectAsError = (error: unknown): Promise<never> => {
+  if (error instanceof Error) return Promise.reject(error)
+  let message: string | undefined
+  try {
+    message = typeof error === "string" ? error : JSON.stringify(error)
+  } catch {
+    // Not JSON (a cycle, a BigInt): its string form below.
+  }
+  return Promise.reject(new Error(message ?? String(error), { cause: error }))
+}
+
+/**
  * A node from an async function of the state and its step context. Its body
  * is tracked: the tree's lease is released only once it returned, even when
  * the pass was aborted meanwhile. With `undo`, the step registers its undo
@@ -483,6 +502,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U,
     const ctx = stepContext(config)
     const run = () => Promise.resolve().then(() => body(state, ctx))
     return passOf(config).runBody(ctx.node, undo === undefined ? run : () => run().then((result) => registered(config, ctx, result)), ctx.idempotencyKey)
+      .catch(rejectAsError)
   }
   if (undo !== undefined) {
     Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown } satisfies UndoFunction })
@@ -512,7 +532,7 @@ export const effectStep = <S, U, E, R, R2 = never>(
       ctx.node,
       undo === undefined ? effect : Effect.tap(effect, (result) => Effect.tryPromise({ try: () => registered(config, ctx, result), catch: (e) => e })),
       ctx.idempotencyKey
-    )
+    ).catch(rejectAsError)
   }
   if (undo !== undefined) {
     Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"] } })

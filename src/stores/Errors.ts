@@ -235,7 +235,8 @@ export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()
 }
 
 /**
- * The thread belongs to another owner.
+ * The thread belongs to another owner than the caller's `ownerId` (undefined:
+ * the caller gave none, and the thread has an owner).
  *
  * @category errors
  * @since 0.1.0
@@ -243,10 +244,12 @@ export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()
 export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("ThreadOwnerError", {
   tenantId: Schema.String,
   threadId: Schema.String,
-  ownerId: Schema.String
+  ownerId: Schema.optional(Schema.String)
 }) {
   override get message() {
-    return `Thread ${this.threadId} (tenant ${this.tenantId}) belongs to another owner than ${this.ownerId}. Call with the owner the thread was created with.`
+    return this.ownerId === undefined
+      ? `Thread ${this.threadId} (tenant ${this.tenantId}) has an owner and was asked for without an \`ownerId\`. Pass the ownerId the thread was started with.`
+      : `Thread ${this.threadId} (tenant ${this.tenantId}) belongs to another owner than ${this.ownerId}. Call with the owner the thread was created with.`
   }
 }
 

@@ -23,7 +23,7 @@ interface Ran {
 }
 
 /** Runs `baton …args` as a process and waits for it to exit. */
-const baton = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
+export const baton = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   Effect.promise(() =>
     new Promise<Ran>((resolve) => {
       execFile(process.execPath, [main, ...args], { timeout: 60_000, env: { ...process.env, ...env } }, (error, stdout, stderr) => {
@@ -63,6 +63,8 @@ export const cliSuite = (target: {
   readonly args: () => ReadonlyArray<string>
   /** The same target named by environment variables instead of flags. */
   readonly env: () => Record<string, string>
+  /** Another set of variables that names it too (the app's own variable, read as a fallback). */
+  readonly envAlias?: () => Record<string, string>
   readonly stores: () => Layer.Layer<any, any>
 }) => {
   describe(`baton CLI over ${target.name}`, () => {
@@ -111,6 +113,7 @@ export const cliSuite = (target: {
         assert.strictEqual(missing.code, 3)
         assert.include(missing.stderr, "no execution exec_nope")
         assert.strictEqual(otherTenant.code, 3, "another tenant's execution is not found")
+        assert.include(otherTenant.stderr, "in tenant default: give --tenant T for another tenant", "without --tenant, show says which tenant it looked in")
 
         assert.strictEqual(leases.json.length, 1)
         assert.isFalse(leases.json[0].live)
@@ -131,14 +134,16 @@ export const cliSuite = (target: {
         assert.isTrue(resumed.json.recorded)
         const again = yield* baton([...args, "resume", pauseId, `"no"`, "--tenant", "acme"])
         assert.strictEqual(again.code, 4, "a pause is answered once")
-        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores, fromEnv] = yield* Effect.all([
+        const [unknown, notJson, sweep, cancelUnknown, badStatus, noStores, fromEnv, zeroLimit, negativeLimit] = yield* Effect.all([
           baton([...args, "resume", "pause_nope", `"no"`, "--tenant", "acme"]),
           baton([...args, "resume", pauseId, "{yes", "--tenant", "acme"]),
           baton([...args, "--json", "sweep"]),
           baton([...args, "cancel", "t-none", "--tenant", "acme"]),
           baton([...args, "list", "--status", "Sleeping"]),
           baton(["status"]),
-          baton(["--json", "leases"], target.env())
+          baton(["--json", "leases"], target.env()),
+          baton([...args, "--json", "list", "--limit", "0"]),
+          baton([...args, "--json", "list", "--limit", "-1"])
         ], { concurrency: 4 })
         assert.strictEqual(unknown.code, 3)
         assert.strictEqual(notJson.code, 2)
@@ -155,6 +160,17 @@ export const cliSuite = (target: {
         assert.include(noStores.stderr, "--sqlite PATH or --pg URL")
         assert.strictEqual(fromEnv.code, 0, fromEnv.stderr)
         assert.strictEqual(fromEnv.json.length, 1, "the stores named by environment variables")
+        if (target.envAlias !== undefined) {
+          const fromAlias = yield* baton(["--json", "leases"], target.envAlias())
+          assert.strictEqual(fromAlias.code, 0, fromAlias.stderr)
+          assert.strictEqual(fromAlias.json.length, 1, "the stores named by the app's own variable")
+        }
+        // A limit below 1 is bad usage (-1 used to list every row but the last one).
+        for (const bad of [zeroLimit, negativeLimit]) {
+          assert.strictEqual(bad.code, 2, bad.stdout)
+          assert.include(bad.stderr, "Invalid value for flag --limit")
+          assert.include(bad.stderr, "a whole number ≥ 1")
+        }
       }), 120_000)
   })
 }

@@ -148,6 +148,7 @@ describe("the packed package, installed in a fresh project", () => {
         expect(result.loaded["baton/memory"]).toContain("MemoryStores")
         expect(result.loaded["baton/sqlite"]).toContain("SqliteStores")
         expect(result.loaded["baton/pg"]).toContain("PgStores")
+        expect(result.loaded["baton/sql"]).toEqual(expect.arrayContaining(["SqlLeaseStore", "SqlCheckpointStore", "SqlMigrations"]))
         expect(result.http).toBe("ERR_MODULE_NOT_FOUND: true")
       }
       const baton = (args: ReadonlyArray<string>) =>
@@ -197,7 +198,7 @@ describe("the packed package, installed in a fresh project", () => {
       )
       expect(optionalReached).toEqual({
         ".": [], ". (types)": [], "./memory": [], "./memory (types)": [], "./sqlite": [], "./sqlite (types)": [],
-        "./pg": [], "./pg (types)": [],
+        "./pg": [], "./pg (types)": [], "./sql": [], "./sql (types)": [],
         "./http": ["@effect/platform-node"], "./http (types)": ["@effect/platform-node"],
         "./testing": ["@effect/vitest"], "./testing (types)": [],
         "bin baton": ["@effect/platform-node"]

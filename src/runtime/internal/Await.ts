@@ -7,12 +7,11 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Fiber, Option } from "effect"
+import { Duration, Effect, Fiber } from "effect"
 import {
   AwaitTimeoutError,
   ExecutionCancelledError,
   ExecutionFailedError,
-  InvalidInputError,
   UnknownWorkflowError
 } from "../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
@@ -21,6 +20,7 @@ import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import * as Workflow from "../Workflow.ts"
 import { currentOutput, type ExecutionOutput } from "./Executor.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
+import * as Arguments from "./Arguments.ts"
 import { Instance } from "./Instance.ts"
 import { type ReadOptions, readableRecord } from "./Reads.ts"
 
@@ -115,10 +115,7 @@ export const awaitExecution = (target: ExecutionHandle | ExecutionId, options?: 
     const read: ReadOptions = { tenantId: handle?.tenantId ?? options?.tenantId ?? defaultTenant, ownerId: options?.ownerId }
     const wait = Effect.flatMap(untilSettled(executionId, read), settled)
     if (options?.timeout === undefined) return yield* wait
-    const timeoutMillis = Option.match(Duration.fromInput(options.timeout), { onNone: () => Number.NaN, onSome: Duration.toMillis })
-    if (!(timeoutMillis >= 0)) {
-      return yield* new InvalidInputError({ operation: "Baton.await", field: "timeout", reason: "must be a duration ≥ 0 (e.g. \"30 seconds\" or 30000)" })
-    }
+    const timeoutMillis = yield* Arguments.durationMillis("Baton.await", "timeout", options.timeout)
     return yield* wait.pipe(
       Effect.timeoutOrElse({
         duration: Duration.millis(timeoutMillis),

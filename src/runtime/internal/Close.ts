@@ -5,6 +5,7 @@
  */
 import { Clock, Deferred, Duration, Effect, Fiber, type Scope } from "effect"
 import { InstanceStoppingError } from "../../stores/Errors.ts"
+import * as Arguments from "./Arguments.ts"
 import { Instance } from "./Instance.ts"
 
 /**
@@ -14,7 +15,7 @@ import { Instance } from "./Instance.ts"
  * @since 0.1.0
  */
 export interface CloseOptions {
-  /** Default 25 s; 0 stops at once. */
+  /** Default 25 s; 0 stops at once. Not a duration ≥ 0: `InvalidInputError`, and nothing stops. */
   readonly timeout?: Duration.Input | undefined
 }
 
@@ -43,8 +44,8 @@ const interruptPasses = Effect.fnUntraced(function*() {
  */
 export const close = (sweep: Fiber.Fiber<unknown, unknown>, closeScope: Scope.Scope) => (options?: CloseOptions) =>
   Effect.gen(function*() {
+    const timeoutMillis = options?.timeout === undefined ? 25_000 : yield* Arguments.durationMillis("Baton.close", "timeout", options.timeout)
     const instance = yield* Instance
-    const timeoutMillis = options?.timeout === undefined ? 25_000 : Duration.toMillis(Duration.fromInputUnsafe(options.timeout))
     const graceMillis = Math.min(5_000, timeoutMillis * 0.2)
     const startedAt = yield* Clock.currentTimeMillis
     instance.health.stopping = true

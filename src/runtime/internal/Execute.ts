@@ -22,7 +22,7 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option } from "effect"
-import { afterRecorded, type ExecuteError, InstanceStoppingError, StoreError } from "../../stores/Errors.ts"
+import { afterRecorded, type ExecuteError, InstanceStoppingError, InvalidInputError, StoreError } from "../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../stores/Ids.ts"
 import * as V from "../../stores/internal/validate.ts"
@@ -99,7 +99,11 @@ const threadFor = Effect.fnUntraced(function*(tenantId: TenantId, options: Execu
 const checkedInput = (workflow: Workflow.AnyWorkflow, input: unknown) =>
   Effect.flatMap(
     Workflow.decode(workflow, "input", input, "Baton.start"),
-    (decoded) => Effect.as(V.json("Baton.start", "input", decoded ?? null), decoded ?? null)
+    (decoded) =>
+      // LangGraph reads no input as "continue the thread's checkpoint": a new execution would fail after being recorded.
+      decoded === undefined || decoded === null
+        ? Effect.fail(new InvalidInputError({ operation: "Baton.start", field: "input", reason: "must be the graph's first state update (an object such as {}), not undefined or null" }))
+        : Effect.as(V.json("Baton.start", "input", decoded), decoded)
   )
 
 /** The record of the new root: Running, created now; its ids made here unless a request key's claim made them. */

@@ -22,6 +22,7 @@ import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./Await
 import { execute, type ExecuteOptions, start } from "./Execute.ts"
 import type { ExecutionOutput } from "./Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
+import * as Arguments from "./Arguments.ts"
 import * as ProviderHealth from "./ProviderHealth.ts"
 import * as QuotaPermit from "./QuotaPermit.ts"
 import * as Metering from "./Metering.ts"
@@ -42,28 +43,42 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
   const refuse = (reason: string) => Effect.fail(new BatonConfigError({ field: "workflows", reason }))
   if (!Array.isArray(list)) return yield* refuse("must be an array of workflows made with Workflow.make")
   const workflows = new Map<string, AnyWorkflow>()
+  const listed = new Set<string>()
   for (const w of list) {
     if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
       return yield* refuse("holds a workflow without a name or version: make each with Workflow.make")
     }
     if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
-      return yield* refuse(`workflow "${w.name}" has no StateGraph with nodes`)
+      return yield* refuse(
+        `workflow "${w.name}": \`graph\` must be the uncompiled StateGraph with its nodes — pass it before .compile() (the runtime compiles it with its own checkpointer)`
+      )
     }
-    if (workflows.has(w.name)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    if (!Array.isArray(w.children)) return yield* refuse(`workflow "${w.name}": \`children\` must be an array of workflows made with Workflow.make`)
+    // A declared child listed as well (before or after its parent) is one registration; a name listed twice is not.
+    const known = workflows.get(w.name)
+    if (listed.has(w.name) || (known !== undefined && known !== w)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    listed.add(w.name)
     const cap = w.maxConcurrentExecutions
     if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
     }
     workflows.set(w.name, w)
-    // Its children, and theirs (a child may launch children of its own).
-    const addChildren = (parent: AnyWorkflow): void => {
+    // Its children, and theirs (a child may launch children of its own); a name taken by another graph is a conflict.
+    const addChildren = (parent: AnyWorkflow): string | undefined => {
       for (const child of parent.children) {
-        if (workflows.has(child.name)) continue
+        const taken = workflows.get(child.name)
+        if (taken !== undefined && taken.configHash !== child.configHash) {
+          return `workflow "${parent.name}" declares a child "${child.name}" whose graph differs from the workflow registered under that name (config hashes ${child.configHash} and ${taken.configHash}); names must be unique`
+        }
+        if (taken !== undefined) continue
         workflows.set(child.name, child)
-        addChildren(child)
+        const conflict = addChildren(child)
+        if (conflict !== undefined) return conflict
       }
+      return undefined
     }
-    addChildren(w)
+    const conflict = addChildren(w)
+    if (conflict !== undefined) return yield* refuse(conflict)
   }
   return workflows as ReadonlyMap<string, AnyWorkflow>
 })
@@ -179,17 +194,39 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     instance,
     instanceId: instance.instanceId,
     start: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
-      run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>)),
-    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) => run(executeIn(workflow, input, options)),
+      Effect.andThen(
+        Effect.andThen(Arguments.workflow("Baton.start", workflow), Arguments.scope("Baton.start", options)),
+        run(Effect.map(startIn(workflow, input, options), (started) => started.handle as ExecutionHandle<O>))
+      ),
+    execute: <I, O>(workflow: Workflow<I, O, any, any>, input: I, options?: ExecuteOptions) =>
+      Effect.andThen(
+        Effect.andThen(Arguments.workflow("Baton.execute", workflow), Arguments.scope("Baton.execute", options)),
+        run(executeIn(workflow, input, options))
+      ),
     await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
-      run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>)),
-    status: (executionId: string, options?: Reads.ReadOptions) => run(Reads.status(executionId, options)),
-    list: (options?: Reads.ListOptions) => run(Reads.list(options)),
-    pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) => run(Reads.pendingPauses(options)),
+      Effect.andThen(Arguments.awaitTarget(target), run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>))),
+    status: (executionId: string, options?: Reads.ReadOptions) =>
+      Effect.andThen(Arguments.scope("Baton.status", options, { executionId }), run(Reads.status(executionId, options))),
+    list: (options?: Reads.ListOptions) => Effect.andThen(Arguments.scope("Baton.list", options), run(Reads.list(options))),
+    pendingPauses: (options: Reads.ReadOptions & { readonly threadId: string }) =>
+      Effect.andThen(
+        Effect.andThen(
+          Arguments.object("Baton.pendingPauses", "options", "such as { tenantId, ownerId, threadId }", options),
+          Arguments.scope("Baton.pendingPauses", options, { threadId: options?.threadId })
+        ),
+        run(Reads.pendingPauses(options))
+      ),
     resume: (input: ResumeInput) =>
-      run(Effect.flatMap(resume(input), (out) =>
-        ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId })))),
-    cancel: (threadId: string, options?: CancelOptions) => run(cancel(threadId, options)),
+      Effect.andThen(
+        Effect.andThen(
+          Arguments.object("Baton.resume", "input", "such as { tenantId, ownerId, pauseId, decision }", input),
+          Arguments.scope("Baton.resume", input, { pauseId: input?.pauseId })
+        ),
+        run(Effect.flatMap(resume(input), (out) =>
+          ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId }))))
+      ),
+    cancel: (threadId: string, options?: CancelOptions) =>
+      Effect.andThen(Arguments.scope("Baton.cancel", options, { threadId }), run(cancel(threadId, options))),
     close: (options?: CloseOptions) => run(closeInstance(options)),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(

@@ -20,7 +20,7 @@ export const checkThread = Effect.fnUntraced(function*(tenantId: TenantId, threa
   const thread = yield* records.getThread(tenantId, threadId)
   if (Option.isNone(thread)) return yield* new UnknownThreadError({ tenantId, threadId })
   if (thread.value.ownerId !== null && thread.value.ownerId !== ownerId) {
-    return yield* new ThreadOwnerError({ tenantId, threadId, ownerId: ownerId ?? "(none)" })
+    return yield* new ThreadOwnerError({ tenantId, threadId, ownerId })
   }
   return thread.value
 })

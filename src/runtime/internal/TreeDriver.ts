@@ -82,8 +82,9 @@ const bodiesSettled = (pass: ActivePass, instance: InstanceShape) =>
         Effect.asVoid
       ),
       Deferred.await(instance.closeDeadline).pipe(
-        Effect.andThen(Effect.logWarning(
-          `step bodies still running at the close deadline: ${pass.bodies.size} of execution ${pass.rootExecutionId}`
+        // Counted at the deadline, not when the wait began.
+        Effect.andThen(Effect.suspend(() =>
+          Effect.logWarning(`step bodies still running at the close deadline: ${pass.bodies.size} of execution ${pass.rootExecutionId}`)
         ))
       )
     )

@@ -5,7 +5,8 @@ import { Baton, type ExecutionOutput, Workflow } from "baton"
 import { BatonHttp } from "baton/http"
 import { MemoryStores } from "baton/memory"
 import type { PgStores } from "baton/pg"
-import { SqliteStores } from "baton/sqlite"
+import { SqlCheckpointStore, SqlLeaseStore } from "baton/sql"
+import { SqliteClient, SqliteMigrations, SqliteStores } from "baton/sqlite"
 import { Harness } from "baton/testing"
 import { Effect, Fiber, Layer } from "effect"
 import { HttpServer } from "effect/http"
@@ -16,6 +17,13 @@ import { join } from "node:path"
 
 /** The Postgres backend's declarations are checked too. */
 export type OtherBackends = [typeof PgStores.layer]
+
+/** README's "a few stores on one connection": baton/sql's store Layers over one client, migrated once. */
+export const someStores = (path: string) =>
+  Layer.mergeAll(SqlLeaseStore.layer(), SqlCheckpointStore.layer()).pipe(
+    Layer.provide(SqliteMigrations.layer()),
+    Layer.provide(SqliteClient.layer({ path }))
+  )
 
 const State = Annotation.Root({
   amount: Annotation<number>(),

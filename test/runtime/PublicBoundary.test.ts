@@ -1,0 +1,178 @@
+/**
+ * What a user of the public API, from JavaScript or TypeScript, can get
+ * wrong — found by using the packed package from outside: each is a typed
+ * error that says what to do (never a defect), or simply works.
+ */
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import { Baton } from "../../src/runtime/Baton.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
+import { expectInvalid, expectTag } from "../../src/testing/conformance/Suite.ts"
+import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
+import { approval, makeSideEffects, memoryStores } from "./fixtures.ts"
+
+const State = Annotation.Root({ x: Annotation<number>() })
+
+/** A one-step workflow whose step throws `thrown` (what a JavaScript step may throw: anything). */
+const throwing = (name: string, thrown: unknown) =>
+  Workflow.make({
+    name,
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("n", Workflow.step(async () => {
+        throw thrown
+      }))
+      .addEdge(START, "n")
+      .addEdge("n", END)
+  })
+
+/** The same, as an Effect step that fails (or dies) with `thrown`. */
+const failing = (name: string, effect: Effect.Effect<never, unknown>) =>
+  Workflow.make({
+    name,
+    version: "1",
+    graph: new StateGraph(State).addNode("n", Workflow.effectStep(() => effect)).addEdge(START, "n").addEdge("n", END)
+  })
+
+const review = approval(makeSideEffects())
+const steps = [
+  throwing("throws-string", "the card was declined"),
+  throwing("throws-object", { code: 402, reason: "declined" }),
+  throwing("throws-number", 42),
+  failing("fails-string", Effect.fail("the card was declined")),
+  failing("dies-string", Effect.die("the card was declined"))
+]
+
+/** One instance over fresh memory stores, its Baton handed to `f`. */
+const withBaton = <A, E>(workflows: ReadonlyArray<Workflow.AnyWorkflow>, f: (baton: Baton["Service"]) => Effect.Effect<A, E>) =>
+  Baton.use(f).pipe(Effect.provide(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))))
+
+/** Bypasses the types, as a JavaScript caller does. */
+const untyped = (value: unknown) => value as any
+
+describe("the public boundary", () => {
+  it.effect("a parent and its declared child may both be listed, in either order", () =>
+    Effect.gen(function*() {
+      const child = childWorkflow(makeChildLog(), "1 second")
+      const parent = parentWorkflow(child, "parent")
+      for (const workflows of [[parent, child], [child, parent]]) {
+        const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+        assert.strictEqual(built._tag, "Success", `workflows [${workflows.map((w) => w.name).join(", ")}]: ${String(built)}`)
+      }
+    }))
+
+  it.effect("a declared child whose name is registered with another graph is refused at build, not when a step launches it", () =>
+    Effect.gen(function*() {
+      const child = childWorkflow(makeChildLog(), "1 second")
+      const parent = parentWorkflow(child, "parent")
+      const other = { ...throwing(child.name, "x"), name: child.name }
+      for (const workflows of [[other, parent], [parent, other]]) {
+        const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+        assert.strictEqual(built._tag, "Failure", workflows.map((w) => w.name).join(", "))
+        assert.include(String(built), `"${child.name}"`)
+      }
+    }))
+
+  it.effect("two different workflows under one name are still refused, even when one is a child", () =>
+    Effect.gen(function*() {
+      const child = childWorkflow(makeChildLog(), "1 second")
+      const parent = parentWorkflow(child, "parent")
+      const impostor = { ...throwing(child.name, "x"), name: child.name }
+      const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows: [parent, impostor] }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+      assert.strictEqual(built._tag, "Failure")
+      assert.include(String(built), `names workflow "${child.name}" twice`)
+    }))
+
+  it.effect("a workflow made without a graph, or with a compiled one, fails the Layer with BatonConfigError saying what to pass", () =>
+    Effect.gen(function*() {
+      const compiled = new StateGraph(State).addNode("n", async () => ({})).addEdge(START, "n").compile()
+      const cases = [
+        [Workflow.make(untyped({ name: "no-graph", version: "1" })), "no-graph"],
+        [Workflow.make(untyped({ name: "compiled", version: "1", graph: compiled })), "compiled"],
+        [Workflow.make(untyped({ name: "odd-children", version: "1", graph: new StateGraph(State).addNode("n", async () => ({})), children: {} })), "odd-children"]
+      ] as const
+      for (const [workflow, name] of cases) {
+        const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows: [workflow] }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+        assert.strictEqual(built._tag, "Failure", name)
+        assert.include(String(built), "BatonConfigError", name)
+        assert.include(String(built), `workflow "${name}"`, name)
+      }
+      const compiledError = String(yield* Effect.exit(Layer.build(Baton.layer({ workflows: [cases[1][0]] }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped)))
+      assert.include(compiledError, "before .compile()")
+    }))
+
+  it.effect("a missing or malformed argument is InvalidInputError naming it, not a defect", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        yield* expectInvalid(b.start(untyped(undefined), {}), "workflow", "start(undefined)")
+        yield* expectInvalid(b.execute(untyped({ name: "approval" }), {}), "workflow", "execute({ name })")
+        yield* expectInvalid(b.await(untyped(undefined)), "target", "await(undefined)")
+        yield* expectInvalid(b.await(untyped(null)), "target", "await(null)")
+        yield* expectInvalid(b.pendingPauses(untyped(undefined)), "options", "pendingPauses(undefined)")
+        yield* expectInvalid(b.resume(untyped(undefined)), "input", "resume(undefined)")
+        yield* expectInvalid(b.resume(untyped(null)), "input", "resume(null)")
+        yield* expectInvalid(b.close({ timeout: untyped("soon") }), "timeout", "close({ timeout: \"soon\" })")
+        yield* expectInvalid(b.close({ timeout: -1 }), "timeout", "close({ timeout: -1 })")
+        yield* expectInvalid(b.close({ timeout: Number.NaN }), "timeout", "close({ timeout: NaN })")
+        yield* expectInvalid(b.await("exec_nope", { timeout: Number.NaN }), "timeout", "await(id, { timeout: NaN })")
+        // Refused before anything stopped: the instance still takes calls.
+        assert.strictEqual((yield* b.checkLiveness).status, "Healthy")
+      })))
+
+  it.effect("a malformed id is refused naming the Baton call it was given to, not the store call behind it", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        const long = "t".repeat(201)
+        const cases = [
+          [b.start(review, { log: [] }, { threadId: long }), "Baton.start", "threadId"],
+          [b.execute(review, { log: [] }, { tenantId: "" }), "Baton.execute", "tenantId"],
+          [b.start(review, { log: [] }, { ownerId: "a\u0000b" }), "Baton.start", "ownerId"],
+          [b.status("exec_1", { tenantId: long }), "Baton.status", "tenantId"],
+          [b.list({ tenantId: "acme", threadId: "" }), "Baton.list", "threadId"],
+          [b.pendingPauses({ threadId: long }), "Baton.pendingPauses", "threadId"],
+          [b.resume({ pauseId: "", decision: "yes" }), "Baton.resume", "pauseId"],
+          [b.cancel(long), "Baton.cancel", "threadId"]
+        ] as const
+        for (const [call, operation, field] of cases) {
+          const found = yield* expectTag(call as Effect.Effect<unknown, unknown>, "InvalidInputError", operation)
+          assert.deepStrictEqual([found.operation, found.field], [operation, field], String(found.message))
+        }
+      })))
+
+  it.effect("a start without input (undefined or null, no input schema) is InvalidInputError and records nothing", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        yield* expectInvalid(b.start(review, untyped(undefined)), "input", "start(workflow, undefined)")
+        yield* expectInvalid(b.execute(review, untyped(null)), "input", "execute(workflow, null)")
+        assert.deepStrictEqual((yield* b.list()).executions, [], "no execution was recorded")
+      })))
+
+  it.effect("a step that throws or fails with a value that is not an Error fails the execution with that value as its message", () =>
+    withBaton(steps, (b) =>
+      Effect.gen(function*() {
+        const messages: Array<string> = []
+        for (const workflow of steps) {
+          const error = yield* expectTag(b.execute(workflow, { x: 1 }), "ExecutionFailedError", workflow.name)
+          messages.push(String(error.error))
+        }
+        assert.deepStrictEqual(messages, [
+          "the card was declined",
+          `{"code":402,"reason":"declined"}`,
+          "42",
+          "the card was declined",
+          "the card was declined"
+        ])
+      })))
+
+  it.effect("ThreadOwnerError tells a caller who gave no owner to pass the one the thread was started with", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        const handle = yield* b.start(review, { log: [] }, { tenantId: "acme", ownerId: "alice" })
+        const none = yield* expectTag(b.await(handle), "ThreadOwnerError", "await(handle) without the owner")
+        assert.isUndefined(none.ownerId)
+        assert.include(String(none.message), "was asked for without an `ownerId`")
+        const other = yield* expectTag(b.status(handle.executionId, { tenantId: "acme", ownerId: "bob" }), "ThreadOwnerError", "another owner")
+        assert.include(String(other.message), "belongs to another owner than bob")
+      })))
+})
