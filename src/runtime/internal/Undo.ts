@@ -40,6 +40,11 @@
  *   tree's keys go when it ends). A child that fails or is cancelled unwinds
  *   itself and hands nothing over; one whose parent ended or unwinds already
  *   undoes itself too (see `handOff`).
+ * - `handoff` in the child's own tree: who has the child's undos. The child
+ *   writes it (with its undo state) before copying, its unwinding parent
+ *   writes a refusal (see `closeHandOffs`): the first write decides, so a
+ *   hand-off landing while the parent unwinds or after it ended is either
+ *   in the parent's tree before it reads its undos, or undone by the child.
  * Unwinding reads the registrations with each launch expanded into its
  * children's undos (see `stateOf`), so a child's undo is one more entry:
  * marked done in the parent's tree under its step key, resumable, once each.
@@ -72,6 +77,7 @@ const unwindingName = "unwinding"
 const compensatedPrefix = "compensated/"
 const failedPrefix = "undo-failed/"
 const handoffPrefix = "child-undo/"
+const claimName = "handoff"
 
 /**
  * The reserved tree key of a tree that unwinds.
@@ -242,11 +248,32 @@ const rawStateOf = (tree: TreeStoreShape, tenantId: string, rootExecutionId: str
   })
 
 /**
+ * The claim on a child's hand-off, `@baton/handoff` in the child's own tree:
+ * written once, by the child handing its undo state to its parent, or by
+ * its unwinding parent refusing it. Whoever writes it first decides: a
+ * hand-off the parent refused is undone by the child itself; one the child
+ * claimed is undone by the parent, which copies it into its own tree when
+ * the child's copy has not landed (see `closeHandOffs`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type HandOffClaim =
+  | { readonly handedTo: string; readonly handOff: HandOff }
+  | { readonly refusedBy: string; readonly at: number }
+
+/** The claim on the hand-off of the tree's execution, if written. */
+const claimOf = (tree: TreeStoreShape, tenantId: string, rootExecutionId: string) =>
+  Effect.map(tree.get(tenantId, rootExecutionId, `${reservedPrefix}${claimName}`), (v) => Option.getOrUndefined(v) as HandOffClaim | undefined)
+
+/**
  * A finished child hands its undo state to its parent's tree (once), under
- * its own lease, before its record ends. True when it may end Finished:
- * it has no parent, nothing to hand over, or handed it over. False when its
- * parent ended or unwinds already — nobody would undo it there: the child
- * then undoes itself (the caller ends it as cancelled).
+ * its own lease, before its record ends: it claims its hand-off in its own
+ * tree (see `HandOffClaim`), then copies it into its parent's. True when it
+ * may end Finished: it has no parent, nothing to hand over, or handed it
+ * over. False when its parent ended, unwinds already or refused the
+ * hand-off — nobody would undo it there: the child then undoes itself (the
+ * caller ends it as cancelled).
  *
  * @category internal
  * @since 0.1.0
@@ -259,19 +286,68 @@ export const handOff = (u: Unwinder) =>
     const tree = yield* TreeStore
     const own = yield* rawStateOf(tree, record.tenantId, record.rootExecutionId)
     if (own.registrations.length === 0 && Object.keys(own.handoffs).length === 0) return true
+    // A claim on record (an earlier holder of this child wrote it) decides; else this holder claims.
+    const claim = (yield* claimOf(tree, record.tenantId, record.rootExecutionId)) ?? (yield* claim_(u, parentId, own))
+    if (claim === undefined || "refusedBy" in claim) {
+      yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
+      return false
+    }
+    yield* fencedSave(u, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)
+    return true
+  })
+
+/** The child claims its hand-off, unless its parent ended or unwinds already; answers the claim on record then (undefined: none, the parent is gone). */
+const claim_ = (u: Unwinder, parentId: string, own: Pick<HandOff, "registrations" | "handoffs">) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const tree = yield* TreeStore
     const parent = yield* (yield* RecordStore).getRecord(record.tenantId, parentId)
     const live = Option.isSome(parent) && (parent.value.status === "Running" || parent.value.status === "Paused")
     // The parent's tree (a parent is the root of its own tree, as every execution is).
     const parentTree = Option.isSome(parent) ? parent.value.rootExecutionId : parentId
-    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) {
-      yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
-      return false
+    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) return undefined
+    const value: HandOffClaim = { handedTo: parentTree, handOff: { workflowName: record.workflowName, threadId: record.threadId, ...own } }
+    if (yield* fencedSave(u, record.rootExecutionId, claimName, value)) return value
+    return yield* claimOf(tree, record.tenantId, record.rootExecutionId)
+  })
+
+const endedStatuses: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
+
+/**
+ * Closes the hand-offs of the children the tree launched, once it unwinds
+ * (after `@baton/unwinding` is on record, before the undos are read): each
+ * child that has not handed over yet is refused (see `HandOffClaim`), or,
+ * when it claimed already, its claimed hand-off is copied here. So every
+ * finished child's undo is either in this tree before its undos are read,
+ * or run by the child itself — never neither, never both. A child with no
+ * record has not started: it will find `@baton/unwinding` and undo itself.
+ * One that ended Failed or Cancelled undid itself; one that ended Finished
+ * copied its hand-off here before it ended.
+ */
+const closeHandOffs = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const tree = yield* TreeStore
+    const records = yield* RecordStore
+    const { executionId, rootExecutionId, tenantId } = u.record
+    const raw = yield* rawStateOf(tree, tenantId, rootExecutionId)
+    const waiting = raw.registrations.flatMap((r) => r.kind === "launch" ? r.children ?? [] : []).filter((id) => raw.handoffs[id] === undefined)
+    for (const childId of waiting) {
+      const child = yield* records.getRecord(tenantId, childId)
+      if (Option.isNone(child) || endedStatuses.has(child.value.status)) continue
+      const childTree = child.value.rootExecutionId
+      const refusal: HandOffClaim = { refusedBy: executionId, at: yield* Clock.currentTimeMillis }
+      if (yield* fencedSave(u, childTree, claimName, refusal)) continue
+      const claim = yield* claimOf(tree, tenantId, childTree)
+      if (claim !== undefined && "handOff" in claim) yield* fencedSave(u, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
     }
+  })
+
+/** Writes `@baton/<name>` in tree `root` once, under the holder's lease: answers whether it wrote. */
+const fencedSave = (u: Unwinder, root: string, name: string, value: unknown) =>
+  Effect.gen(function*() {
     const refused = u.holder.fence.refusal()
     if (refused !== undefined) return yield* Effect.fail(refused)
-    const value: HandOff = { workflowName: record.workflowName, threadId: record.threadId, ...own }
-    yield* tree.saveReservedIfAbsent(record.tenantId, parentTree, `${handoffPrefix}${record.executionId}`, value)
-    return true
+    return yield* (yield* TreeStore).saveReservedIfAbsent(u.record.tenantId, root, name, value)
   })
 
 const lastFirst = (a: Registration, b: Registration) => b.epoch - a.epoch || b.seq - a.seq || b.at - a.at
@@ -336,7 +412,7 @@ const stateOf = (tenantId: string, rootExecutionId: string) =>
     const registrations = expand(raw.registrations, raw.handoffs)
     const done = new Set((yield* list(compensatedPrefix)).map((e) => e.key.slice(reservedPrefix.length + compensatedPrefix.length)))
     const failed = new Map((yield* list(failedPrefix)).map((e) => [(e.value as FailedUndo).stepIdempotencyKey, e.value as FailedUndo]))
-    return { registrations, done, failed }
+    return { registrations, done, failed, launched: raw.registrations.some((r) => r.kind === "launch") }
   })
 
 /**
@@ -595,7 +671,7 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     const { rootExecutionId, tenantId } = u.record
     yield* bodiesSettled(u, instance)
     const first = yield* stateOf(tenantId, rootExecutionId)
-    if (first.registrations.length === 0) {
+    if (first.registrations.length === 0 && !first.launched) {
       const recorded = yield* unwindingOf(tenantId, rootExecutionId)
       return { unwinding: Option.getOrElse(recorded, () => why), failed: [] } satisfies Outcome as Outcome
     }
@@ -606,21 +682,14 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     if (!(yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, unwindingName, why))) {
       why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
     }
-    // Read again once `unwinding` is on record: a child that finished meanwhile handed its undos over, or
-    // (seeing the marker) undoes itself.
-    let state = yield* stateOf(tenantId, rootExecutionId)
+    // Once `unwinding` is on record: each launched child has handed its undos over, or undoes itself.
+    yield* closeHandOffs(u)
+    const state = yield* stateOf(tenantId, rootExecutionId)
     const failed: Array<FailedUndo> = [...state.failed.values()]
-    const tried = new Set<string>()
-    while (true) {
-      const open = state.registrations.filter((r) => !state.done.has(r.key) && !state.failed.has(r.key) && !tried.has(r.key))
-      if (open.length === 0) break
-      for (const registration of open) {
-        tried.add(registration.key)
-        const given = yield* runOne(u, instance, why, registration)
-        if (given !== undefined) failed.push(given)
-      }
-      // A child that handed its undos over between the read and the marker (a narrow race) is undone now, late rather than never.
-      state = yield* stateOf(tenantId, rootExecutionId)
+    for (const registration of state.registrations) {
+      if (state.done.has(registration.key) || state.failed.has(registration.key)) continue
+      const given = yield* runOne(u, instance, why, registration)
+      if (given !== undefined) failed.push(given)
     }
     return { unwinding: why, failed } satisfies Outcome as Outcome
   }).pipe(Effect.withSpan("Baton.unwind"))

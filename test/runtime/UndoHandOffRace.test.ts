@@ -1,0 +1,133 @@
+/**
+ * A child's undo hand-off racing its parent's unwinding: the child looked at
+ * its parent (live, not unwinding) and is stopped (frozen) before it writes;
+ * meanwhile the parent is cancelled, unwinds and ends. Whenever the child's
+ * hand-off lands — before the parent's final status write, or after the
+ * parent ended — the child's undo must run exactly once.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Context, Effect, Fiber, Layer, Option } from "effect"
+import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { TreeStore } from "../../src/stores/TreeStore.ts"
+import * as Undo from "../../src/runtime/internal/Undo.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import { backends, recordOf } from "./fixtures.ts"
+import { makeTripBook, type TripBook, tripWorkflow, undoneWho } from "./undoChildrenFixtures.ts"
+
+/** What the test does at the two points of the race. */
+interface Hooks {
+  /** The parent whose unwinding marker the child reads. */
+  parentId: string
+  /** Runs once, right after a read of the parent's `@baton/unwinding` found none (the child's look at its parent). */
+  onParentNotUnwinding: Effect.Effect<void> | undefined
+  /** Runs once, right before the parent's record is written Cancelled (its final status write). */
+  beforeParentEnds: Effect.Effect<void> | undefined
+}
+
+/** The backend's stores, with the hooks of the race in the tree store's read and the record store's fenced write. */
+const hooked = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, hooks: Hooks) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Harness.HarnessStores>()
+    const tree = Context.get(context, TreeStore)
+    const records = Context.get(context, RecordStore)
+    const once = (take: "onParentNotUnwinding" | "beforeParentEnds") =>
+      Effect.suspend(() => {
+        const hook = hooks[take]
+        hooks[take] = undefined
+        return hook ?? Effect.void
+      })
+    return Context.add(
+      Context.add(context, TreeStore, {
+        ...tree,
+        get: (tenantId, root, key) =>
+          Effect.tap(tree.get(tenantId, root, key), (found) =>
+            root === hooks.parentId && key === Undo.unwindingKey && Option.isNone(found) ? once("onParentNotUnwinding") : Effect.void)
+      }),
+      RecordStore,
+      {
+        ...records,
+        setStatusFenced: (input) =>
+          Effect.andThen(
+            input.executionId === hooks.parentId && input.to === "Cancelled" ? once("beforeParentEnds") : Effect.void,
+            records.setStatusFenced(input)
+          )
+      }
+    )
+  })).pipe(Layer.provide(Layer.fresh(stores)))
+
+/** Each undo applied once, under its step's key + ":undo"; nothing else applied. */
+const assertOnce = (book: TripBook, who: ReadonlyArray<string>) => {
+  for (const w of who) {
+    const key = `${book.stepKeys.get(w)}:undo`
+    assert.strictEqual(book.applied.get(key), 1, `the undo of ${w} applied once under ${key}`)
+  }
+  assert.strictEqual(book.applied.size, who.length, "no other undo applied")
+}
+
+/** Lets the other fibers run for a bounded number of event-loop turns until `done` (no Clock involved: a thawed instance finishing its store calls). */
+const turnsUntil = (done: Effect.Effect<boolean>) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 2000 && !(yield* done); i++) {
+      // A real event-loop turn (not a wait on time): the thawed instance's store calls (SQLite) answer in it.
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    }
+  })
+
+const windows = [
+  { name: "before the parent's final status write", late: false },
+  { name: "after the parent ended", late: true }
+] as const
+
+for (const backend of backends) {
+  describe(`a child's undo hand-off racing its parent's unwinding on ${backend.name}`, () => {
+    for (const window of windows) {
+      it.effect(`the hand-off lands ${window.name}: the child's undo runs exactly once, the parent ends Cancelled with no key left`, () => {
+        const hooks: Hooks = { parentId: "", onParentNotUnwinding: undefined, beforeParentEnds: undefined }
+        return Effect.gen(function*() {
+          const book = makeTripBook({ placement: "any", cFails: false, legWorkOf: new Map([[1, "3 seconds"], [2, "60 seconds"]]) })
+          const wf = tripWorkflow(book)
+          const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+          yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+          yield* h.advance("2 seconds")
+          const all = yield* RecordStore.use((r) => r.findByStatus("Running", 50, Option.none()))
+          const paused = yield* RecordStore.use((r) => r.findByStatus("Paused", 50, Option.none()))
+          const parent = paused.find((r) => r.parentExecutionId == null)
+          assert.isDefined(parent, "the parent rests on its children")
+          const leg1 = all.find((r) => r.parentExecutionId === parent!.executionId && r.executionId.endsWith(".1"))
+          assert.isDefined(leg1, "leg 1 is at work")
+          const lease = yield* LeaseStore.use((l) => l.get(leg1!.tenantId, leg1!.rootExecutionId))
+          const childAt = h.instances.findIndex((i) => Option.isSome(lease) && lease.value.holder.startsWith(i.instanceId))
+          assert.isAtLeast(childAt, 0, "leg 1 runs on an instance of the harness")
+          const other = 1 - childAt
+          const records = yield* RecordStore
+          const leg1Decided = records.getRecord(leg1!.tenantId, leg1!.executionId).pipe(
+            Effect.map((r) => Option.isNone(r) || r.value.status !== "Running" || book.tries.some((t) => t.who === "leg-1")),
+            Effect.orDie
+          )
+          // Leg 1 finishes: it finds its parent live and not unwinding, then its instance stops before it writes.
+          hooks.parentId = parent!.executionId
+          hooks.onParentNotUnwinding = h.freeze(childAt)
+          if (!window.late) {
+            // The parent has unwound (undone leg 0 and a) and is about to end: leg 1's instance goes on now.
+            hooks.beforeParentEnds = Effect.andThen(h.thaw(childAt), turnsUntil(leg1Decided))
+          }
+          yield* h.advance("2 seconds")
+          assert.isUndefined(hooks.onParentNotUnwinding, "leg 1 looked at its parent")
+          assert.strictEqual(h.instance(childAt).state, "frozen")
+          assert.deepStrictEqual(yield* Fiber.join(yield* h.run(other, (b) => b.cancel(parent!.threadId))), { cancelled: true })
+          assert.strictEqual((yield* recordOf(parent!.tenantId, parent!.executionId))?.status, "Cancelled")
+          if (window.late) yield* h.thaw(childAt)
+          yield* h.advance("2 seconds")
+          yield* h.advance("60 seconds")
+          assert.deepStrictEqual(undoneWho(book).slice(0, 2), ["leg-0", "a"])
+          assert.deepStrictEqual(undoneWho(book).slice(2), ["leg-1"], "leg 1's undo ran (by itself: its parent had ended or refused it)")
+          assertOnce(book, ["leg-0", "a", "leg-1"])
+          assert.strictEqual((yield* recordOf(leg1!.tenantId, leg1!.executionId))?.status, "Cancelled", "leg 1 undid itself and ended Cancelled")
+          const keys = yield* TreeStore.use((t) => t.list(parent!.tenantId, parent!.rootExecutionId, "@baton/"))
+          assert.deepStrictEqual(keys, [], "nothing was left in the ended parent's tree")
+        }).pipe(Effect.provide(hooked(backend.stores, hooks)))
+      })
+    }
+  })
+}
