@@ -13,7 +13,8 @@
  *   was never written (the holder died in between) belongs to a body that
  *   did return — its side effect happened, so its undo is rightly on record;
  *   the step's re-run has the same key and finds it there. A stale holder
- *   may not register (checked by its local fence first).
+ *   may not register: like every write below, it is fenced in the store's
+ *   own write (see `fencedSave`), after a local check.
  * - `unwinding`: why the tree ends (reason, error tag, message), written
  *   before the first undo; the first one written is kept.
  * - `compensated/<step key>`: after each undo that succeeded.
@@ -187,8 +188,25 @@ export interface Unwinder {
 }
 
 /**
- * Writes the registration of step `key`'s undo (once per key), after the
- * local fence says the holder still holds the tree.
+ * Writes `@baton/<name>` in tree `root` once, under the holder's lease:
+ * refused locally first (no round trip), then fenced in the store's own
+ * write, like a checkpoint write — a holder that lost its lease while the
+ * write was under way (frozen, slow) writes nothing and stops with
+ * `LeaseLostError`. Answers whether it wrote (false: the key was there).
+ */
+const fencedSave = (holder: LeaseHolder, tenantId: string, root: string, name: string, value: unknown) =>
+  Effect.gen(function*() {
+    const refused = holder.fence.refusal()
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    const tree = yield* TreeStore
+    return yield* tree.saveReservedFenced(tenantId, root, name, value, holder.lease, holder.fence.now()).pipe(
+      Effect.tapError((e) => e._tag === "LeaseLostError" ? Effect.sync(() => holder.fence.lost(e)) : Effect.void)
+    )
+  })
+
+/**
+ * Writes the registration of step `key`'s undo (once per key), under the
+ * holder's lease (see `fencedSave`).
  *
  * @category internal
  * @since 0.1.0
@@ -200,11 +218,9 @@ export const register = (
   registration: Omit<Registration, "epoch" | "executionId">
 ): Effect.Effect<void, LeaseLostError | StoreError | InvalidInputError> =>
   Effect.gen(function*() {
-    const refused = holder.fence.refusal()
-    if (refused !== undefined) return yield* Effect.fail(refused)
     const value: Registration = { ...registration, executionId: record.executionId, epoch: holder.lease.epoch }
-    yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${registrationPrefix}${registration.key}`, value)
-  })
+    yield* fencedSave(holder, record.tenantId, record.rootExecutionId, `${registrationPrefix}${registration.key}`, value)
+  }).pipe(Effect.provideService(TreeStore, tree))
 
 /** True when the workflow or one of its children declares an undo. */
 const declaresUndo = (workflow: AnyWorkflow): boolean =>
@@ -292,7 +308,7 @@ export const handOff = (u: Unwinder) =>
       yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
       return false
     }
-    yield* fencedSave(u, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)
+    yield* fencedSave(u.holder, record.tenantId, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)
     return true
   })
 
@@ -307,7 +323,7 @@ const claim_ = (u: Unwinder, parentId: string, own: Pick<HandOff, "registrations
     const parentTree = Option.isSome(parent) ? parent.value.rootExecutionId : parentId
     if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) return undefined
     const value: HandOffClaim = { handedTo: parentTree, handOff: { workflowName: record.workflowName, threadId: record.threadId, ...own } }
-    if (yield* fencedSave(u, record.rootExecutionId, claimName, value)) return value
+    if (yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, claimName, value)) return value
     return yield* claimOf(tree, record.tenantId, record.rootExecutionId)
   })
 
@@ -336,18 +352,10 @@ const closeHandOffs = (u: Unwinder) =>
       if (Option.isNone(child) || endedStatuses.has(child.value.status)) continue
       const childTree = child.value.rootExecutionId
       const refusal: HandOffClaim = { refusedBy: executionId, at: yield* Clock.currentTimeMillis }
-      if (yield* fencedSave(u, childTree, claimName, refusal)) continue
+      if (yield* fencedSave(u.holder, tenantId, childTree, claimName, refusal)) continue
       const claim = yield* claimOf(tree, tenantId, childTree)
-      if (claim !== undefined && "handOff" in claim) yield* fencedSave(u, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
+      if (claim !== undefined && "handOff" in claim) yield* fencedSave(u.holder, tenantId, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
     }
-  })
-
-/** Writes `@baton/<name>` in tree `root` once, under the holder's lease: answers whether it wrote. */
-const fencedSave = (u: Unwinder, root: string, name: string, value: unknown) =>
-  Effect.gen(function*() {
-    const refused = u.holder.fence.refusal()
-    if (refused !== undefined) return yield* Effect.fail(refused)
-    return yield* (yield* TreeStore).saveReservedIfAbsent(u.record.tenantId, root, name, value)
   })
 
 const lastFirst = (a: Registration, b: Registration) => b.epoch - a.epoch || b.seq - a.seq || b.at - a.at
@@ -571,7 +579,6 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
   Effect.gen(function*() {
     const { config } = instance
     const { record } = u
-    const tree = yield* TreeStore
     const clock = yield* Clock.Clock
     const controller = new AbortController()
     const undo = undoFor(u.workflow, registration)
@@ -599,7 +606,7 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
         if (Exit.isSuccess(exit)) {
           // Marked by a holder that still holds the tree (else the next one runs it again, same key).
           yield* checkStop(u, instance).pipe(Effect.tapError((stop) => Effect.sync(() => controller.abort(stop))))
-          yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${compensatedPrefix}${registration.key}`, {
+          yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, `${compensatedPrefix}${registration.key}`, {
             at: yield* Clock.currentTimeMillis,
             instanceId: instance.instanceId
           })
@@ -623,7 +630,7 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
     }
     const failed: FailedUndo = { node: registration.node, stepIdempotencyKey: registration.key, attempts, error: lastError }
     yield* checkStop(u, instance)
-    yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${failedPrefix}${registration.key}`, failed)
+    yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, `${failedPrefix}${registration.key}`, failed)
     yield* Effect.logError(`undo of step "${registration.node}" (${registration.key}) failed after ${attempts} tries; the other undos go on: ${lastError}`)
     return failed
   })
@@ -667,7 +674,6 @@ const resumeRunning = (u: Unwinder) =>
 export const unwind = (u: Unwinder, why: Unwinding) =>
   Effect.gen(function*() {
     const instance = yield* Instance
-    const tree = yield* TreeStore
     const { rootExecutionId, tenantId } = u.record
     yield* bodiesSettled(u, instance)
     const first = yield* stateOf(tenantId, rootExecutionId)
@@ -679,7 +685,7 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     // A paused tree that unwinds (it was cancelled) is Running while it does: a holder stopped
     // mid-undo leaves it to the recovery sweep, which looks at Running trees.
     if (u.record.status === "Paused") yield* resumeRunning(u)
-    if (!(yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, unwindingName, why))) {
+    if (!(yield* fencedSave(u.holder, tenantId, rootExecutionId, unwindingName, why))) {
       why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
     }
     // Once `unwinding` is on record: each launched child has handed its undos over, or undoes itself.
