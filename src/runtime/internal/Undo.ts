@@ -70,6 +70,7 @@ import { type AnyWorkflow, type UndoContext, type UndoFunction, undoOfNode, type
 import * as Metrics from "../Metrics.ts"
 import * as History from "./History.ts"
 import * as Metering from "./Metering.ts"
+import * as StepSlots from "./StepSlots.ts"
 import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 
@@ -175,7 +176,9 @@ export interface Outcome {
 /**
  * What the holder that unwinds brings: the root's record, the workflow
  * whose steps' undos run (undefined: none registered here), its lease
- * holder and its pass on this instance.
+ * holder, its pass on this instance, and the pass's step recorder (the
+ * undos' tries are noted in the execution history with its steps; none
+ * without an `ExecutionHistoryStore`).
  *
  * @category models
  * @since 0.1.0
@@ -185,7 +188,33 @@ export interface Unwinder {
   readonly workflow: AnyWorkflow | undefined
   readonly holder: LeaseHolder
   readonly pass: ActivePass
+  readonly recorder: History.StepRecorder | undefined
 }
+
+/**
+ * The unwinder of a holder's pass, with the pass's step recorder (one per
+ * pass: its steps and its undos' tries share it).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const unwinderOf = (options: Omit<Unwinder, "recorder">) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const tree = yield* TreeStore
+    const clock = yield* Clock.Clock
+    const { holder, record } = options
+    const recorder = History.stepRecorder({
+      services: instance.services,
+      tree,
+      record,
+      holder: holder.lease.holder,
+      epoch: holder.lease.epoch,
+      instanceId: instance.instanceId,
+      now: () => clock.currentTimeMillisUnsafe()
+    })
+    return { ...options, recorder } satisfies Unwinder as Unwinder
+  })
 
 /**
  * Writes `@baton/<name>` in tree `root` once, under the holder's lease:
@@ -569,6 +598,28 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
     stopped(u, instance)
   )
 
+/** A try noted in the execution history as a visit of the step's undo (see `History.StepRecorder`). */
+const noted = <A, E>(u: Unwinder, registration: Registration, ctx: UndoContext, effect: Effect.Effect<A, E>) =>
+  u.recorder === undefined ? effect : u.recorder.undo(registration.node, ctx.idempotencyKey, effect)
+
+/**
+ * With a cap on steps (`maxConcurrentSteps`), a try of an undo runs in a
+ * step slot like a step, at the depth of the execution: it waits for one
+ * (the pass idle meanwhile) until the holder must stop, and gives it back
+ * when the try ends.
+ */
+const inSlot = <A, E>(u: Unwinder, instance: InstanceShape, effect: Effect.Effect<A, E>) => {
+  const slots = StepSlots.fromInstance(instance)
+  if (slots === undefined) return effect
+  const claim: StepSlots.Claim = { closesBranch: false, depth: u.record.depth, newRoot: false }
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      restore(Effect.raceFirst(waiting(u, instance, slots.take(claim)), stopped(u, instance))),
+      () => Effect.ensuring(restore(effect), slots.release)
+    )
+  )
+}
+
 /**
  * Runs one undo: tries it up to `undoAttempts` times with a doubling
  * backoff on the Clock; marks it done, or given up. Answers the failure
@@ -602,7 +653,7 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
           signal: controller.signal,
           leaseHeld: () => stopReason(u, instance) === undefined
         }
-        const exit = yield* Effect.exit(attempt(u, instance, clock, undo, registration, ctx))
+        const exit = yield* Effect.exit(inSlot(u, instance, noted(u, registration, ctx, attempt(u, instance, clock, undo, registration, ctx))))
         if (Exit.isSuccess(exit)) {
           // Marked by a holder that still holds the tree (else the next one runs it again, same key).
           yield* checkStop(u, instance).pipe(Effect.tapError((stop) => Effect.sync(() => controller.abort(stop))))
@@ -753,7 +804,7 @@ export const failedError = (record: ExecutionRecord, outcome: Outcome, original?
  * @category internal
  * @since 0.1.0
  */
-export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: History.StepRecorder) =>
+export const endFailed = (u: Unwinder, error: ExecutionFailedError) =>
   Effect.gen(function*() {
     const instance = yield* Instance
     const records = yield* RecordStore
@@ -770,7 +821,7 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: H
       yield* pauses.withdraw(record.tenantId, p.pauseId, now)
       yield* Metering.add(Metrics.pausesPending, instance.instanceId, undefined, -1)
     }
-    yield* History.save(record, "Failed", error.error, lease, recorder)
+    yield* History.save(record, "Failed", error.error, lease, u.recorder)
     const moved = yield* records.setStatusFenced({
       tenantId: record.tenantId,
       executionId: record.executionId,
