@@ -23,6 +23,8 @@ interface Hooks {
   onParentNotUnwinding: Effect.Effect<void> | undefined
   /** Runs once, right before the parent's record is written Cancelled (its final status write). */
   beforeParentEnds: Effect.Effect<void> | undefined
+  /** Runs once, right before a child's hand-off is copied into the parent's tree. */
+  beforeCopy: Effect.Effect<void> | undefined
 }
 
 /** The backend's stores, with the hooks of the race in the tree store's read and the record store's fenced write. */
@@ -31,7 +33,7 @@ const hooked = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, hooks: Hooks) 
     const context = yield* Effect.context<Harness.HarnessStores>()
     const tree = Context.get(context, TreeStore)
     const records = Context.get(context, RecordStore)
-    const once = (take: "onParentNotUnwinding" | "beforeParentEnds") =>
+    const once = (take: "onParentNotUnwinding" | "beforeParentEnds" | "beforeCopy") =>
       Effect.suspend(() => {
         const hook = hooks[take]
         hooks[take] = undefined
@@ -40,6 +42,11 @@ const hooked = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, hooks: Hooks) 
     return Context.add(
       Context.add(context, TreeStore, {
         ...tree,
+        saveReservedFenced: (tenantId, root, name, value, lease, now) =>
+          Effect.andThen(
+            root === hooks.parentId && name.startsWith("child-undo/") ? once("beforeCopy") : Effect.void,
+            tree.saveReservedFenced(tenantId, root, name, value, lease, now)
+          ),
         get: (tenantId, root, key) =>
           Effect.tap(tree.get(tenantId, root, key), (found) =>
             root === hooks.parentId && key === Undo.unwindingKey && Option.isNone(found) ? once("onParentNotUnwinding") : Effect.void)
@@ -83,7 +90,7 @@ for (const backend of backends) {
   describe(`a child's undo hand-off racing its parent's unwinding on ${backend.name}`, () => {
     for (const window of windows) {
       it.effect(`the hand-off lands ${window.name}: the child's undo runs exactly once, the parent ends Cancelled with no key left`, () => {
-        const hooks: Hooks = { parentId: "", onParentNotUnwinding: undefined, beforeParentEnds: undefined }
+        const hooks: Hooks = { parentId: "", onParentNotUnwinding: undefined, beforeParentEnds: undefined, beforeCopy: undefined }
         return Effect.gen(function*() {
           const book = makeTripBook({ placement: "any", cFails: false, legWorkOf: new Map([[1, "3 seconds"], [2, "60 seconds"]]) })
           const wf = tripWorkflow(book)
@@ -129,5 +136,43 @@ for (const backend of backends) {
         }).pipe(Effect.provide(hooked(backend.stores, hooks)))
       })
     }
+
+    it.effect("a child that claimed its hand-off, then stopped and was cancelled: its undos run once, by the parent — not again by the child", () => {
+      const hooks: Hooks = { parentId: "", onParentNotUnwinding: undefined, beforeParentEnds: undefined, beforeCopy: undefined }
+      return Effect.gen(function*() {
+        const book = makeTripBook({ placement: "any", cFails: false, legWorkOf: new Map([[1, "3 seconds"], [2, "60 seconds"]]) })
+        const wf = tripWorkflow(book)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+        yield* h.advance("2 seconds")
+        const parent = (yield* RecordStore.use((r) => r.findByStatus("Paused", 50, Option.none()))).find((r) => r.parentExecutionId == null)
+        assert.isDefined(parent, "the parent rests on its children")
+        const leg1 = (yield* RecordStore.use((r) => r.findByStatus("Running", 50, Option.none())))
+          .find((r) => r.parentExecutionId === parent!.executionId && r.executionId.endsWith(".1"))
+        assert.isDefined(leg1, "leg 1 is at work")
+        const lease = yield* LeaseStore.use((l) => l.get(leg1!.tenantId, leg1!.rootExecutionId))
+        const childAt = h.instances.findIndex((i) => Option.isSome(lease) && lease.value.holder.startsWith(i.instanceId))
+        assert.isAtLeast(childAt, 0, "leg 1 runs on an instance of the harness")
+        // Leg 1 finishes and claims its hand-off; its instance stops before it copies it into the parent's tree.
+        hooks.parentId = parent!.executionId
+        hooks.beforeCopy = h.freeze(childAt)
+        yield* h.advance("2 seconds")
+        assert.isUndefined(hooks.beforeCopy, "leg 1 claimed its hand-off")
+        // The parent is cancelled: it finds leg 1's claim and undoes it (with leg 0 and a); leg 1 is asked to stop.
+        assert.deepStrictEqual(yield* Fiber.join(yield* h.run(1 - childAt, (b) => b.cancel(parent!.threadId))), { cancelled: true })
+        assert.deepStrictEqual(undoneWho(book), ["leg-1", "leg-0", "a"])
+        // Leg 1's lease expires; the other instance takes it, reads the cancel request and ends it.
+        yield* h.advance("31 seconds")
+        yield* h.thaw(childAt)
+        yield* h.advance("60 seconds")
+        assert.deepStrictEqual(undoneWho(book), ["leg-1", "leg-0", "a"], "leg 1's undos ran once, by its parent")
+        assertOnce(book, ["leg-1", "leg-0", "a"])
+        assert.strictEqual((yield* recordOf(parent!.tenantId, parent!.executionId))?.status, "Cancelled")
+        const leg1End = (yield* recordOf(leg1!.tenantId, leg1!.executionId))?.status
+        assert.isTrue(leg1End === "Cancelled" || leg1End === "Finished", `leg 1 ended (${leg1End})`)
+        const keys = yield* TreeStore.use((t) => t.list(parent!.tenantId, parent!.rootExecutionId, "@baton/"))
+        assert.deepStrictEqual(keys, [], "no copy landed in the ended parent's tree")
+      }).pipe(Effect.provide(hooked(backend.stores, hooks)))
+    })
   })
 }

@@ -332,17 +332,17 @@ export const handOff = (u: Unwinder) =>
     const own = yield* rawStateOf(tree, record.tenantId, record.rootExecutionId)
     if (own.registrations.length === 0 && Object.keys(own.handoffs).length === 0) return true
     // A claim on record (an earlier holder of this child wrote it) decides; else this holder claims.
-    const claim = (yield* claimOf(tree, record.tenantId, record.rootExecutionId)) ?? (yield* claim_(u, parentId, own))
+    const claim = (yield* claimOf(tree, record.tenantId, record.rootExecutionId)) ?? (yield* claimHandOff(u, parentId, own))
     if (claim === undefined || "refusedBy" in claim) {
       yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
       return false
     }
-    yield* fencedSave(u.holder, record.tenantId, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)
+    yield* copyHandOff(u, claim)
     return true
   })
 
 /** The child claims its hand-off, unless its parent ended or unwinds already; answers the claim on record then (undefined: none, the parent is gone). */
-const claim_ = (u: Unwinder, parentId: string, own: Pick<HandOff, "registrations" | "handoffs">) =>
+const claimHandOff = (u: Unwinder, parentId: string, own: Pick<HandOff, "registrations" | "handoffs">) =>
   Effect.gen(function*() {
     const { record } = u
     const tree = yield* TreeStore
@@ -354,6 +354,32 @@ const claim_ = (u: Unwinder, parentId: string, own: Pick<HandOff, "registrations
     const value: HandOffClaim = { handedTo: parentTree, handOff: { workflowName: record.workflowName, threadId: record.threadId, ...own } }
     if (yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, claimName, value)) return value
     return yield* claimOf(tree, record.tenantId, record.rootExecutionId)
+  })
+
+/**
+ * The child's claimed hand-off, copied into its parent's tree (once: a copy
+ * there is kept) while the parent has not ended: an ended parent has no use
+ * for it (an unwinding one copied the claim itself before it read its
+ * undos), and its tree's keys are gone — nothing is written there (but in
+ * the window of one read, when it ends in between).
+ */
+const copyHandOff = (u: Unwinder, claim: Extract<HandOffClaim, { readonly handedTo: string }>) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const parent = yield* (yield* RecordStore).getRecord(record.tenantId, record.parentExecutionId ?? claim.handedTo)
+    if (Option.isNone(parent) || endedStatuses.has(parent.value.status)) return
+    yield* fencedSave(u.holder, record.tenantId, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)
+  })
+
+/** True when the execution claimed its hand-off (see `HandOffClaim`): its copy into the parent's tree is made (again, once). */
+const handedOver = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const { record } = u
+    if (record.parentExecutionId == null) return false
+    const claim = yield* claimOf(yield* TreeStore, record.tenantId, record.rootExecutionId)
+    if (claim === undefined || "refusedBy" in claim) return false
+    yield* copyHandOff(u, claim)
+    return true
   })
 
 const endedStatuses: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
@@ -727,8 +753,11 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     const instance = yield* Instance
     const { rootExecutionId, tenantId } = u.record
     yield* bodiesSettled(u, instance)
+    // A child that handed its undos over (then was cancelled, or lost its lease before it ended): they are its
+    // parent's now — the copy made sure of — and this tree runs none of them.
+    const handed = yield* handedOver(u)
     const first = yield* stateOf(tenantId, rootExecutionId)
-    if (first.registrations.length === 0 && !first.launched) {
+    if (handed || (first.registrations.length === 0 && !first.launched)) {
       const recorded = yield* unwindingOf(tenantId, rootExecutionId)
       return { unwinding: Option.getOrElse(recorded, () => why), failed: [] } satisfies Outcome as Outcome
     }
