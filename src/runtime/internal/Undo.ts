@@ -392,8 +392,10 @@ const endedStatuses: ReadonlySet<string> = new Set(["Finished", "Failed", "Cance
  * finished child's undo is either in this tree before its undos are read,
  * or run by the child itself — never neither, never both. A child with no
  * record has not started: it will find `@baton/unwinding` and undo itself.
- * One that ended Failed or Cancelled undid itself; one that ended Finished
- * copied its hand-off here before it ended.
+ * One that ended having claimed its hand-off (Finished, or cancelled or
+ * failed after it claimed: see `handedOver`) copied it here before it ended
+ * — the read of this tree's undos that follows finds it; one that ended
+ * Failed or Cancelled without a claim undid itself.
  */
 const closeHandOffs = (u: Unwinder) =>
   Effect.gen(function*() {
