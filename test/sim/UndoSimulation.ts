@@ -378,6 +378,6 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
   }).pipe(
     Effect.scoped,
     Effect.provide(storesFor(options.store ?? "memory")),
-    Effect.provideService(References.MinimumLogLevel, process.env.SIM_LOGS === undefined ? "None" : "Debug")
+    Effect.provideService(References.MinimumLogLevel, "None")
   )
 }
