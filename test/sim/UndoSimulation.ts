@@ -19,6 +19,7 @@ import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
+import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import type { SimulationStore } from "./Simulation.ts"
@@ -370,6 +371,15 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
           violations.push(`execution ${r.executionId} (${r.status}) took [${took}] and undid [${undid}], want [${want}]`)
         }
       }
+    }
+    // An ended execution's tree keeps none of its undo state (registrations, markers, hand-offs went with it).
+    // (History notes are left out: a stale holder's late note is not fenced — see the undo report.)
+    const tree = yield* TreeStore
+    const undoKeys = ["undo/", "unwinding", "compensated/", "undo-failed/", "child-undo/", "handoff"].map((k) => `@baton/${k}`)
+    for (const r of all) {
+      if (r.status !== "Finished" && r.status !== "Failed" && r.status !== "Cancelled") continue
+      const left = (yield* tree.list(r.tenantId, r.rootExecutionId, "@baton/")).map((e) => e.key).filter((k) => undoKeys.some((u) => k.startsWith(u)))
+      if (left.length > 0) violations.push(`execution ${r.executionId} (${r.status}) left keys in its tree: ${left.join(", ")}`)
     }
     for (const [key, n] of world.applied) if (n > 1) violations.push(`side effect ${key} applied ${n} times`)
     for (const [key, n] of world.undone) if (n > 1) violations.push(`undo ${key} applied ${n} times`)

@@ -357,18 +357,31 @@ const claimHandOff = (u: Unwinder, parentId: string, own: Pick<HandOff, "registr
   })
 
 /**
+ * After a write into another execution's tree: when that execution ended
+ * (before or meanwhile), its tree's keys were removed at its end, and the
+ * write is all that is there — it goes too.
+ */
+const dropIfEnded = (tenantId: string, executionId: string, root: string) =>
+  Effect.gen(function*() {
+    const record = yield* (yield* RecordStore).getRecord(tenantId, executionId)
+    if (Option.isNone(record) || endedStatuses.has(record.value.status)) yield* (yield* TreeStore).deleteRoot(tenantId, root)
+  })
+
+/**
  * The child's claimed hand-off, copied into its parent's tree (once: a copy
  * there is kept) while the parent has not ended: an ended parent has no use
  * for it (an unwinding one copied the claim itself before it read its
- * undos), and its tree's keys are gone — nothing is written there (but in
- * the window of one read, when it ends in between).
+ * undos), and its tree's keys are gone — a copy that lands as it ends goes.
  */
 const copyHandOff = (u: Unwinder, claim: Extract<HandOffClaim, { readonly handedTo: string }>) =>
   Effect.gen(function*() {
     const { record } = u
-    const parent = yield* (yield* RecordStore).getRecord(record.tenantId, record.parentExecutionId ?? claim.handedTo)
+    const parentId = record.parentExecutionId ?? claim.handedTo
+    const parent = yield* (yield* RecordStore).getRecord(record.tenantId, parentId)
     if (Option.isNone(parent) || endedStatuses.has(parent.value.status)) return
-    yield* fencedSave(u.holder, record.tenantId, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)
+    if (yield* fencedSave(u.holder, record.tenantId, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)) {
+      yield* dropIfEnded(record.tenantId, parentId, claim.handedTo)
+    }
   })
 
 /** True when the execution claimed its hand-off (see `HandOffClaim`): its copy into the parent's tree is made (again, once). */
@@ -409,7 +422,10 @@ const closeHandOffs = (u: Unwinder) =>
       if (Option.isNone(child) || endedStatuses.has(child.value.status)) continue
       const childTree = child.value.rootExecutionId
       const refusal: HandOffClaim = { refusedBy: executionId, at: yield* Clock.currentTimeMillis }
-      if (yield* fencedSave(u.holder, tenantId, childTree, claimName, refusal)) continue
+      if (yield* fencedSave(u.holder, tenantId, childTree, claimName, refusal)) {
+        yield* dropIfEnded(tenantId, childId, childTree)
+        continue
+      }
       const claim = yield* claimOf(tree, tenantId, childTree)
       if (claim !== undefined && "handOff" in claim) yield* fencedSave(u.holder, tenantId, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
     }
