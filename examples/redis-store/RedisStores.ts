@@ -6,7 +6,8 @@
  * Which contract goes where is the app's choice, with one rule: a fenced
  * `CheckpointStore` checks the leases of ITS OWN backend (the lease check and
  * the write happen in one atomic step there), so checkpoints and leases move
- * together.
+ * together — and so does the `TreeStore`, whose fenced writes (the undo
+ * markers) check the leases the same way.
  *
  * What Redis itself must give: the stores' atomicity comes from Lua scripts
  * and single commands, which any Redis has. Durability is the server's

@@ -3,17 +3,45 @@
  *
  * `saveIfAbsent` is HSETNX: Redis executes commands one at a time, so of N
  * concurrent callers exactly one finds the field absent and writes it.
+ * `saveIfAbsentFenced` is one script that checks the lease (`RedisLeaseStore`'s,
+ * in the same tenant's hash slot) and writes: nothing can take the lease between.
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { type TreeEntry, TreeStore } from "../../src/index.ts" // in your app: from "baton"
+import { LeaseLostError, type TreeEntry, TreeStore } from "../../src/index.ts" // in your app: from "baton"
 import { type Keys, op } from "./RedisKeys.ts"
+import { fenceLua } from "./RedisLeaseStore.ts"
 
 /** deleteRoot: count and delete in one script, so the count is what was deleted. */
 const deleteRoot = Redis.script((key: string) => [key], {
   numberOfKeys: 1,
   lua: `local n = redis.call('HLEN', KEYS[1]); redis.call('DEL', KEYS[1]); return n`
 }).withReturnType<number>()
+
+/**
+ * saveIfAbsentFenced: `{'kept'}` when the field exists, the fence's `{'lost', reason}`
+ * (nothing written), or `{'written'}`. The fence never renews here (its `dueBefore` is 0).
+ */
+const saveFenced = Redis.script(
+  (treeKey: string, leaseKey: string, field: string, json: string, holder: string, epoch: number, now: number) => [
+    treeKey,
+    leaseKey,
+    field,
+    json,
+    holder,
+    epoch,
+    now
+  ],
+  {
+    numberOfKeys: 2,
+    lua: fenceLua + `
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return { 'kept' } end
+local fenced = fence(KEYS[2], ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 0, 0)
+if fenced[1] == 'lost' then return fenced end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return { 'written' }`
+  }
+).withReturnType<Array<string>>()
 
 /** The `TreeStore` over the `Redis` service in context. */
 export const make = (keys: Keys) =>
@@ -23,6 +51,24 @@ export const make = (keys: Keys) =>
       saveIfAbsent: (tenantId, root, key, value) =>
         op("TreeStore", "saveIfAbsent", redis.send<number>("HSETNX", keys.tree(tenantId, root), key, JSON.stringify(value)))
           .pipe(Effect.map((n) => n === 1)),
+      saveIfAbsentFenced: (tenantId, root, key, value, lease, now) =>
+        op(
+          "TreeStore",
+          "saveIfAbsentFenced",
+          redis.eval(saveFenced)(
+            keys.tree(tenantId, root),
+            keys.lease(lease.tenantId, lease.rootExecutionId),
+            key,
+            JSON.stringify(value),
+            lease.holder,
+            lease.epoch,
+            now
+          )
+        ).pipe(Effect.flatMap((reply) =>
+          reply[0] === "lost"
+            ? Effect.fail(new LeaseLostError({ ...lease, reason: `a fenced tree write was refused: ${reply[1]}` }))
+            : Effect.succeed(reply[0] === "written")
+        )),
       get: (tenantId, root, key) =>
         op("TreeStore", "get", redis.send<string | null>("HGET", keys.tree(tenantId, root), key)).pipe(
           Effect.map((json) => (json === null ? Option.none() : Option.some(JSON.parse(json) as unknown)))

@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
+import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
@@ -13,16 +14,24 @@ import { key, MemoryState } from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
-  TreeStore.make({
-    saveIfAbsent: (tenantId, root, k, value) =>
-      Effect.sync(() => {
-        const treeKey = key(tenantId, root)
-        let entries = rows.tree.get(treeKey)
-        if (entries === undefined) rows.tree.set(treeKey, entries = new Map())
-        if (entries.has(k)) return false
-        entries.set(k, JSON.stringify(value))
-        return true
+export const make = MemoryState.useSync((rows) => {
+  const save = (tenantId: string, root: string, k: string, value: unknown) => {
+    const treeKey = key(tenantId, root)
+    let entries = rows.tree.get(treeKey)
+    if (entries === undefined) rows.tree.set(treeKey, entries = new Map())
+    if (entries.has(k)) return false
+    entries.set(k, JSON.stringify(value))
+    return true
+  }
+  return TreeStore.make({
+    saveIfAbsent: (tenantId, root, k, value) => Effect.sync(() => save(tenantId, root, k, value)),
+    // Synchronous: the lease check and the write are one atomic step.
+    saveIfAbsentFenced: (tenantId, root, k, value, lease, now) =>
+      Effect.suspend(() => {
+        if (rows.tree.get(key(tenantId, root))?.has(k) === true) return Effect.succeed(false)
+        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (!holds(row, lease, now)) return Effect.fail(refused("tree write", row, lease, now))
+        return Effect.succeed(save(tenantId, root, k, value))
       }),
     get: (tenantId, root, k) =>
       Effect.sync(() => {
@@ -44,7 +53,8 @@ export const make = MemoryState.useSync((rows) =>
         return n
       }),
     ping: Effect.void
-  }))
+  })
+})
 
 /**
  * Requires `MemoryState`; `MemoryStores.layer` provides it.

@@ -32,6 +32,8 @@ export interface StepVisit {
   readonly endedAt: number | null
   /** "Interrupted": the step paused (LangGraph `interrupt`) and ran again once answered; "Unfinished": cut short (its holder stopped). */
   readonly outcome: "Succeeded" | "Failed" | "Interrupted" | "Unfinished"
+  /** true: one try of the step's undo (`idempotencyKey` is the undo's: the step's key + ":undo"; `attempt` counts its tries). */
+  readonly undo?: boolean | undefined
 }
 
 /**

@@ -4,9 +4,11 @@
  * @since 0.1.0
  */
 import { Context, Effect, type Option } from "effect"
-import { type InvalidInputError, ReservedKeyError, type StoreError } from "./Errors.ts"
+import { InvalidInputError, type LeaseLostError, ReservedKeyError, type StoreError } from "./Errors.ts"
 import type { ExecutionId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
+import type { Lease } from "./Lease.ts"
+import { checkLease } from "./LeaseStore.ts"
 
 /**
  * What a `TreeStore` operation fails with.
@@ -40,6 +42,13 @@ export interface TreeEntry {
  * - keyed by (tenantId, rootExecutionId, key); values are JSON;
  * - `saveIfAbsent` writes only when the key is absent: of N concurrent
  *   callers across instances exactly one gets `true`;
+ * - `saveIfAbsentFenced` is `saveIfAbsent` made only while `lease` (of
+ *   this tree or another of the tenant: a parent writes into its child's)
+ *   is still the current lease of its tree — same holder and epoch,
+ *   `expiresAt > now` — checked in the same atomic step as the write, like a
+ *   fenced checkpoint write. A key that exists answers `false` (nothing
+ *   written); otherwise a stale holder gets `LeaseLostError` and writes
+ *   nothing;
  * - `list` returns the keys starting with `prefix`, in key order;
  * - `deleteRoot` removes every key of the tree and returns how many.
  *
@@ -48,6 +57,14 @@ export interface TreeEntry {
  */
 export interface TreeStoreBackend {
   readonly saveIfAbsent: (tenantId: TenantId, rootExecutionId: ExecutionId, key: string, value: unknown) => Effect.Effect<boolean, Failure>
+  readonly saveIfAbsentFenced: (
+    tenantId: TenantId,
+    rootExecutionId: ExecutionId,
+    key: string,
+    value: unknown,
+    lease: Lease,
+    now: number
+  ) => Effect.Effect<boolean, Failure | LeaseLostError>
   readonly get: (tenantId: TenantId, rootExecutionId: ExecutionId, key: string) => Effect.Effect<Option.Option<unknown>, Failure>
   readonly list: (tenantId: TenantId, rootExecutionId: ExecutionId, prefix: string) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>
   readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
@@ -60,7 +77,7 @@ export interface TreeStoreBackend {
  * @category models
  * @since 0.1.0
  */
-export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent"> {
+export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | "saveIfAbsentFenced"> {
   /** For user code: a key under `@baton/` fails with `ReservedKeyError`. */
   readonly saveIfAbsent: (
     tenantId: TenantId,
@@ -75,6 +92,18 @@ export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent"> {
     name: string,
     value: unknown
   ) => Effect.Effect<boolean, Failure>
+  /**
+   * For the runtime only: writes `@baton/<name>` under the holder's `lease`,
+   * fenced in the store (a stale holder gets `LeaseLostError`; see `TreeStoreBackend`).
+   */
+  readonly saveReservedFenced: (
+    tenantId: TenantId,
+    rootExecutionId: ExecutionId,
+    name: string,
+    value: unknown,
+    lease: Lease,
+    now: number
+  ) => Effect.Effect<boolean, Failure | LeaseLostError>
 }
 
 /**
@@ -105,6 +134,17 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
           V.nonEmpty("TreeStore.saveReservedIfAbsent", "name", name),
           V.json("TreeStore.saveReservedIfAbsent", "value", value)
         ], () => impl.saveIfAbsent(tenantId, root, reservedPrefix + name, value)),
+      saveReservedFenced: (tenantId, root, name, value, lease, now) =>
+        V.checked([
+          ...scope("TreeStore.saveReservedFenced", tenantId, root),
+          V.nonEmpty("TreeStore.saveReservedFenced", "name", name),
+          V.json("TreeStore.saveReservedFenced", "value", value),
+          ...checkLease("TreeStore.saveReservedFenced", lease),
+          lease?.tenantId === tenantId ? Effect.void : Effect.fail(
+            new InvalidInputError({ operation: "TreeStore.saveReservedFenced", field: "lease.tenantId", reason: "must be the tree's tenant" })
+          ),
+          V.time("TreeStore.saveReservedFenced", "now", now)
+        ], () => impl.saveIfAbsentFenced(tenantId, root, reservedPrefix + name, value, lease, now)),
       get: (tenantId, root, key) =>
         V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], () => impl.get(tenantId, root, key)),
       list: (tenantId, root, prefix) =>

@@ -131,15 +131,32 @@ const passGate = (gate: Gate, index: number, operation: string): Effect.Effect<v
 
 const gatePromise = (gate: Gate, index: number, operation: string) => Effect.runPromise(passGate(gate, index, operation))
 
-/** Every method of a store service goes through the gate first. */
-const gateService = <S extends object>(service: S, gate: Gate, index: number, name: string): S => {
+/**
+ * A store call of an instance, as `beforeStoreCall` sees it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface StoreCall {
+  readonly index: number
+  /** The service's key and the method, e.g. `baton/TreeStore.saveReservedFenced`. */
+  readonly operation: string
+  readonly args: ReadonlyArray<unknown>
+}
+
+type BeforeStoreCall = (call: StoreCall) => Effect.Effect<void>
+
+/** Every method of a store service goes through the hook (if any), then the gate. */
+const gateService = <S extends object>(service: S, gate: Gate, index: number, name: string, before: BeforeStoreCall | undefined): S => {
   const out: Record<string, unknown> = {}
+  const enter = (operation: string, args: ReadonlyArray<unknown>) =>
+    before === undefined ? passGate(gate, index, operation) : Effect.andThen(before({ index, operation, args }), passGate(gate, index, operation))
   for (const [k, v] of Object.entries(service)) {
-    if (Effect.isEffect(v)) out[k] = Effect.andThen(passGate(gate, index, `${name}.${k}`), v)
+    if (Effect.isEffect(v)) out[k] = Effect.andThen(enter(`${name}.${k}`, []), v)
     else if (typeof v === "function") {
       out[k] = (...args: Array<unknown>) => {
         const r = (v as (...a: Array<unknown>) => unknown)(...args)
-        return Effect.isEffect(r) ? Effect.andThen(passGate(gate, index, `${name}.${k}`), r) : r
+        return Effect.isEffect(r) ? Effect.andThen(enter(`${name}.${k}`, args), r) : r
       }
     } else out[k] = v
   }
@@ -200,15 +217,15 @@ const instanceClock = (clock: Clock.Clock, deadlines: Map<symbol, number>, gate:
 })
 
 /** The shared stores as instance `index` reaches them: every call through its gate, on its clock. */
-const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock, gate: Gate, index: number) => {
+const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock, gate: Gate, index: number, before: BeforeStoreCall | undefined) => {
   let context = Context.make(Clock.Clock, clock) as Context.Context<never>
   for (const tag of storeTags) {
     const service = Context.getOption(stores, tag as never)
-    if (service._tag === "Some") context = Context.add(context, tag as never, gateService(service.value as object, gate, index, tag.key) as never)
+    if (service._tag === "Some") context = Context.add(context, tag as never, gateService(service.value as object, gate, index, tag.key, before) as never)
   }
   const checkpoints = Context.get(stores, CheckpointStore)
   const gatedCheckpoints: CheckpointStoreShape = {
-    ...gateService(checkpoints, gate, index, "CheckpointStore"),
+    ...gateService(checkpoints, gate, index, "CheckpointStore", before),
     saver: new GatedSaver(checkpoints.saver, gate, index),
     fenced: checkpoints.fenced
   }
@@ -292,6 +309,12 @@ export const make = Effect.fnUntraced(function*(options: {
   readonly baton: Omit<BatonConfig.BatonOptions, "instanceId">
   /** Options of instance `index` over `baton` (its own workflows, limits, …); also for a restart. */
   readonly instanceOptions?: ((index: number) => Partial<Omit<BatonConfig.BatonOptions, "instanceId">>) | undefined
+  /**
+   * Runs before each store call of an instance reaches its gate (the checkpoint saver's calls aside): it may
+   * freeze, cut off or kill that instance right there — the call then waits or fails at the gate —, e.g. at the
+   * moment a child hands its undos over.
+   */
+  readonly beforeStoreCall?: ((call: StoreCall) => Effect.Effect<void>) | undefined
 }): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
   const stores = yield* Effect.context<HarnessStores>()
   const clock = yield* Clock.Clock
@@ -303,7 +326,7 @@ export const make = Effect.fnUntraced(function*(options: {
 
   const build = Effect.fnUntraced(function*(index: number) {
     const gate: Gate = { state: "alive", waiters: new Set() }
-    const context = gatedContext(stores, instanceClock(clock, deadlines, gate), gate, index)
+    const context = gatedContext(stores, instanceClock(clock, deadlines, gate), gate, index, options.beforeStoreCall)
     const scope = yield* Scope.fork(harnessScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
     const { workflows, ...rest } = { ...options.baton, ...options.instanceOptions?.(index) }
@@ -344,8 +367,11 @@ export const make = Effect.fnUntraced(function*(options: {
       const gate = slot(index).gate
       gate.state = state
       if (state !== "frozen" && state !== "hanging") {
-        for (const f of [...gate.waiters]) f()
+        // Emptied before the waiters resume: one that runs on at once and waits again (frozen anew by a
+        // `beforeStoreCall`) adds itself to the new set, not to the one being cleared.
+        const waiting = [...gate.waiters]
         gate.waiters.clear()
+        for (const f of waiting) f()
       }
     })
 

@@ -31,7 +31,11 @@ const refusingUnwinding = <E>(stores: Layer.Layer<Harness.HarnessStores, E>) =>
       saveReservedIfAbsent: (tenantId, root, name, value) =>
         name === "unwinding"
           ? Effect.fail(new StoreError({ store: "TreeStore", operation: "saveIfAbsent", reason: "the server refused the row", kind: "Data" }))
-          : tree.saveReservedIfAbsent(tenantId, root, name, value)
+          : tree.saveReservedIfAbsent(tenantId, root, name, value),
+      saveReservedFenced: (tenantId, root, name, value, lease, now) =>
+        name === "unwinding"
+          ? Effect.fail(new StoreError({ store: "TreeStore", operation: "saveIfAbsentFenced", reason: "the server refused the row", kind: "Data" }))
+          : tree.saveReservedFenced(tenantId, root, name, value, lease, now)
     })
   })).pipe(Layer.provide(Layer.fresh(stores)))
 

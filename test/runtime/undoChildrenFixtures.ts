@@ -21,6 +21,8 @@ export interface TripPlan {
   readonly legWork: Duration.Input
   /** Per leg (by input), overriding `legWork`. */
   readonly legWorkOf: ReadonlyMap<number, Duration.Input>
+  /** Whether step `a` declares an undo (without: the trip's only undos are its children's). */
+  readonly aUndo: boolean
 }
 
 export interface TripBook {
@@ -33,7 +35,7 @@ export interface TripBook {
 }
 
 export const makeTripBook = (plan: Partial<TripPlan> = {}): TripBook => ({
-  plan: { placement: "any", cFails: true, failingLegs: new Set(), undoSleep: 0, legWork: "1 second", legWorkOf: new Map(), ...plan },
+  plan: { placement: "any", cFails: true, failingLegs: new Set(), undoSleep: 0, legWork: "1 second", legWorkOf: new Map(), aUndo: true, ...plan },
   stepKeys: new Map(),
   tries: [],
   undone: [],
@@ -91,12 +93,12 @@ export const tripWorkflow = (book: TripBook) => {
       .addNode("a", Workflow.step(async (_s, ctx) => {
         book.stepKeys.set("a", ctx.idempotencyKey)
         return { log: ["a"] }
-      }, {
+      }, book.plan.aUndo ? {
         undo: async (result, ctx) => {
           book.tries.push({ who: "a", instanceId: ctx.instanceId, key: ctx.idempotencyKey, executionId: ctx.executionId })
           apply(book, "a", result, ctx)
         }
-      }))
+      } : {}))
       .addNode("b", Workflow.step(async (_s, ctx) => {
         book.stepKeys.set("b", ctx.idempotencyKey)
         const outs = await ctx.launch(leg, [{ n: 0 }, { n: 1 }, { n: 2 }], { placement: book.plan.placement })

@@ -21,11 +21,13 @@ const main = Effect.gen(function*() {
   let executions = 0
   let unwound = 0
   let childrenUndone = 0
+  let handOffFreezes = 0
   for (let seed = first; seed <= last; seed++) {
     const result = yield* simulateUndo(seed, { store }).pipe(Effect.provide(TestClock.layer()))
     executions += result.executions
     unwound += result.unwound
     childrenUndone += result.childrenUndone
+    handOffFreezes += result.handOffFreezes
     if (verbose) console.log(`seed ${seed}:\n  ${result.log.join("\n  ")}`)
     if (result.violations.length > 0) {
       console.error(`seed ${seed} FAILED (replay: npm run sim:undo -- --seed ${seed} --store ${store}):\n  ${result.violations.join("\n  ")}`)
@@ -33,7 +35,7 @@ const main = Effect.gen(function*() {
     }
     if (!verbose && seed % 100 === 0) console.log(`${seed - first + 1} seeds passed (${((Date.now() - started) / 1000).toFixed(1)} s)`)
   }
-  console.log(`${last - first + 1} undo seeds passed over ${store}, ${executions} executions (${unwound} unwound, ${childrenUndone} child undos run by their parents), in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  console.log(`${last - first + 1} undo seeds passed over ${store}, ${executions} executions (${unwound} unwound, ${childrenUndone} child undos run by their parents, ${handOffFreezes} instances frozen writing a hand-off), in ${((Date.now() - started) / 1000).toFixed(1)} s`)
   return true
 })
 

@@ -15,9 +15,11 @@ export const undoSimulationSuite = (store: SimulationStore) =>
     it.effect(`${seeds} seeds: every unwound execution undid what took effect once, in reverse order`, () =>
       Effect.gen(function*() {
         let unwound = 0
+        let handOffFreezes = 0
         for (let seed = 1; seed <= seeds; seed++) {
           const result = yield* simulateUndo(seed, { store })
           unwound += result.unwound
+          handOffFreezes += result.handOffFreezes
           if (result.violations.length > 0) {
             assert.fail(
               `seed ${seed} failed (replay: npm run sim:undo -- --seed ${seed} --store ${store}):\n  ${result.violations.join("\n  ")}\nschedule:\n  ${result.log.join("\n  ")}`
@@ -25,5 +27,6 @@ export const undoSimulationSuite = (store: SimulationStore) =>
           }
         }
         assert.isAbove(unwound, seeds, "the schedules unwound executions")
+        assert.isAbove(handOffFreezes, 0, "the schedules froze instances writing a hand-off")
       }), { timeout: 120_000 })
   })

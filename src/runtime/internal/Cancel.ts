@@ -110,7 +110,7 @@ export const endTree = Effect.fnUntraced(function*(
   }
   // The snapshot (with the pauses withdrawn) before the record ends: a holder stopped in between leaves it to the next one.
   if (record.status === "Running" || record.status === "Paused") {
-    yield* History.save(record, "Cancelled", "cancelled", lease)
+    yield* History.save(record, "Cancelled", "cancelled", lease, unwinder?.recorder)
   }
   let ended = false
   for (const from of ["Running", "Paused"] as const) {

@@ -285,16 +285,10 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const base = { tenantId: record.tenantId, threadId: record.threadId, executionId: record.executionId }
   const event = { ...base, rootExecutionId: record.rootExecutionId, instanceId: instance.instanceId, workflowName: workflow.name }
   const guard = guardOf(holder)
-  // With an ExecutionHistoryStore, every visit is noted in the tree (see History).
-  const recorder = History.stepRecorder({
-    services: instance.services,
-    tree,
-    record,
-    holder: holder.lease.holder,
-    epoch: holder.lease.epoch,
-    instanceId: instance.instanceId,
-    now: () => clock.currentTimeMillisUnsafe()
-  })
+  /** The pass's holder as the undos run under it (see `Undo`). */
+  const unwinder = yield* Undo.unwinderOf({ record, workflow, holder, pass: options.pass })
+  // With an ExecutionHistoryStore, every visit (the undos' tries too) is noted in the tree (see History).
+  const recorder = unwinder.recorder
   yield* Effect.annotateCurrentSpan("baton.instance", instance.instanceId)
   const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
   // Set when the pass continues a parent whose children ended: its first step closes that branch (slot priority).
@@ -317,8 +311,6 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const touch = () => {
     instance.activity.count++
   }
-  /** The pass's holder as the undos run under it (see `Undo`). */
-  const unwinder: Undo.Unwinder = { record, workflow, holder, pass: options.pass }
   /** Ends the tree as cancelled (under this lease), its open undos run first. */
   const cancelled = Cancel.endTree(record, holder.lease, guard, unwinder).pipe(Effect.tapError(lostBy(holder)))
   return {
@@ -476,7 +468,7 @@ const runGraph = (p: Pass, next: Next) =>
     Effect.catchTag("ExecutionFailedError", (e) =>
       // (One with an `UndoFailedError` cause is a cancel's end, already unwound.)
       e.cause instanceof UndoFailedError ? Effect.fail(e) : Effect.flatMap(
-        Unwind.finish(p.unwinder, Undo.failedWhy(e, p.now()), { original: e, recorder: p.recorder }).pipe(Effect.tapError(lostBy(p.holder))),
+        Unwind.finish(p.unwinder, Undo.failedWhy(e, p.now()), { original: e }).pipe(Effect.tapError(lostBy(p.holder))),
         Effect.fail
       )),
     Effect.tapError((e) => e._tag === "LeaseLostError" ? p.observer.onLeaseLost({ ...p.event, reason: e.reason }) : Effect.void),

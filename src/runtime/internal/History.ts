@@ -11,7 +11,7 @@
  */
 import { isGraphInterrupt } from "@langchain/langgraph"
 import { createHash } from "node:crypto"
-import { Clock, Context, Effect, Option } from "effect"
+import { Clock, Context, Effect, Exit, Option } from "effect"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import {
   type EndStatus,
@@ -34,6 +34,10 @@ const endsPrefix = `${historyPrefix}end/`
 interface VisitRow {
   readonly node: string
   readonly key: string
+  /** The key its end is reported under, when not `key` (a later visit of the same key by the same holder: an undo's retry). */
+  readonly endKey?: string | undefined
+  /** The visit ran the step's undo. */
+  readonly undo?: true | undefined
   readonly holder: string
   readonly instanceId: string
   readonly startedAt: number
@@ -56,12 +60,15 @@ interface EndsRow {
  * tree write: a holder that dies mid-step leaves it), the ends kept here
  * and written at once by `flush` when the pass ends (one tree write per
  * pass, not per step). A failed note is logged, never the step's failure.
+ * `undo` notes one try of a step's undo the same way (its key is the
+ * undo's idempotency key; each try is a visit).
  *
  * @category models
  * @since 0.1.0
  */
 export interface StepRecorder {
   readonly around: <A>(node: string, key: string, body: () => Promise<A>) => Promise<A>
+  readonly undo: <A, E, R>(node: string, key: string, body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly flush: Effect.Effect<void>
 }
 
@@ -85,6 +92,8 @@ export const stepRecorder = (options: {
   let seq = 0
   let flushes = 0
   let ends: Record<string, EndRow> = {}
+  // Visits per key: a later visit of a key (an undo's retry) is noted, and its end reported, under `key#n`.
+  const visits = new Map<string, number>()
   const note = (name: string, value: unknown) =>
     tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, name, value).pipe(
       Effect.catch((e) => Effect.logWarning(`execution history: a step visit was not noted: ${e.message}`)),
@@ -93,20 +102,36 @@ export const stepRecorder = (options: {
   const ended = (key: string, outcome: EndRow["outcome"]) => {
     ends[key] = { endedAt: now(), outcome }
   }
+  /** Notes a visit's start; answers the key its end is reported under. */
+  const started = (node: string, key: string, undo?: true) =>
+    Effect.suspend(() => {
+      const n = (visits.get(key) ?? 0) + 1
+      visits.set(key, n)
+      const endKey = n === 1 ? key : `${key}#${n}`
+      const row: VisitRow = { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq, ...(n === 1 ? {} : { endKey }), ...(undo ? { undo } : {}) }
+      return Effect.as(note(visitName(endKey, holder), row), endKey)
+    })
   return {
     around: (node, key, body) =>
-      Effect.runPromise(note(visitName(key, holder), { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq } satisfies VisitRow))
-        .then(body)
-        .then(
+      Effect.runPromise(started(node, key)).then((endKey) =>
+        body().then(
           (value) => {
-            ended(key, "Succeeded")
+            ended(endKey, "Succeeded")
             return value
           },
           (error) => {
-            ended(key, isGraphInterrupt(error) ? "Interrupted" : "Failed")
+            ended(endKey, isGraphInterrupt(error) ? "Interrupted" : "Failed")
             return Promise.reject(error)
           }
-        ),
+        )
+      ),
+    // An interrupted try (the holder stopped) reports no end, like a step its holder left: Unfinished.
+    undo: (node, key, body) =>
+      Effect.flatMap(started(node, key, true), (endKey) =>
+        Effect.onExit(body, (exit) =>
+          Exit.isSuccess(exit) ? Effect.sync(() => ended(endKey, "Succeeded"))
+          : Exit.hasInterrupts(exit) ? Effect.void
+          : Effect.sync(() => ended(endKey, "Failed")))),
     flush: Effect.suspend(() => {
       if (Object.keys(ends).length === 0) return Effect.void
       const row: EndsRow = { holder, ends }
@@ -133,7 +158,7 @@ const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: Execu
   return visits.map((row): StepVisit => {
     const attempt = (attempts.get(row.key) ?? 0) + 1
     attempts.set(row.key, attempt)
-    const end = ends.get(JSON.stringify([row.holder, row.key]))
+    const end = ends.get(JSON.stringify([row.holder, row.endKey ?? row.key]))
     // No reported end: the holder stopped before its pass ended. The step ran again later (this visit was
     // cut short), or it was not: then it completed (LangGraph runs a finished task once), its end unknown.
     const outcome = end?.outcome ?? (lastOf.get(row.key) === row && status === "Finished" ? "Succeeded" : "Unfinished")
@@ -144,7 +169,8 @@ const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: Execu
       instanceId: row.instanceId,
       startedAt: row.startedAt,
       endedAt: end?.endedAt ?? null,
-      outcome
+      outcome,
+      ...(row.undo ? { undo: true } : {})
     }
   })
 })

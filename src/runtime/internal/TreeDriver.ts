@@ -150,7 +150,7 @@ export const endIfFree = (record: ExecutionRecord) =>
         // Its undos run here when this instance has its workflow; else they wait for an instance that does.
         const workflow = yield* workflowFor(current.value)
         if (workflow === undefined && (yield* Undo.hasOpen(record.tenantId, record.rootExecutionId))) return false
-        const unwinder = workflow === undefined ? undefined : { record: current.value, workflow, holder: holder.value, pass }
+        const unwinder = workflow === undefined ? undefined : yield* Undo.unwinderOf({ record: current.value, workflow, holder: holder.value, pass })
         // Lost meanwhile (a frozen instance's lease expired): the holder now has it; it reads the cancel request.
         const ended = yield* Cancel.endTree(current.value, holder.value.lease, Effect.void, unwinder).pipe(
           Effect.as(true),
@@ -250,7 +250,7 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       }))
     )
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
-    const unwinder: Undo.Unwinder = { record, workflow, holder: holder.value, pass }
+    const unwinder = yield* Undo.unwinderOf({ record, workflow, holder: holder.value, pass })
     // A tree left unwinding is read first: its remaining undos run, it ends with the recorded reason, no step runs.
     const unwinding = record.status === "Running" ? yield* Undo.unwindingOf(tenantId, rootExecutionId) : Option.none()
     if (Option.isSome(unwinding)) {

@@ -13,7 +13,8 @@
  *   was never written (the holder died in between) belongs to a body that
  *   did return — its side effect happened, so its undo is rightly on record;
  *   the step's re-run has the same key and finds it there. A stale holder
- *   may not register (checked by its local fence first).
+ *   may not register: like every write below, it is fenced in the store's
+ *   own write (see `fencedSave`), after a local check.
  * - `unwinding`: why the tree ends (reason, error tag, message), written
  *   before the first undo; the first one written is kept.
  * - `compensated/<step key>`: after each undo that succeeded.
@@ -40,6 +41,11 @@
  *   tree's keys go when it ends). A child that fails or is cancelled unwinds
  *   itself and hands nothing over; one whose parent ended or unwinds already
  *   undoes itself too (see `handOff`).
+ * - `handoff` in the child's own tree: who has the child's undos. The child
+ *   writes it (with its undo state) before copying, its unwinding parent
+ *   writes a refusal (see `closeHandOffs`): the first write decides, so a
+ *   hand-off landing while the parent unwinds or after it ended is either
+ *   in the parent's tree before it reads its undos, or undone by the child.
  * Unwinding reads the registrations with each launch expanded into its
  * children's undos (see `stateOf`), so a child's undo is one more entry:
  * marked done in the parent's tree under its step key, resumable, once each.
@@ -64,6 +70,7 @@ import { type AnyWorkflow, type UndoContext, type UndoFunction, undoOfNode, type
 import * as Metrics from "../Metrics.ts"
 import * as History from "./History.ts"
 import * as Metering from "./Metering.ts"
+import * as StepSlots from "./StepSlots.ts"
 import { type ActivePass, Instance, type InstanceShape } from "./Instance.ts"
 import type { LeaseHolder } from "./LeaseHolder.ts"
 
@@ -72,6 +79,7 @@ const unwindingName = "unwinding"
 const compensatedPrefix = "compensated/"
 const failedPrefix = "undo-failed/"
 const handoffPrefix = "child-undo/"
+const claimName = "handoff"
 
 /**
  * The reserved tree key of a tree that unwinds.
@@ -168,7 +176,9 @@ export interface Outcome {
 /**
  * What the holder that unwinds brings: the root's record, the workflow
  * whose steps' undos run (undefined: none registered here), its lease
- * holder and its pass on this instance.
+ * holder, its pass on this instance, and the pass's step recorder (the
+ * undos' tries are noted in the execution history with its steps; none
+ * without an `ExecutionHistoryStore`).
  *
  * @category models
  * @since 0.1.0
@@ -178,11 +188,54 @@ export interface Unwinder {
   readonly workflow: AnyWorkflow | undefined
   readonly holder: LeaseHolder
   readonly pass: ActivePass
+  readonly recorder: History.StepRecorder | undefined
 }
 
 /**
- * Writes the registration of step `key`'s undo (once per key), after the
- * local fence says the holder still holds the tree.
+ * The unwinder of a holder's pass, with the pass's step recorder (one per
+ * pass: its steps and its undos' tries share it).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const unwinderOf = (options: Omit<Unwinder, "recorder">) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const tree = yield* TreeStore
+    const clock = yield* Clock.Clock
+    const { holder, record } = options
+    const recorder = History.stepRecorder({
+      services: instance.services,
+      tree,
+      record,
+      holder: holder.lease.holder,
+      epoch: holder.lease.epoch,
+      instanceId: instance.instanceId,
+      now: () => clock.currentTimeMillisUnsafe()
+    })
+    return { ...options, recorder } satisfies Unwinder as Unwinder
+  })
+
+/**
+ * Writes `@baton/<name>` in tree `root` once, under the holder's lease:
+ * refused locally first (no round trip), then fenced in the store's own
+ * write, like a checkpoint write — a holder that lost its lease while the
+ * write was under way (frozen, slow) writes nothing and stops with
+ * `LeaseLostError`. Answers whether it wrote (false: the key was there).
+ */
+const fencedSave = (holder: LeaseHolder, tenantId: string, root: string, name: string, value: unknown) =>
+  Effect.gen(function*() {
+    const refused = holder.fence.refusal()
+    if (refused !== undefined) return yield* Effect.fail(refused)
+    const tree = yield* TreeStore
+    return yield* tree.saveReservedFenced(tenantId, root, name, value, holder.lease, holder.fence.now()).pipe(
+      Effect.tapError((e) => e._tag === "LeaseLostError" ? Effect.sync(() => holder.fence.lost(e)) : Effect.void)
+    )
+  })
+
+/**
+ * Writes the registration of step `key`'s undo (once per key), under the
+ * holder's lease (see `fencedSave`).
  *
  * @category internal
  * @since 0.1.0
@@ -194,11 +247,9 @@ export const register = (
   registration: Omit<Registration, "epoch" | "executionId">
 ): Effect.Effect<void, LeaseLostError | StoreError | InvalidInputError> =>
   Effect.gen(function*() {
-    const refused = holder.fence.refusal()
-    if (refused !== undefined) return yield* Effect.fail(refused)
     const value: Registration = { ...registration, executionId: record.executionId, epoch: holder.lease.epoch }
-    yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${registrationPrefix}${registration.key}`, value)
-  })
+    yield* fencedSave(holder, record.tenantId, record.rootExecutionId, `${registrationPrefix}${registration.key}`, value)
+  }).pipe(Effect.provideService(TreeStore, tree))
 
 /** True when the workflow or one of its children declares an undo. */
 const declaresUndo = (workflow: AnyWorkflow): boolean =>
@@ -242,11 +293,32 @@ const rawStateOf = (tree: TreeStoreShape, tenantId: string, rootExecutionId: str
   })
 
 /**
+ * The claim on a child's hand-off, `@baton/handoff` in the child's own tree:
+ * written once, by the child handing its undo state to its parent, or by
+ * its unwinding parent refusing it. Whoever writes it first decides: a
+ * hand-off the parent refused is undone by the child itself; one the child
+ * claimed is undone by the parent, which copies it into its own tree when
+ * the child's copy has not landed (see `closeHandOffs`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type HandOffClaim =
+  | { readonly handedTo: string; readonly handOff: HandOff }
+  | { readonly refusedBy: string; readonly at: number }
+
+/** The claim on the hand-off of the tree's execution, if written. */
+const claimOf = (tree: TreeStoreShape, tenantId: string, rootExecutionId: string) =>
+  Effect.map(tree.get(tenantId, rootExecutionId, `${reservedPrefix}${claimName}`), (v) => Option.getOrUndefined(v) as HandOffClaim | undefined)
+
+/**
  * A finished child hands its undo state to its parent's tree (once), under
- * its own lease, before its record ends. True when it may end Finished:
- * it has no parent, nothing to hand over, or handed it over. False when its
- * parent ended or unwinds already — nobody would undo it there: the child
- * then undoes itself (the caller ends it as cancelled).
+ * its own lease, before its record ends: it claims its hand-off in its own
+ * tree (see `HandOffClaim`), then copies it into its parent's. True when it
+ * may end Finished: it has no parent, nothing to hand over, or handed it
+ * over. False when its parent ended, unwinds already or refused the
+ * hand-off — nobody would undo it there: the child then undoes itself (the
+ * caller ends it as cancelled).
  *
  * @category internal
  * @since 0.1.0
@@ -259,19 +331,104 @@ export const handOff = (u: Unwinder) =>
     const tree = yield* TreeStore
     const own = yield* rawStateOf(tree, record.tenantId, record.rootExecutionId)
     if (own.registrations.length === 0 && Object.keys(own.handoffs).length === 0) return true
+    // A claim on record (an earlier holder of this child wrote it) decides; else this holder claims.
+    const claim = (yield* claimOf(tree, record.tenantId, record.rootExecutionId)) ?? (yield* claimHandOff(u, parentId, own))
+    if (claim === undefined || "refusedBy" in claim) {
+      yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
+      return false
+    }
+    yield* copyHandOff(u, claim)
+    return true
+  })
+
+/** The child claims its hand-off, unless its parent ended or unwinds already; answers the claim on record then (undefined: none, the parent is gone). */
+const claimHandOff = (u: Unwinder, parentId: string, own: Pick<HandOff, "registrations" | "handoffs">) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const tree = yield* TreeStore
     const parent = yield* (yield* RecordStore).getRecord(record.tenantId, parentId)
     const live = Option.isSome(parent) && (parent.value.status === "Running" || parent.value.status === "Paused")
     // The parent's tree (a parent is the root of its own tree, as every execution is).
     const parentTree = Option.isSome(parent) ? parent.value.rootExecutionId : parentId
-    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) {
-      yield* Effect.logWarning(`child ${record.executionId} finished after its parent ${parentId} ended or began unwinding: it undoes itself`)
-      return false
+    if (!live || Option.isSome(yield* unwindingOf(record.tenantId, parentTree))) return undefined
+    const value: HandOffClaim = { handedTo: parentTree, handOff: { workflowName: record.workflowName, threadId: record.threadId, ...own } }
+    if (yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, claimName, value)) return value
+    return yield* claimOf(tree, record.tenantId, record.rootExecutionId)
+  })
+
+/**
+ * After a write into another execution's tree: when that execution ended
+ * (before or meanwhile), its tree's keys were removed at its end, and the
+ * write is all that is there — it goes too.
+ */
+const dropIfEnded = (tenantId: string, executionId: string, root: string) =>
+  Effect.gen(function*() {
+    const record = yield* (yield* RecordStore).getRecord(tenantId, executionId)
+    if (Option.isNone(record) || endedStatuses.has(record.value.status)) yield* (yield* TreeStore).deleteRoot(tenantId, root)
+  })
+
+/**
+ * The child's claimed hand-off, copied into its parent's tree (once: a copy
+ * there is kept) while the parent has not ended: an ended parent has no use
+ * for it (an unwinding one copied the claim itself before it read its
+ * undos), and its tree's keys are gone — a copy that lands as it ends goes.
+ */
+const copyHandOff = (u: Unwinder, claim: Extract<HandOffClaim, { readonly handedTo: string }>) =>
+  Effect.gen(function*() {
+    const { record } = u
+    const parentId = record.parentExecutionId ?? claim.handedTo
+    const parent = yield* (yield* RecordStore).getRecord(record.tenantId, parentId)
+    if (Option.isNone(parent) || endedStatuses.has(parent.value.status)) return
+    if (yield* fencedSave(u.holder, record.tenantId, claim.handedTo, `${handoffPrefix}${record.executionId}`, claim.handOff)) {
+      yield* dropIfEnded(record.tenantId, parentId, claim.handedTo)
     }
-    const refused = u.holder.fence.refusal()
-    if (refused !== undefined) return yield* Effect.fail(refused)
-    const value: HandOff = { workflowName: record.workflowName, threadId: record.threadId, ...own }
-    yield* tree.saveReservedIfAbsent(record.tenantId, parentTree, `${handoffPrefix}${record.executionId}`, value)
+  })
+
+/** True when the execution claimed its hand-off (see `HandOffClaim`): its copy into the parent's tree is made (again, once). */
+const handedOver = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const { record } = u
+    if (record.parentExecutionId == null) return false
+    const claim = yield* claimOf(yield* TreeStore, record.tenantId, record.rootExecutionId)
+    if (claim === undefined || "refusedBy" in claim) return false
+    yield* copyHandOff(u, claim)
     return true
+  })
+
+const endedStatuses: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
+
+/**
+ * Closes the hand-offs of the children the tree launched, once it unwinds
+ * (after `@baton/unwinding` is on record, before the undos are read): each
+ * child that has not handed over yet is refused (see `HandOffClaim`), or,
+ * when it claimed already, its claimed hand-off is copied here. So every
+ * finished child's undo is either in this tree before its undos are read,
+ * or run by the child itself — never neither, never both. A child with no
+ * record has not started: it will find `@baton/unwinding` and undo itself.
+ * One that ended having claimed its hand-off (Finished, or cancelled or
+ * failed after it claimed: see `handedOver`) copied it here before it ended
+ * — the read of this tree's undos that follows finds it; one that ended
+ * Failed or Cancelled without a claim undid itself.
+ */
+const closeHandOffs = (u: Unwinder) =>
+  Effect.gen(function*() {
+    const tree = yield* TreeStore
+    const records = yield* RecordStore
+    const { executionId, rootExecutionId, tenantId } = u.record
+    const raw = yield* rawStateOf(tree, tenantId, rootExecutionId)
+    const waiting = raw.registrations.flatMap((r) => r.kind === "launch" ? r.children ?? [] : []).filter((id) => raw.handoffs[id] === undefined)
+    for (const childId of waiting) {
+      const child = yield* records.getRecord(tenantId, childId)
+      if (Option.isNone(child) || endedStatuses.has(child.value.status)) continue
+      const childTree = child.value.rootExecutionId
+      const refusal: HandOffClaim = { refusedBy: executionId, at: yield* Clock.currentTimeMillis }
+      if (yield* fencedSave(u.holder, tenantId, childTree, claimName, refusal)) {
+        yield* dropIfEnded(tenantId, childId, childTree)
+        continue
+      }
+      const claim = yield* claimOf(tree, tenantId, childTree)
+      if (claim !== undefined && "handOff" in claim) yield* fencedSave(u.holder, tenantId, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
+    }
   })
 
 const lastFirst = (a: Registration, b: Registration) => b.epoch - a.epoch || b.seq - a.seq || b.at - a.at
@@ -336,7 +493,7 @@ const stateOf = (tenantId: string, rootExecutionId: string) =>
     const registrations = expand(raw.registrations, raw.handoffs)
     const done = new Set((yield* list(compensatedPrefix)).map((e) => e.key.slice(reservedPrefix.length + compensatedPrefix.length)))
     const failed = new Map((yield* list(failedPrefix)).map((e) => [(e.value as FailedUndo).stepIdempotencyKey, e.value as FailedUndo]))
-    return { registrations, done, failed }
+    return { registrations, done, failed, launched: raw.registrations.some((r) => r.kind === "launch") }
   })
 
 /**
@@ -485,6 +642,28 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
     stopped(u, instance)
   )
 
+/** A try noted in the execution history as a visit of the step's undo (see `History.StepRecorder`). */
+const noted = <A, E>(u: Unwinder, registration: Registration, ctx: UndoContext, effect: Effect.Effect<A, E>) =>
+  u.recorder === undefined ? effect : u.recorder.undo(registration.node, ctx.idempotencyKey, effect)
+
+/**
+ * With a cap on steps (`maxConcurrentSteps`), a try of an undo runs in a
+ * step slot like a step, at the depth of the execution: it waits for one
+ * (the pass idle meanwhile) until the holder must stop, and gives it back
+ * when the try ends.
+ */
+const inSlot = <A, E>(u: Unwinder, instance: InstanceShape, effect: Effect.Effect<A, E>) => {
+  const slots = StepSlots.fromInstance(instance)
+  if (slots === undefined) return effect
+  const claim: StepSlots.Claim = { closesBranch: false, depth: u.record.depth, newRoot: false }
+  return Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      restore(Effect.raceFirst(waiting(u, instance, slots.take(claim)), stopped(u, instance))),
+      () => Effect.ensuring(restore(effect), slots.release)
+    )
+  )
+}
+
 /**
  * Runs one undo: tries it up to `undoAttempts` times with a doubling
  * backoff on the Clock; marks it done, or given up. Answers the failure
@@ -495,7 +674,6 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
   Effect.gen(function*() {
     const { config } = instance
     const { record } = u
-    const tree = yield* TreeStore
     const clock = yield* Clock.Clock
     const controller = new AbortController()
     const undo = undoFor(u.workflow, registration)
@@ -519,11 +697,11 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
           signal: controller.signal,
           leaseHeld: () => stopReason(u, instance) === undefined
         }
-        const exit = yield* Effect.exit(attempt(u, instance, clock, undo, registration, ctx))
+        const exit = yield* Effect.exit(inSlot(u, instance, noted(u, registration, ctx, attempt(u, instance, clock, undo, registration, ctx))))
         if (Exit.isSuccess(exit)) {
           // Marked by a holder that still holds the tree (else the next one runs it again, same key).
           yield* checkStop(u, instance).pipe(Effect.tapError((stop) => Effect.sync(() => controller.abort(stop))))
-          yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${compensatedPrefix}${registration.key}`, {
+          yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, `${compensatedPrefix}${registration.key}`, {
             at: yield* Clock.currentTimeMillis,
             instanceId: instance.instanceId
           })
@@ -547,7 +725,7 @@ const runOne = (u: Unwinder, instance: InstanceShape, why: Unwinding, registrati
     }
     const failed: FailedUndo = { node: registration.node, stepIdempotencyKey: registration.key, attempts, error: lastError }
     yield* checkStop(u, instance)
-    yield* tree.saveReservedIfAbsent(record.tenantId, record.rootExecutionId, `${failedPrefix}${registration.key}`, failed)
+    yield* fencedSave(u.holder, record.tenantId, record.rootExecutionId, `${failedPrefix}${registration.key}`, failed)
     yield* Effect.logError(`undo of step "${registration.node}" (${registration.key}) failed after ${attempts} tries; the other undos go on: ${lastError}`)
     return failed
   })
@@ -591,11 +769,13 @@ const resumeRunning = (u: Unwinder) =>
 export const unwind = (u: Unwinder, why: Unwinding) =>
   Effect.gen(function*() {
     const instance = yield* Instance
-    const tree = yield* TreeStore
     const { rootExecutionId, tenantId } = u.record
     yield* bodiesSettled(u, instance)
+    // A child that handed its undos over (then was cancelled, or lost its lease before it ended): they are its
+    // parent's now — the copy made sure of — and this tree runs none of them.
+    const handed = yield* handedOver(u)
     const first = yield* stateOf(tenantId, rootExecutionId)
-    if (first.registrations.length === 0) {
+    if (handed || (first.registrations.length === 0 && !first.launched)) {
       const recorded = yield* unwindingOf(tenantId, rootExecutionId)
       return { unwinding: Option.getOrElse(recorded, () => why), failed: [] } satisfies Outcome as Outcome
     }
@@ -603,24 +783,17 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
     // A paused tree that unwinds (it was cancelled) is Running while it does: a holder stopped
     // mid-undo leaves it to the recovery sweep, which looks at Running trees.
     if (u.record.status === "Paused") yield* resumeRunning(u)
-    if (!(yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, unwindingName, why))) {
+    if (!(yield* fencedSave(u.holder, tenantId, rootExecutionId, unwindingName, why))) {
       why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
     }
-    // Read again once `unwinding` is on record: a child that finished meanwhile handed its undos over, or
-    // (seeing the marker) undoes itself.
-    let state = yield* stateOf(tenantId, rootExecutionId)
+    // Once `unwinding` is on record: each launched child has handed its undos over, or undoes itself.
+    yield* closeHandOffs(u)
+    const state = yield* stateOf(tenantId, rootExecutionId)
     const failed: Array<FailedUndo> = [...state.failed.values()]
-    const tried = new Set<string>()
-    while (true) {
-      const open = state.registrations.filter((r) => !state.done.has(r.key) && !state.failed.has(r.key) && !tried.has(r.key))
-      if (open.length === 0) break
-      for (const registration of open) {
-        tried.add(registration.key)
-        const given = yield* runOne(u, instance, why, registration)
-        if (given !== undefined) failed.push(given)
-      }
-      // A child that handed its undos over between the read and the marker (a narrow race) is undone now, late rather than never.
-      state = yield* stateOf(tenantId, rootExecutionId)
+    for (const registration of state.registrations) {
+      if (state.done.has(registration.key) || state.failed.has(registration.key)) continue
+      const given = yield* runOne(u, instance, why, registration)
+      if (given !== undefined) failed.push(given)
     }
     return { unwinding: why, failed } satisfies Outcome as Outcome
   }).pipe(Effect.withSpan("Baton.unwind"))
@@ -678,7 +851,7 @@ export const failedError = (record: ExecutionRecord, outcome: Outcome, original?
  * @category internal
  * @since 0.1.0
  */
-export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: History.StepRecorder) =>
+export const endFailed = (u: Unwinder, error: ExecutionFailedError) =>
   Effect.gen(function*() {
     const instance = yield* Instance
     const records = yield* RecordStore
@@ -695,7 +868,7 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError, recorder?: H
       yield* pauses.withdraw(record.tenantId, p.pauseId, now)
       yield* Metering.add(Metrics.pausesPending, instance.instanceId, undefined, -1)
     }
-    yield* History.save(record, "Failed", error.error, lease, recorder)
+    yield* History.save(record, "Failed", error.error, lease, u.recorder)
     const moved = yield* records.setStatusFenced({
       tenantId: record.tenantId,
       executionId: record.executionId,

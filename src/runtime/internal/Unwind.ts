@@ -10,7 +10,6 @@
 import { Effect } from "effect"
 import type { ExecutionFailedError } from "../../stores/Errors.ts"
 import * as Cancel from "./Cancel.ts"
-import type * as History from "./History.ts"
 import * as Undo from "./Undo.ts"
 
 /** Fails once the holder may not write any more. */
@@ -33,7 +32,7 @@ const guardOf = (u: Undo.Unwinder) =>
 export const finish = Effect.fnUntraced(function*(
   u: Undo.Unwinder,
   why: Undo.Unwinding,
-  options?: { readonly original?: ExecutionFailedError | undefined; readonly recorder?: History.StepRecorder | undefined }
+  options?: { readonly original?: ExecutionFailedError | undefined }
 ) {
   if (why.reason === "Cancelled") return yield* Cancel.endTree(u.record, u.holder.lease, guardOf(u), u)
   const outcome = yield* Undo.unwind(u, why)
@@ -41,7 +40,7 @@ export const finish = Effect.fnUntraced(function*(
   if (outcome.unwinding.reason === "Cancelled") return yield* Cancel.endTree(u.record, u.holder.lease, guardOf(u), u)
   const error = Undo.failedError(u.record, outcome, options?.original)
   // Best effort, as any end: a holder stopped here leaves the tree Running for the next one.
-  yield* Undo.endFailed(u, error, options?.recorder).pipe(
+  yield* Undo.endFailed(u, error).pipe(
     Effect.catchCause((cause) => Effect.logWarning("ending a failed execution did not complete; the next holder ends it", cause))
   )
   return error

@@ -5,23 +5,30 @@
  */
 import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
-import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
+import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
+import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import { expectInvalid, expectTag, none, nonJsonValues, race, some, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
+/** The tree store, and the lease store its fenced writes check. */
+type WithLeases = TreeStoreShape & { readonly leases: LeaseStoreShape }
+
 /**
  * Registers the TreeStore conformance tests (call it at the top level of a
- * vitest file).
+ * vitest file). The Layer provides `LeaseStore` too: a fenced write checks
+ * the tree's lease in the same atomic step.
  *
  * @category conformance
  * @since 0.1.0
  */
-export const treeStoreSuite = (options: SuiteOptions<TreeStore>): void => {
+export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {
     contract: "TreeStore",
-    pick: (ctx) => Context.get(ctx, TreeStore),
+    pick: (ctx): WithLeases => ({ ...Context.get(ctx, TreeStore), leases: Context.get(ctx, LeaseStore) }),
     ping: (s) => s.ping
   })
+  const base = 1_000_000_000_000
+  const ttl = 30_000
   const tree = () => ({ tenant: ids("tenant"), root: ids("root") })
 
   register((it) => {
@@ -155,6 +162,43 @@ export const treeStoreSuite = (options: SuiteOptions<TreeStore>): void => {
         assert.deepStrictEqual(some(yield* s.get(tenant, root, "k"), "mine, after the other tenant's deleteRoot"), "mine")
       }))
 
+    it.effect("saveReservedFenced writes only under the current lease, checked with the write: a stale, expired or released holder gets LeaseLostError and writes nothing", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const lease = some(yield* stores.first.leases.acquire(tenant, root, "holder-1", ttl, base), "acquire")
+        assert.isTrue(yield* stores.second.saveReservedFenced(tenant, root, "compensated/a", { by: 1 }, lease, base + 1))
+        assert.isFalse(yield* stores.first.saveReservedFenced(tenant, root, "compensated/a", { by: 2 }, lease, base + 2), "a key that exists is kept")
+        assert.deepStrictEqual(some(yield* stores.first.get(tenant, root, `${reservedPrefix}compensated/a`), "kept"), { by: 1 })
+        // Into another tree of the tenant (a parent refusing its child's hand-off), under the writer's own lease.
+        const child = ids("root")
+        assert.isTrue(yield* stores.first.saveReservedFenced(tenant, child, "handoff", { refusedBy: root }, lease, base + 3))
+        yield* expectTag(stores.first.saveReservedFenced(tenant, root, "unwinding", 1, lease, base + ttl), "LeaseLostError", "at the lease's expiry")
+        const next = some(yield* stores.second.leases.acquire(tenant, root, "holder-2", ttl, base + ttl + 1), "takeover")
+        yield* expectTag(stores.first.saveReservedFenced(tenant, root, "unwinding", 1, lease, base + ttl + 2), "LeaseLostError", "the old holder")
+        assert.isTrue(yield* stores.second.saveReservedFenced(tenant, root, "unwinding", 2, next, base + ttl + 2))
+        assert.isTrue(yield* stores.second.leases.release(next))
+        yield* expectTag(stores.second.saveReservedFenced(tenant, root, "compensated/b", 1, next, base + ttl + 3), "LeaseLostError", "a released lease")
+        const noLease = { ...lease, rootExecutionId: ids("root") }
+        yield* expectTag(stores.first.saveReservedFenced(tenant, root, "compensated/c", 1, noLease, base + 4), "LeaseLostError", "no lease at all")
+        assert.deepStrictEqual(
+          (yield* stores.first.list(tenant, root, reservedPrefix)).map((e) => e.key),
+          [`${reservedPrefix}compensated/a`, `${reservedPrefix}unwinding`],
+          "no refused write landed"
+        )
+        assert.deepStrictEqual(some(yield* stores.first.get(tenant, root, `${reservedPrefix}unwinding`), "unwinding"), 2)
+      }))
+
+    it.effect(`saveReservedFenced: of ${racers} racers under one lease exactly one writes`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        const lease = some(yield* stores.first.leases.acquire(tenant, root, "holder-1", ttl, base), "acquire")
+        const exits = yield* race(racers, (i) => stores.at(i).saveReservedFenced(tenant, root, "unwinding", { racer: i }, lease, base + 1))
+        const winners = successes(exits).filter((won) => won)
+        assert.strictEqual(winners.length, 1, "exactly one fenced save writes")
+      }))
+
     it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
       Effect.gen(function*() {
         const s = (yield* Stores).first
@@ -168,6 +212,13 @@ export const treeStoreSuite = (options: SuiteOptions<TreeStore>): void => {
         }
         yield* expectInvalid(s.saveReservedIfAbsent(tenant, root, "", 1), "name", "saveReservedIfAbsent, empty name")
         yield* expectInvalid(s.saveReservedIfAbsent("", root, "r", 1), "tenantId", "saveReservedIfAbsent, empty tenant")
+        const lease = { tenantId: tenant, rootExecutionId: root, holder: "h", epoch: 1, expiresAt: base + ttl }
+        yield* expectInvalid(s.saveReservedFenced(tenant, root, "", 1, lease, base), "name", "saveReservedFenced, empty name")
+        yield* expectInvalid(s.saveReservedFenced(tenant, root, "r", 1, { ...lease, epoch: 0 }, base), "lease.epoch", "saveReservedFenced, epoch 0")
+        yield* expectInvalid(s.saveReservedFenced(tenant, root, "r", 1, { ...lease, holder: "" }, base), "lease.holder", "saveReservedFenced, no holder")
+        yield* expectInvalid(s.saveReservedFenced(tenant, root, "r", 1, { ...lease, tenantId: ids("tenant") }, base), "lease.tenantId", "saveReservedFenced, another tenant's lease")
+        yield* expectInvalid(s.saveReservedFenced(tenant, root, "r", 1, lease, Number.NaN), "now", "saveReservedFenced, now NaN")
+        yield* expectInvalid(s.saveReservedFenced(tenant, root, "r", 1n as never, lease, base), "value", "saveReservedFenced, not JSON")
         yield* expectInvalid(s.get(tenant, root, ""), "key", "get, empty key")
         yield* expectInvalid(s.get(tenant, "", "k"), "rootExecutionId", "get, empty root")
         yield* expectInvalid(s.list("", root, ""), "tenantId", "list, empty tenant")
