@@ -193,7 +193,8 @@ const hashOf = (value: unknown) => createHash("sha256").update(JSON.stringify(va
  * Writes the snapshot of a root that ends now with `status`, under `lease`
  * (before its record leaves Running and its tree keys go). Does nothing for
  * a child, or without an `ExecutionHistoryStore`. A refused lease fails with
- * `LeaseLostError`: the new holder ends the tree and writes it.
+ * `LeaseLostError`: the new holder ends the tree and writes it. `input` is
+ * the root's kept input when the caller has it in hand (none: it is read).
  *
  * @category internal
  * @since 0.1.0
@@ -203,7 +204,8 @@ export const save = Effect.fnUntraced(function*(
   status: EndStatus,
   error: string | null,
   lease: Lease,
-  recorder?: StepRecorder | undefined
+  recorder?: StepRecorder | undefined,
+  input: Option.Option<Option.Option<unknown>> = Option.none()
 ) {
   const history = yield* Effect.serviceOption(ExecutionHistoryStore)
   if (Option.isNone(history) || record.executionId !== record.rootExecutionId) return
@@ -211,7 +213,7 @@ export const save = Effect.fnUntraced(function*(
   const tree = yield* TreeStore
   const pauses = yield* PauseStore
   const now = yield* Clock.currentTimeMillis
-  const input = yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}input`)
+  const kept = Option.isSome(input) ? input.value : yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}input`)
   const snapshot: ExecutionSnapshot = {
     tenantId: record.tenantId,
     executionId: record.executionId,
@@ -219,7 +221,7 @@ export const save = Effect.fnUntraced(function*(
     workflowName: record.workflowName,
     workflowVersion: record.workflowVersion,
     configHash: record.configHash,
-    inputHash: Option.isSome(input) ? hashOf(input.value) : null,
+    inputHash: Option.isSome(kept) ? hashOf(kept.value) : null,
     status,
     error,
     startedAt: record.createdAt,
