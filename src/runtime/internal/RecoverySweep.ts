@@ -16,7 +16,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option } from "effect"
+import { Cause, Clock, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import * as Cancel from "./Cancel.ts"
 import * as ChildOrphans from "./ChildOrphans.ts"
 import type { ExecutionRecord, RecordCursor } from "../../stores/ExecutionRecord.ts"
@@ -133,33 +133,21 @@ interface Say {
 /**
  * Continues a free tree in a recovery fiber of the instance, logging how it
  * ended. A failure that counts against the execution is noted in its record
- * (backoff, then Failed after `maxRecoveryAttempts`). Answers, once the store
- * answered the recovery's lease acquire, whether it took the tree: the look
- * goes on only then, so the other instances' looks see the trees this one
- * took (its picks are never all in flight at once, looking free to them).
+ * (backoff, then Failed after `maxRecoveryAttempts`).
  */
 const continueTree = (look: Look, workflow: AnyWorkflow, record: ExecutionRecord, reason: "Recovered" | "Answered", say: Say) =>
   Effect.andThen(
     Effect.flatMap(Effect.service(Instance), (instance) => Metering.add(Metrics.recoveriesStarted, instance.instanceId, { reason })),
     Effect.suspend(() => {
       look.running.count++
-      const leased = Deferred.makeUnsafe<boolean>()
-      const ended = Effect.sync(() => {
-        Deferred.doneUnsafe(leased, Exit.succeed(false))
-        recoveryEnded(look.running)
-      })
-      return Effect.andThen(
-        FiberSet.run(look.recoveries, recovery(look, workflow, record, reason, say, leased).pipe(Effect.ensuring(ended))),
-        Deferred.await(leased)
-      )
+      return FiberSet.run(look.recoveries, recovery(look, workflow, record, reason, say).pipe(Effect.ensuring(Effect.sync(() => recoveryEnded(look.running)))))
     })
   )
 
-/** The recovery fiber's program: drives the tree (telling `leased` whether it took the lease), notes a counted failure, logs how it ended. */
-const recovery = (look: Look, workflow: AnyWorkflow, record: ExecutionRecord, reason: "Recovered" | "Answered", say: Say, leased: Deferred.Deferred<boolean>) =>
+/** The recovery fiber's program: drives the tree, notes a counted failure, logs how it ended. */
+const recovery = (look: Look, workflow: AnyWorkflow, record: ExecutionRecord, reason: "Recovered" | "Answered", say: Say) =>
   TreeDriver.drive(workflow, record.tenantId, record.rootExecutionId, { _tag: "Continue", reason }, {
     wait: false,
-    onLease: (held) => Effect.asVoid(Deferred.succeed(leased, held)),
     // Counted before the lease is released: a sweep woken by the release already sees the backoff.
     onFailure: (cause) => {
       const counted = RecoveryFailures.countedCause(cause)
@@ -199,8 +187,6 @@ const keyOf = (r: { readonly tenantId: string; readonly rootExecutionId: string 
 interface PageLeases {
   read: Set<string>
   leases: Map<string, Lease>
-  /** The roots they were read for. */
-  roots: ReadonlyArray<ExecutionRecord>
 }
 
 /**
@@ -212,7 +198,6 @@ const readLeases = (page: PageLeases) => (roots: ReadonlyArray<ExecutionRecord>)
   Effect.gen(function*() {
     page.read = new Set()
     page.leases = new Map()
-    page.roots = roots
     // A page larger than one call takes (`sweepPageSize` above `maxGetMany`) is read in a few.
     const found = yield* getManyChunked(yield* LeaseStore, roots)
     page.read = new Set(roots.map(keyOf))
@@ -273,16 +258,11 @@ const visitRunning = (look: Look) =>
     if (look.budget <= 0) return false
     look.budget--
     const id = record.rootExecutionId
-    const took = yield* continueTree(look, workflow!, record, "Recovered", {
+    yield* continueTree(look, workflow!, record, "Recovered", {
       done: (tag) => `recovered execution ${id}: ${tag}`,
       other: `execution ${id} was taken by another instance first`,
       ended: `recovery of execution ${id} ended`
     })
-    if (took) return true
-    // Taken by another instance since the page's leases were read: nothing runs here, the budget is kept
-    // for the next tree, and the page's leases are read again (the others took more of them meanwhile).
-    look.budget++
-    yield* readLeases(look.page)(look.page.roots)
     return true
   })
 
@@ -356,7 +336,7 @@ const look = Effect.fnUntraced(function*(
     running,
     budget: Math.min(instance.config.maxRecoveriesPerLook - running.count, slots === undefined ? Infinity : slots.free),
     earliest: Infinity,
-    page: { read: new Set(), leases: new Map(), roots: [] }
+    page: { read: new Set(), leases: new Map() }
   }
   const next = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), (roots, page) =>
     // Launched children nothing will continue (their parent ended) are ended here; see ChildOrphans.

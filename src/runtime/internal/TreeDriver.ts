@@ -233,15 +233,11 @@ export const start = (
 /** Told how a try failed, before its lease is released. */
 type OnFailure = (cause: Cause.Cause<unknown>) => Effect.Effect<void, never, Stores | Instance>
 
-/** Told whether a try took the tree's lease, as soon as the store answered. */
-type OnLease = (held: boolean) => Effect.Effect<void>
-
 /** One try at moving the tree: `None` when another holder keeps its lease. */
-const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart, onFailure?: OnFailure, onLease?: OnLease) =>
+const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart, onFailure?: OnFailure) =>
   Effect.scoped(Effect.tapCause(Effect.gen(function*() {
     const { rootExecutionId, tenantId } = pass
     const holder = yield* acquireFor(pass)
-    if (onLease !== undefined) yield* onLease(Option.isSome(holder))
     if (Option.isNone(holder)) return Option.none<ExecutionOutput>()
     pass.phase = "running"
     const records = yield* RecordStore
@@ -313,8 +309,7 @@ const waitForLease = (pass: TrackedPass) =>
  * its expiry or the next poll); when false, giving up (`None`) if it is
  * held. Then runs a pass, or answers the tree's current output when there is
  * nothing to do (it finished, or rests paused with no decision waiting).
- * `onFailure` sees a failed try while its lease (if taken) is still held;
- * `onLease` is told whether a try took the lease as soon as the store answered.
+ * `onFailure` sees a failed try while its lease (if taken) is still held.
  *
  * @category internal
  * @since 0.1.0
@@ -324,10 +319,10 @@ export const drive = (
   tenantId: string,
   rootExecutionId: string,
   begin: PassStart,
-  options: { readonly wait: boolean; readonly onFailure?: OnFailure | undefined; readonly onLease?: OnLease | undefined }
+  options: { readonly wait: boolean; readonly onFailure?: OnFailure | undefined }
 ): Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> =>
   tracked(tenantId, rootExecutionId, (pass) => {
-    const attempt = attemptPass(workflow, pass, begin, options.onFailure, options.onLease)
+    const attempt = attemptPass(workflow, pass, begin, options.onFailure)
     if (!options.wait) return attempt
     const loop: Effect.Effect<Option.Option<ExecutionOutput>, ResumeError, Stores | Instance> = attempt.pipe(
       Effect.flatMap((out) =>
