@@ -11,7 +11,9 @@
  * look; the others are still visited. At most `maxRecoveriesPerLook`
  * recoveries the sweep started run at once (fewer with step slots): a look
  * stops at the bound and the next one, woken when a recovery releases its
- * lease, picks up where it stopped. (Settled pauses past the retention are
+ * lease, picks up at the page where it stopped. Each instance visits a
+ * page's roots in its own order (`VisitOrder`), so instances that look at
+ * once start recoveries of different trees. (Settled pauses past the retention are
  * deleted once per fleet: see `Retention`.)
  *
  * @since 0.1.0
