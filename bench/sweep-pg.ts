@@ -19,7 +19,9 @@
  * 3. Recovery: BENCH_INSTANCES (3) baton instances over the large schema (a
  *    pool of 8 connections each, `maxConcurrentSteps` 32, a trivial
  *    one-step workflow) recover every Running root; the time until none is
- *    left, recoveries per second, and statements per recovery.
+ *    left, recoveries per second, statements per recovery, and the trees'
+ *    lease acquires with those refused (another instance had just taken the
+ *    tree: the instances collided).
  *
  * Statements are counted with effect's `Statement.CurrentTransformer` (it
  * sees every statement a client runs; transaction BEGIN/COMMIT are not
@@ -47,6 +49,7 @@ import * as SqlRecordStore from "../layers/sql/SqlRecordStore.ts"
 import { Baton } from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 import { IdGenerator } from "../src/stores/Ids.ts"
+import { LeaseStore } from "../src/stores/LeaseStore.ts"
 import type { RecordCursor } from "../src/stores/ExecutionRecord.ts"
 
 const adminUrl = process.env.BATON_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres"
@@ -248,11 +251,31 @@ const pageCost = Effect.gen(function*() {
   return median(hi!.server) / median(lo!.server)
 })
 
+/** The trees' lease acquires of the recovering instances, and those refused (another instance had just taken the tree). */
+const acquires = { tried: 0, refused: 0 }
+
+/** The Postgres stores of the large schema, with a LeaseStore that counts the trees' acquires in `acquires`. */
+const countedStores = (maxConnections: number) =>
+  Layer.effectContext(Effect.gen(function*() {
+    const context = yield* Effect.context<Layer.Success<ReturnType<typeof PgStores.layer>>>()
+    const leases = Context.get(context, LeaseStore)
+    return Context.add(context, LeaseStore, {
+      ...leases,
+      acquire: (tenantId, root, holder, ttl, now) =>
+        Effect.tap(leases.acquire(tenantId, root, holder, ttl, now), (got) =>
+          Effect.sync(() => {
+            if (!tenantId.startsWith("tenant-")) return
+            acquires.tried++
+            if (Option.isNone(got)) acquires.refused++
+          }))
+    })
+  })).pipe(Layer.provide(PgStores.layer({ url: dbUrl, schema: "large", maxConnections })))
+
 /** Builds one baton instance over the large schema (its own pool and wake-ups). */
 const instance = (i: number, options: { readonly maxConnections: number; readonly sweepInterval: Duration.Input }) =>
   Layer.build(
     Baton.layer({ workflows: [trivial], instanceId: `bench-${i}`, maxConcurrentSteps: 32, sweepInterval: options.sweepInterval, lease: "30 seconds" }).pipe(
-      Layer.provideMerge(PgStores.layer({ url: dbUrl, schema: "large", maxConnections: options.maxConnections }))
+      Layer.provideMerge(countedStores(options.maxConnections))
     )
   ).pipe(Effect.map((context) => Context.get(context, Baton)))
 
@@ -291,6 +314,7 @@ const lookCost = Effect.gen(function*() {
 /** Phase 3: `instances` instances recover every Running root. */
 const recovery = Effect.gen(function*() {
   const before = snapshot()
+  acquires.tried = acquires.refused = 0
   const started = performance.now()
   const scope = yield* Scope.make()
   for (let i = 0; i < instances; i++) yield* Scope.provide(instance(i, { maxConnections: 8, sweepInterval: "5 seconds" }), scope)
@@ -314,7 +338,8 @@ const recovery = Effect.gen(function*() {
   console.log(
     `recovery of ${left === 0 ? "all " : ""}${large} Running roots by ${instances} instances: ${finished} Finished in ${elapsed.toFixed(1)} s ` +
       `(${(finished / elapsed).toFixed(1)} recoveries/s${left === 0 ? "" : `; stopped at BENCH_RECOVER_SECONDS with ${left} left`}), ` +
-      `${(statements / Math.max(1, finished)).toFixed(1)} statements per recovery`
+      `${(statements / Math.max(1, finished)).toFixed(1)} statements per recovery; ` +
+      `${acquires.tried} lease acquires, ${acquires.refused} refused (another instance had just taken the tree)`
   )
   console.log(`  statements: ${used.slice(0, 12).map(([k, n]) => `${k} ${n}`).join(", ")}`)
 })

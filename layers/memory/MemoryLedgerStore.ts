@@ -25,6 +25,7 @@ export const make = MemoryState.useSync((rows) =>
         return { _tag: "Added", total: total + amount } as const
       }),
     get: (k) => Effect.sync(() => rows.ledger.get(ledgerKey(k)) ?? 0),
+    totals: (k, days) => Effect.sync(() => days.map((day) => rows.ledger.get(ledgerKey({ ...k, day })) ?? 0)),
     ping: Effect.void
   }))
 

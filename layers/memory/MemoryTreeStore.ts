@@ -38,6 +38,16 @@ export const make = MemoryState.useSync((rows) => {
         const value = rows.tree.get(key(tenantId, root))?.get(k)
         return value === undefined ? Option.none() : Option.some(JSON.parse(value) as unknown)
       }),
+    getMany: (tenantId, root, keys) =>
+      Effect.sync(() => {
+        const entries = rows.tree.get(key(tenantId, root))
+        return [...keys]
+          .sort()
+          .flatMap((k) => {
+            const value = entries?.get(k)
+            return value === undefined ? [] : [{ key: k, value: JSON.parse(value) as unknown }]
+          })
+      }),
     list: (tenantId, root, prefix) =>
       Effect.sync(() =>
         [...(rows.tree.get(key(tenantId, root)) ?? new Map<string, string>())]

@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Array as Arr, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
@@ -16,6 +16,9 @@ import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "LedgerStore"
+
+/** Days read by one statement of `totals` (well under both databases' bound on parameters). */
+const maxDays = 500
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -56,6 +59,18 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
           return { _tag: "WouldExceed", total: yield* total(key), limit: limit! } satisfies LedgerResult
         }))),
       get: (key) => run(store, "get", () => total(key)),
+      // One statement per `maxDays` days (a long execution's spend reads every day it lasted).
+      totals: (key, days) =>
+        run(store, "totals", () =>
+          Effect.map(
+            Effect.forEach(Arr.chunksOf(days, maxDays), (some) =>
+              sql<{ day: string; total: unknown }>`SELECT day, total FROM ${ledger}
+                WHERE tenant_id = ${key.tenantId} AND scope = ${key.scope} AND scope_id = ${key.scopeId} AND day IN ${sql.in(some)}`),
+            (pages) => {
+              const found = new Map(pages.flat().map((row) => [String(row.day), num(row.total)]))
+              return days.map((day) => found.get(day) ?? 0)
+            }
+          )),
       ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
     }
     return LedgerStore.make(impl)

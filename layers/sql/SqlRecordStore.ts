@@ -10,21 +10,24 @@
  * when nothing was inserted does `startRoot` read why (the id taken, or the
  * thread's active root).
  *
- * `setStatusFenced` runs in one transaction: it reads the lease row (`FOR
- * UPDATE` on Postgres, so a concurrent acquire waits for the commit and the
- * read sees a takeover that committed first; SQLite's `BEGIN IMMEDIATE`
- * holds the write lock from the start), refuses if it is not the holder's
- * (holder, epoch) live at `now`, and makes the compare-and-set.
+ * `setStatusFenced` is first one statement: the compare-and-set `UPDATE …
+ * WHERE EXISTS (the lease is this holder's, live at now)` — the lease row
+ * read `FOR SHARE` on Postgres, so a takeover committing at the same time
+ * waits for the move or makes it see the new holder; on SQLite under the
+ * database write lock. Only when that moves nothing does a transaction tell
+ * why: it reads the lease row (`FOR UPDATE` on Postgres; SQLite's `BEGIN
+ * IMMEDIATE` holds the write lock from the start), refuses if it is not the
+ * holder's (holder, epoch) live at `now`, and makes the compare-and-set.
  *
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { SqlClient } from "effect/sql"
+import { SqlClient, type Statement } from "effect/sql"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
+import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull, transaction } from "./internal/rows.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -114,7 +117,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       )
 
     /** The compare-and-set (of a record of the tree `root`, when given). */
-    const compareAndSet = (input: SetStatusInput, root?: string) => {
+    const compareAndSet = (input: SetStatusInput, root?: string, fence: Statement.Fragment = sql.literal("")) => {
       // A move on ends the stretch of failed recoveries (`resetsRecoveryFailures`): the count, the backoff and,
       // unless the move gives an error, the last failed recovery's cause (the right-hand side reads the old row).
       const reset = resetsRecoveryFailures(input.from, input.to)
@@ -125,11 +128,40 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       const inTree = root === undefined ? sql.literal("") : sql` AND root_execution_id = ${root}`
       return Effect.map(
         sql`UPDATE ${records} SET status = ${input.to}, updated_at = ${input.now}${error}${recovery}
-            WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}${inTree}
+            WHERE tenant_id = ${input.tenantId} AND execution_id = ${input.executionId} AND status = ${input.from}${inTree}${fence}
             RETURNING execution_id`,
         (rows) => rows.length > 0
       )
     }
+
+    /**
+     * The lease condition of a fenced move: the tree's lease is this holder's (holder, epoch) and live at
+     * `now` — read `FOR SHARE` on Postgres, so a takeover committing at the same time waits for the move or
+     * makes it see the new holder (SQLite runs the statement under the database write lock).
+     */
+    const liveLease = ({ lease, now }: FencedSetStatusInput) =>
+      sql` AND EXISTS (SELECT 1 FROM ${leases}
+        WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
+          AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}${isPg ? sql.literal(" FOR SHARE") : sql.literal("")})`
+
+    /**
+     * The fenced move in a transaction: the lease row read (`FOR UPDATE` on Postgres; SQLite's `BEGIN
+     * IMMEDIATE` holds the write lock), refused with `LeaseLostError` unless it is the holder's, live at `now`;
+     * then the compare-and-set.
+     */
+    const fencedMove = (input: FencedSetStatusInput) =>
+      transaction(sql, Effect.gen(function*() {
+        const { lease, now } = input
+        const found = yield* sql`SELECT holder, epoch, expires_at FROM ${leases}
+          WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}${
+          isPg ? sql.literal(" FOR UPDATE") : sql.literal("")
+        }`
+        const row = found.length === 0
+          ? undefined
+          : { holder: textOrNull(found[0].holder), epoch: num(found[0].epoch), expiresAt: num(found[0].expires_at) }
+        if (!holds(row, lease, now)) return yield* Effect.fail(refused("status transition", row, lease, now))
+        return yield* compareAndSet(input, lease.rootExecutionId)
+      }))
 
     /** How many times `startRoot` inserts again when the thread's active root ended between its insert and its read. */
     const startAttempts = 5
@@ -175,18 +207,9 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       setStatus: (input) => run(store, "setStatus", () => compareAndSet(input)),
       setStatusFenced: (input) =>
         run(store, "setStatusFenced", () =>
-          transaction(sql, Effect.gen(function*() {
-            const { lease, now } = input
-            const found = yield* sql`SELECT holder, epoch, expires_at FROM ${leases}
-              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}${
-              isPg ? sql.literal(" FOR UPDATE") : sql.literal("")
-            }`
-            const row = found.length === 0
-              ? undefined
-              : { holder: textOrNull(found[0].holder), epoch: num(found[0].epoch), expiresAt: num(found[0].expires_at) }
-            if (!holds(row, lease, now)) return yield* Effect.fail(refused("status transition", row, lease, now))
-            return yield* compareAndSet(input, lease.rootExecutionId)
-          }))),
+          // The move under the live lease in one statement; only when it moves nothing, the transaction
+          // below tells a refused lease from a compare-and-set that did not match (and moves if both hold now).
+          Effect.flatMap(compareAndSet(input, input.lease.rootExecutionId, liveLease(input)), (moved) => moved ? Effect.succeed(true) : fencedMove(input))),
       list: ({ after, limit, status, tenantId, threadId, workflow }) =>
         run(store, "list", () => {
           const where = [sql`tenant_id = ${sortedKey(tenantId)}`]

@@ -52,6 +52,12 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const getText = Direct.texts((_: void) =>
       sql`SELECT value FROM ${tree} WHERE tenant_id = ${""} AND root_execution_id = ${""} AND tree_key = ${""}`
     )
+    // One text per number of keys.
+    const getManyText = Direct.texts((n: number) =>
+      sql`SELECT tree_key, value FROM ${tree} WHERE tenant_id = ${""} AND root_execution_id = ${""}
+          AND tree_key IN ${sql.in(Array.from({ length: n }, () => ""))} ORDER BY tree_key`
+    )
+    const entriesOf = (rows: ReadonlyArray<any>) => rows.map((row) => ({ key: String(row.tree_key), value: fromJson(row.value) }))
     const fast = <A>(op: () => Direct.Op<A>, slow: () => Effect.Effect<A, SqlError>): Effect.Effect<A, SqlError> =>
       Effect.suspend(() => {
         try {
@@ -113,6 +119,19 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               Effect.map(
                 sql`SELECT value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
                 (rows) => rows.length === 0 ? Option.none<unknown>() : Option.some(fromJson(rows[0].value))
+              )
+          )),
+      getMany: (tenantId, root, keys) =>
+        run(store, "getMany", () =>
+          fast(
+            function*() {
+              return entriesOf(yield Direct.query(getManyText(keys.length), [tenantId, root, ...keys]))
+            },
+            () =>
+              Effect.map(
+                sql`SELECT tree_key, value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root}
+                    AND tree_key IN ${sql.in(keys)} ORDER BY tree_key`,
+                entriesOf
               )
           )),
       // Keys sort in byte order on both databases (Postgres columns are COLLATE "C"),

@@ -59,15 +59,28 @@ export type LedgerResult =
 export interface LedgerStoreShape {
   readonly add: (key: LedgerKey, amount: number, limit?: number | undefined) => Effect.Effect<LedgerResult, Failure>
   readonly get: (key: LedgerKey) => Effect.Effect<number, Failure>
+  /** The totals of one counter on each of `days`, in their order (0 for a day never added to): one store call. */
+  readonly totals: (key: Omit<LedgerKey, "day">, days: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<number>, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
 
-const checkKey = (op: string, key: LedgerKey) => [
+/**
+ * What a backend implements: the shape, `totals` optional (without it, `make` reads the days one `get` each).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface LedgerStoreBackend extends Omit<LedgerStoreShape, "totals"> {
+  readonly totals?: LedgerStoreShape["totals"] | undefined
+}
+
+const checkCounter = (op: string, key: Omit<LedgerKey, "day">) => [
   V.nonEmpty(op, "tenantId", key.tenantId),
   V.oneOf(op, "scope", key.scope, scopes),
-  V.nonEmpty(op, "scopeId", key.scopeId),
-  V.day(op, "day", key.day)
+  V.nonEmpty(op, "scopeId", key.scopeId)
 ]
+
+const checkKey = (op: string, key: LedgerKey) => [...checkCounter(op, key), V.day(op, "day", key.day)]
 
 /**
  * The service of the idempotency ledger; see `LedgerStoreShape` for what every implementation keeps.
@@ -77,7 +90,9 @@ const checkKey = (op: string, key: LedgerKey) => [
  */
 export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>()("baton/LedgerStore") {
   /** Wraps a backend with the contract's argument checks. */
-  static make(impl: LedgerStoreShape): LedgerStoreShape {
+  static make(impl: LedgerStoreBackend): LedgerStoreShape {
+    const totals = impl.totals ?? ((key: Omit<LedgerKey, "day">, days: ReadonlyArray<string>) =>
+      Effect.forEach(days, (day) => impl.get({ ...key, day })))
     return {
       add: (key, amount, limit) =>
         V.checked([
@@ -86,6 +101,11 @@ export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>(
           limit === undefined ? Effect.void : V.atLeast("LedgerStore.add", "limit", limit, 1)
         ], () => impl.add(key, amount, limit)),
       get: (key) => V.checked(checkKey("LedgerStore.get", key), () => impl.get(key)),
+      totals: (key, days) =>
+        V.checked([
+          ...checkCounter("LedgerStore.totals", key),
+          V.days("LedgerStore.totals", "days", days)
+        ], () => days.length === 0 ? Effect.succeed([]) : totals(key, days)),
       ping: impl.ping
     }
   }

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Effect, type Option } from "effect"
+import { Context, Effect, Option } from "effect"
 import { InvalidInputError, type LeaseLostError, ReservedKeyError, type StoreError } from "./Errors.ts"
 import type { ExecutionId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
@@ -25,6 +25,14 @@ export type Failure = StoreError | InvalidInputError
  * @since 0.1.0
  */
 export const reservedPrefix = "@baton/"
+
+/**
+ * The most keys one `TreeStore.getMany` call reads.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const maxGetManyKeys = 100
 
 /**
  * One key of an execution tree's shared key-value state.
@@ -50,6 +58,9 @@ export interface TreeEntry {
  *   written); otherwise a stale holder gets `LeaseLostError` and writes
  *   nothing;
  * - `list` returns the keys starting with `prefix`, in key order;
+ * - `getMany` returns the entries of those of `keys` that exist, in key
+ *   order (at most {@link maxGetManyKeys} keys a call); a backend may leave
+ *   it out: `make` then reads the keys one `get` each;
  * - `deleteRoot` removes every key of the tree and returns how many.
  *
  * @category models
@@ -66,6 +77,7 @@ export interface TreeStoreBackend {
     now: number
   ) => Effect.Effect<boolean, Failure | LeaseLostError>
   readonly get: (tenantId: TenantId, rootExecutionId: ExecutionId, key: string) => Effect.Effect<Option.Option<unknown>, Failure>
+  readonly getMany?: ((tenantId: TenantId, rootExecutionId: ExecutionId, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>) | undefined
   readonly list: (tenantId: TenantId, rootExecutionId: ExecutionId, prefix: string) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>
   readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>
@@ -77,7 +89,9 @@ export interface TreeStoreBackend {
  * @category models
  * @since 0.1.0
  */
-export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | "saveIfAbsentFenced"> {
+export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | "saveIfAbsentFenced" | "getMany"> {
+  /** The entries of those of `keys` that exist, in key order: one store call (the runtime reads a tree's reserved keys together). */
+  readonly getMany: (tenantId: TenantId, rootExecutionId: ExecutionId, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>
   /** For user code: a key under `@baton/` fails with `ReservedKeyError`. */
   readonly saveIfAbsent: (
     tenantId: TenantId,
@@ -119,6 +133,11 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
       V.nonEmpty(op, "tenantId", tenantId),
       V.nonEmpty(op, "rootExecutionId", root)
     ]
+    const getMany = impl.getMany ?? ((tenantId: TenantId, root: ExecutionId, keys: ReadonlyArray<string>) =>
+      Effect.map(
+        Effect.forEach(keys, (key) => Effect.map(impl.get(tenantId, root, key), Option.map((value): TreeEntry => ({ key, value })))),
+        (found) => found.flatMap((e) => Option.isSome(e) ? [e.value] : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+      ))
     return {
       saveIfAbsent: (tenantId, root, key, value) =>
         V.checked([
@@ -147,6 +166,11 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
         ], () => impl.saveIfAbsentFenced(tenantId, root, reservedPrefix + name, value, lease, now)),
       get: (tenantId, root, key) =>
         V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], () => impl.get(tenantId, root, key)),
+      getMany: (tenantId, root, keys) =>
+        V.checked([
+          ...scope("TreeStore.getMany", tenantId, root),
+          V.keys("TreeStore.getMany", "keys", keys, maxGetManyKeys)
+        ], () => keys.length === 0 ? Effect.succeed([]) : getMany(tenantId, root, [...new Set(keys)])),
       list: (tenantId, root, prefix) =>
         V.checked([
           ...scope("TreeStore.list", tenantId, root),

@@ -326,6 +326,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     graphOptions,
     recorder,
     continuation,
+    /** The root's input once this pass has it in hand (its start, or the kept one it read): the snapshot reads it no more. */
+    input: { known: Option.none<Option.Option<unknown>>() },
     base,
     event,
     guard,
@@ -407,6 +409,7 @@ const answering = (answered: ReadonlyArray<Pause>): Next => ({
 const startPass = Effect.fnUntraced(function*(p: Pass) {
   const { record, start } = p
   if (start._tag === "Input") {
+    p.input.known = Option.some(Option.some(start.input))
     yield* p.observer.onStart(p.event)
     return { input: start.input, sent: [] } satisfies Next as Next
   }
@@ -422,6 +425,7 @@ const startPass = Effect.fnUntraced(function*(p: Pass) {
   // (getState read the checkpoint already: its snapshot has no `createdAt` exactly when the saver had none.)
   if (next.input === null && state.createdAt === undefined) {
     const kept = yield* p.tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}${inputKeyName}`)
+    p.input.known = Option.some(kept)
     if (Option.isSome(kept)) next = { input: kept.value, sent: [] }
   }
   // A record read Running under this lease stays Running: only this holder may move it, and every later write is
@@ -484,7 +488,7 @@ const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* p.guard
   // A child hands its undos to its parent first; one whose parent ended or unwinds undoes itself (see `Undo.handOff`).
   if (!(yield* Undo.handOff(p.unwinder))) return yield* Effect.flatMap(p.cancelled, Effect.fail)
-  yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder)
+  yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder, p.input.known)
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
   p.count(Metrics.executionsEnded, { workflow: p.workflow.name, status: "Finished" })

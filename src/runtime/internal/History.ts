@@ -178,8 +178,8 @@ const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: Execu
 /**
  * The spend of an execution as a snapshot keeps it (see `Budget`): the
  * `LedgerStore` counters of scope `execution` and the execution's id — its
- * lifetime counter and one per UTC day it lasted (one read each) — and
- * their total. Null without a `LedgerStore`, or when nothing was spent.
+ * lifetime counter and one per UTC day it lasted (read in one call) —
+ * and their total. Null without a `LedgerStore`, or when nothing was spent.
  *
  * @category models
  * @since 0.1.0
@@ -193,23 +193,21 @@ export interface ExecutionSpend {
 
 const dayMillis = 24 * 60 * 60 * 1000
 
-/** The execution's spend from `startedAt` to `endedAt` (see `ExecutionSpend`). */
+/** The execution's spend from `startedAt` to `endedAt` (see `ExecutionSpend`): its counters read in one call. */
 const spendOf = Effect.fnUntraced(function*(record: ExecutionRecord, endedAt: number) {
   const ledger = yield* Effect.serviceOption(LedgerStore)
   if (Option.isNone(ledger)) return null
-  const key = { tenantId: record.tenantId, scope: "execution", scopeId: record.executionId } as const
-  const lifetime = yield* ledger.value.get({ ...key, day: "0000-01-01" })
-  const days: Record<string, number> = {}
-  let total = lifetime
   const lastDay = LedgerStore.dayOf(endedAt)
-  for (let t = record.createdAt; ; t += dayMillis) {
-    const day = LedgerStore.dayOf(Math.min(t, endedAt))
-    const amount = yield* ledger.value.get({ ...key, day })
-    if (amount > 0) days[day] = amount
-    total += amount
-    if (day === lastDay) break
-  }
-  return total > 0 ? ({ total, lifetime, days } satisfies ExecutionSpend) : null
+  const lasted: Array<string> = []
+  for (let t = record.createdAt; lasted.at(-1) !== lastDay; t += dayMillis) lasted.push(LedgerStore.dayOf(Math.min(t, endedAt)))
+  const key = { tenantId: record.tenantId, scope: "execution", scopeId: record.executionId } as const
+  const [lifetime, ...amounts] = yield* ledger.value.totals(key, ["0000-01-01", ...lasted])
+  const days: Record<string, number> = {}
+  lasted.forEach((day, i) => {
+    if (amounts[i]! > 0) days[day] = amounts[i]!
+  })
+  const total = amounts.reduce((a, b) => a + b, lifetime!)
+  return total > 0 ? ({ total, lifetime: lifetime!, days } satisfies ExecutionSpend) : null
 })
 
 /** sha-256 (hex) of a JSON value. */
@@ -219,7 +217,8 @@ const hashOf = (value: unknown) => createHash("sha256").update(JSON.stringify(va
  * Writes the snapshot of a root that ends now with `status`, under `lease`
  * (before its record leaves Running and its tree keys go). Does nothing for
  * a child, or without an `ExecutionHistoryStore`. A refused lease fails with
- * `LeaseLostError`: the new holder ends the tree and writes it.
+ * `LeaseLostError`: the new holder ends the tree and writes it. `input` is
+ * the root's kept input when the caller has it in hand (none: it is read).
  *
  * @category internal
  * @since 0.1.0
@@ -229,7 +228,8 @@ export const save = Effect.fnUntraced(function*(
   status: EndStatus,
   error: string | null,
   lease: Lease,
-  recorder?: StepRecorder | undefined
+  recorder?: StepRecorder | undefined,
+  input: Option.Option<Option.Option<unknown>> = Option.none()
 ) {
   const history = yield* Effect.serviceOption(ExecutionHistoryStore)
   if (Option.isNone(history) || record.executionId !== record.rootExecutionId) return
@@ -237,7 +237,7 @@ export const save = Effect.fnUntraced(function*(
   const tree = yield* TreeStore
   const pauses = yield* PauseStore
   const now = yield* Clock.currentTimeMillis
-  const input = yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}input`)
+  const kept = Option.isSome(input) ? input.value : yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}input`)
   const snapshot: ExecutionSnapshot = {
     tenantId: record.tenantId,
     executionId: record.executionId,
@@ -245,7 +245,7 @@ export const save = Effect.fnUntraced(function*(
     workflowName: record.workflowName,
     workflowVersion: record.workflowVersion,
     configHash: record.configHash,
-    inputHash: Option.isSome(input) ? hashOf(input.value) : null,
+    inputHash: Option.isSome(kept) ? hashOf(kept.value) : null,
     status,
     error,
     startedAt: record.createdAt,

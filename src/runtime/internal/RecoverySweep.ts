@@ -11,7 +11,9 @@
  * look; the others are still visited. At most `maxRecoveriesPerLook`
  * recoveries the sweep started run at once (fewer with step slots): a look
  * stops at the bound and the next one, woken when a recovery releases its
- * lease, picks up where it stopped. (Settled pauses past the retention are
+ * lease, picks up at the page where it stopped. Each instance visits a
+ * page's roots in its own order (`VisitOrder`), so instances that look at
+ * once start recoveries of different trees. (Settled pauses past the retention are
  * deleted once per fleet: see `Retention`.)
  *
  * @since 0.1.0
@@ -30,6 +32,7 @@ import * as Metrics from "../Metrics.ts"
 import * as RecoveryFailures from "./RecoveryFailures.ts"
 import * as StepSlots from "./StepSlots.ts"
 import * as TreeDriver from "./TreeDriver.ts"
+import * as VisitOrder from "./VisitOrder.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 
 const cursorOf = (record: ExecutionRecord): Option.Option<RecordCursor> =>
@@ -52,12 +55,21 @@ const visitAlone = <E, R>(record: ExecutionRecord, visit: (record: ExecutionReco
     )
   )
 
+/** Where the next look starts (`from`), and whether the last one stopped on its budget before the end. */
+interface Resume {
+  from: Option.Option<RecordCursor>
+  stopped: boolean
+}
+
 /**
  * The one paging loop of the sweep: every root in `status` from `from` on
  * that this instance is not moving goes to `visit`, page by page while
- * `more()` holds. `visit` answers false to stop; the loop then answers the
- * cursor just before that root (where the next look picks up), and none once
- * it went through every page.
+ * `more()` holds. A page's roots are visited in this instance's own order
+ * (see `VisitOrder`: instances looking at once pick different trees of it).
+ * `visit` answers false to stop; the loop then answers the cursor just before
+ * that page, stopped (the next look reads it again, so a page is passed only
+ * once every root in it was visited), and none once it went through every
+ * page.
  */
 const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
   status: "Running" | "Paused",
@@ -77,15 +89,14 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
       record.executionId === record.rootExecutionId && record.parentExecutionId === null && !movingHere(instance, record)
     )
     yield* onPage(roots, page)
-    const visited = new Set(roots)
     yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)
-    for (const record of page) {
-      if (visited.has(record) && !(yield* visitAlone(record, visit))) return cursor
-      cursor = cursorOf(record)
+    for (const record of VisitOrder.ofInstance(instance.instanceId, roots)) {
+      if (!(yield* visitAlone(record, visit))) return { from: cursor, stopped: true } satisfies Resume
     }
     if (page.length < pageSize) break
+    cursor = cursorOf(page[page.length - 1]!)
   }
-  return Option.none<RecordCursor>()
+  return { from: Option.none<RecordCursor>(), stopped: false } satisfies Resume
 })
 
 /** Why this instance may not run a recorded tree's graph (its workflow unknown here, or started under another config). */
@@ -313,7 +324,7 @@ const look = Effect.fnUntraced(function*(
   recoveries: FiberSet.FiberSet<unknown, unknown>,
   leftAlone: Set<string>,
   local: RecoveryFailures.Local,
-  resume: { from: Option.Option<RecordCursor> },
+  resume: Resume,
   running: Running
 ) {
   const instance = yield* Instance
@@ -329,9 +340,11 @@ const look = Effect.fnUntraced(function*(
     earliest: Infinity,
     page: { read: new Set(), leases: new Map() }
   }
-  resume.from = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), (roots, page) =>
+  const next = yield* eachRoot("Running", resume.from, () => true, visitRunning(state), (roots, page) =>
     // Launched children nothing will continue (their parent ended) are ended here; see ChildOrphans.
     Effect.andThen(readLeases(state.page)(roots), ChildOrphans.endOrphans(page, recoveries)))
+  resume.from = next.from
+  resume.stopped = next.stopped
   yield* eachStranded(state)
   Metering.timeUnsafe(yield* Effect.context<never>(), Metrics.sweepDuration, instance.instanceId, (yield* Clock.currentTimeMillis) - now)
   return state.earliest
@@ -355,7 +368,7 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
   const clock = yield* Clock.Clock
   const leftAlone = new Set<string>()
   const local: RecoveryFailures.Local = new Map()
-  const resume = { from: Option.none<RecordCursor>() }
+  const resume: Resume = { from: Option.none(), stopped: false }
   const running: Running = { count: 0, ended: new Set() }
   while (true) {
     // Listen before looking: a release during the look wakes the next one at once.
@@ -366,9 +379,9 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
     const now = clock.currentTimeMillisUnsafe()
     instance.health.lastSweepEndedAt = now
     const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now, RecoveryFailures.nextRetry(local, now) - now))
-    // A look that stopped on its budget (`resume.from` kept) goes on as soon as a recovery ends: the
+    // A look that stopped on its budget (`resume.stopped`) goes on as soon as a recovery ends: the
     // release that wakes it may come before that recovery stops counting as running.
-    const wakes = [Effect.sleep(Duration.millis(wait)), Fiber.join(released), ...(Option.isSome(resume.from) ? [aRecoveryEnds(running)] : [])]
+    const wakes = [Effect.sleep(Duration.millis(wait)), Fiber.join(released), ...(resume.stopped ? [aRecoveryEnds(running)] : [])]
     yield* Effect.raceAllFirst(wakes).pipe(Effect.ensuring(Fiber.interrupt(released)))
   }
 })

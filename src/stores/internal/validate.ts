@@ -76,3 +76,17 @@ export const day = (operation: string, field: string, value: unknown): Check =>
   typeof value === "string" && /^\d{4}-\d{2}-\d{2}$/.test(value) && !Number.isNaN(Date.parse(value))
     ? Effect.void
     : fail(operation, field, "must be a UTC day written YYYY-MM-DD")
+
+/** A list of UTC days (see `day`). */
+export const days = (operation: string, field: string, value: unknown): Check =>
+  !Array.isArray(value)
+    ? fail(operation, field, "must be a list of UTC days written YYYY-MM-DD")
+    : Effect.forEach(value, (d) => day(operation, field, d), { discard: true })
+
+/** A list of at most `max` keys (see `nonEmpty`). */
+export const keys = (operation: string, field: string, value: unknown, max: number): Check =>
+  !Array.isArray(value)
+    ? fail(operation, field, "must be a list of keys")
+    : value.length > max
+    ? fail(operation, field, `must hold at most ${max} keys (got ${value.length})`)
+    : Effect.forEach(value, (k) => nonEmpty(operation, field, k), { discard: true })

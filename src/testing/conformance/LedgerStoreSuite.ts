@@ -120,6 +120,28 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
         assert.strictEqual(LedgerStore.dayOf(Date.UTC(2026, 2, 1, 23, 59)), "2026-03-01")
       }))
 
+    it.effect("totals answers one counter's totals on many days in one call, in their order, 0 for a day never added to", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const key = counter()
+        yield* stores.first.add({ ...key, day: "2026-03-01" }, 4)
+        yield* stores.second.add({ ...key, day: "2026-03-03" }, 1.5)
+        yield* stores.first.add({ ...key, day: "0000-01-01" }, 9)
+        // Another counter's days are not counted.
+        yield* stores.first.add({ ...key, scopeId: ids("exec"), day: "2026-03-02" }, 100)
+        const { day: _, ...of } = key
+        assert.deepStrictEqual(yield* stores.second.totals(of, ["0000-01-01", "2026-03-01", "2026-03-02", "2026-03-03"]), [9, 4, 0, 1.5])
+        assert.deepStrictEqual(yield* stores.first.totals(of, ["2026-03-03", "2026-03-01"]), [1.5, 4], "in the order asked")
+        assert.deepStrictEqual(yield* stores.first.totals(of, []), [])
+        // More days than one statement reads (a long execution): every one answered.
+        const days = Array.from({ length: 1_200 }, (_, i) => LedgerStore.dayOf(Date.UTC(2026, 0, 1) + i * 86_400_000))
+        const totals = yield* stores.first.totals(of, days)
+        assert.strictEqual(totals.length, days.length)
+        assert.strictEqual(totals[days.indexOf("2026-03-01")], 4)
+        assert.strictEqual(totals[days.indexOf("2026-03-03")], 1.5)
+        assert.strictEqual(totals.reduce((a, b) => a + b, 0), 5.5)
+      }))
+
     it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
       Effect.gen(function*() {
         const s = (yield* Stores).first
@@ -136,7 +158,11 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
         for (const [over, field] of bad) {
           yield* expectInvalid(s.add({ ...key, ...over } as LedgerKey, 1), field, `add, ${JSON.stringify(over)}`)
           yield* expectInvalid(s.get({ ...key, ...over } as LedgerKey), field, `get, ${JSON.stringify(over)}`)
+          const { day, ...of } = { ...key, ...over }
+          if (field !== "day") yield* expectInvalid(s.totals(of as LedgerKey, ["2026-03-01"]), field, `totals, ${JSON.stringify(over)}`)
+          else yield* expectInvalid(s.totals(of as LedgerKey, ["2026-03-01", day as string]), "days", `totals, day ${JSON.stringify(day)}`)
         }
+        yield* expectInvalid(s.totals(key, "2026-03-01" as never), "days", "totals, days not a list")
         for (const amount of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {
           yield* expectInvalid(s.add(key, amount), "amount", `add, amount ${amount}`)
         }

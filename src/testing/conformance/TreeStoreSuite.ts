@@ -116,6 +116,26 @@ export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): v
         assert.deepStrictEqual(yield* s.list(tenant, root, "b/1"), [{ key: "b/1", value: 1 }, { key: "b/10", value: 10 }])
       }))
 
+    it.effect("getMany answers the entries of the keys that exist, in key order, reserved ones too, in one call", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const { root, tenant } = tree()
+        yield* stores.first.saveIfAbsent(tenant, root, "b", { n: 2 })
+        yield* stores.first.saveIfAbsent(tenant, root, "a", [1, "one"])
+        yield* stores.second.saveReservedIfAbsent(tenant, root, "flag", true)
+        // Another tree's key of the same name is not this tree's.
+        yield* stores.first.saveIfAbsent(tenant, ids("root"), "c", 3)
+        assert.deepStrictEqual(yield* stores.second.getMany(tenant, root, ["b", `${reservedPrefix}flag`, "c", "a"]), [
+          { key: `${reservedPrefix}flag`, value: true },
+          { key: "a", value: [1, "one"] },
+          { key: "b", value: { n: 2 } }
+        ])
+        assert.deepStrictEqual(yield* stores.first.getMany(tenant, root, ["a", "a"]), [{ key: "a", value: [1, "one"] }], "a key asked twice, once")
+        assert.deepStrictEqual(yield* stores.first.getMany(tenant, root, ["zz"]), [])
+        assert.deepStrictEqual(yield* stores.first.getMany(tenant, root, []), [])
+        assert.deepStrictEqual(yield* stores.first.getMany(ids("tenant"), root, ["a", "b"]), [], "isolated by tenant")
+      }))
+
     it.effect("list treats the prefix literally (no pattern characters)", () =>
       Effect.gen(function*() {
         const stores = yield* Stores
@@ -206,6 +226,10 @@ export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): v
         yield* expectInvalid(s.saveIfAbsent("", root, "k", 1), "tenantId", "saveIfAbsent, empty tenant")
         yield* expectInvalid(s.saveIfAbsent(tenant, "", "k", 1), "rootExecutionId", "saveIfAbsent, empty root")
         yield* expectInvalid(s.saveIfAbsent(tenant, root, "", 1), "key", "saveIfAbsent, empty key")
+        yield* expectInvalid(s.getMany("", root, ["k"]), "tenantId", "getMany, empty tenant")
+        yield* expectInvalid(s.getMany(tenant, root, ["k", ""]), "keys", "getMany, an empty key")
+        yield* expectInvalid(s.getMany(tenant, root, "k" as never), "keys", "getMany, keys not a list")
+        yield* expectInvalid(s.getMany(tenant, root, Array.from({ length: 101 }, (_, i) => `k${i}`)), "keys", "getMany, over 100 keys")
         for (const [what, value] of nonJsonValues) {
           yield* expectInvalid(s.saveIfAbsent(tenant, root, "k", value), "value", `saveIfAbsent, value ${what}`)
           yield* expectInvalid(s.saveReservedIfAbsent(tenant, root, "r", value), "value", `saveReservedIfAbsent, value ${what}`)
