@@ -8,23 +8,29 @@
  *   and release, a fenced checkpoint write per step (each checks the lease
  *   in its own transaction, and renews it when a renewal is due) and the
  *   status change at the end.
+ * - saver: the same graph compiled with baton's own checkpoint saver over
+ *   `SqliteStores.layerCheckpointStore` (no runtime: no lease, records,
+ *   history or step context; unfenced, as no pass hands it a fence), invoked
+ *   with `durability: "sync"`. It splits the ratio: baton / saver is what the
+ *   runtime adds, saver / plain what the storage costs over the official one.
  * - plain: the same graph compiled with LangGraph's official `SqliteSaver`
  *   (better-sqlite3, WAL, synchronous=NORMAL — the durability baton's SQLite
  *   client uses by default) on its own temp file, invoked with
  *   `durability: "sync"` as baton invokes it.
  *
- * Each round opens both sides on fresh files (outside the timing), then
+ * Each round opens the sides on fresh files (outside the timing), then
  * times `BENCH_RUNS` runs of each, the sides taking turns of `BENCH_BLOCK`
- * runs so that load from elsewhere on the machine hits both alike; which side
- * goes first alternates by round. Round 0 is a warm-up and is not counted.
+ * runs so that load from elsewhere on the machine hits them alike; the order
+ * of the sides rotates by round. Round 0 is a warm-up and is not counted.
  *
  *   npm run bench:overhead     (BENCH_ROUNDS=7 BENCH_RUNS=50 BENCH_BLOCK=10 BENCH_NODES=20)
  *   BENCH_CLOCK=cpu npm run bench:overhead   (CPU time instead of wall clock: for a busy machine)
  *   BENCH_STATEMENTS=1 BENCH_ONLY=baton BENCH_ROUNDS=1 npm run bench:overhead   (baton's statements per run)
  *   BENCH_ONLY=baton npm exec -- node --cpu-prof bench/overhead.ts   (one side alone, to profile it)
  *
- * Prints ms per run of each side per round, the medians, and last
- * `ratio: N.NN` (baton / plain; lower is better, the target is ≤ 1.3).
+ * Prints ms per run of each side per round, the medians, the split
+ * (baton / saver, saver / plain) and last `ratio: N.NN` (baton / plain;
+ * lower is better, the target is ≤ 1.1).
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite"
@@ -36,6 +42,7 @@ import * as Path from "node:path"
 import { StatementSync } from "node:sqlite"
 import { SqliteStores } from "../layers/sqlite/index.ts"
 import { Baton, layer as batonLayer } from "../src/runtime/Baton.ts"
+import { CheckpointStore } from "../src/stores/CheckpointStore.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
@@ -43,8 +50,10 @@ const runs = Number(process.env.BENCH_RUNS ?? 50)
 const nodes = Number(process.env.BENCH_NODES ?? 20)
 /** Runs per block: the sides take turns, a block each. */
 const block = Math.max(1, Number(process.env.BENCH_BLOCK ?? 10))
-/** "baton" or "plain": run only that side (for a profile of it alone); no ratio is printed. */
-const only = process.env.BENCH_ONLY === "baton" || process.env.BENCH_ONLY === "plain" ? process.env.BENCH_ONLY : undefined
+type SideName = "baton" | "saver" | "plain"
+const sideNames: ReadonlyArray<SideName> = ["baton", "saver", "plain"]
+/** "baton", "saver" or "plain": run only that side (for a profile of it alone); no ratio is printed. */
+const only = sideNames.find((name) => name === process.env.BENCH_ONLY)
 /**
  * "cpu": time each side by the process's CPU time (user + system) instead of
  * the wall clock — steadier on a machine busy with other work (both sides run
@@ -137,6 +146,23 @@ const openBaton = async (file: string): Promise<Side> => {
   }
 }
 
+/** The same graph on baton's saver alone (SqliteStores' checkpoint store, no runtime) on a fresh file. */
+const openSaver = async (file: string, round: number): Promise<Side> => {
+  const scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(SqliteStores.layerCheckpointStore({ path: file, synchronous: "NORMAL" }), scope))
+  const graph = build((name) => async (s: S) => work(name)(s)).compile({ checkpointer: Context.get(context, CheckpointStore).saver })
+  return {
+    run: async (i) => {
+      const out = await graph.invoke({ count: 0, log: [] }, {
+        configurable: { thread_id: `saver-${round}-${i}` },
+        durability: "sync"
+      })
+      check(out, "saver")
+    },
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
 /** The same graph on LangGraph's official SqliteSaver on a fresh file, WAL + synchronous=NORMAL. */
 const openPlain = async (file: string, round: number): Promise<Side> => {
   const db = new Database(file)
@@ -157,16 +183,18 @@ const openPlain = async (file: string, round: number): Promise<Side> => {
   }
 }
 
+const openers: Record<SideName, (file: string, round: number) => Promise<Side>> = { baton: openBaton, saver: openSaver, plain: openPlain }
+
 /**
  * One round: opens the sides (in the order given) on their own fresh files,
  * runs them in turns of `block` runs (the first side's turn first) until each
  * made `runs` runs, and closes them. Interleaving makes a burst of load from elsewhere on
  * the machine hit both sides alike. Answers ms per run of each side.
  */
-const round = async (r: number, sides: ReadonlyArray<"baton" | "plain">) => {
+const round = async (r: number, sides: ReadonlyArray<SideName>) => {
   const opened: Array<Side> = []
   try {
-    for (const name of sides) opened.push(await (name === "baton" ? openBaton : openPlain)(Path.join(dir, `${name}-${r}.db`), r))
+    for (const name of sides) opened.push(await openers[name](Path.join(dir, `${name}-${r}.db`), r))
     const total = sides.map(() => 0)
     for (let done = 0; done < runs; done += block) {
       for (let k = 0; k < opened.length; k++) {
@@ -188,27 +216,23 @@ const median = (xs: ReadonlyArray<number>) => {
 
 const main = async () => {
   console.log(`overhead bench: ${nodes}-node linear graph, ${runs} runs per round and side (in turns of ${block}), each a fresh thread; ${rounds} rounds + a warm-up; ${cpuClock ? "CPU" : "wall-clock"} time`)
-  const batonMs: Array<number> = []
-  const plainMs: Array<number> = []
+  const ms: Record<SideName, Array<number>> = { baton: [], saver: [], plain: [] }
   try {
     for (let r = 0; r <= rounds; r++) {
-      if (only !== undefined) {
-        // Profiling one side: the other is not run.
-        const [ms] = await round(r, [only])
-        console.log(`${r === 0 ? "warm-up" : `round ${r}`}: ${only} ${ms.toFixed(2)} ms/run`)
-        continue
-      }
-      const [b, p] = r % 2 === 0
-        ? await round(r, ["baton", "plain"])
-        : await round(r, ["plain", "baton"]).then(([p, b]) => [b, p])
-      const first = r % 2 === 0 ? "baton first" : "plain first"
+      // The order rotates by round (each side goes first, second and third alike).
+      const order = only !== undefined ? [only] : sideNames.map((_, k) => sideNames[(k + r) % sideNames.length]!)
+      const measured = await round(r, order)
+      const line = order.map((name, k) => `${name} ${measured[k]!.toFixed(2)} ms/run`).join(", ")
       if (r === 0) {
-        console.log(`warm-up (not counted, ${first}): baton ${b.toFixed(2)} ms/run, plain ${p.toFixed(2)} ms/run`)
+        console.log(`warm-up (not counted, ${order[0]} first): ${line}`)
         continue
       }
-      batonMs.push(b)
-      plainMs.push(p)
-      console.log(`round ${r} (${first}): baton ${b.toFixed(2)} ms/run, plain ${p.toFixed(2)} ms/run, ratio ${(b / p).toFixed(2)}`)
+      order.forEach((name, k) => ms[name].push(measured[k]!))
+      if (only !== undefined) {
+        console.log(`round ${r}: ${line}`)
+        continue
+      }
+      console.log(`round ${r} (${order[0]} first): ${line}, ratio ${(ms.baton[r - 1]! / ms.plain[r - 1]!).toFixed(2)}`)
     }
   } finally {
     if (!process.env.BENCH_KEEP) Fs.rmSync(dir, { recursive: true, force: true })
@@ -221,11 +245,11 @@ const main = async () => {
     }
   }
   if (only !== undefined) return
-  const b = median(batonMs)
-  const p = median(plainMs)
-  const ratios = batonMs.map((x, i) => x / plainMs[i]!)
+  const [b, v, p] = [median(ms.baton), median(ms.saver), median(ms.plain)]
+  const ratios = ms.baton.map((x, i) => x / ms.plain[i]!)
   console.log(`per-round ratios: ${ratios.map((x) => x.toFixed(2)).join(" ")} (median ${median(ratios).toFixed(2)}; a spread wider than ±5 % means the machine was busy)`)
-  console.log(`median: baton (Baton.execute, SqliteStores, fenced) ${b.toFixed(2)} ms/run, plain (LangGraph + official SqliteSaver) ${p.toFixed(2)} ms/run`)
+  console.log(`median: baton (Baton.execute, SqliteStores, fenced) ${b.toFixed(2)} ms/run, saver (LangGraph + baton's saver, no runtime) ${v.toFixed(2)} ms/run, plain (LangGraph + official SqliteSaver) ${p.toFixed(2)} ms/run`)
+  console.log(`split: runtime baton/saver ${median(ms.baton.map((x, i) => x / ms.saver[i]!)).toFixed(2)} (+${(b - v).toFixed(2)} ms/run), storage saver/plain ${median(ms.saver.map((x, i) => x / ms.plain[i]!)).toFixed(2)} (+${(v - p).toFixed(2)} ms/run)`)
   console.log(`ratio: ${(b / p).toFixed(2)}`)
 }
 
