@@ -6,11 +6,13 @@
  * and recovery sweep of this process waits on that hub. This Layer provides a
  * `LeaseWakeups` that wraps the hub in context (by default the process-wide
  * one):
- * - `released(tenant, root)` wakes this process's waiters at once, as before,
- *   and sends a NOTIFY on the deployment's channel (asynchronously: the
- *   caller never waits for it, and a failed NOTIFY is only logged);
+ * - `released(tenant, root, options)` wakes this process's waiters at once,
+ *   as before, and sends a NOTIFY on the deployment's channel
+ *   (asynchronously: the caller never waits for it, and a failed NOTIFY is
+ *   only logged), saying whether the tree ended;
  * - a listener on its own connection (outside the pool) receives the NOTIFYs
- *   of every other process and calls the hub's `released(tenant, root)`, so
+ *   of every other process and calls the hub's `released(tenant, root)` (an
+ *   ended tree's as ended: it wakes no sweep there either), so
  *   a waiter on another machine moves in milliseconds instead of at its next
  *   poll. Notifications this process sent itself are skipped (its waiters
  *   were woken already).
@@ -52,7 +54,10 @@ export interface PgWakeupsOptions extends SqlStoreOptions {
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_wake_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
 
-/** A payload: `["r", origin, tenantId, rootExecutionId]`. NOTIFY payloads must stay under 8000 bytes. */
+/**
+ * A payload: `["r", origin, tenantId, rootExecutionId]`, or `"e"` first for a
+ * tree that ended. NOTIFY payloads must stay under 8000 bytes.
+ */
 const maxPayload = 7900
 
 const origins = new WeakMap<LeaseWakeupsShape, string>()
@@ -72,13 +77,15 @@ const originOf = (hub: LeaseWakeupsShape): string => {
  * @category utils
  * @since 0.1.0
  */
-export const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly rootExecutionId: string } | undefined => {
+export const parse = (
+  payload: string
+): { readonly origin: string; readonly tenantId: string; readonly rootExecutionId: string; readonly ended: boolean } | undefined => {
   try {
     const value: unknown = JSON.parse(payload)
-    if (!Array.isArray(value) || value.length !== 4 || value[0] !== "r") return undefined
-    const [, origin, tenantId, rootExecutionId] = value
+    if (!Array.isArray(value) || value.length !== 4 || (value[0] !== "r" && value[0] !== "e")) return undefined
+    const [kind, origin, tenantId, rootExecutionId] = value
     if (typeof origin !== "string" || typeof tenantId !== "string" || typeof rootExecutionId !== "string") return undefined
-    return { origin, tenantId, rootExecutionId }
+    return { origin, tenantId, rootExecutionId, ended: kind === "e" }
   } catch {
     return undefined
   }
@@ -126,7 +133,9 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
         while (true) {
           const n = yield* Queue.take(notifications)
           const message = parse(n.payload)
-          if (message !== undefined && message.origin !== origin) hub.released(message.tenantId, message.rootExecutionId)
+          if (message !== undefined && message.origin !== origin) {
+            hub.released(message.tenantId, message.rootExecutionId, { ended: message.ended })
+          }
         }
       }))
       yield* listenOnce.pipe(
@@ -142,9 +151,9 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
       yield* Deferred.await(listening)
 
       const wrapped: LeaseWakeupsShape = {
-        released: (tenantId, rootExecutionId) => {
-          hub.released(tenantId, rootExecutionId)
-          const payload = JSON.stringify(["r", origin, tenantId, rootExecutionId])
+        released: (tenantId, rootExecutionId, options) => {
+          hub.released(tenantId, rootExecutionId, options)
+          const payload = JSON.stringify([options?.ended === true ? "e" : "r", origin, tenantId, rootExecutionId])
           if (new TextEncoder().encode(payload).length <= maxPayload) Queue.offerUnsafe(outbox, payload)
         },
         next: hub.next

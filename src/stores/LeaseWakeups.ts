@@ -4,6 +4,11 @@
  * releases it, instead of at its next poll. Backends that can tell other
  * processes (Postgres NOTIFY) feed the same hub.
  *
+ * A release of a tree that ended (finished or failed under that lease) wakes
+ * only the tree's own waiters: an ended tree leaves nothing for a sweep or a
+ * claim loop (the "any release" waiters) to pick up, and waking them on
+ * every finished execution made each one cost a sweep look.
+ *
  * @since 0.1.0
  */
 import { Context, Effect } from "effect"
@@ -15,10 +20,25 @@ import { Context, Effect } from "effect"
  * @since 0.1.0
  */
 export interface LeaseWakeupsShape {
-  /** Tells every waiter of the tree (and every "any release" waiter). */
-  readonly released: (tenantId: string, rootExecutionId: string) => void
+  /**
+   * Tells every waiter of the tree, and every "any release" waiter — unless
+   * `ended`: the tree ended under the released lease, so only its own waiters
+   * are woken.
+   */
+  readonly released: (tenantId: string, rootExecutionId: string, options?: ReleaseOptions) => void
   /** Resolves at the next release of the tree (or of any tree when `rootExecutionId` is undefined). */
   readonly next: (tenantId: string | undefined, rootExecutionId: string | undefined) => Effect.Effect<void>
+}
+
+/**
+ * What a release tells besides the tree.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ReleaseOptions {
+  /** The tree ended (its record left Running for good) under the released lease. */
+  readonly ended?: boolean | undefined
 }
 
 const anyKey = "*"
@@ -38,9 +58,9 @@ export const makeHub = (): LeaseWakeupsShape => {
     for (const f of set) f()
   }
   return {
-    released: (tenantId, root) => {
+    released: (tenantId, root, options) => {
       wake(JSON.stringify([tenantId, root]))
-      wake(anyKey)
+      if (options?.ended !== true) wake(anyKey)
     },
     next: (tenantId, root) =>
       Effect.callback<void>((resume) => {

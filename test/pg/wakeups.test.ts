@@ -83,6 +83,30 @@ describe("PgWakeups", () => {
       yield* Fiber.interrupt(againA)
     }).pipe(Effect.scoped))
 
+  it.live("a release of a tree that ended reaches the other process as ended: its waiter of that tree is woken, its sweep is not", () =>
+    Effect.gen(function*() {
+      const inner = makeHub()
+      const told: Array<{ readonly root: string; readonly ended: boolean }> = []
+      const hubB: LeaseWakeupsShape = {
+        released: (tenantId, root, options) => {
+          told.push({ root, ended: options?.ended === true })
+          inner.released(tenantId, root, options)
+        },
+        next: inner.next
+      }
+      const a = yield* buildProcess(makeHub())
+      yield* buildProcess(hubB)
+      const tenant = randomName("tenant")
+      const [ended, running] = [randomName("root"), randomName("root")]
+      const tree = yield* waiting(hubB, tenant, ended)
+      a.wakeups.released(tenant, ended, { ended: true })
+      yield* awaitWoken(tree, "B's waiter of the ended tree (over NOTIFY)")
+      const sweep = yield* Effect.forkChild(hubB.next(undefined, undefined), { startImmediately: true })
+      a.wakeups.released(tenant, running)
+      yield* awaitWoken(sweep, "B's sweep, woken by the plain release")
+      assert.deepStrictEqual(told, [{ root: ended, ended: true }, { root: running, ended: false }])
+    }).pipe(Effect.scoped))
+
   it.live("the lease holder's release (the runtime's own hook) wakes a waiter on another process", () =>
     Effect.gen(function*() {
       const hubB = makeHub()

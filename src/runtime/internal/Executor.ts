@@ -355,7 +355,7 @@ interface Next {
   readonly sent: ReadonlyArray<Pause>
 }
 
-/** Moves the record from one of `from` to `to`; a record in none of them changed under this pass: it lost the tree. */
+/** Moves the record from one of `from` to `to`; a record in none of them changed under this pass: it lost the tree. A final `to` tells the holder its tree ended. */
 const setStatus = (p: Pass, from: ReadonlyArray<ExecutionStatus>, to: ExecutionStatus, error?: string) =>
   Effect.gen(function*() {
     const { holder, record } = p
@@ -370,7 +370,10 @@ const setStatus = (p: Pass, from: ReadonlyArray<ExecutionStatus>, to: ExecutionS
         error,
         lease: holder.lease
       }).pipe(Effect.tapError(lostBy(holder)))
-      if (moved) return
+      if (moved) {
+        if (to === "Finished" || to === "Failed" || to === "Cancelled") holder.treeEnded()
+        return
+      }
     }
     return yield* Effect.fail(holder.fence.refusal() ?? new LeaseLostError({
       tenantId: record.tenantId,

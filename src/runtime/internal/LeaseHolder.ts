@@ -47,6 +47,12 @@ export interface LeaseHolder {
   readonly confirmedUntil: () => number
   /** Stops the holder as if the lease were lost (used by cancel and close): aborts with `error`. */
   readonly abort: (error: unknown) => void
+  /**
+   * Tells the holder its tree ended under this lease (its record moved to a
+   * final status): the release then wakes only the tree's own waiters (see
+   * `LeaseWakeups`), no sweep.
+   */
+  readonly treeEnded: () => void
 }
 
 /**
@@ -107,6 +113,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
    * (a late write, an awaiter of `lost`) — not on every normal end of a pass.
    */
   let ended = false
+  /** The tree ended under this lease (see `LeaseHolder.treeEnded`). */
+  let treeEnded = false
   /** The pass's fenced writes under way (see `Fence.writing`): the lease is released only once they settled. */
   const writes = new Set<Promise<unknown>>()
   const controller = new AbortController()
@@ -180,7 +188,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
       // once the confirmed time ran out, so that bounds the wait.
       yield* writesSettled
       yield* store.release(lease).pipe(
-        Effect.tap((released) => released ? Effect.sync(() => wakeups.released(tenantId, rootExecutionId)) : Effect.void),
+        Effect.tap((released) => released ? Effect.sync(() => wakeups.released(tenantId, rootExecutionId, { ended: treeEnded })) : Effect.void),
         Effect.catch((e) => Effect.logWarning("lease release failed; the lease will expire", e.message))
       )
     })
@@ -231,6 +239,9 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     confirmedUntil: () => confirmedUntil,
     abort: (error) => {
       if (lostError === undefined && !ended && !controller.signal.aborted) controller.abort(error)
+    },
+    treeEnded: () => {
+      treeEnded = true
     }
   })
 }, (effect, options) =>

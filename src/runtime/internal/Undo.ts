@@ -879,6 +879,7 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError) =>
       lease
     })
     if (!moved) return
+    u.holder.treeEnded()
     yield* tree.deleteRoot(record.tenantId, record.rootExecutionId)
     yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Failed" })
     yield* observer.onError({
