@@ -11,7 +11,7 @@
  */
 import { isGraphInterrupt } from "@langchain/langgraph"
 import { createHash } from "node:crypto"
-import { Clock, Context, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Fiber, Option } from "effect"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import {
   type EndStatus,
@@ -111,10 +111,29 @@ export const stepRecorder = (options: {
       const row: VisitRow = { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq, ...(n === 1 ? {} : { endKey }), ...(undo ? { undo } : {}) }
       return Effect.as(note(visitName(endKey, holder), row), endKey)
     })
+  /**
+   * Notes a step's start now: its end key when the note was written at once
+   * (a store that answers synchronously, like SQLite on a free connection:
+   * the body starts in the same turn, without a promise hop), else a promise
+   * of it.
+   */
+  const startNow = (node: string, key: string): string | Promise<string> => {
+    const fiber = Effect.runFork(started(node, key))
+    const exit = fiber.pollUnsafe()
+    if (exit === undefined) return Effect.runPromise(Fiber.join(fiber))
+    return Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
+  }
+  const start = <A>(body: () => Promise<A>): Promise<A> => {
+    try {
+      return body()
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
   return {
-    around: (node, key, body) =>
-      Effect.runPromise(started(node, key)).then((endKey) =>
-        body().then(
+    around: (node, key, body) => {
+      const run = (endKey: string) =>
+        start(body).then(
           (value) => {
             ended(endKey, "Succeeded")
             return value
@@ -124,7 +143,9 @@ export const stepRecorder = (options: {
             return Promise.reject(error)
           }
         )
-      ),
+      const noted = startNow(node, key)
+      return typeof noted === "string" ? run(noted) : noted.then(run)
+    },
     // An interrupted try (the holder stopped) reports no end, like a step its holder left: Unfinished.
     undo: (node, key, body) =>
       Effect.flatMap(started(node, key, true), (endKey) =>
