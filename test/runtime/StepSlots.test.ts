@@ -12,6 +12,7 @@ import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as StepSlots from "../../src/runtime/internal/StepSlots.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
+import * as VisitOrder from "../../src/runtime/internal/VisitOrder.ts"
 import { backends, errorTag, statusOf } from "./fixtures.ts"
 
 const State = Annotation.Root({
@@ -273,7 +274,7 @@ describe(`step slots on ${backend.name}`, () => {
       assert.strictEqual(t.starts.filter((x) => x.startsWith("B.")).length, 1, "the waiting step ran once, on instance 1")
     }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
-  it.effect("a full instance's sweep starts no recovery; later looks go on where the last one stopped", () => {
+  it.effect("a full instance's sweep starts no recovery; once slots free, its looks recover the page's orphans one slot at a time, in its own order", () => {
     const recovered: Array<{ instanceId: string; executionId: string }> = []
     return Effect.gen(function*() {
       const t = makeTrace()
@@ -285,8 +286,8 @@ describe(`step slots on ${backend.name}`, () => {
       yield* h.settle
       const held = (yield* RecordStore.use((r) => r.findByStatus("Running", 10, Option.none())))
       const orphans = held.filter((r) => h.instances.slice(0, 3).some((x) => [...x.instance.passes].some((p) => p.rootExecutionId === r.executionId)))
-      // In the sweep's order (tenantId, executionId): the first one's holder stays alive for now.
-      const [r1, r2, r3] = orphans
+      // In the order instance 3 visits them (its own ranking of the page): the first one's holder stays alive for now.
+      const [r1, r2, r3] = VisitOrder.ofInstance(h.instance(3).instanceId, orphans.map((r) => ({ ...r, rootExecutionId: r.executionId })))
       const holderOf = (executionId: string) =>
         h.instances.findIndex((x) => [...x.instance.passes].some((p) => p.rootExecutionId === executionId))
       const r1Holder = holderOf(r1!.executionId)
@@ -300,11 +301,12 @@ describe(`step slots on ${backend.name}`, () => {
       // One free slot: one recovery (r2; r1's holder is alive), and the look stops before r3.
       assert.deepStrictEqual(recovered, [{ instanceId: h.instance(3).instanceId, executionId: r2!.executionId }])
       yield* h.kill(r1Holder)
-      // r1 is an orphan too from its lease's expiry on, but the next look begins where the last one stopped.
+      // r1 is an orphan too from its lease's expiry on; the next looks visit the page again in instance 3's
+      // order (r1 first, its holder dead now), so r1 and then r3 are recovered, one slot at a time.
       yield* h.advance("250 seconds")
-      assert.deepStrictEqual(recovered.map((r) => r.executionId), [r2!.executionId, r3!.executionId])
+      assert.deepStrictEqual(recovered.map((r) => r.executionId).slice(0, 2), [r2!.executionId, r1!.executionId])
       yield* h.advance("400 seconds")
-      assert.deepStrictEqual(recovered.map((r) => r.executionId), [r2!.executionId, r3!.executionId, r1!.executionId])
+      assert.deepStrictEqual(recovered.map((r) => r.executionId), [r2!.executionId, r1!.executionId, r3!.executionId])
       for (const r of orphans) assert.strictEqual(yield* statusOf(r.tenantId, r.executionId), "Finished")
     }).pipe(
       Effect.provideService(Observer, makeObserver({
