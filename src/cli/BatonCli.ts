@@ -39,6 +39,7 @@ import type { BatonStores } from "../runtime/Baton.ts"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
+import { instanceOfHolder } from "../stores/Lease.ts"
 import type { Pause } from "../stores/Pause.ts"
 import { PauseStore, type RootCursor } from "../stores/PauseStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
@@ -197,7 +198,7 @@ const leaseRow = Effect.fnUntraced(function*(r: ExecutionRecord, now: number) {
       tenant: r.tenantId,
       root: r.rootExecutionId,
       holder: l.holder,
-      instance: l.holder.split("#")[0] ?? l.holder,
+      instance: instanceOfHolder(l.holder),
       epoch: l.epoch,
       expires: time(l.expiresAt),
       live: l.expiresAt > now

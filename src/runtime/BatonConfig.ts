@@ -267,10 +267,23 @@ const wholeNumber = (field: Field, value: unknown, fallback: number | undefined,
       : refuse(field, `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}${unset} (got ${show(value)})`)
   })
 
+/**
+ * The longest `instanceId`: a holder id adds `#` and up to 39 characters to
+ * it (`instanceId#incarnation.n`, `instanceId/retention#incarnation`) and
+ * must stay within the stores' 200.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export const maxInstanceIdLength = 160
+
 const checkInstanceId = (id: unknown) => {
   if (id === undefined) return Effect.void
-  if (typeof id !== "string" || id.length === 0 || id.length > 200) {
-    return refuse("instanceId", `must be a string of 1 to 200 characters when given (got ${typeof id === "string" ? `${id.length} characters` : show(id)})`)
+  if (typeof id !== "string" || id.length === 0 || id.length > maxInstanceIdLength) {
+    return refuse(
+      "instanceId",
+      `must be a string of 1 to ${maxInstanceIdLength} characters when given (holder ids add up to 40 to it; got ${typeof id === "string" ? `${id.length} characters` : show(id)})`
+    )
   }
   // deno-lint-ignore no-control-regex
   return /[\u0000-\u001f\u007f-\u009f]/.test(id)

@@ -21,3 +21,16 @@ export interface Lease {
   /** Epoch milliseconds, from the acquirer's Clock. */
   readonly expiresAt: number
 }
+
+/**
+ * The instance a holder id names: the runtime's holder ids are
+ * `instanceId#incarnation.n`, so what comes before the last `#` (a holder
+ * id without one is its own instance).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const instanceOfHolder = (holder: string): InstanceId => {
+  const at = holder.lastIndexOf("#")
+  return at > 0 ? holder.slice(0, at) : holder
+}

@@ -97,11 +97,11 @@ describe("config that cannot work is refused at build (#18 item 6)", () => {
 
   it.effect("an instanceId a store cannot hold", () =>
     Effect.gen(function*() {
-      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "x".repeat(201) })), "instanceId")
+      assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "x".repeat(161) })), "instanceId")
       assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "a\u0000b" })), "instanceId")
       assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: "a\nb" })), "instanceId")
       assert.strictEqual(failedField(yield* buildWith({ workflows: [wf], instanceId: 7 as never })), "instanceId")
-      assert.isTrue(Exit.isSuccess(yield* buildWith({ workflows: [wf], instanceId: "x".repeat(200) })))
+      assert.isTrue(Exit.isSuccess(yield* buildWith({ workflows: [wf], instanceId: "x".repeat(160) })))
     }))
 })
 

@@ -67,6 +67,8 @@ export interface ActivePass {
  */
 export interface InstanceShape {
   readonly instanceId: InstanceId
+  /** This instance's own part of its holder ids (`instanceId#incarnation.n`): unique even when instance ids are not. */
+  readonly incarnation: string
   readonly config: RuntimeConfig
   readonly saver: BaseCheckpointSaver
   readonly passes: Set<ActivePass>

@@ -10,6 +10,7 @@ import { UnknownExecutionError } from "../../stores/Errors.ts"
 import { type ExecutionRecord, type ExecutionStatus, isRoot } from "../../stores/ExecutionRecord.ts"
 import { defaultTenant, type ExecutionId, type TenantId, type ThreadId } from "../../stores/Ids.ts"
 import { LeaseStore } from "../../stores/LeaseStore.ts"
+import { instanceOfHolder } from "../../stores/Lease.ts"
 import type { Pause } from "../../stores/Pause.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
@@ -161,11 +162,6 @@ const pauseView = (p: Pause): PauseView => ({
   createdAt: p.createdAt
 })
 
-/** A pass's holder id is `instanceId#n`: the instance is what a reader wants. */
-const instanceOf = (holder: string): string => {
-  const at = holder.lastIndexOf("#")
-  return at > 0 ? holder.slice(0, at) : holder
-}
 
 /**
  * The record of `executionId` when the caller may read it: another tenant's
@@ -213,7 +209,7 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
       }),
       holder: Option.match(lease, {
         onNone: () => null,
-        onSome: (l) => ({ instanceId: instanceOf(l.holder), holder: l.holder, epoch: l.epoch, expiresAt: l.expiresAt })
+        onSome: (l) => ({ instanceId: instanceOfHolder(l.holder), holder: l.holder, epoch: l.epoch, expiresAt: l.expiresAt })
       }),
       pendingPauses,
       unwinding

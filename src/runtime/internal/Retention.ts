@@ -89,7 +89,7 @@ export const run = Effect.gen(function*() {
   const { leaseMillis, renewMillis, sweepMillis } = instance.config
   const rounds = Effect.andThen(round, Effect.sleep(Duration.millis(sweepMillis))).pipe(Effect.forever)
   return yield* Leader.run(leaderName, rounds, {
-    holder: `${instance.instanceId}/retention`,
+    holder: `${instance.instanceId}/retention#${instance.incarnation}`,
     lease: Duration.millis(leaseMillis),
     renewEvery: Duration.millis(renewMillis)
   })

@@ -125,15 +125,19 @@ const makeInstance = Effect.fnUntraced(function*(
   const { saver } = yield* CheckpointStore
   const instanceId = config.instanceId ?? (yield* ids.make("instance"))
   const stores = yield* Effect.context<Stores>()
+  // Part of every holder id, so two instances given one instanceId by mistake never hold under equal ids (a
+  // lease store extends a live lease for its holder): the last 12 characters of a new id (random in production).
+  const incarnation = (yield* ids.make("holder")).slice(-12)
   let holderSeq = 0
   return {
     instanceId,
+    incarnation,
     config,
     saver,
     passes: new Set(),
     ...passEndSignal(),
     activity: { count: 0 },
-    nextHolder: () => `${instanceId}#${++holderSeq}`,
+    nextHolder: () => `${instanceId}#${incarnation}.${++holderSeq}`,
     compiled: compiledOnce(saver),
     health: { startedAt: yield* Clock.currentTimeMillis, lastSweepEndedAt: undefined, stopping: false },
     closeDeadline: yield* Deferred.make<void>(),
