@@ -96,7 +96,7 @@ export {
 } from "./stores/Ids.ts"
 export type { Lease } from "./stores/Lease.ts"
 export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape, maxGetMany } from "./stores/LeaseStore.ts"
-export { LeaseWakeups, type LeaseWakeupsShape, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
+export { LeaseWakeups, type LeaseWakeupsShape, type NextOptions, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
 export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
 export { PauseStore, type PauseStoreShape } from "./stores/PauseStore.ts"

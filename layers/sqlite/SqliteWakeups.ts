@@ -169,8 +169,9 @@ export const layer = (options: SqliteWakeupsOptions = {}): Layer.Layer<never, St
       yield* writer(sql, s, origin, outbox)
       yield* Effect.forkScoped(watcher(sql, s, origin, hub, Number(last[0]?.seq ?? 0)))
       const wrapped: LeaseWakeupsShape = {
-        released: (tenantId, rootExecutionId) => {
-          hub.released(tenantId, rootExecutionId)
+        released: (tenantId, rootExecutionId, options) => {
+          hub.released(tenantId, rootExecutionId, options)
+          // The table has no column for `ended`: other processes hear every release as a plain one.
           Queue.offerUnsafe(outbox, { tenantId, rootExecutionId })
         },
         next: hub.next

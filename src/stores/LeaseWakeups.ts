@@ -4,10 +4,12 @@
  * releases it, instead of at its next poll. Backends that can tell other
  * processes (Postgres NOTIFY) feed the same hub.
  *
- * A release of a tree that ended (finished or failed under that lease) wakes
- * only the tree's own waiters: an ended tree leaves nothing for a sweep or a
- * claim loop (the "any release" waiters) to pick up, and waking them on
- * every finished execution made each one cost a sweep look.
+ * A release says whether the tree ended under that lease (finished or
+ * failed). An "any release" waiter may leave such releases out
+ * (`NextOptions.skipEnded`): an ended tree leaves nothing for a sweep or a
+ * claim loop to pick up — only a step slot it freed, which matters to them
+ * only while they are short of slots — and waking them on every finished
+ * execution made each one cost a sweep look.
  *
  * @since 0.1.0
  */
@@ -20,14 +22,21 @@ import { Context, Effect } from "effect"
  * @since 0.1.0
  */
 export interface LeaseWakeupsShape {
-  /**
-   * Tells every waiter of the tree, and every "any release" waiter — unless
-   * `ended`: the tree ended under the released lease, so only its own waiters
-   * are woken.
-   */
+  /** Tells every waiter of the tree, and every "any release" waiter (but those that skip an ended tree's release). */
   readonly released: (tenantId: string, rootExecutionId: string, options?: ReleaseOptions) => void
   /** Resolves at the next release of the tree (or of any tree when `rootExecutionId` is undefined). */
-  readonly next: (tenantId: string | undefined, rootExecutionId: string | undefined) => Effect.Effect<void>
+  readonly next: (tenantId: string | undefined, rootExecutionId: string | undefined, options?: NextOptions) => Effect.Effect<void>
+}
+
+/**
+ * How an "any release" waiter waits.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface NextOptions {
+  /** Asked at each release of a tree that ended: true leaves the waiter waiting. Default: woken by every release. */
+  readonly skipEnded?: (() => boolean) | undefined
 }
 
 /**
@@ -50,22 +59,32 @@ const anyKey = "*"
  * @since 0.1.0
  */
 export const makeHub = (): LeaseWakeupsShape => {
-  const waiters = new Map<string, Set<() => void>>()
-  const wake = (k: string) => {
+  interface Waiter {
+    readonly wake: () => void
+    readonly skipEnded: (() => boolean) | undefined
+  }
+  const waiters = new Map<string, Set<Waiter>>()
+  const wake = (k: string, ended: boolean) => {
     const set = waiters.get(k)
     if (set === undefined) return
-    waiters.delete(k)
-    for (const f of set) f()
+    // The waiters of now (one woken may wait again at once: that wait is for the next release).
+    for (const w of [...set]) {
+      if (ended && w.skipEnded?.() === true) continue
+      set.delete(w)
+      w.wake()
+    }
+    if (set.size === 0 && waiters.get(k) === set) waiters.delete(k)
   }
   return {
     released: (tenantId, root, options) => {
-      wake(JSON.stringify([tenantId, root]))
-      if (options?.ended !== true) wake(anyKey)
+      const ended = options?.ended === true
+      wake(JSON.stringify([tenantId, root]), ended)
+      wake(anyKey, ended)
     },
-    next: (tenantId, root) =>
+    next: (tenantId, root, options) =>
       Effect.callback<void>((resume) => {
         const k = tenantId === undefined || root === undefined ? anyKey : JSON.stringify([tenantId, root])
-        const f = () => resume(Effect.void)
+        const f: Waiter = { wake: () => resume(Effect.void), skipEnded: options?.skipEnded }
         let set = waiters.get(k)
         if (set === undefined) waiters.set(k, set = new Set())
         set.add(f)

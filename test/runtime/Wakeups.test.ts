@@ -99,3 +99,47 @@ for (const backend of backends) {
     })
   })
 }
+
+describe("the wake-ups hub", () => {
+  it.effect("an \"any release\" waiter that skips ended trees is left waiting by one and woken by the next plain release; a tree's own waiter is woken by both", () =>
+    Effect.gen(function*() {
+      const hub = makeHub()
+      let short = false
+      const sweep = yield* Effect.forkChild(hub.next(undefined, undefined, { skipEnded: () => !short }), { startImmediately: true })
+      const any = yield* Effect.forkChild(hub.next(undefined, undefined), { startImmediately: true })
+      const tree = yield* Effect.forkChild(hub.next("t", "a"), { startImmediately: true })
+      hub.released("t", "a", { ended: true })
+      yield* Fiber.join(tree)
+      yield* Fiber.join(any)
+      assert.isUndefined(sweep.pollUnsafe(), "skipped the ended tree's release")
+      // Short of slots: the next ended release wakes it.
+      short = true
+      hub.released("t", "b", { ended: true })
+      yield* Fiber.join(sweep)
+    }))
+
+  it.effect("a waiter woken by a release that waits again at once waits for the next release", () =>
+    Effect.gen(function*() {
+      const hub = makeHub()
+      let woken = 0
+      const fibers: Array<Fiber.Fiber<void>> = []
+      // Waits again as soon as it is woken (at most 100 times: a hub that wakes the new wait too would loop).
+      const again = (): void => {
+        fibers.push(Effect.runFork(Effect.andThen(hub.next(undefined, undefined), Effect.sync(() => {
+          woken++
+          if (woken < 100) again()
+        }))))
+      }
+      again()
+      yield* Effect.yieldNow
+      hub.released("t", "a")
+      yield* Effect.yieldNow
+      yield* Effect.yieldNow
+      assert.strictEqual(woken, 1)
+      hub.released("t", "b")
+      yield* Effect.yieldNow
+      yield* Effect.yieldNow
+      assert.strictEqual(woken, 2)
+      yield* Fiber.interruptAll(fibers)
+    }))
+})

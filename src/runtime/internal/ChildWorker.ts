@@ -324,9 +324,14 @@ export const run = Effect.fnUntraced(function*(
   const runnable = [...instance.config.workflows.values()].map((w) => ({ name: w.name, configHash: w.configHash }))
   // An instance that only launches (`maxClaimedChildren: 0`) claims nothing: no loop to run.
   if (instance.config.maxClaimedChildren === 0) return
+  /** The last round ran out of budget, or found a root's slots all held: a tree that ends may free one. */
+  let short = false
   while (true) {
-    // Listen before claiming: what is queued or released during the round wakes the next one at once.
-    const woken = yield* Effect.forkChild(Effect.raceFirst(state.wake.next, wakeups.next(undefined, undefined)), { startImmediately: true })
+    // Listen before claiming: what is queued or released during the round wakes the next one at once (a
+    // release of a tree that ended only when the last round was short of slots).
+    const released = wakeups.next(undefined, undefined, { skipEnded: () => !short })
+    const woken = yield* Effect.forkChild(Effect.raceFirst(state.wake.next, released), { startImmediately: true })
+    let roundShort = false
     if (!instance.health.stopping) {
       let budget = budgetOf(instance, state)
       while (budget > 0) {
@@ -341,6 +346,7 @@ export const run = Effect.fnUntraced(function*(
         )
         if (Option.isNone(slot)) {
           yield* queue.releaseClaim(claimed.value.tenantId, claimed.value.executionId, instance.instanceId).pipe(Effect.ignore)
+          roundShort = true
           break
         }
         budget--
@@ -354,7 +360,9 @@ export const run = Effect.fnUntraced(function*(
           }))
         ))
       }
+      if (budget <= 0) roundShort = true
     }
+    short = roundShort
     yield* Effect.raceFirst(Effect.sleep(Duration.millis(instance.config.waitPollMillis)), Fiber.join(woken)).pipe(
       Effect.ensuring(Fiber.interrupt(woken))
     )

@@ -371,8 +371,11 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
   const resume: Resume = { from: Option.none(), stopped: false }
   const running: Running = { count: 0, ended: new Set() }
   while (true) {
-    // Listen before looking: a release during the look wakes the next one at once.
-    const released = yield* Effect.forkChild(wakeups.next(undefined, undefined), { startImmediately: true })
+    // Listen before looking: a release during the look wakes the next one at once — a tree's that ended only
+    // when the last look stopped on its budget (the step slot it freed may let the look go on).
+    const released = yield* Effect.forkChild(wakeups.next(undefined, undefined, { skipEnded: () => Option.isNone(resume.from) }), {
+      startImmediately: true
+    })
     const earliest = yield* look(recoveries, leftAlone, local, resume, running).pipe(
       Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
     )
