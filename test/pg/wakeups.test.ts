@@ -101,7 +101,8 @@ describe("PgWakeups", () => {
       const tree = yield* waiting(hubB, tenant, ended)
       a.wakeups.released(tenant, ended, { ended: true })
       yield* awaitWoken(tree, "B's waiter of the ended tree (over NOTIFY)")
-      const sweep = yield* Effect.forkChild(hubB.next(undefined, undefined), { startImmediately: true })
+      // A sweep as the runtime's waits (not short of step slots): it skips the releases of trees that ended.
+      const sweep = yield* Effect.forkChild(hubB.next(undefined, undefined, { skipEnded: () => true }), { startImmediately: true })
       a.wakeups.released(tenant, running)
       yield* awaitWoken(sweep, "B's sweep, woken by the plain release")
       assert.deepStrictEqual(told, [{ root: ended, ended: true }, { root: running, ended: false }])
