@@ -373,7 +373,7 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
   while (true) {
     // Listen before looking: a release during the look wakes the next one at once — a tree's that ended only
     // when the last look stopped on its budget (the step slot it freed may let the look go on).
-    const released = yield* Effect.forkChild(wakeups.next(undefined, undefined, { skipEnded: () => Option.isNone(resume.from) }), {
+    const released = yield* Effect.forkChild(wakeups.next(undefined, undefined, { skipEnded: () => !resume.stopped }), {
       startImmediately: true
     })
     const earliest = yield* look(recoveries, leftAlone, local, resume, running).pipe(
