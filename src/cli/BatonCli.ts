@@ -24,8 +24,9 @@
  * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
  * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
  * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json`.
- * Exit codes: 0 done, 1 unexpected failure, 2 bad usage, 3 not found,
- * 4 conflict (already answered, nothing to cancel), 5 a store failed.
+ * Exit codes: 0 done, 1 unexpected failure, 2 bad usage (stores named
+ * wrongly included), 3 not found, 4 conflict (already answered, nothing to
+ * cancel), 5 a store failed.
  *
  * The backends are given by the caller (`src/cli/main.ts` wires SQLite and
  * Postgres), so this module speaks only to the store contracts and the
@@ -379,8 +380,9 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
     case "ThreadOwnerError":
       return { code: ExitCode.conflict, message: error.message ?? error._tag }
     case "StoreError":
-    case "BatonConfigError":
       return { code: ExitCode.store, message: error.message ?? error._tag }
+    // Stores named wrongly (a path in no folder, a malformed URL) are fixed in the command line, like a bad flag.
+    case "BatonConfigError":
     case "InvalidInputError":
       return { code: ExitCode.usage, message: error.message ?? error._tag }
   }

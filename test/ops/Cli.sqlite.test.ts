@@ -42,3 +42,19 @@ describe("baton CLI over SQLite with a table prefix", () => {
       assert.deepStrictEqual(unprefixed.json, [], "the default prefix's tables are another deployment's")
     }), 120_000)
 })
+
+/**
+ * Stores the CLI was pointed at wrongly are bad usage (exit 2, the message
+ * naming what to fix), not "a store failed" (5), which scripts read as a
+ * store that may come back.
+ */
+describe("baton CLI with stores named wrongly", () => {
+  it.effect("a SQLite path in a folder that does not exist, or a malformed Postgres URL → exit 2", () =>
+    Effect.gen(function*() {
+      const noFolder = yield* baton(["status", "--sqlite", "/no/such/folder/baton.sqlite"])
+      assert.strictEqual(noFolder.code, 2, noFolder.stderr)
+      assert.include(noFolder.stderr, "/no/such/folder")
+      const badUrl = yield* baton(["status", "--pg", "not-a-url"])
+      assert.strictEqual(badUrl.code, 2, badUrl.stderr)
+    }))
+})
