@@ -84,6 +84,17 @@ describe("the public boundary", () => {
       assert.include(String(built), `names workflow "${child.name}" twice`)
     }))
 
+  it.effect("a Baton Layer built without stores (JavaScript: TypeScript refuses it) fails with BatonConfigError naming them, not a defect", () =>
+    Effect.gen(function*() {
+      const wf = approval(makeSideEffects())
+      const unprovided = Baton.layer({ workflows: [wf] }) as unknown as Layer.Layer<Baton, unknown>
+      const error = yield* Effect.flip(Layer.build(unprovided).pipe(Effect.scoped))
+      assert.strictEqual((error as { _tag: string })._tag, "BatonConfigError")
+      assert.strictEqual((error as { field: string }).field, "stores")
+      assert.include((error as Error).message, "baton/LeaseStore")
+      assert.include((error as Error).message, "MemoryStores.layer")
+    }))
+
   it.effect("a workflow made without a graph, or with a compiled one, fails the Layer with BatonConfigError saying what to pass", () =>
     Effect.gen(function*() {
       const compiled = new StateGraph(State).addNode("n", async () => ({})).addEdge(START, "n").compile()

@@ -11,6 +11,10 @@ import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
 import { IdGenerator } from "../../stores/Ids.ts"
+import { LeaseStore } from "../../stores/LeaseStore.ts"
+import { PauseStore } from "../../stores/PauseStore.ts"
+import { RecordStore } from "../../stores/RecordStore.ts"
+import { TreeStore } from "../../stores/TreeStore.ts"
 import * as BatonConfig from "../BatonConfig.ts"
 import * as Health from "../Health.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
@@ -115,6 +119,24 @@ const compiledOnce = (checkpointer: InstanceShape["saver"]) => {
   }
 }
 
+/** The stores every instance needs. */
+const requiredStores: ReadonlyArray<Context.Key<any, any>> = [LeaseStore, RecordStore, PauseStore, TreeStore, CheckpointStore, IdGenerator]
+
+/**
+ * The stores in context, or a `BatonConfigError` naming the missing ones:
+ * TypeScript refuses a `Baton` Layer without them, JavaScript would meet a
+ * defect deep in the build.
+ */
+const storesGiven = Effect.gen(function*() {
+  const missing: Array<string> = []
+  for (const store of requiredStores) if (Option.isNone(yield* Effect.serviceOption(store))) missing.push(store.key)
+  if (missing.length === 0) return
+  return yield* new BatonConfigError({
+    field: "stores",
+    reason: `are not provided (missing ${missing.join(", ")}): provide a stores bundle — MemoryStores.layer, SqliteStores.layer or PgStores.layer — or each store's Layer`
+  })
+})
+
 /** The instance's state over the stores in context; the step slots (with a cap) travel with its services. */
 const makeInstance = Effect.fnUntraced(function*(
   config: RuntimeConfig,
@@ -153,6 +175,7 @@ const makeInstance = Effect.fnUntraced(function*(
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWorkflow>) {
+  yield* storesGiven
   const registered = yield* registry(workflows)
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
