@@ -74,9 +74,9 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 
 /** `promise`, or a rejection naming `what` once `ms` of real time passed (a test's wait on a real process is bounded). */
 export const within = <A>(ms: number, what: string, promise: Promise<A>): Promise<A> => {
-  let timer: ReturnType<typeof setTimeout> | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined // real time, not the TestClock: real processes
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms) // real processes run on real time
+    timer = setTimeout(() => reject(new Error(`${what}: not within ${ms / 1000} s`)), ms) // real processes run on real time, not the TestClock
   })
   return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }

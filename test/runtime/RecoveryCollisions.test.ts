@@ -28,7 +28,7 @@ const orphan = (ran: Array<string>) =>
     version: "1",
     graph: new StateGraph(State)
       .addNode("work", Workflow.effectStep((s: typeof State.State, ctx) =>
-        Effect.sync(() => ran.push(ctx.instanceId)).pipe(Effect.andThen(Effect.sleep(Duration.seconds(s.seconds))), Effect.as({ log: ["worked"] }))
+        Effect.sync(() => ran.push(ctx.instanceId)).pipe(Effect.andThen(Effect.sleep(Duration.seconds(s.seconds))), Effect.as({ log: ["worked"] })) // on the Harness's TestClock
       ))
       .addEdge(START, "work")
       .addEdge("work", END)

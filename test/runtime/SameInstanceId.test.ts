@@ -17,7 +17,8 @@ const slow = Workflow.make({
   name: "slow",
   version: "1",
   graph: new StateGraph(Annotation.Root({ n: Annotation<number>() }))
-    .addNode("work", Workflow.effectStep((s: { n: number }) => Effect.as(Effect.sleep("60 seconds"), { n: s.n + 1 })))
+    // The step holds its tree's lease while it sleeps on the test's TestClock (it.effect), which never advances here.
+    .addNode("work", Workflow.effectStep((s: { n: number }) => Effect.as(Effect.sleep("60 seconds"), { n: s.n + 1 }))) // TestClock
     .addEdge(START, "work")
     .addEdge("work", END)
 })
