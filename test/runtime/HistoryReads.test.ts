@@ -17,20 +17,12 @@ import { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects } from "./fixtures.ts"
+import { approval, backends, makeSideEffects, oneStep } from "./fixtures.ts"
 
 const State = Annotation.Root({
   log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
 })
 
-const oneStep = Workflow.make({
-  name: "one-step",
-  version: "1",
-  graph: new StateGraph(State)
-    .addNode("only", Workflow.step(async () => ({ log: ["done"] })))
-    .addEdge(START, "only")
-    .addEdge("only", END)
-})
 
 /** One step that records spend of its execution: 2 for its lifetime, 3 on the day (the TestClock's 1970-01-01). */
 const spending = Workflow.make({

@@ -6,27 +6,11 @@
  * tree's own waiters are still woken.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect, Fiber, Layer, Option } from "effect"
 import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
-import { backends, makeSideEffects, slow, statusOf } from "./fixtures.ts"
-
-const State = Annotation.Root({
-  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
-})
-
-/** one step, then the end. */
-const oneStep = Workflow.make({
-  name: "one-step",
-  version: "1",
-  graph: new StateGraph(State)
-    .addNode("only", Workflow.step(async () => ({ log: ["only"] })))
-    .addEdge(START, "only")
-    .addEdge("only", END)
-})
+import { backends, makeSideEffects, oneStep, slow, statusOf } from "./fixtures.ts"
 
 /** The backend's stores, with a RecordStore that counts the sweep's page reads (`findByStatus`). */
 const countingLooks = <E>(stores: Layer.Layer<Harness.HarnessStores, E>, looks: { count: number }) =>

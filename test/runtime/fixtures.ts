@@ -41,6 +41,16 @@ const State = Annotation.Root({
   log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
 })
 
+/** One step ("only"), then the end: the least a run can be. */
+export const oneStep = Workflow.make({
+  name: "one-step",
+  version: "1",
+  graph: new StateGraph(State)
+    .addNode("only", Workflow.step(async () => ({ log: ["only"] })))
+    .addEdge(START, "only")
+    .addEdge("only", END)
+})
+
 /** draft → approve (pauses) → send. */
 export const approval = (fx: SideEffects) =>
   Workflow.make({
