@@ -55,7 +55,7 @@ export * from "./stores/Errors.ts"
 
 // Store contracts and the domain types they speak
 export { CheckpointStore, type CheckpointStoreShape } from "./stores/CheckpointStore.ts"
-export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "./stores/ChildQueueStore.ts"
+export { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild, type RunnableWorkflow } from "./stores/ChildQueueStore.ts"
 export {
   type EndStatus,
   ExecutionHistoryStore,
@@ -97,7 +97,7 @@ export {
 export type { Lease } from "./stores/Lease.ts"
 export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape, maxGetMany } from "./stores/LeaseStore.ts"
 export { LeaseWakeups, type LeaseWakeupsShape, type NextOptions, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
-export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "./stores/LedgerStore.ts"
+export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreBackend, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
 export { PauseStore, type PauseStoreShape } from "./stores/PauseStore.ts"
 export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
@@ -111,7 +111,7 @@ export {
   type SetStatusInput
 } from "./stores/RecordStore.ts"
 export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
-export { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
+export { maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into
 export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./checkpoint/CheckpointRows.ts"

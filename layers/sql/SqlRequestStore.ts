@@ -38,7 +38,7 @@ const entryOf = (row: Record<string, unknown>): RequestEntry => ({
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
+    // Limits are written into the statement so that SQLite compiles it once (see internal/stablePlan.ts).
     const limitOf = literalLimit(sql)
     const t = yield* SqlTables.make(options)
     const requests = sql(t.requests)

@@ -60,4 +60,19 @@ describe("a connection lost inside a transaction on Postgres", () => {
       )
       assertLostConnection(exit)
     }))
+
+  it.live("RecordStore.setStatusFenced refused by the lease, then its ROLLBACK cut: the refusal (LeaseLostError) is the answer, not the lost connection", () =>
+    Effect.gen(function*() {
+      const lease = { tenantId: "default", rootExecutionId: "root-2", holder: "a", epoch: 1, expiresAt: Number.MAX_SAFE_INTEGER }
+      const exit = yield* throughCut(
+        "ROLLBACK",
+        Effect.flatMap(RecordStore, (records) =>
+          records.setStatusFenced({ tenantId: "default", executionId: "root-2", from: "Running", to: "Finished", now: 1, lease }))
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isSuccess(exit)) return
+      assert.isFalse(Cause.hasDies(exit.cause), `no defect: ${Cause.pretty(exit.cause)}`)
+      const error = Cause.findErrorOption(exit.cause)
+      assert.strictEqual(error._tag === "Some" ? (error.value as { _tag: string })._tag : undefined, "LeaseLostError")
+    }))
 })

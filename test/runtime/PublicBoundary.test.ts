@@ -62,6 +62,20 @@ describe("the public boundary", () => {
       }
     }))
 
+  it.effect("a declared child and a listed workflow made by two Workflow.make calls of one graph (equal config hashes) are one registration", () =>
+    Effect.gen(function*() {
+      const log = makeChildLog()
+      const declared = childWorkflow(log, "1 second")
+      const listed = childWorkflow(log, "1 second")
+      assert.notStrictEqual(declared, listed)
+      assert.strictEqual(declared.configHash, listed.configHash)
+      const parent = parentWorkflow(declared, "parent")
+      for (const workflows of [[parent, listed], [listed, parent]]) {
+        const built = yield* Effect.exit(Layer.build(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))).pipe(Effect.scoped))
+        assert.strictEqual(built._tag, "Success", `workflows [${workflows.map((w) => w.name).join(", ")}]: ${String(built)}`)
+      }
+    }))
+
   it.effect("a declared child whose name is registered with another graph is refused at build, not when a step launches it", () =>
     Effect.gen(function*() {
       const child = childWorkflow(makeChildLog(), "1 second")

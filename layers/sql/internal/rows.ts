@@ -35,23 +35,29 @@ export const run = <A, E, R>(store: string, operation: string, effect: () => Eff
  * `sql.withTransaction`, with a lost connection answered as the failure it is.
  * When the connection dies under a transaction the server rolls it back, but
  * the client's ROLLBACK on the dead connection fails too, and effect's
- * transaction reports the body's failure and the rollback's as defects. A
- * cause holding a lost connection (a `ConnectionError`) fails with it: a
- * transient `SqlError`, turned into a `StoreError` by `run` like any other.
+ * transaction reports the body's failure and the rollback's as defects. Such
+ * a cause fails with the body's own typed failure when it had one (a lease
+ * refusal stays a refusal), else with the lost connection: a transient
+ * `SqlError`, turned into a `StoreError` by `run` like any other. A COMMIT cut
+ * the same way may or may not have landed; the caller learns only that the
+ * connection was lost.
  */
 export const transaction = <A, E, R>(sql: SqlClient, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError, R> =>
   Effect.catchCause(sql.withTransaction(effect), (cause) => {
-    const lost = cause.reasons.find(isLostConnection)
-    return lost === undefined ? Effect.failCause(cause) : Effect.fail(lostError(lost))
+    const lost = cause.reasons.find((r) => isLostConnection(valueOf(r)))
+    if (lost === undefined || Cause.hasInterrupts(cause)) return Effect.failCause(cause)
+    // The body's outcome comes first in the cause, the rollback's after it.
+    const first = valueOf(cause.reasons[0]!)
+    return Effect.fail(isTagged(first) && !isLostConnection(first) ? first as E : valueOf(lost) as SqlError)
   })
 
-const isLostConnection = (reason: Cause.Reason<unknown>): boolean => {
-  const value = Cause.isDieReason(reason) ? reason.defect : Cause.isFailReason(reason) ? reason.error : undefined
-  return isSqlError(value) && value.reason._tag === "ConnectionError"
-}
+const valueOf = (reason: Cause.Reason<unknown>): unknown =>
+  Cause.isDieReason(reason) ? reason.defect : Cause.isFailReason(reason) ? reason.error : undefined
 
-const lostError = (reason: Cause.Reason<unknown>): SqlError =>
-  (Cause.isDieReason(reason) ? reason.defect : (reason as Cause.Fail<unknown>).error) as SqlError
+const isLostConnection = (value: unknown): boolean => isSqlError(value) && value.reason._tag === "ConnectionError"
+
+/** A typed failure (every error of the contracts is tagged), not a stray defect. */
+const isTagged = (value: unknown): boolean => value instanceof Error && typeof (value as { _tag?: unknown })._tag === "string"
 
 /** A numeric column (SQLite gives numbers, Postgres BIGINT gives bigints). */
 export const num = (value: unknown): number => typeof value === "number" ? value : Number(value)

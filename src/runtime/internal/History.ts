@@ -11,7 +11,7 @@
  */
 import { isGraphInterrupt } from "@langchain/langgraph"
 import { createHash } from "node:crypto"
-import { Cause, Clock, Context, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Clock, Context, Effect, Exit, Option } from "effect"
 import type { ExecutionRecord } from "../../stores/ExecutionRecord.ts"
 import {
   type EndStatus,
@@ -120,8 +120,8 @@ export const stepRecorder = (options: {
   const startNow = (node: string, key: string): string | Promise<string> => {
     const fiber = Effect.runFork(started(node, key))
     const exit = fiber.pollUnsafe()
-    if (exit === undefined) return Effect.runPromise(Fiber.join(fiber))
-    return Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
+    if (exit !== undefined) return Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
+    return new Promise((resolve, reject) => fiber.addObserver((exit) => Exit.isSuccess(exit) ? resolve(exit.value) : reject(Cause.squash(exit.cause))))
   }
   const start = <A>(body: () => Promise<A>): Promise<A> => {
     try {

@@ -90,7 +90,8 @@ const eachRoot = Effect.fnUntraced(function*<E, R, E2, R2>(
     )
     yield* onPage(roots, page)
     yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)
-    for (const record of VisitOrder.ofInstance(instance.instanceId, roots)) {
+    // Seeded by the holder prefix, not the id alone: two processes given one instanceId visit in different orders too.
+    for (const record of VisitOrder.ofInstance(`${instance.instanceId}#${instance.incarnation}`, roots)) {
       if (!(yield* visitAlone(record, visit))) return { from: cursor, stopped: true } satisfies Resume
     }
     if (page.length < pageSize) break

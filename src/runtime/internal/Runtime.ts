@@ -59,8 +59,11 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
     }
     if (!Array.isArray(w.children)) return yield* refuse(`workflow "${w.name}": \`children\` must be an array of workflows made with Workflow.make`)
     // A declared child listed as well (before or after its parent) is one registration; a name listed twice is not.
+    // A declared child and its listing are one graph when their config hashes agree (even two Workflow.make calls).
     const known = workflows.get(w.name)
-    if (listed.has(w.name) || (known !== undefined && known !== w)) return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    if (listed.has(w.name) || (known !== undefined && known.configHash !== w.configHash)) {
+      return yield* refuse(`names workflow "${w.name}" twice; names must be unique`)
+    }
     listed.add(w.name)
     const cap = w.maxConcurrentExecutions
     if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {

@@ -39,8 +39,9 @@
  *   undo state (its registrations and its own children's hand-offs) into its
  *   parent's tree, under its lease, before its record ends Finished (its own
  *   tree's keys go when it ends). A child that fails or is cancelled unwinds
- *   itself and hands nothing over; one whose parent ended or unwinds already
- *   undoes itself too (see `handOff`).
+ *   itself and hands nothing over — but for the undos it already handed over
+ *   (its `handoff` claim written: those are its parent's to run); one whose
+ *   parent ended or unwinds already undoes itself too (see `handOff`).
  * - `handoff` in the child's own tree: who has the child's undos. The child
  *   writes it (with its undo state) before copying, its unwinding parent
  *   writes a refusal (see `closeHandOffs`): the first write decides, so a
@@ -761,7 +762,8 @@ const resumeRunning = (u: Unwinder) =>
  * skipping those marked done or given up. Stops — with `LeaseLostError` or
  * `InstanceStoppingError`, the record left Running for the next holder —
  * when the lease is lost or the instance closes; a cancel does not stop it.
- * A tree with no undo on record writes nothing.
+ * A tree with no undo on record (nor a launch: its children's hand-offs are
+ * refused first) writes nothing.
  *
  * @category internal
  * @since 0.1.0
