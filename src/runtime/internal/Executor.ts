@@ -489,6 +489,8 @@ const runGraph = (p: Pass, next: Next) =>
 /** The graph returned without an interrupt: the tree is finished. */
 const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* p.guard
+  // A cancel another instance answered `cancelled: true` since the last renewal: the tree ends Cancelled, as at a rest.
+  yield* p.honourCancelRequest
   // A child hands its undos to its parent first; one whose parent ended or unwinds undoes itself (see `Undo.handOff`).
   if (!(yield* Undo.handOff(p.unwinder))) return yield* Effect.flatMap(p.cancelled, Effect.fail)
   yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder, p.input.known)
