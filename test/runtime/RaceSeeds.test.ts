@@ -247,3 +247,132 @@ for (const backend of backends) {
       }), 240_000)
   })
 }
+
+/** The `_tag` of a typed failure, "Success", or undefined (a defect or an interruption). */
+const tagOf = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isSuccess(exit) ? "Success" : Option.getOrUndefined(Option.map(Exit.findErrorOption(exit), (e) => (e as { _tag: string })._tag))
+
+/**
+ * Request keys under races: keyed executes of one key on three instances,
+ * then keyed resumes of one key with two decisions and cancels, among
+ * freezes, kills and closes. Whatever the schedule: one execution for the
+ * key, every answering call of the key answers it; one decision wins the
+ * resume key (the other is RequestConflictError); no defect.
+ */
+const keyed = (seed: number) =>
+  Effect.gen(function*() {
+    const rand = seeded(seed)
+    const pick = (n: number) => Math.floor(rand() * n)
+    const fx = makeSideEffects()
+    const wf = approveThenWork(fx)
+    const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf] } })
+    const gone = new Set<number>()
+    const frozen = new Set<number>()
+    const trace: Array<string> = []
+    const fault = Effect.fnUntraced(function*(on: number, op: number) {
+      if (op === 0 && !frozen.has(on)) {
+        frozen.add(on)
+        yield* h.freeze(on)
+      } else if (op === 1 && frozen.has(on)) {
+        frozen.delete(on)
+        yield* h.thaw(on)
+      } else if (op === 2 && gone.size < 2) {
+        gone.add(on)
+        frozen.delete(on)
+        yield* h.kill(on)
+      } else if (op === 3 && gone.size < 2 && !frozen.has(on)) {
+        gone.add(on)
+        yield* h.close(on)
+      } else return
+      trace.push(`${["freeze", "thaw", "kill", "close"][op]}@${on}`)
+    })
+    const wait = Effect.suspend(() => {
+      const w = pick(4)
+      trace.push(w === 0 ? "settle" : `+${[0, 1, 12, 35][w]}s`)
+      return w === 0 ? h.settle : h.advance(`${[0, 1, 12, 35][w]} seconds`)
+    })
+    const live = () => [0, 1, 2].find((i) => !gone.has(i))!
+    // Phase 1: keyed executes of one key.
+    const executes: Array<Call> = []
+    for (let step = 0; step < 5; step++) {
+      const on = pick(3)
+      if (gone.has(on)) continue
+      if (pick(3) > 0) {
+        executes.push({ what: "execute", on, fiber: yield* h.run(on, (b) => b.execute(wf, { log: [] }, { threadId: "the-thread", requestKey: "order-1" })) })
+        trace.push(`execute@${on}`)
+      } else yield* fault(on, pick(4))
+      yield* wait
+    }
+    for (const i of frozen) yield* h.thaw(i)
+    frozen.clear()
+    for (let i = 0; i < 4; i++) yield* h.advance("30 seconds")
+    const what = () => `seed ${seed}: ${trace.join(" ")}`
+    if (executes.length === 0) return
+    const listed = yield* Fiber.await(yield* h.run(live(), (b) => b.list({ threadId: "the-thread" })))
+    // No call of the key got as far as creating the thread.
+    if (tagOf(listed) === "UnknownThreadError") return assert.isTrue(executes.every((c) => gone.has(c.on)), `${what()}: no thread`)
+    const roots = Exit.isSuccess(listed) ? listed.value.executions : assert.fail(`${what()}: list failed: ${String(listed)}`)
+    assert.isAtMost(roots.length, 1, `${what()}: one execution for the key`)
+    for (const call of executes) {
+      const exit = call.fiber.pollUnsafe()
+      if (exit === undefined || tagOf(exit) === undefined) {
+        assert.isTrue(gone.has(call.on), `${what()}: execute on ${call.on} did not answer or died: ${exit === undefined ? "pending" : Cause.pretty((exit as Exit.Failure<unknown, unknown>).cause)}`)
+      } else if (Exit.isSuccess(exit)) {
+        assert.strictEqual((exit.value as { executionId: string }).executionId, roots[0]?.executionId, `${what()}: an execute answered another execution`)
+      } else if (!gone.has(call.on)) assert.include(["InstanceStoppingError"], tagOf(exit), `${what()}: execute on ${call.on}`)
+    }
+    if (roots.length === 0) return
+    const pending = yield* Fiber.join(yield* h.run(live(), (b) => b.pendingPauses({ threadId: "the-thread" })))
+    if (pending.length === 0) return
+    const pauseId = pending[0]!.pauseId
+    // Phase 2: keyed resumes of one key with two decisions, and cancels.
+    const calls: Array<Call> = []
+    for (let step = 0; step < 6; step++) {
+      const on = pick(3)
+      if (gone.has(on)) continue
+      const op = pick(5)
+      if (op <= 2) {
+        const decision = op === 0 ? "b" : "a"
+        calls.push({ what: `resume:${decision}`, on, fiber: yield* h.run(on, (b) => b.resume({ pauseId, decision, requestKey: "approve-1" })) })
+        trace.push(`resume:${decision}@${on}`)
+      } else if (op === 3) {
+        calls.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel("the-thread")) })
+        trace.push(`cancel@${on}`)
+      } else yield* fault(on, pick(4))
+      yield* wait
+    }
+    for (const i of frozen) yield* h.thaw(i)
+    for (let i = 0; i < 8; i++) yield* h.advance("30 seconds")
+    const record = yield* recordOf(roots[0]!.tenantId, roots[0]!.executionId)
+    const outputs = new Map<string, string>()
+    for (const call of calls) {
+      const exit = call.fiber.pollUnsafe()
+      if (exit === undefined || tagOf(exit) === undefined) {
+        assert.isTrue(gone.has(call.on), `${what()}: ${call.what} on ${call.on} did not answer or died: ${exit === undefined ? "pending" : Cause.pretty((exit as Exit.Failure<unknown, unknown>).cause)}`)
+      } else if (Exit.isSuccess(exit) && call.what.startsWith("resume")) {
+        outputs.set(call.what, JSON.stringify(exit.value))
+      } else if (Exit.isFailure(exit) && !gone.has(call.on)) {
+        assert.include(["RequestConflictError", "NotPausedError", "ExecutionCancelledError", "InstanceStoppingError", "LeaseLostError"], tagOf(exit), `${what()}: ${call.what} on ${call.on}`)
+      }
+    }
+    assert.isAtMost(outputs.size, 1, `${what()}: both decisions answered under one key: ${[...outputs.entries()]}`)
+    if (record?.status === "Finished") {
+      const out = yield* Fiber.join(yield* h.run(live(), (b) => b.await(roots[0]!.executionId)))
+      for (const [, answered] of outputs) assert.strictEqual(answered, JSON.stringify(out), `${what()}: a resume answered another output`)
+    }
+    if (!trace.some((t) => t.startsWith("freeze"))) {
+      assert.isTrue([...fx.applied.values()].every((n) => n === 1), `${what()}: the send at most once`)
+    }
+  })
+
+for (const backend of backends) {
+  describe(`seeded races of request keys on ${backend.name}`, () => {
+    it.effect("keyed executes, keyed resumes with two decisions and cancels, among freezes, kills and closes: one execution, one decision, no defect", () =>
+      Effect.gen(function*() {
+        const seeds = Number(process.env.SEEDS ?? (backend.name === "memory" ? 40 : 15))
+        for (let seed = Number(process.env.SEED ?? 1); seed <= seeds; seed++) {
+          yield* Effect.scoped(keyed(seed)).pipe(Effect.provide(Layer.fresh(backend.stores)))
+        }
+      }), 240_000)
+  })
+}
