@@ -227,4 +227,22 @@ describe("the public boundary", () => {
         yield* expectInvalid(b.execute(review, untyped([{ log: [] }])), "input", "execute(workflow, [..])")
         assert.deepStrictEqual((yield* b.list()).executions, [], "no execution was recorded")
       })))
+
+  it.effect("a step that throws a value JSON cannot write (a cycle, a BigInt, a throwing toJSON) fails with a message that shows the value, not [object Object]", () => {
+    const cyclic: Record<string, unknown> = { code: 402 }
+    cyclic.self = cyclic
+    const poison = [
+      throwing("throws-cycle", cyclic),
+      throwing("throws-bigint-field", { amount: 10n }),
+      throwing("throws-bad-tojson", { code: 7, toJSON: () => { throw new Error("no JSON") } })
+    ]
+    return withBaton(poison, (b) =>
+      Effect.gen(function*() {
+        const messages: Array<string> = []
+        for (const workflow of poison) messages.push(String((yield* expectTag(b.execute(workflow, { x: 1 }), "ExecutionFailedError", workflow.name)).error))
+        for (const [i, wanted] of ["code: 402", "amount: 10n", "code: 7"].entries()) {
+          assert.include(messages[i], wanted, `${poison[i]!.name}: ${messages[i]}`)
+        }
+      }))
+  })
 })
