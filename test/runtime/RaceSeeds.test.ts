@@ -17,6 +17,7 @@ import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
+import { booking, makeBook, undoneNodes } from "./undoFixtures.ts"
 import { backends, makeSideEffects, recordOf, type SideEffects } from "./fixtures.ts"
 
 const State = Annotation.Root({
@@ -372,6 +373,99 @@ for (const backend of backends) {
         const seeds = Number(process.env.SEEDS ?? (backend.name === "memory" ? 40 : 15))
         for (let seed = Number(process.env.SEED ?? 1); seed <= seeds; seed++) {
           yield* Effect.scoped(keyed(seed)).pipe(Effect.provide(Layer.fresh(backend.stores)))
+        }
+      }), 240_000)
+  })
+}
+
+/**
+ * A paused booking (three steps with undos, then a pause), resumed and
+ * cancelled on three instances among freezes, kills and closes — resumes
+ * landing while a cancel unwinds it. Whatever the schedule: no defect; it
+ * ends Finished with nothing undone, or Cancelled with s3, s2, s1 undone once
+ * each in that order (or rests Paused when neither call got through); a
+ * cancel answered `cancelled: true` leaves no Finished tree, and a resume
+ * answered Finished leaves no Cancelled one.
+ */
+const unwinding = (seed: number) =>
+  Effect.gen(function*() {
+    const rand = seeded(seed)
+    const pick = (n: number) => Math.floor(rand() * n)
+    const book = makeBook({ s4: "pause", undoSleep: `${1 + pick(15)} seconds` })
+    const wf = booking(book)
+    const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf] } })
+    const first = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+    if (first._tag !== "Paused") return assert.fail(`seed ${seed}: the booking did not pause`)
+    const pauseId = first.pauses[0]!.pauseId
+    const calls: Array<Call> = []
+    const gone = new Set<number>()
+    const frozen = new Set<number>()
+    const trace: Array<string> = [book.plan.undoSleep as string]
+    for (let step = 0; step < 8; step++) {
+      const on = pick(3)
+      const op = pick(7)
+      if (gone.has(on)) continue
+      if (op <= 1) calls.push({ what: "resume", on, fiber: yield* h.run(on, (b) => b.resume({ pauseId, decision: "yes" })) })
+      else if (op === 2) calls.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel(first.threadId)) })
+      else if (op === 3 && !frozen.has(on)) {
+        frozen.add(on)
+        yield* h.freeze(on)
+      } else if (op === 4 && frozen.has(on)) {
+        frozen.delete(on)
+        yield* h.thaw(on)
+      } else if (op === 5 && gone.size < 2) {
+        gone.add(on)
+        frozen.delete(on)
+        yield* h.kill(on)
+      } else if (op === 6 && gone.size < 2 && !frozen.has(on)) {
+        gone.add(on)
+        yield* h.close(on)
+      } else continue
+      trace.push(`${["resume", "resume", "cancel", "freeze", "thaw", "kill", "close"][op]}@${on}`)
+      const wait = pick(4)
+      trace.push(wait === 0 ? "settle" : `+${[0, 2, 7, 31][wait]}s`)
+      if (wait === 0) yield* h.settle
+      else yield* h.advance(`${[0, 2, 7, 31][wait]} seconds`)
+    }
+    for (const i of frozen) yield* h.thaw(i)
+    for (let i = 0; i < 10; i++) yield* h.advance("30 seconds")
+    const what = `seed ${seed}: ${trace.join(" ")}`
+    const answered = (w: string, ok: (value: unknown) => boolean) =>
+      calls.some((call) => {
+        const exit = call.fiber.pollUnsafe()
+        return call.what === w && exit !== undefined && Exit.isSuccess(exit) && ok(exit.value)
+      })
+    for (const call of calls) {
+      const exit = call.fiber.pollUnsafe()
+      if (exit === undefined || tagOf(exit) === undefined) {
+        assert.isTrue(gone.has(call.on), `${what}: ${call.what} on ${call.on} did not answer or died: ${exit === undefined ? "pending" : Cause.pretty((exit as Exit.Failure<unknown, unknown>).cause)}`)
+      }
+    }
+    const record = yield* recordOf(first.tenantId, first.executionId)
+    assert.isTrue([...book.applied.values()].every((n) => n === 1), `${what}: each undo at most once`)
+    const cancelled = answered("cancel", (v) => (v as { cancelled: boolean }).cancelled)
+    const finished = answered("resume", (v) => (v as { _tag: string })._tag === "Finished")
+    if (record?.status === "Paused") {
+      assert.isFalse(cancelled || finished || answered("resume", () => true), `${what}: a call got through, yet it rests Paused`)
+      return
+    }
+    if (record?.status === "Finished") {
+      assert.deepStrictEqual(undoneNodes(book), [], `${what}: a Finished booking undid nothing`)
+      assert.isFalse(cancelled, `${what}: a cancel answered cancelled: true, yet it Finished`)
+      return
+    }
+    assert.strictEqual(record?.status, "Cancelled", `${what}: it settled`)
+    assert.isFalse(finished, `${what}: a resume answered Finished, yet it ended Cancelled`)
+    assert.deepStrictEqual(undoneNodes(book), ["s3", "s2", "s1"], `${what}: undone once each, in reverse order`)
+  })
+
+for (const backend of backends) {
+  describe(`seeded races on an unwinding tree on ${backend.name}`, () => {
+    it.effect("resumes and cancels of a paused booking with undos, among freezes, kills and closes: one outcome, undos once each in reverse order", () =>
+      Effect.gen(function*() {
+        const seeds = Number(process.env.SEEDS ?? (backend.name === "memory" ? 40 : 15))
+        for (let seed = Number(process.env.SEED ?? 1); seed <= seeds; seed++) {
+          yield* Effect.scoped(unwinding(seed)).pipe(Effect.provide(Layer.fresh(backend.stores)))
         }
       }), 240_000)
   })
