@@ -245,4 +245,20 @@ describe("the public boundary", () => {
         }
       }))
   })
+
+  it.effect("a decision that is not JSON (a BigInt, a cycle, a function) is refused under Baton.resume naming decision; the pause stays answerable", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        const cyclic: Record<string, unknown> = {}
+        cyclic.self = cyclic
+        const out = yield* b.execute(review, { log: [] })
+        assert.strictEqual(out._tag, "Paused")
+        const pauseId = out._tag === "Paused" ? out.pauses[0]!.pauseId : ""
+        for (const [decision, what] of [[10n, "a BigInt"], [cyclic, "a cycle"], [() => "yes", "a function"]] as const) {
+          const found = yield* expectTag(b.resume({ pauseId, decision }), "InvalidInputError", what)
+          assert.deepStrictEqual([found.operation, found.field], ["Baton.resume", "decision"], what)
+        }
+        const done = yield* b.resume({ pauseId, decision: "yes" })
+        assert.strictEqual(done._tag, "Finished")
+      })))
 })

@@ -64,6 +64,8 @@ const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: Tenant
   if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
   const workflow = yield* workflowForRecord(record.value)
   const decision = yield* Workflow.decode(workflow, "decision", input.decision, "Baton.resume")
+  // Stored and hashed as JSON: refused here, under the call's name, before any write.
+  yield* V.json("Baton.resume", "decision", decision)
   return { pause: pause.value, record: record.value, workflow, decision }
 })
 
@@ -122,8 +124,6 @@ const continueTree = (prepared: Prepared) =>
  * tree like the first call.
  */
 const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly requestKey: string }, tenantId: TenantId, prepared: Prepared) {
-  // Hashed for the fingerprint: JSON first (the pause store would refuse it anyway), never a defect.
-  yield* V.json("Baton.resume", "decision", prepared.decision)
   const key = yield* Requests.keyed("Baton.resume", tenantId, input.requestKey)
   const handle: Requests.ResumeHandle = {
     pauseId: prepared.pause.pauseId,
