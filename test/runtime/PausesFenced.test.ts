@@ -6,7 +6,7 @@
  * after the other was answered answers success while its decision is dropped.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, backends, errorTag, makeSideEffects } from "./fixtures.ts"
@@ -44,6 +44,23 @@ for (const backend of backends) {
         assert.deepStrictEqual([...fx.applied.values()], [1], "sent once")
         const again = yield* Fiber.await(yield* h.run(1, (b) => b.resume({ pauseId: pending[0]!.pauseId, decision: "no" })))
         assert.strictEqual(errorTag(again), "NotPausedError", "a second answer is refused, not answered with the output")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a Pending pause left on an ended tree (a stale twin whose holder died before dropping it) is NotPausedError, not answered with the tree's output", () =>
+      Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = approval(fx)
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+        const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+        assert.strictEqual(paused._tag, "Paused")
+        const pause = yield* PauseStore.use((p) => p.get(paused.tenantId, paused._tag === "Paused" ? paused.pauses[0]!.pauseId : ""))
+        const out = yield* Fiber.join(yield* h.run(0, (b) => b.resume({ pauseId: Option.getOrThrow(pause).pauseId, decision: "yes" })))
+        assert.strictEqual(out._tag, "Finished")
+        // What a stale holder killed between its save and its twin check leaves: a Pending twin of the answered pause.
+        yield* PauseStore.use((p) => p.save({ ...Option.getOrThrow(pause), pauseId: "pause_stale_twin", status: "Pending", decision: null, resolvedAt: null, resolvedBy: null }))
+        const late = yield* Fiber.await(yield* h.run(0, (b) => b.resume({ pauseId: "pause_stale_twin", decision: "no" })))
+        assert.strictEqual(errorTag(late), "NotPausedError", `a decision nobody will take is refused: ${String(late)}`)
+        assert.deepStrictEqual([...fx.applied.values()], [1], "sent once")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
