@@ -255,8 +255,8 @@ const tagOf = (exit: Exit.Exit<unknown, unknown>) =>
   Exit.isSuccess(exit) ? "Success" : Option.getOrUndefined(Option.map(Exit.findErrorOption(exit), (e) => (e as { _tag: string })._tag))
 
 /**
- * Request keys under races: keyed executes of one key on three instances,
- * then keyed resumes of one key with two decisions and cancels, among
+ * Request keys under races: keyed executes of one key on three instances
+ * racing cancels of its thread, then keyed resumes of one key with two decisions and cancels, among
  * freezes, kills and closes. Whatever the schedule: one execution for the
  * key, every answering call of the key answers it; one decision wins the
  * resume key (the other is RequestConflictError); no defect.
@@ -296,12 +296,17 @@ const keyed = (seed: number) =>
     const live = () => [0, 1, 2].find((i) => !gone.has(i))!
     // Phase 1: keyed executes of one key.
     const executes: Array<Call> = []
+    const earlyCancels: Array<Call> = []
     for (let step = 0; step < 5; step++) {
       const on = pick(3)
       if (gone.has(on)) continue
-      if (pick(3) > 0) {
+      const op = pick(4)
+      if (op <= 1) {
         executes.push({ what: "execute", on, fiber: yield* h.run(on, (b) => b.execute(wf, { log: [] }, { threadId: "the-thread", requestKey: "order-1" })) })
         trace.push(`execute@${on}`)
+      } else if (op === 2) {
+        earlyCancels.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel("the-thread")) })
+        trace.push(`cancel@${on}`)
       } else yield* fault(on, pick(4))
       yield* wait
     }
@@ -314,6 +319,18 @@ const keyed = (seed: number) =>
     // No call of the key got as far as creating the thread.
     if (tagOf(listed) === "UnknownThreadError") return assert.isTrue(executes.every((c) => gone.has(c.on)), `${what()}: no thread`)
     const roots = Exit.isSuccess(listed) ? listed.value.executions : assert.fail(`${what()}: list failed: ${String(listed)}`)
+    for (const call of earlyCancels) {
+      const exit = call.fiber.pollUnsafe()
+      if (exit === undefined || tagOf(exit) === undefined) {
+        assert.isTrue(gone.has(call.on), `${what()}: cancel on ${call.on} did not answer or died: ${exit === undefined ? "pending" : Cause.pretty((exit as Exit.Failure<unknown, unknown>).cause)}`)
+      } else if (Exit.isFailure(exit) && !gone.has(call.on)) {
+        assert.include(["UnknownThreadError", "InstanceStoppingError"], tagOf(exit), `${what()}: cancel on ${call.on}`)
+      } else if (Exit.isSuccess(exit) && (exit.value as { cancelled: boolean }).cancelled) {
+        // A cancel that landed on the key's execution: it ended Cancelled, and every execute of the key that answered says so.
+        assert.strictEqual((yield* recordOf(roots[0]!.tenantId, roots[0]!.executionId))?.status, "Cancelled", `${what()}: cancelled: true, yet not Cancelled`)
+        return
+      }
+    }
     assert.isAtMost(roots.length, 1, `${what()}: one execution for the key`)
     for (const call of executes) {
       const exit = call.fiber.pollUnsafe()
@@ -321,7 +338,7 @@ const keyed = (seed: number) =>
         assert.isTrue(gone.has(call.on), `${what()}: execute on ${call.on} did not answer or died: ${exit === undefined ? "pending" : Cause.pretty((exit as Exit.Failure<unknown, unknown>).cause)}`)
       } else if (Exit.isSuccess(exit)) {
         assert.strictEqual((exit.value as { executionId: string }).executionId, roots[0]?.executionId, `${what()}: an execute answered another execution`)
-      } else if (!gone.has(call.on)) assert.include(["InstanceStoppingError"], tagOf(exit), `${what()}: execute on ${call.on}`)
+      } else if (!gone.has(call.on)) assert.include(["InstanceStoppingError", "ExecutionCancelledError"], tagOf(exit), `${what()}: execute on ${call.on}`)
     }
     if (roots.length === 0) return
     const pending = yield* Fiber.join(yield* h.run(live(), (b) => b.pendingPauses({ threadId: "the-thread" })))
