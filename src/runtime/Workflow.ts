@@ -14,6 +14,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
+import { inspect } from "node:util"
 import { Effect, Schema, SchemaIssue } from "effect"
 import { passOf } from "./internal/pass.ts"
 import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
@@ -474,7 +475,9 @@ export const launchChildren = <I, O>(
  * Effect fail or die with) any value; LangGraph tags what a node throws, which
  * a string or a number cannot be, and the record keeps the error's message —
  * so any other value becomes an `Error` whose message is the value (a string
- * as it is, anything else as JSON) and whose `cause` is the value itself.
+ * as it is, anything else as JSON — or, when JSON cannot write it (a cycle, a
+ * BigInt, a throwing `toJSON`), as `util.inspect` shows it) and whose `cause`
+ * is the value itself.
  */
 const rejectAsError = (error: unknown): Promise<never> => {
   if (error instanceof Error) return Promise.reject(error)
@@ -482,7 +485,7 @@ const rejectAsError = (error: unknown): Promise<never> => {
   try {
     message = typeof error === "string" ? error : JSON.stringify(error)
   } catch {
-    // Not JSON (a cycle, a BigInt): its string form below.
+    message = inspect(error, { depth: 4, breakLength: Infinity })
   }
   return Promise.reject(new Error(message ?? String(error), { cause: error }))
 }

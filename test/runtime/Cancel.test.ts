@@ -87,5 +87,20 @@ describe(`cancel from any instance on ${backend.name}`, () => {
       assert.strictEqual(errorTag(yield* Fiber.await(running)), "ExecutionCancelledError")
       assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Cancelled")
     }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+  it.effect("a cancel answered cancelled: true on a non-holder, whose tree ends before the next renewal, ends it Cancelled, not Finished", () =>
+    Effect.gen(function*() {
+      const fx = makeSideEffects()
+      const wf = slow(fx, "45 seconds")
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+      const running = yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+      yield* h.advance("41 seconds")
+      const root = yield* theRunningRoot
+      // Renewals at 40 s and 50 s: the slow step ends at 45 s, between them.
+      assert.deepStrictEqual(yield* Fiber.join(yield* h.run(1, (b) => b.cancel(root.threadId))), { cancelled: true })
+      yield* h.advance("5 seconds")
+      assert.strictEqual(errorTag(yield* Fiber.await(running)), "ExecutionCancelledError")
+      assert.strictEqual((yield* recordOf(root.tenantId, root.executionId))?.status, "Cancelled")
+    }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 })
 }

@@ -200,4 +200,79 @@ describe("the public boundary", () => {
         const other = yield* expectTag(b.status(handle.executionId, { tenantId: "acme", ownerId: "bob" }), "ThreadOwnerError", "another owner")
         assert.include(String(other.message), "belongs to another owner than bob")
       })))
+
+  it.effect("an options argument that is not an object (a string, a number) is InvalidInputError naming `options`, not silently read as none", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        yield* expectInvalid(b.start(review, { log: [] }, untyped("acme")), "options", "start(workflow, input, \"acme\")")
+        yield* expectInvalid(b.execute(review, { log: [] }, untyped(5)), "options", "execute(workflow, input, 5)")
+        yield* expectInvalid(b.status("exec_1", untyped("acme")), "options", "status(id, \"acme\")")
+        yield* expectInvalid(b.list(untyped(5)), "options", "list(5)")
+        yield* expectInvalid(b.cancel("thread_1", untyped("acme")), "options", "cancel(thread, \"acme\")")
+        yield* expectInvalid(b.await("exec_1", untyped("acme")), "options", "await(id, \"acme\")")
+        yield* expectInvalid(b.close(untyped("now")), "options", "close(\"now\")")
+        assert.deepStrictEqual((yield* b.list()).executions, [], "no execution was recorded")
+        assert.strictEqual((yield* b.checkLiveness).status, "Healthy", "the refused close did not close the instance")
+      })))
+
+  it.effect("await of a malformed execution id (in a handle too) is refused under Baton.await, naming executionId", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        for (const [target, what] of [["", "await(\"\")"], [untyped({ executionId: 5 }), "await({ executionId: 5 })"], ["a\u0000b", "await(NUL)"]] as const) {
+          const found = yield* expectTag(b.await(target), "InvalidInputError", what)
+          assert.deepStrictEqual([found.operation, found.field], ["Baton.await", "executionId"], what)
+        }
+        const tenant = yield* expectTag(b.await("exec_1", { tenantId: "" }), "InvalidInputError", "await(id, { tenantId: \"\" })")
+        assert.deepStrictEqual([tenant.operation, tenant.field], ["Baton.await", "tenantId"])
+      })))
+
+  it.effect("a resume's malformed requestKey is refused before the pause is looked up, like start's", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        yield* expectInvalid(b.resume({ pauseId: "pause_unknown", decision: "yes", requestKey: "" }), "requestKey", "resume requestKey \"\"")
+        yield* expectInvalid(b.resume({ pauseId: "pause_unknown", decision: "yes", requestKey: "k".repeat(201) }), "requestKey", "resume requestKey of 201")
+      })))
+
+  it.effect("a start input that is not an object (a string, a number, an array) is InvalidInputError and records nothing", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        yield* expectInvalid(b.start(review, untyped("draft")), "input", "start(workflow, \"draft\")")
+        yield* expectInvalid(b.execute(review, untyped(42)), "input", "execute(workflow, 42)")
+        yield* expectInvalid(b.execute(review, untyped([{ log: [] }])), "input", "execute(workflow, [..])")
+        assert.deepStrictEqual((yield* b.list()).executions, [], "no execution was recorded")
+      })))
+
+  it.effect("a step that throws a value JSON cannot write (a cycle, a BigInt, a throwing toJSON) fails with a message that shows the value, not [object Object]", () => {
+    const cyclic: Record<string, unknown> = { code: 402 }
+    cyclic.self = cyclic
+    const poison = [
+      throwing("throws-cycle", cyclic),
+      throwing("throws-bigint-field", { amount: 10n }),
+      throwing("throws-bad-tojson", { code: 7, toJSON: () => { throw new Error("no JSON") } })
+    ]
+    return withBaton(poison, (b) =>
+      Effect.gen(function*() {
+        const messages: Array<string> = []
+        for (const workflow of poison) messages.push(String((yield* expectTag(b.execute(workflow, { x: 1 }), "ExecutionFailedError", workflow.name)).error))
+        for (const [i, wanted] of ["code: 402", "amount: 10n", "code: 7"].entries()) {
+          assert.include(messages[i], wanted, `${poison[i]!.name}: ${messages[i]}`)
+        }
+      }))
+  })
+
+  it.effect("a decision that is not JSON (a BigInt, a cycle, a function) is refused under Baton.resume naming decision; the pause stays answerable", () =>
+    withBaton([review], (b) =>
+      Effect.gen(function*() {
+        const cyclic: Record<string, unknown> = {}
+        cyclic.self = cyclic
+        const out = yield* b.execute(review, { log: [] })
+        assert.strictEqual(out._tag, "Paused")
+        const pauseId = out._tag === "Paused" ? out.pauses[0]!.pauseId : ""
+        for (const [decision, what] of [[10n, "a BigInt"], [cyclic, "a cycle"], [() => "yes", "a function"]] as const) {
+          const found = yield* expectTag(b.resume({ pauseId, decision }), "InvalidInputError", what)
+          assert.deepStrictEqual([found.operation, found.field], ["Baton.resume", "decision"], what)
+        }
+        const done = yield* b.resume({ pauseId, decision: "yes" })
+        assert.strictEqual(done._tag, "Finished")
+      })))
 })

@@ -78,12 +78,28 @@ const ids = (operation: string, optional: Readonly<Record<string, unknown>>, req
   ], { discard: true })
 
 /**
- * The ids of a call's options object (tenant, owner, thread), plus the call's `required` ones.
+ * An optional options object: none (undefined or null) or an object — a
+ * string or a number is refused, not read as no options.
  *
  * @category internal
  * @since 0.1.0
  */
-export const scope = (operation: string, options: unknown, required: Readonly<Record<string, unknown>> = {}): Check => {
-  const o = isObject(options) ? options : {}
-  return ids(operation, { tenantId: o.tenantId, ownerId: o.ownerId, threadId: o.threadId }, required)
+export const options = (operation: string, value: unknown): Check =>
+  value === undefined || value === null || isObject(value)
+    ? Effect.void
+    : refuse(operation, "options", "must be an object such as { tenantId, ownerId }, or left out", value)
+
+/**
+ * The call's options object (see `options`) and its ids (tenant, owner,
+ * thread, request key), plus the call's `required` ones.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const scope = (operation: string, value: unknown, required: Readonly<Record<string, unknown>> = {}): Check => {
+  const o = isObject(value) ? value : {}
+  return Effect.andThen(
+    options(operation, value),
+    ids(operation, { tenantId: o.tenantId, ownerId: o.ownerId, threadId: o.threadId, requestKey: o.requestKey }, required)
+  )
 }

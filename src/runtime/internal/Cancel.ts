@@ -2,7 +2,8 @@
  * Cancel from any instance. A tree running here is aborted at once; a paused
  * one is ended under its lease; one running elsewhere gets a durable cancel
  * request (the reserved tree key `@baton/cancel-request`) that its holder
- * reads after every renewal the store confirms and before resting paused —
+ * reads after every renewal the store confirms, before resting paused and
+ * before finishing (a tree answered `cancelled: true` never ends Finished) —
  * and that whoever takes the tree's lease next reads first.
  *
  * @since 0.1.0

@@ -101,8 +101,9 @@ const checkedInput = (workflow: Workflow.AnyWorkflow, input: unknown) =>
     Workflow.decode(workflow, "input", input, "Baton.start"),
     (decoded) =>
       // LangGraph reads no input as "continue the thread's checkpoint": a new execution would fail after being recorded.
-      decoded === undefined || decoded === null
-        ? Effect.fail(new InvalidInputError({ operation: "Baton.start", field: "input", reason: "must be the graph's first state update (an object such as {}), not undefined or null" }))
+      // Nor a string, a number or an array: LangGraph fails such a run after it was recorded.
+      typeof decoded !== "object" || decoded === null || Array.isArray(decoded)
+        ? Effect.fail(new InvalidInputError({ operation: "Baton.start", field: "input", reason: `must be the graph's first state update (an object such as {}), not ${Array.isArray(decoded) ? "an array" : decoded === null ? "null" : typeof decoded}` }))
         : Effect.as(V.json("Baton.start", "input", decoded), decoded)
   )
 

@@ -489,6 +489,8 @@ const runGraph = (p: Pass, next: Next) =>
 /** The graph returned without an interrupt: the tree is finished. */
 const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* p.guard
+  // A cancel another instance answered `cancelled: true` since the last renewal: the tree ends Cancelled, as at a rest.
+  yield* p.honourCancelRequest
   // A child hands its undos to its parent first; one whose parent ended or unwinds undoes itself (see `Undo.handOff`).
   if (!(yield* Undo.handOff(p.unwinder))) return yield* Effect.flatMap(p.cancelled, Effect.fail)
   yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder, p.input.known)
@@ -499,14 +501,19 @@ const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   return { _tag: "Finished", ...p.base, output } as const
 })
 
-/** Saves a pending pause for every new interrupt, and withdraws those whose interrupt no longer waits. */
+/**
+ * Saves a pending pause for every new interrupt (then drops twins, see
+ * `dropTwins`), and withdraws those whose interrupt no longer waits.
+ */
 const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Interrupt>, waiting: ReadonlySet<string>) {
   const { record } = p
   const known = yield* p.pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])
   const byInterrupt = new Map(known.map((k) => [k.interruptId, k]))
+  const saved = new Map<string, string>()
   for (const i of interrupts) {
     if (byInterrupt.has(i.id)) continue
     const pauseId = yield* p.ids.make("pause")
+    saved.set(pauseId, i.id)
     yield* p.pauses.save({
       tenantId: record.tenantId,
       threadId: record.threadId,
@@ -523,11 +530,38 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
     }).pipe(Effect.catchTag("InvalidInputError", (e) => Effect.fail(p.failure(new Error(`interrupt payload: ${e.message}`)))))
     p.count(Metrics.pausesPending)
   }
+  yield* dropTwins(p, saved)
   // A pending pause whose interrupt no longer waits cannot be answered any more.
   for (const k of known) {
     if (k.status !== "Pending" || waiting.has(k.interruptId)) continue
     yield* p.pauses.withdraw(record.tenantId, k.pauseId, p.now())
     p.count(Metrics.pausesPending, undefined, -1)
+  }
+})
+
+/**
+ * A pause save is not fenced: a holder frozen before its save and thawed
+ * after a takeover saves a twin of the new holder's pause of the same
+ * interrupt. Each pass that saved pauses looks for another pass's pause of
+ * the same interrupts: still holding the tree, it withdraws the other's
+ * (Pending ones); having lost it, its own. Of two racing passes, one at
+ * least sees both, so one pause is left — the one a takeover adopted, if it
+ * found the stale pause saved first.
+ */
+const dropTwins = Effect.fnUntraced(function*(p: Pass, saved: ReadonlyMap<string, string>) {
+  if (saved.size === 0) return
+  const { record } = p
+  const now = yield* p.pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])
+  const interrupts = new Set(saved.values())
+  const twins = now.filter((t) => interrupts.has(t.interruptId) && !saved.has(t.pauseId))
+  if (twins.length === 0) return
+  const holding = p.holder.fence.refusal() === undefined
+  const twinned = new Set(twins.map((t) => t.interruptId))
+  const drop = holding
+    ? twins.filter((t) => t.status === "Pending").map((t) => t.pauseId)
+    : [...saved].filter(([, interruptId]) => twinned.has(interruptId)).map(([pauseId]) => pauseId)
+  for (const pauseId of drop) {
+    if (yield* p.pauses.withdraw(record.tenantId, pauseId, p.now())) p.count(Metrics.pausesPending, undefined, -1)
   }
 })
 

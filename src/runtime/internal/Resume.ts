@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
-import { afterRecorded, type RecordedWork, UnknownPauseError } from "../../stores/Errors.ts"
+import { afterRecorded, NotPausedError, type RecordedWork, UnknownPauseError } from "../../stores/Errors.ts"
 import { defaultTenant, type TenantId } from "../../stores/Ids.ts"
 import * as V from "../../stores/internal/validate.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
@@ -52,6 +52,8 @@ export interface ResumeInput {
  * the thread's owner, the workflow's name and the config hash the tree was
  * started under (unless `resumeAnyway`).
  */
+const ended: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
+
 const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: TenantId) {
   const pauses = yield* PauseStore
   const records = yield* RecordStore
@@ -61,9 +63,16 @@ const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: Tenant
   if (ChildLaunch.isChildrenWait(pause.value)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
   yield* checkThread(tenantId, pause.value.threadId, input.ownerId)
   const record = yield* records.getRecord(tenantId, pause.value.rootExecutionId)
-  if (Option.isNone(record)) return yield* Effect.die(new Error(`pause ${input.pauseId} names a tree with no record`))
+  if (Option.isNone(record) || (pause.value.status === "Pending" && ended.has(record.value.status))) {
+    // A stale holder's twin left over (see Executor's `dropTwins`) on a tree that ended (its record maybe deleted
+    // since): nobody will take its decision — withdrawn, refused.
+    yield* pauses.withdraw(tenantId, input.pauseId, yield* Clock.currentTimeMillis)
+    return yield* new NotPausedError({ tenantId, pauseId: input.pauseId, status: pause.value.status === "Pending" ? "Cancelled" : pause.value.status })
+  }
   const workflow = yield* workflowForRecord(record.value)
   const decision = yield* Workflow.decode(workflow, "decision", input.decision, "Baton.resume")
+  // Stored and hashed as JSON: refused here, under the call's name, before any write.
+  yield* V.json("Baton.resume", "decision", decision)
   return { pause: pause.value, record: record.value, workflow, decision }
 })
 
@@ -122,8 +131,6 @@ const continueTree = (prepared: Prepared) =>
  * tree like the first call.
  */
 const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly requestKey: string }, tenantId: TenantId, prepared: Prepared) {
-  // Hashed for the fingerprint: JSON first (the pause store would refuse it anyway), never a defect.
-  yield* V.json("Baton.resume", "decision", prepared.decision)
   const key = yield* Requests.keyed("Baton.resume", tenantId, input.requestKey)
   const handle: Requests.ResumeHandle = {
     pauseId: prepared.pause.pauseId,

@@ -234,7 +234,13 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
         run(executeIn(workflow, input, options))
       ),
     await: <O = unknown>(target: ExecutionHandle<O> | string, options?: AwaitOptions) =>
-      Effect.andThen(Arguments.awaitTarget(target), run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>))),
+      Effect.andThen(
+        Effect.andThen(
+          Arguments.awaitTarget(target),
+          Effect.suspend(() => Arguments.scope("Baton.await", options, { executionId: typeof target === "string" ? target : target.executionId }))
+        ),
+        run(awaitExecution(target, options)).pipe(Effect.map((out) => out as ExecutionOutput<O>))
+      ),
     status: (executionId: string, options?: Reads.ReadOptions) =>
       Effect.andThen(Arguments.scope("Baton.status", options, { executionId }), run(Reads.status(executionId, options))),
     list: (options?: Reads.ListOptions) => Effect.andThen(Arguments.scope("Baton.list", options), run(Reads.list(options))),
@@ -257,7 +263,7 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
       ),
     cancel: (threadId: string, options?: CancelOptions) =>
       Effect.andThen(Arguments.scope("Baton.cancel", options, { threadId }), run(cancel(threadId, options))),
-    close: (options?: CloseOptions) => run(closeInstance(options)),
+    close: (options?: CloseOptions) => Effect.andThen(Arguments.options("Baton.close", options), run(closeInstance(options))),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,
