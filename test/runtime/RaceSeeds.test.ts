@@ -59,6 +59,42 @@ const seeded = (seed: number) => {
 
 type Call = { readonly what: string; readonly on: number; readonly fiber: Fiber.Fiber<unknown, unknown> }
 
+/**
+ * The faults of a seeded schedule on the Harness's three instances, each noted
+ * in `trace`: `fault(on, k)` freezes (0), thaws (1), kills (2) or closes (3)
+ * instance `on` when that applies (at most two gone; false when not); `wait`
+ * settles or advances the TestClock by one of `steps` seconds.
+ */
+const makeFleet = (h: Harness.Harness, pick: (n: number) => number, steps: readonly [number, number, number], trace: Array<string> = []) => {
+  const gone = new Set<number>()
+  const frozen = new Set<number>()
+  const fault = Effect.fnUntraced(function*(on: number, k: number) {
+    if (k === 0 && !frozen.has(on)) {
+      frozen.add(on)
+      yield* h.freeze(on)
+    } else if (k === 1 && frozen.has(on)) {
+      frozen.delete(on)
+      yield* h.thaw(on)
+    } else if (k === 2 && gone.size < 2) {
+      gone.add(on)
+      frozen.delete(on)
+      yield* h.kill(on)
+    } else if (k === 3 && gone.size < 2 && !frozen.has(on)) {
+      gone.add(on)
+      yield* h.close(on)
+    } else return false
+    trace.push(`${["freeze", "thaw", "kill", "close"][k]}@${on}`)
+    return true
+  })
+  const wait = Effect.suspend(() => {
+    const w = pick(4)
+    const seconds = [0, ...steps][w]!
+    trace.push(w === 0 ? "settle" : `+${seconds}s`)
+    return w === 0 ? h.settle : h.advance(`${seconds} seconds`)
+  })
+  return { gone, frozen, trace, fault, wait }
+}
+
 const schedule = (seed: number) =>
   Effect.gen(function*() {
     const rand = seeded(seed)
@@ -71,9 +107,7 @@ const schedule = (seed: number) =>
     if (first._tag !== "Paused") return
     const pauseId = first.pauses[0]!.pauseId
     const calls: Array<Call> = []
-    const gone = new Set<number>()
-    const frozen = new Set<number>()
-    const trace: Array<string> = []
+    const { fault, frozen, gone, trace, wait } = makeFleet(h, pick, [3, 12, 35])
     for (let step = 0; step < 8; step++) {
       const on = pick(3)
       const op = pick(7)
@@ -81,27 +115,12 @@ const schedule = (seed: number) =>
       if (op <= 1) {
         const decision = op === 0 ? "a" : "b"
         calls.push({ what: `resume:${decision}`, on, fiber: yield* h.run(on, (b) => b.resume({ pauseId, decision })) })
+        trace.push(`resume@${on}`)
       } else if (op === 2) {
         calls.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel(first.threadId)) })
-      } else if (op === 3 && !frozen.has(on)) {
-        frozen.add(on)
-        yield* h.freeze(on)
-      } else if (op === 4 && frozen.has(on)) {
-        frozen.delete(on)
-        yield* h.thaw(on)
-      } else if (op === 5 && gone.size < 2) {
-        gone.add(on)
-        frozen.delete(on)
-        yield* h.kill(on)
-      } else if (op === 6 && gone.size < 2 && !frozen.has(on)) {
-        gone.add(on)
-        yield* h.close(on)
-      } else continue
-      trace.push(`${["resume", "resume", "cancel", "freeze", "thaw", "kill", "close"][op]}@${on}`)
-      const wait = pick(4)
-      trace.push(wait === 0 ? "settle" : `+${[0, 3, 12, 35][wait]}s`)
-      if (wait === 0) yield* h.settle
-      else yield* h.advance(`${[0, 3, 12, 35][wait]} seconds`)
+        trace.push(`cancel@${on}`)
+      } else if (!(yield* fault(on, op - 3))) continue
+      yield* wait
     }
     for (const i of frozen) yield* h.thaw(i)
     for (let i = 0; i < 8; i++) yield* h.advance("30 seconds")
@@ -178,34 +197,16 @@ const fanOut = (seed: number) =>
     const h = yield* Harness.make({ instances: 3, baton: { workflows: [parent, child] } })
     const started = yield* Fiber.join(yield* h.run(0, (b) => b.start(parent, { count: 4 })))
     const calls: Array<Call> = []
-    const gone = new Set<number>()
-    const frozen = new Set<number>()
-    const trace: Array<string> = []
+    const { fault, frozen, gone, trace, wait } = makeFleet(h, pick, [1, 5, 20])
     for (let step = 0; step < 7; step++) {
       const on = pick(3)
       const op = pick(6)
       if (gone.has(on)) continue
       if (op <= 1) {
         calls.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel(started.threadId)) })
-      } else if (op === 2 && !frozen.has(on)) {
-        frozen.add(on)
-        yield* h.freeze(on)
-      } else if (op === 3 && frozen.has(on)) {
-        frozen.delete(on)
-        yield* h.thaw(on)
-      } else if (op === 4 && gone.size < 2) {
-        gone.add(on)
-        frozen.delete(on)
-        yield* h.kill(on)
-      } else if (op === 5 && gone.size < 2 && !frozen.has(on)) {
-        gone.add(on)
-        yield* h.close(on)
-      } else continue
-      trace.push(`${["cancel", "cancel", "freeze", "thaw", "kill", "close"][op]}@${on}`)
-      const wait = pick(4)
-      trace.push(wait === 0 ? "settle" : `+${[0, 1, 5, 20][wait]}s`)
-      if (wait === 0) yield* h.settle
-      else yield* h.advance(`${[0, 1, 5, 20][wait]} seconds`)
+        trace.push(`cancel@${on}`)
+      } else if (!(yield* fault(on, op - 2))) continue
+      yield* wait
     }
     for (const i of frozen) yield* h.thaw(i)
     for (let i = 0; i < 12; i++) yield* h.advance("30 seconds")
@@ -268,31 +269,7 @@ const keyed = (seed: number) =>
     const fx = makeSideEffects()
     const wf = approveThenWork(fx)
     const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf] } })
-    const gone = new Set<number>()
-    const frozen = new Set<number>()
-    const trace: Array<string> = []
-    const fault = Effect.fnUntraced(function*(on: number, op: number) {
-      if (op === 0 && !frozen.has(on)) {
-        frozen.add(on)
-        yield* h.freeze(on)
-      } else if (op === 1 && frozen.has(on)) {
-        frozen.delete(on)
-        yield* h.thaw(on)
-      } else if (op === 2 && gone.size < 2) {
-        gone.add(on)
-        frozen.delete(on)
-        yield* h.kill(on)
-      } else if (op === 3 && gone.size < 2 && !frozen.has(on)) {
-        gone.add(on)
-        yield* h.close(on)
-      } else return
-      trace.push(`${["freeze", "thaw", "kill", "close"][op]}@${on}`)
-    })
-    const wait = Effect.suspend(() => {
-      const w = pick(4)
-      trace.push(w === 0 ? "settle" : `+${[0, 1, 12, 35][w]}s`)
-      return w === 0 ? h.settle : h.advance(`${[0, 1, 12, 35][w]} seconds`)
-    })
+    const { fault, frozen, gone, trace, wait } = makeFleet(h, pick, [1, 12, 35])
     const live = () => [0, 1, 2].find((i) => !gone.has(i))!
     // Phase 1: keyed executes of one key.
     const executes: Array<Call> = []
@@ -416,34 +393,19 @@ const unwinding = (seed: number) =>
     if (first._tag !== "Paused") return assert.fail(`seed ${seed}: the booking did not pause`)
     const pauseId = first.pauses[0]!.pauseId
     const calls: Array<Call> = []
-    const gone = new Set<number>()
-    const frozen = new Set<number>()
-    const trace: Array<string> = [book.plan.undoSleep as string]
+    const { fault, frozen, gone, trace, wait } = makeFleet(h, pick, [2, 7, 31], [book.plan.undoSleep as string])
     for (let step = 0; step < 8; step++) {
       const on = pick(3)
       const op = pick(7)
       if (gone.has(on)) continue
-      if (op <= 1) calls.push({ what: "resume", on, fiber: yield* h.run(on, (b) => b.resume({ pauseId, decision: "yes" })) })
-      else if (op === 2) calls.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel(first.threadId)) })
-      else if (op === 3 && !frozen.has(on)) {
-        frozen.add(on)
-        yield* h.freeze(on)
-      } else if (op === 4 && frozen.has(on)) {
-        frozen.delete(on)
-        yield* h.thaw(on)
-      } else if (op === 5 && gone.size < 2) {
-        gone.add(on)
-        frozen.delete(on)
-        yield* h.kill(on)
-      } else if (op === 6 && gone.size < 2 && !frozen.has(on)) {
-        gone.add(on)
-        yield* h.close(on)
-      } else continue
-      trace.push(`${["resume", "resume", "cancel", "freeze", "thaw", "kill", "close"][op]}@${on}`)
-      const wait = pick(4)
-      trace.push(wait === 0 ? "settle" : `+${[0, 2, 7, 31][wait]}s`)
-      if (wait === 0) yield* h.settle
-      else yield* h.advance(`${[0, 2, 7, 31][wait]} seconds`)
+      if (op <= 1) {
+        calls.push({ what: "resume", on, fiber: yield* h.run(on, (b) => b.resume({ pauseId, decision: "yes" })) })
+        trace.push(`resume@${on}`)
+      } else if (op === 2) {
+        calls.push({ what: "cancel", on, fiber: yield* h.run(on, (b) => b.cancel(first.threadId)) })
+        trace.push(`cancel@${on}`)
+      } else if (!(yield* fault(on, op - 3))) continue
+      yield* wait
     }
     for (const i of frozen) yield* h.thaw(i)
     for (let i = 0; i < 10; i++) yield* h.advance("30 seconds")
