@@ -33,7 +33,7 @@ const approveThenWork = (fx: SideEffects) =>
     graph: new StateGraph(State)
       .addNode("draft", Workflow.step(async () => ({ log: ["draft"] })))
       .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "send?" }))}`] })))
-      .addNode("work", Workflow.effectStep(() => Effect.as(Effect.sleep(Duration.seconds(20)), { log: ["work"] })))
+      .addNode("work", Workflow.effectStep(() => Effect.as(Effect.sleep(Duration.seconds(20)), { log: ["work"] }))) // the Harness's TestClock
       .addNode("send", Workflow.step(async (_s, ctx) => {
         fx.apply(ctx.idempotencyKey)
         return { log: ["sent"] }
@@ -456,7 +456,7 @@ const chain = (fx: SideEffects) => {
   const logged = (node: string) =>
     Workflow.effectStep((_s, ctx) =>
       Effect.gen(function*() {
-        if (node === "s2") yield* Effect.sleep(Duration.seconds(5))
+        if (node === "s2") yield* Effect.sleep(Duration.seconds(5)) // on the Harness's TestClock
         fx.runs.push({ node, instanceId: ctx.instanceId, key: ctx.idempotencyKey })
         fx.apply(ctx.idempotencyKey)
         return { log: [node] }
