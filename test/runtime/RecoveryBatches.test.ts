@@ -32,12 +32,12 @@ const orphan = (watched: string, seen: Seen) =>
     version: "1",
     graph: new StateGraph(State)
       .addNode("work", Workflow.effectStep((_s, ctx) => {
-        if (!ctx.instanceId.startsWith(watched)) return Effect.as(Effect.sleep("45 seconds"), { log: ["worked"] })
+        if (!ctx.instanceId.startsWith(watched)) return Effect.as(Effect.sleep("45 seconds"), { log: ["worked"] }) // the Harness's TestClock
         return Effect.gen(function*() {
           seen.startedAt.push(yield* Clock.currentTimeMillis)
           seen.running++
           seen.most = Math.max(seen.most, seen.running)
-          yield* Effect.sleep("45 seconds")
+          yield* Effect.sleep("45 seconds") // the Harness's TestClock
           return { log: ["worked"] }
         }).pipe(Effect.ensuring(Effect.sync(() => seen.running--)))
       }))

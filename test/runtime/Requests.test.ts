@@ -30,7 +30,7 @@ const approveThenWork = (fx: SideEffects) =>
       .addNode("work", Workflow.effectStep((_s, ctx) =>
         Effect.gen(function*() {
           fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
-          yield* Effect.sleep(Duration.seconds(45))
+          yield* Effect.sleep(Duration.seconds(45)) // the Harness's TestClock
           fx.apply(ctx.idempotencyKey)
           return { log: ["worked"] }
         })

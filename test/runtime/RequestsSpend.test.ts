@@ -30,7 +30,7 @@ const spender = Workflow.make({
         const key = { tenantId: ctx.tenantId, scope: "execution", scopeId: ctx.executionId } as const
         yield* Budget.record([key], 7)
         yield* Budget.record([{ ...key, window: "lifetime" }], 3)
-        yield* Effect.sleep(Duration.minutes(2))
+        yield* Effect.sleep(Duration.minutes(2)) // the Harness's TestClock
         yield* Budget.record([key], 5)
         // Another execution's spend is not this one's.
         yield* Budget.record([{ ...key, scopeId: "someone-else" }], 100)

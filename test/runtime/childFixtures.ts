@@ -43,7 +43,7 @@ export const childWorkflow = (log: ChildLog, workFor: Duration.Input = "5 second
           log.now.set(ctx.instanceId, at)
           log.max.set(ctx.instanceId, Math.max(log.max.get(ctx.instanceId) ?? 0, at))
           log.peak = Math.max(log.peak, [...log.now.values()].reduce((a, b) => a + b, 0))
-          yield* Effect.sleep(Duration.fromInputUnsafe(workFor)).pipe(
+          yield* Effect.sleep(Duration.fromInputUnsafe(workFor)).pipe( // the Harness's TestClock
             Effect.ensuring(Effect.sync(() => log.now.set(ctx.instanceId, log.now.get(ctx.instanceId)! - 1)))
           )
           if (log.failing.has(s.n)) return yield* Effect.die(new Error(`child ${s.n} broke`))

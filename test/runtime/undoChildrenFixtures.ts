@@ -62,14 +62,14 @@ export const legWorkflow = (book: TripBook) =>
       .addNode("book", Workflow.effectStep((s: { n: number }, ctx) =>
         Effect.gen(function*() {
           book.stepKeys.set(`leg-${s.n}`, ctx.idempotencyKey)
-          yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.legWorkOf.get(s.n) ?? book.plan.legWork))
+          yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.legWorkOf.get(s.n) ?? book.plan.legWork)) // the Harness's TestClock
           if (book.plan.failingLegs.has(s.n)) return yield* Effect.fail(new Error(`leg ${s.n}: no seat`))
           return { booked: `leg-${s.n}` }
         }), {
         undo: (result: { booked: string }, ctx) =>
           Effect.gen(function*() {
             book.tries.push({ who: result.booked, instanceId: ctx.instanceId, key: ctx.idempotencyKey, executionId: ctx.executionId })
-            yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.undoSleep))
+            yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.undoSleep)) // the Harness's TestClock
             yield* Clock.currentTimeMillis
             apply(book, result.booked, result, ctx)
           })

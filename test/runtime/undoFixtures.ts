@@ -61,7 +61,7 @@ const effectUndo = (book: UndoBook, node: string) => (result: { log: Array<strin
     tryUndo(book, node, ctx, yield* Clock.currentTimeMillis)
     // An Effect undo runs with the instance's services (here the TreeStore it was given).
     yield* (yield* TreeStore).ping
-    yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.undoSleep))
+    yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.undoSleep)) // the Harness's TestClock
     yield* Effect.try({ try: () => applyUndo(book, node, result, ctx), catch: (e) => e as Error })
   })
 
@@ -91,7 +91,7 @@ export const booking = (book: UndoBook) =>
       .addNode("s4", Workflow.effectStep((_s, ctx) =>
         Effect.gen(function*() {
           book.stepKeys.set("s4", ctx.idempotencyKey)
-          yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.s4Sleep))
+          yield* Effect.sleep(Duration.fromInputUnsafe(book.plan.s4Sleep)) // the Harness's TestClock
           if (book.plan.s4 === "pause") return { log: [`s4:${String(interrupt({ q: "go on?" }))}`] }
           if (book.plan.s4 === "fail") return yield* Effect.fail(new Error("s4 boom: no seat left"))
           return { log: ["s4"] }

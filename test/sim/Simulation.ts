@@ -88,7 +88,7 @@ const workflows = (world: World) => {
       .addNode("approve", Workflow.effectStep((_s, _ctx) => Effect.sync(() => ({ log: [`approve:${String(interrupt({ q: "ok?" }))}`] }))))
       .addNode("send", Workflow.effectStep((_s, ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("3 seconds")
+          yield* Effect.sleep("3 seconds") // the Harness's TestClock
           yield* sideEffect(world, "send", ctx)
           return { log: ["send"] }
         })
@@ -150,7 +150,7 @@ const workflows = (world: World) => {
     graph: new StateGraph(State)
       .addNode("work", Workflow.effectStep((_s, ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("4 seconds")
+          yield* Effect.sleep("4 seconds") // the Harness's TestClock
           yield* sideEffect(world, "work", ctx)
           return { log: ["work"] }
         })

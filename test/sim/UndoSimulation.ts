@@ -71,7 +71,7 @@ const act = (world: World, node: string, ctx: Workflow.StepContext) =>
 /** An undo: works 2 s on the Clock; a third of the keys refuse their first try; acts only under the lease. */
 const undo = (world: World, node: string) => (_result: unknown, ctx: Workflow.UndoContext) =>
   Effect.gen(function*() {
-    yield* Effect.sleep("2 seconds")
+    yield* Effect.sleep("2 seconds") // the Harness's TestClock
     const tries = (world.tries.get(ctx.idempotencyKey) ?? 0) + 1
     world.tries.set(ctx.idempotencyKey, tries)
     if (tries === 1 && ctx.idempotencyKey.charCodeAt(ctx.idempotencyKey.length - 6) % 3 === 0) {
@@ -90,19 +90,19 @@ const bookingWorkflow = (world: World) =>
       .addNode("a", Workflow.effectStep((_s, ctx) => Effect.as(act(world, "a", ctx), { log: ["a"] }), { undo: undo(world, "a") }))
       .addNode("b", Workflow.effectStep((_s, ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("4 seconds")
+          yield* Effect.sleep("4 seconds") // the Harness's TestClock
           yield* act(world, "b", ctx)
           return { log: ["b"] }
         }), { undo: undo(world, "b") }))
       .addNode("c", Workflow.effectStep((_s, ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("2 seconds")
+          yield* Effect.sleep("2 seconds") // the Harness's TestClock
           yield* act(world, "c", ctx)
           return { log: ["c"] }
         }), { undo: undo(world, "c") }))
       .addNode("d", Workflow.effectStep((s: { mode: string }, _ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("3 seconds")
+          yield* Effect.sleep("3 seconds") // the Harness's TestClock
           const mode = s.mode === "pause" ? String(interrupt({ q: "fail or finish?" })) : s.mode
           if (mode === "fail") return yield* Effect.fail(new Error("sim boom"))
           return { log: ["d"] }
@@ -127,7 +127,7 @@ const legWorkflow = (world: World) =>
     graph: new StateGraph(LegState)
       .addNode("leg", Workflow.effectStep((s: { n: number }, ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("3 seconds")
+          yield* Effect.sleep("3 seconds") // the Harness's TestClock
           yield* act(world, `leg-${s.n}`, ctx)
           return { n: s.n, done: true }
         }), { undo: (result: { n: number }, ctx) => undo(world, `leg-${result.n}`)(result, ctx) }))
@@ -156,7 +156,7 @@ const fanWorkflow = (world: World) => {
       }))
       .addNode("d", Workflow.effectStep((s: { mode: string }, _ctx) =>
         Effect.gen(function*() {
-          yield* Effect.sleep("3 seconds")
+          yield* Effect.sleep("3 seconds") // the Harness's TestClock
           const mode = s.mode === "pause" ? String(interrupt({ q: "fail or finish?" })) : s.mode
           if (mode === "fail") return yield* Effect.fail(new Error("sim boom"))
           return { log: ["d"] }

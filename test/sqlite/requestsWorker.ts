@@ -27,7 +27,7 @@ export const job = Workflow.make({
     .addNode("work", Workflow.effectStep((_s, ctx) =>
       Effect.gen(function*() {
         say(`working ${ctx.executionId} ${ctx.idempotencyKey}`)
-        if (mode !== "--finish") yield* Effect.sleep(Duration.minutes(10))
+        if (mode !== "--finish") yield* Effect.sleep(Duration.minutes(10)) // real time, not the TestClock: a real process the test SIGKILLs mid-step
         return { log: [`worked@${ctx.instanceId}`] }
       })
     ))
