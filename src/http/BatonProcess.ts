@@ -12,9 +12,10 @@
  *
  * @since 0.1.0
  */
-import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Layer } from "effect"
 import { Baton } from "../runtime/Baton.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
+import * as V from "../stores/internal/validate.ts"
 
 /**
  * How `runMain` stops.
@@ -56,15 +57,12 @@ export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJ
   Effect.gen(function*() {
     const baton = yield* Baton
     // Checked now, not at the signal: a bad value found at shutdown would skip the graceful close.
-    const timeout = Number.isNaN(options.timeout)
-      ? Option.none()
-      : Option.filter(Duration.fromInput(options.timeout ?? Duration.seconds(25)), (d) => Duration.toMillis(d) >= 0)
-    if (Option.isNone(timeout)) {
-      return yield* new BatonConfigError({ field: "timeout", reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${String(options.timeout)})` })
-    }
+    const timeout = yield* V.durationMillis("BatonProcess", "timeout", options.timeout ?? Duration.seconds(25)).pipe(
+      Effect.mapError((e) => new BatonConfigError({ field: "timeout", reason: e.reason }))
+    )
     const signal = yield* waitForSignal(options.signals)
-    yield* Effect.logInfo(`${signal}: closing instance ${baton.instanceId} (grace ${Duration.format(timeout.value)})`)
-    yield* Effect.orDie(baton.close({ timeout: timeout.value })) // checked above: close refuses nothing else
+    yield* Effect.logInfo(`${signal}: closing instance ${baton.instanceId} (grace ${Duration.format(Duration.millis(timeout))})`)
+    yield* Effect.orDie(baton.close({ timeout: Duration.millis(timeout) })) // checked above: close refuses nothing else
     return signal
   })
 

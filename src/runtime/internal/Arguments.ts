@@ -7,7 +7,7 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Option } from "effect"
+import { Effect } from "effect"
 import { InvalidInputError } from "../../stores/Errors.ts"
 import * as V from "../../stores/internal/validate.ts"
 
@@ -49,20 +49,6 @@ export const awaitTarget = (value: unknown): Check =>
 export const object = (operation: string, field: string, shape: string, value: unknown): Check =>
   isObject(value) ? Effect.void : refuse(operation, field, `must be an object ${shape}`, value)
 
-/**
- * A duration argument (a timeout) in milliseconds: a `Duration.Input` of at
- * least 0 (not NaN), else `InvalidInputError` naming it with an example.
- *
- * @category internal
- * @since 0.1.0
- */
-export const durationMillis = (operation: string, field: string, value: Duration.Input): Effect.Effect<number, InvalidInputError> => {
-  // effect reads a NaN number as 0: here it is refused, like every NaN option.
-  const millis = Number.isNaN(value) ? Number.NaN : Option.match(Duration.fromInput(value), { onNone: () => Number.NaN, onSome: Duration.toMillis })
-  return millis >= 0
-    ? Effect.succeed(millis)
-    : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${JSON.stringify(value) ?? String(value)})` }))
-}
 
 /**
  * The ids a call names, refused under the call's own name rather than the

@@ -20,7 +20,7 @@ import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import * as Workflow from "../Workflow.ts"
 import { currentOutput, type ExecutionOutput } from "./Executor.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
-import * as Arguments from "./Arguments.ts"
+import * as V from "../../stores/internal/validate.ts"
 import { Instance } from "./Instance.ts"
 import { type ReadOptions, readableRecord } from "./Reads.ts"
 
@@ -115,7 +115,7 @@ export const awaitExecution = (target: ExecutionHandle | ExecutionId, options?: 
     const read: ReadOptions = { tenantId: handle?.tenantId ?? options?.tenantId ?? defaultTenant, ownerId: options?.ownerId }
     const wait = Effect.flatMap(untilSettled(executionId, read), settled)
     if (options?.timeout === undefined) return yield* wait
-    const timeoutMillis = yield* Arguments.durationMillis("Baton.await", "timeout", options.timeout)
+    const timeoutMillis = yield* V.durationMillis("Baton.await", "timeout", options.timeout)
     return yield* wait.pipe(
       Effect.timeoutOrElse({
         duration: Duration.millis(timeoutMillis),

@@ -5,7 +5,7 @@
  */
 import { Clock, Deferred, Duration, Effect, Fiber, type Scope } from "effect"
 import { InstanceStoppingError } from "../../stores/Errors.ts"
-import * as Arguments from "./Arguments.ts"
+import * as V from "../../stores/internal/validate.ts"
 import { Instance } from "./Instance.ts"
 
 /**
@@ -44,7 +44,7 @@ const interruptPasses = Effect.fnUntraced(function*() {
  */
 export const close = (sweep: Fiber.Fiber<unknown, unknown>, closeScope: Scope.Scope) => (options?: CloseOptions) =>
   Effect.gen(function*() {
-    const timeoutMillis = options?.timeout === undefined ? 25_000 : yield* Arguments.durationMillis("Baton.close", "timeout", options.timeout)
+    const timeoutMillis = options?.timeout === undefined ? 25_000 : yield* V.durationMillis("Baton.close", "timeout", options.timeout)
     const instance = yield* Instance
     const graceMillis = Math.min(5_000, timeoutMillis * 0.2)
     const startedAt = yield* Clock.currentTimeMillis

@@ -3,7 +3,7 @@
  * backend — ours or a user's — rejects the same bad input the same way,
  * before anything is written.
  */
-import { Effect } from "effect"
+import { Duration, Effect, Option } from "effect"
 import { InvalidInputError } from "../Errors.ts"
 import { maxIdLength } from "../Ids.ts"
 
@@ -90,3 +90,18 @@ export const keys = (operation: string, field: string, value: unknown, max: numb
     : value.length > max
     ? fail(operation, field, `must hold at most ${max} keys (got ${value.length})`)
     : Effect.forEach(value, (k) => nonEmpty(operation, field, k), { discard: true })
+
+/**
+ * A duration argument (a timeout) in milliseconds: a `Duration.Input` of at
+ * least 0 (not NaN), else `InvalidInputError` naming it with an example.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const durationMillis = (operation: string, field: string, value: Duration.Input): Effect.Effect<number, InvalidInputError> => {
+  // effect reads a NaN number as 0: here it is refused, like every NaN option.
+  const millis = Number.isNaN(value) ? Number.NaN : Option.match(Duration.fromInput(value), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+  return millis >= 0
+    ? Effect.succeed(millis)
+    : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${JSON.stringify(value) ?? String(value)})` }))
+}
