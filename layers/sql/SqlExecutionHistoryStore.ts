@@ -20,6 +20,7 @@ import {
   type ExecutionSnapshot
 } from "../../src/stores/ExecutionHistoryStore.ts"
 import { fromJson, run } from "./internal/rows.ts"
+import { liveLease } from "./internal/leaseFence.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -40,7 +41,6 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const limitOf = literalLimit(sql)
     const t = yield* SqlTables.make(options)
     const history = sql(t.history)
-    const leases = sql(t.leases)
     const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionSnapshot
 
@@ -49,13 +49,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         run(store, "saveIfAbsent", () =>
           Effect.gen(function*() {
             const json = JSON.stringify(s)
-            const liveLease = sql`SELECT 1 FROM ${leases}
-              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
-                AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}${pg ? sql` FOR SHARE` : sql``}`
             const endedAt = pg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`
             const inserted = yield* sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
               SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${endedAt}, ${json}
-              WHERE EXISTS (${liveLease})
+              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, execution_id) DO NOTHING
               RETURNING execution_id`
             if (inserted.length > 0) return true

@@ -29,6 +29,7 @@ import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull, transaction } from "./internal/rows.ts"
+import { leaseRow, liveLease } from "./internal/leaseFence.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -87,8 +88,6 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const records = sql(t.records)
     const answers = sql(t.pauseAnswers)
 
-    const leases = sql(t.leases)
-    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
 
     /** Inserts the record unless its id exists or (an active root) its thread has one; true when inserted. */
     const insert = (r: ExecutionRecord) =>
@@ -139,10 +138,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
      * `now` — read `FOR SHARE` on Postgres, so a takeover committing at the same time waits for the move or
      * makes it see the new holder (SQLite runs the statement under the database write lock).
      */
-    const liveLease = ({ lease, now }: FencedSetStatusInput) =>
-      sql` AND EXISTS (SELECT 1 FROM ${leases}
-        WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
-          AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}${isPg ? sql.literal(" FOR SHARE") : sql.literal("")})`
+    const leaseHeld = ({ lease, now }: FencedSetStatusInput) => sql` AND EXISTS (${liveLease(sql, t.leases, lease, now)})`
 
     /**
      * The fenced move in a transaction: the lease row read (`FOR UPDATE` on Postgres; SQLite's `BEGIN
@@ -152,13 +148,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const fencedMove = (input: FencedSetStatusInput) =>
       transaction(sql, Effect.gen(function*() {
         const { lease, now } = input
-        const found = yield* sql`SELECT holder, epoch, expires_at FROM ${leases}
-          WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}${
-          isPg ? sql.literal(" FOR UPDATE") : sql.literal("")
-        }`
-        const row = found.length === 0
-          ? undefined
-          : { holder: textOrNull(found[0].holder), epoch: num(found[0].epoch), expiresAt: num(found[0].expires_at) }
+        const row = yield* leaseRow(sql, t.leases, lease, { forUpdate: true })
         if (!holds(row, lease, now)) return yield* Effect.fail(refused("status transition", row, lease, now))
         return yield* compareAndSet(input, lease.rootExecutionId)
       }))
@@ -209,7 +199,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         run(store, "setStatusFenced", () =>
           // The move under the live lease in one statement; only when it moves nothing, the transaction
           // below tells a refused lease from a compare-and-set that did not match (and moves if both hold now).
-          Effect.flatMap(compareAndSet(input, input.lease.rootExecutionId, liveLease(input)), (moved) => moved ? Effect.succeed(true) : fencedMove(input))),
+          Effect.flatMap(compareAndSet(input, input.lease.rootExecutionId, leaseHeld(input)), (moved) => moved ? Effect.succeed(true) : fencedMove(input))),
       list: ({ after, limit, status, tenantId, threadId, workflow }) =>
         run(store, "list", () => {
           const where = [sql`tenant_id = ${sortedKey(tenantId)}`]

@@ -19,7 +19,8 @@ import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
 import { refused } from "../../src/stores/internal/fence.ts"
-import { fromJson, num, run, textOrNull, toJson } from "./internal/rows.ts"
+import { fromJson, run, toJson } from "./internal/rows.ts"
+import { leaseRow, liveLease } from "./internal/leaseFence.ts"
 import { keyEquals } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -39,8 +40,6 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const sortedKey = keyEquals(sql)
     const t = yield* SqlTables.make(options)
     const tree = sql(t.tree)
-    const leases = sql(t.leases)
-    const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
     // connection, without effect's per-statement machinery (see internal/direct.ts); elsewhere — Postgres, a
     // connection a fiber holds, a locked database — as statements on the client.
@@ -88,12 +87,9 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       saveIfAbsentFenced: (tenantId, root, key, value, lease, now) =>
         run(store, "saveIfAbsentFenced", () =>
           Effect.gen(function*() {
-            const liveLease = sql`SELECT 1 FROM ${leases}
-              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
-                AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}${pg ? sql` FOR SHARE` : sql``}`
             const inserted = yield* sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
               SELECT ${tenantId}, ${root}, ${key}, ${toJson(value)}
-              WHERE EXISTS (${liveLease})
+              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING
               RETURNING tree_key`
             if (inserted.length > 0) return true
@@ -101,12 +97,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`
             if (kept.length > 0) return false
             // Refused: why, from the lease row as it is now.
-            const found = yield* sql`SELECT holder, epoch, expires_at FROM ${leases}
-              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}`
-            const row = found.length === 0
-              ? undefined
-              : { holder: textOrNull(found[0].holder), epoch: num(found[0].epoch), expiresAt: num(found[0].expires_at) }
-            return yield* Effect.fail(refused("tree write", row, lease, now))
+            return yield* Effect.fail(refused("tree write", yield* leaseRow(sql, t.leases, lease), lease, now))
           })),
       get: (tenantId, root, key) =>
         run(store, "get", () =>
