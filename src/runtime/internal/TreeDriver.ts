@@ -250,7 +250,8 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       }))
     )
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
-    const unwinder = yield* Undo.unwinderOf({ record, workflow, holder: holder.value, pass })
+    // Built only for the tree that stops here (a pass that runs builds its own with its step recorder).
+    const unwinder = Undo.unwinderOf({ record, workflow, holder: holder.value, pass })
     // What stops the tree, read in one call: its unwinding state and its cancel request.
     const stops = yield* (yield* TreeStore).getMany(tenantId, rootExecutionId, [Undo.unwindingKey, Cancel.requestKey])
     const left = stops.find((e) => e.key === Undo.unwindingKey)
@@ -258,11 +259,11 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     const unwinding = record.status === "Running" && left !== undefined ? Option.some(left.value as Undo.Unwinding) : Option.none()
     if (Option.isSome(unwinding)) {
       yield* Effect.logWarning(`execution ${rootExecutionId} was left unwinding (${unwinding.value.reason}): finishing its undos`)
-      return yield* Effect.flatMap(Unwind.finish(unwinder, unwinding.value), Effect.fail)
+      return yield* Effect.flatMap(Unwind.finish(yield* unwinder, unwinding.value), Effect.fail)
     }
     // A durable cancel request next: the tree's undos run, it ends cancelled, no step runs.
     if (stops.some((e) => e.key === Cancel.requestKey)) {
-      return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease, Effect.void, unwinder), Effect.fail)
+      return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease, Effect.void, yield* unwinder), Effect.fail)
     }
     if (record.status === "Paused") {
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
