@@ -19,8 +19,8 @@
  *                                  BENCH_MEASURES=realistic-1,realistic-8 runs only those;
  *                                  BENCH_CLOCK=cpu times this process's CPU, steadier on a busy machine;
  *                                  BENCH_OURS=memory puts LangGraph's MemorySaver in our place: a saver
- *                                  with no storage at all, the ceiling any saver paying LangGraph's
- *                                  serializer can reach against the official one on this workload;
+ *                                  with no storage at all that reads and writes through LangGraph's
+ *                                  serializer — what storage work alone could reach;
  *                                  BENCH_OURS=rows puts baton's saver over in-memory rows in our place: the
  *                                  saver's own logic without SQLite, to set against BENCH_OURS=memory)
  *
@@ -86,7 +86,7 @@ const rows = async (): Promise<Subject> => ({
 
 const oursOf = (which: string | undefined) =>
   which === "memory"
-    ? { label: "MemorySaver (the ceiling)", open: memory }
+    ? { label: "MemorySaver (no storage, LangGraph's serializer)", open: memory }
     : which === "rows"
     ? { label: "baton saver over memory rows", open: rows }
     : { label: "baton sqlite (fenced)", open: ours }
