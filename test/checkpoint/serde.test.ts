@@ -65,7 +65,7 @@ const plain = (r: Rand, depth: number): unknown => {
       return Array.from({ length: Math.floor(r() * 4) }, () => plain(r, depth + 1))
     default: {
       const out: Record<string, unknown> = {}
-      for (let i = Math.floor(r() * 4); i > 0; i--) out[pick(r, ["a", "tool_calls", "snake_key", "camelKey", "1", "type", "id", "kwargs"])] = plain(r, depth + 1)
+      for (let i = Math.floor(r() * 4); i > 0; i--) out[pick(r, ["a", "tool_calls", "snake_key", "camelKey", "1", "type", "id", "kwargs", "constructor", "toString", "Some-Key x"])] = plain(r, depth + 1)
       return out
     }
   }
@@ -80,7 +80,7 @@ const message = (r: Rand, i: number): BaseMessage => {
     content: contents(r),
     ...(r() < 0.7 ? { id: `m-${i}` } : {}),
     ...(r() < 0.3 ? { name: pick(r, ["bob", "tool"]) } : {}),
-    ...(r() < 0.4 ? { additional_kwargs: { extra: plain(r, 2), snake_case: plain(r, 3) } } : {}),
+    ...(r() < 0.4 ? { additional_kwargs: { extra: plain(r, 2), snake_case: plain(r, 3), ...(r() < 0.3 ? { constructor: 1, toString: "s" } : {}) } } : {}),
     ...(r() < 0.4 ? { response_metadata: { model_name: pick(r, strings), other: plain(r, 2) } } : {})
   }
   switch (Math.floor(r() * 9)) {
@@ -216,6 +216,7 @@ describe("the exact read path of the default serializer", () => {
       `{"m":{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"],"kwargs":{"content":"x"},"extra":1}}`,
       `{"m":{"lc":1,"type":"constructor","id":["langchain_core","messages","AIMessage"]}}`,
       `{"m":${msg("ToolMessage", `{"content":"x","tool_call_id":"c","Some-Key with space":1,"  padded_key ":2}`)}}`,
+      `{"m":${msg("AIMessage", `{"content":"x","constructor":1,"toString":"t","hasOwnProperty":2}`)}}`,
       `{"lc":2,"type":"undefined"}`,
       `${msg("SystemMessage", `{"content":[{"type":"text","text":"hi"}],"response_metadata":{"a_b":{"c_d":1}}}`)}`
     ]
