@@ -55,6 +55,9 @@ const pausing = (name: string, payload: () => unknown) =>
       .addEdge("ask", END)
   })
 
+/** Lets every request through, as tenant "t". */
+const authorize = () => Effect.succeed({ tenantId: "t" })
+
 /** Every store over one fresh in-memory state, as `baton/memory` gives them. */
 const memory = Layer.fresh(MemoryStores.layer)
 
@@ -127,7 +130,7 @@ describe("the entry points refuse misuse with a typed error", () => {
           [h.run(0, untyped(() => 5)), "f", "an Effect", "run(0, () => 5)"],
           [h.runIn(0, untyped(5)), "effect", "an Effect", "runIn(0, 5)"],
           [h.runIn(untyped("0"), Effect.void), "index", "0 or 1", "runIn(\"0\", …)"],
-          [h.advance(untyped("abc")), "duration", "\"5 seconds\"", "advance(\"abc\")"],
+          [h.advance(untyped("abc")), "duration", "a duration", "advance(\"abc\")"],
           [h.advance(-1), "duration", "≥ 0", "advance(-1)"],
           [h.kill(2), "index", "0 or 1", "kill(2)"],
           [h.freeze(untyped(undefined)), "index", "Harness.freeze", "freeze()"],
@@ -163,7 +166,7 @@ describe("the entry points refuse misuse with a typed error", () => {
         (server) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
       )
       const port = (taken.address() as { port: number }).port
-      const app = BatonHttp.layerServer({ port, workflows: [] }).pipe(
+      const app = BatonHttp.layerServer({ port, workflows: [], authorize }).pipe(
         Layer.provide(Baton.layer({ workflows: [] })),
         Layer.provide(memory)
       )
@@ -173,11 +176,10 @@ describe("the entry points refuse misuse with a typed error", () => {
       assert.include(error.message, `127.0.0.1:${port}`)
       assert.include(error.message, "already in use")
       // A free port still serves.
-      const served = yield* Layer.build(BatonHttp.layerServer({ port: 0, workflows: [] }).pipe(
-        Layer.provide(Baton.layer({ workflows: [] })),
-        Layer.provide(memory)
-      ))
-      assert.isAbove(BatonHttp.port(yield* Effect.provide(HttpServer.HttpServer.asEffect(), served)), 0)
+      const served = yield* HttpServer.HttpServer.pipe(
+        Effect.provide(BatonHttp.layerServer({ port: 0, workflows: [], authorize }).pipe(Layer.provide(Baton.layer({ workflows: [] })), Layer.provide(memory)))
+      )
+      assert.isAbove(BatonHttp.port(served), 0)
     }).pipe(Effect.scoped))
 
   it.effect("a pause payload holding a BigInt fails naming the pause's step and saying it must be JSON-storable", () =>
