@@ -181,26 +181,28 @@ export const make = <
   options: MakeOptions<Input, Output, Decision, Steps, Children>
 ): Workflow<Input, Output, Decision, StepsRequirements<Steps> | Requirements<Children[number]>> => {
   // Options that cannot work (from JavaScript, past the types) are hashed as they are; Baton.layer refuses them, naming what to pass.
-  const children = options.children ?? []
+  // No options object at all is a workflow without name, version or graph: refused there the same way.
+  const given = typeof options === "object" && options !== null ? options : {} as typeof options
+  const children = given.children ?? []
   const configHash = createHash("sha256")
     .update(JSON.stringify({
-      name: options.name,
-      version: options.version,
-      nodes: Object.keys(options.graph?.nodes ?? {}).sort(),
-      edges: edgesOf(options.graph),
+      name: given.name,
+      version: given.version,
+      nodes: Object.keys(given.graph?.nodes ?? {}).sort(),
+      edges: edgesOf(given.graph),
       children: Array.isArray(children) ? children.map((c) => c?.configHash).sort() : []
     }))
     .digest("hex")
     .slice(0, 16)
   return {
-    name: options.name,
-    version: options.version,
-    graph: options.graph,
+    name: given.name,
+    version: given.version,
+    graph: given.graph,
     children,
-    resumeAnyway: options.resumeAnyway ?? false,
-    maxConcurrentExecutions: options.maxConcurrentExecutions,
+    resumeAnyway: given.resumeAnyway ?? false,
+    maxConcurrentExecutions: given.maxConcurrentExecutions,
     configHash,
-    schemas: { input: options.input, output: options.output, decision: options.decision }
+    schemas: { input: given.input, output: given.output, decision: given.decision }
   }
 }
 
