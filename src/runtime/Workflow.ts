@@ -16,6 +16,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import { inspect } from "node:util"
 import { Effect, Schema, SchemaIssue } from "effect"
+import * as InterruptPayload from "./internal/InterruptPayload.ts"
 import { passOf } from "./internal/pass.ts"
 import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
 import { launchIdOf } from "./Children.ts"
@@ -507,7 +508,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U,
     const ctx = stepContext(config)
     const run = () => Promise.resolve().then(() => body(state, ctx))
     return passOf(config).runBody(ctx.node, undo === undefined ? run : () => run().then((result) => registered(config, ctx, result)), ctx.idempotencyKey)
-      .catch(rejectAsError)
+      .catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
     Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown } satisfies UndoFunction })
@@ -537,7 +538,7 @@ export const effectStep = <S, U, E, R, R2 = never>(
       ctx.node,
       undo === undefined ? effect : Effect.tap(effect, (result) => Effect.tryPromise({ try: () => registered(config, ctx, result), catch: (e) => e })),
       ctx.idempotencyKey
-    ).catch(rejectAsError)
+    ).catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
     Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"] } })

@@ -184,15 +184,23 @@ describe("the entry points refuse misuse with a typed error", () => {
 
   it.effect("a pause payload holding a BigInt fails naming the pause's step and saying it must be JSON-storable", () =>
     Effect.gen(function*() {
-      const workflow = pausing("bigint-pause", () => ({ amount: 10n }))
-      const error = yield* Baton.use((b) => Effect.flip(b.execute(workflow, { x: 1 }))).pipe(
-        Effect.provide(Baton.layer({ workflows: [workflow] }).pipe(Layer.provide(memory)))
-      )
-      const message = (error as { message: string }).message
-      assert.include(message, "interrupt")
-      assert.include(message, "\"ask\"")
-      assert.include(message, "JSON")
-      assert.include(message, "BigInt")
+      const asPromise = pausing("bigint-pause", () => ({ amount: 10n }))
+      const asEffect = Workflow.make({
+        name: "bigint-pause-effect",
+        version: "1",
+        graph: new StateGraph(State)
+          .addNode("ask", Workflow.effectStep(() => Effect.sync(() => interrupt({ amount: 10n }))))
+          .addEdge(START, "ask")
+          .addEdge("ask", END)
+      })
+      for (const workflow of [asPromise, asEffect]) {
+        const error = yield* Baton.use((b) => Effect.flip(b.execute(workflow, { x: 1 }))).pipe(
+          Effect.provide(Baton.layer({ workflows: [workflow] }).pipe(Layer.provide(memory)))
+        )
+        const message = (error as { message: string }).message
+        assert.strictEqual((error as { _tag: string })._tag, "ExecutionFailedError", message)
+        for (const says of ["interrupt", "step \"ask\"", "JSON-storable", "BigInt"]) assert.include(message, says, workflow.name)
+      }
     }))
 
   it.effect("a step launching a child its workflow does not declare is told to add it to the parent's `children`", () =>
