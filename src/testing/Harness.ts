@@ -319,7 +319,7 @@ export const make = Effect.fnUntraced(function*(options: {
    * moment a child hands its undos over. It runs inside the store call, whose errors are the store's: an
    * `InvalidInputError` of a harness call it makes (a bad index) stops that call's fiber as a defect.
    */
-  readonly beforeStoreCall?: BeforeStoreCall | undefined
+  readonly beforeStoreCall?: ((call: StoreCall) => Effect.Effect<void, InvalidInputError>) | undefined
 }): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
   yield* Arguments.makeOptions(options)
   const stores = yield* Effect.context<HarnessStores>()

@@ -12,6 +12,9 @@ import { BatonConfigError } from "../Errors.ts"
 /**
  * The names of an options type, listed once as the keys of a record: the
  * compiler then refuses a list that misses a field the type has.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const fieldsOf = <O>(fields: { readonly [K in keyof Required<O>]: true }): ReadonlyArray<string> => Object.keys(fields)
 
@@ -30,7 +33,12 @@ const distance = (a: string, b: string): number => {
   return d[x.length][y.length]
 }
 
-/** The known field closest to `name`, when it is close enough to be a misspelling of it. */
+/**
+ * The known field closest to `name`, when it is close enough to be a misspelling of it.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const closest = (name: string, known: ReadonlyArray<string>): string | undefined => {
   let best: string | undefined
   let bestDistance = Infinity
@@ -50,6 +58,9 @@ const isOptionsObject = (options: unknown): options is object =>
 /**
  * The refusal of `options` (read at `prefix`, e.g. `"wakeups."`), or
  * `undefined` when it is an object holding only `known` fields.
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const unknownField = (options: unknown, known: ReadonlyArray<string>, prefix = ""): BatonConfigError | undefined => {
   if (options === undefined) return undefined
@@ -68,7 +79,12 @@ export const unknownField = (options: unknown, known: ReadonlyArray<string>, pre
   })
 }
 
-/** Fails with the refusal of {@link unknownField}, if any. */
+/**
+ * Fails with the refusal of {@link unknownField}, if any.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
 export const refuseUnknown = (options: unknown, known: ReadonlyArray<string>, prefix = ""): Effect.Effect<void, BatonConfigError> => {
   const refusal = unknownField(options, known, prefix)
   return refusal === undefined ? Effect.void : Effect.fail(refusal)
@@ -77,6 +93,9 @@ export const refuseUnknown = (options: unknown, known: ReadonlyArray<string>, pr
 /**
  * `make()` once `options` passed {@link refuseUnknown} (checked when the
  * Layer is built, before anything opens).
+ *
+ * @category internal
+ * @since 0.1.0
  */
 export const checkedLayer = <A, E, R>(
   options: unknown,
