@@ -8,13 +8,35 @@
 import { type Duration, Layer } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 
 /**
- * Both memory stores.
+ * What `layer` takes.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MemoryLimitersOptions {
+  /** How long an idle circuit breaker's state is kept (effect's default when unset). */
+  readonly idleTimeToLive?: Duration.Input | undefined
+}
+
+const fields = fieldsOf<MemoryLimitersOptions>({ idleTimeToLive: true })
+
+/**
+ * Both memory stores. An option not listed in `MemoryLimitersOptions` fails
+ * the build with `BatonConfigError` naming it (without options the Layer
+ * cannot fail).
  *
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options?: { readonly idleTimeToLive?: Duration.Input | undefined }): Layer.Layer<
-  RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore
-> => Layer.merge(RateLimiter.layerStoreMemory, CircuitBreaker.layerStoreMemory(options))
+export const layer: {
+  (): Layer.Layer<RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore>
+  (options: MemoryLimitersOptions | undefined): Layer.Layer<RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore, BatonConfigError>
+} = (options?: MemoryLimitersOptions) =>
+  // Without options nothing is checked that could fail: the overload without them says so.
+  checkedLayer(options, fields, () => Layer.merge(RateLimiter.layerStoreMemory, CircuitBreaker.layerStoreMemory(options))) as Layer.Layer<
+    RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore
+  >

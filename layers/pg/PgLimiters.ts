@@ -15,6 +15,7 @@ import type { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
 import type { RateLimiterStore } from "effect/persistence/RateLimiter"
 import type { SqlClient } from "effect/sql"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as PgClient from "./PgClient.ts"
@@ -28,22 +29,44 @@ import * as PgMigrations from "./PgMigrations.ts"
  */
 export interface PgLimitersOptions extends PgClient.PgClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
 
+/** What `layerOnClient` takes. */
+type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
+
+const onClientFields = fieldsOf<OnClientOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true, schema: true })
+
+const fields = fieldsOf<PgLimitersOptions>({
+  url: true,
+  schema: true,
+  maxConnections: true,
+  connectTimeout: true,
+  applicationName: true,
+  ssl: true,
+  tablePrefix: true,
+  probeLease: true,
+  idleTimeToLive: true
+})
+
+const onClient = (options: OnClientOptions) => SqlLimiterStores.layerAfter(PgMigrations.migrate(options), options)
+
 /**
- * Both stores on the `SqlClient` in context, schema migrated first.
+ * Both stores on the `SqlClient` in context, schema migrated first. An
+ * option not listed in the type fails the build with `BatonConfigError`
+ * naming it.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layerOnClient = (
-  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined } = {}
+  options: OnClientOptions = {}
 ): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  SqlLimiterStores.layerAfter(PgMigrations.migrate(options), options)
+  checkedLayer(options, onClientFields, () => onClient(options))
 
 /**
- * Both stores on a pool of their own.
+ * Both stores on a pool of their own. An option not listed in the type fails
+ * the build with `BatonConfigError` naming it.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (options: PgLimitersOptions = {}): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError> =>
-  layerOnClient(options).pipe(Layer.provide(PgClient.layer(options)))
+  checkedLayer(options, fields, () => onClient(options).pipe(Layer.provide(PgClient.layer(options))))

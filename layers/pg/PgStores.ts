@@ -22,6 +22,10 @@
  * - `layerLeaseStore(options)`, `layerRecordStore(options)`, … — one store
  *   alone on its own pool (migrated at build), to mix with other backends.
  *
+ * An option these Layers do not read (a typo: `ulr`, `maxConections`)
+ * fails the build with `BatonConfigError` naming it and the option it
+ * probably meant, before any connection is opened.
+ *
  * Connections: the pool holds up to `maxConnections` (default 10); the
  * wake-ups hold one more, outside the pool, for LISTEN.
  *
@@ -33,6 +37,7 @@ import type { SqlClient } from "effect/sql"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -97,6 +102,26 @@ export interface PgStoresOptions extends PgClient.PgClientOptions, SqlCircuitBre
  */
 export type Failure = StoreError | BatonConfigError
 
+/** What `layerOnClient` takes. */
+type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
+
+/** The fields `layerOnClient` reads. */
+const onClientFields = fieldsOf<OnClientOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true, schema: true })
+
+/** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
+const fields = fieldsOf<PgStoresOptions>({
+  url: true,
+  schema: true,
+  maxConnections: true,
+  connectTimeout: true,
+  applicationName: true,
+  ssl: true,
+  tablePrefix: true,
+  probeLease: true,
+  idleTimeToLive: true,
+  wakeups: true
+})
+
 /**
  * The options read through Effect `Config` (any `ConfigProvider`; the
  * environment by default): `BATON_PG_URL` (redacted), `BATON_PG_SCHEMA`,
@@ -125,13 +150,15 @@ export const config: Config.Config<PgStoresOptions> = Config.all({
  * @category layers
  * @since 0.1.0
  */
-export const layerOnClient = (
-  options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined } = {}
-): Layer.Layer<
+export const layerOnClient = (options: OnClientOptions = {}): Layer.Layer<
   SqlStores.Stores | SqlLimiterStores.LimiterStores,
   Failure,
   SqlClient.SqlClient | IdGenerator
-> => Layer.merge(SqlStores.layer(options), SqlLimiterStores.layerMigrated(options)).pipe(Layer.provide(PgMigrations.layer(options)))
+> => checkedLayer(options, onClientFields, () => onClient(options))
+
+/** `layerOnClient` without the check: `layer` passes it every option (the pool's too). */
+const onClient = (options: OnClientOptions) =>
+  Layer.merge(SqlStores.layer(options), SqlLimiterStores.layerMigrated(options)).pipe(Layer.provide(PgMigrations.layer(options)))
 
 /**
  * The eight stores, an `IdGenerator` and (unless `wakeups: false`) NOTIFY
@@ -144,11 +171,12 @@ export const layerOnClient = (
 export const layer = (options: PgStoresOptions = {}): Layer.Layer<
   SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
-> => {
-  const stores = layerOnClient(options).pipe(Layer.provideMerge(IdGenerator.layer))
-  const withWakeups = options.wakeups === false ? stores : Layer.merge(stores, PgWakeups.layer(options))
-  return withWakeups.pipe(Layer.provideMerge(PgClient.layer(options)))
-}
+> =>
+  checkedLayer(options, fields, () => {
+    const stores = onClient(options).pipe(Layer.provideMerge(IdGenerator.layer))
+    const withWakeups = options.wakeups === false ? stores : Layer.merge(stores, PgWakeups.layer(options))
+    return withWakeups.pipe(Layer.provideMerge(PgClient.layer(options)))
+  })
 
 /**
  * `layer` with its options read through Effect `Config`
@@ -164,10 +192,11 @@ export const layerConfig = (options: Config.Wrap<PgStoresOptions> = config): Lay
 > => layerFromConfig(options, layer)
 
 const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: PgStoresOptions) =>
-  storeLayer.pipe(
-    Layer.provide(PgMigrations.layer(options)),
-    Layer.provide(PgClient.layer(options))
-  ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>
+  checkedLayer(options, fields, () =>
+    storeLayer.pipe(
+      Layer.provide(PgMigrations.layer(options)),
+      Layer.provide(PgClient.layer(options))
+    ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>)
 
 /**
  * `LeaseStore` alone, on its own pool.

@@ -14,6 +14,7 @@ import type { CircuitBreakerStore } from "effect/persistence/CircuitBreaker"
 import type { RateLimiterStore } from "effect/persistence/RateLimiter"
 import type { SqlClient } from "effect/sql"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as SqliteClient from "./SqliteClient.ts"
@@ -26,8 +27,23 @@ import * as SqliteClient from "./SqliteClient.ts"
  */
 export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
 
+const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true })
+
+const fields = fieldsOf<SqliteLimitersOptions>({
+  path: true,
+  busyTimeout: true,
+  synchronous: true,
+  busyRetries: true,
+  statementCacheSize: true,
+  tablePrefix: true,
+  probeLease: true,
+  idleTimeToLive: true
+})
+
 /**
- * Both stores on the `SqlClient` in context, schema migrated first.
+ * Both stores on the `SqlClient` in context, schema migrated first. An
+ * option not listed in the type fails the build with `BatonConfigError`
+ * naming it.
  *
  * @category layers
  * @since 0.1.0
@@ -35,13 +51,14 @@ export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions,
 export const layerOnClient = (
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
 ): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  SqlLimiterStores.layer(options)
+  checkedLayer(options, onClientFields, () => SqlLimiterStores.layer(options))
 
 /**
- * Both stores on a connection of their own.
+ * Both stores on a connection of their own. An option not listed in the type
+ * fails the build with `BatonConfigError` naming it.
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (options: SqliteLimitersOptions = {}): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError> =>
-  layerOnClient(options).pipe(Layer.provide(SqliteClient.layer(options)))
+  checkedLayer(options, fields, () => SqlLimiterStores.layer(options).pipe(Layer.provide(SqliteClient.layer(options))))

@@ -25,17 +25,22 @@
  *   stores on one connection instead, provide one `SqliteClient.layer` and one
  *   `SqliteMigrations.layer` to the `layers/sql` store Layers.
  *
+ * An option these Layers do not read (a typo: `pth`, `synchronus`, or in an
+ * object `wakeups`) fails the build with `BatonConfigError` naming it and the
+ * option it probably meant, before anything is opened.
+ *
  * Several instances in one process (tests): build `layer` once per instance
  * on the same temporary file with `busyTimeout: 0` — `:memory:` is private to
  * one connection.
  *
  * @since 0.1.0
  */
-import { Config, Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { checkedLayer, fieldsOf, refuseUnknown } from "../../src/stores/internal/options.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -95,6 +100,32 @@ export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, S
  */
 export type Failure = StoreError | BatonConfigError
 
+/** The fields `layerOnClient` reads. */
+const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true })
+
+/** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
+const fields = fieldsOf<SqliteStoresOptions>({
+  path: true,
+  busyTimeout: true,
+  synchronous: true,
+  busyRetries: true,
+  statementCacheSize: true,
+  tablePrefix: true,
+  probeLease: true,
+  idleTimeToLive: true,
+  wakeups: true
+})
+
+/** The fields of an object given as `wakeups`. */
+const wakeupsFields = fieldsOf<Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep">>({ pollInterval: true, keep: true })
+
+/** `make()` once `options` hold only known fields (an object `wakeups` too). */
+const checked = <A, R>(options: SqliteStoresOptions, make: () => Layer.Layer<A, Failure, R>): Layer.Layer<A, Failure, R> =>
+  checkedLayer(options, fields, () =>
+    typeof options?.wakeups === "object" && options.wakeups !== null
+      ? Layer.unwrap(Effect.as(refuseUnknown(options.wakeups, wakeupsFields, "wakeups."), make()))
+      : make())
+
 /**
  * The options read through Effect `Config` (any `ConfigProvider`; the
  * environment by default): `BATON_SQLITE_PATH`, `BATON_SQLITE_BUSY_TIMEOUT`
@@ -118,8 +149,11 @@ export const config: Config.Config<SqliteStoresOptions> = Config.all({
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> => {
-  const stores = layerOnClient(options).pipe(
+export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> =>
+  checked(options, () => bundle(options))
+
+const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> => {
+  const stores = onClient(options).pipe(
     Layer.provide(SqliteClient.layer(options)),
     Layer.provideMerge(IdGenerator.layer)
   )
@@ -150,13 +184,18 @@ export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config):
 export const layerOnClient = (
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
 ): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores, Failure, SqlClient.SqlClient | IdGenerator> =>
+  checkedLayer(options, onClientFields, () => onClient(options))
+
+/** `layerOnClient` without the check: `layer` passes it every option (the client's too). */
+const onClient = (options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions) =>
   Layer.merge(SqlStores.layer(options), SqlLimiterStores.layerMigrated(options)).pipe(Layer.provide(SqliteMigrations.layer(options)))
 
 const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: SqliteStoresOptions) =>
-  storeLayer.pipe(
-    Layer.provide(SqliteMigrations.layer(options)),
-    Layer.provide(SqliteClient.layer(options))
-  ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>
+  checked(options, () =>
+    storeLayer.pipe(
+      Layer.provide(SqliteMigrations.layer(options)),
+      Layer.provide(SqliteClient.layer(options))
+    ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>)
 
 /**
  * `LeaseStore` alone, on its own connection.

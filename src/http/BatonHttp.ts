@@ -273,17 +273,53 @@ const routes = (options: Options) =>
 export const layer = (options: Options): Layer.Layer<never, BatonConfigError, HttpRouter.HttpRouter | Baton> =>
   Layer.effectDiscard(routes(options))
 
+/** Why the server could not listen on `host:port`, as a `BatonConfigError` on the field to change. */
+const listenRefusal = (host: string, port: number, cause: unknown): BatonConfigError => {
+  const code = (cause as { readonly code?: unknown } | undefined)?.code
+  const detail = cause instanceof Error ? cause.message : String(cause)
+  const at = `${host}:${port}`
+  switch (code) {
+    case "EADDRINUSE":
+      return new BatonConfigError({
+        field: "port",
+        reason: `is ${port}, but ${at} is already in use (${code}): stop what listens there, or choose another port (0: any free one)`
+      })
+    case "EACCES":
+      return new BatonConfigError({ field: "port", reason: `is ${port}, but listening on ${at} is not permitted (${code}): choose a port above 1023, or grant the process the right` })
+    case "EADDRNOTAVAIL":
+    case "ENOTFOUND":
+      return new BatonConfigError({ field: "host", reason: `is "${host}", which is not an address of this machine (${code}): listen on 127.0.0.1, 0.0.0.0 or one of its addresses` })
+    default:
+      return new BatonConfigError({ field: "port", reason: `is ${port}, but the server could not listen on ${at}: ${detail}` })
+  }
+}
+
+/** A port a server can listen on: a whole number from 0 to 65535 (0: any free one). */
+const checkPort = (port: unknown) =>
+  typeof port === "number" && Number.isInteger(port) && port >= 0 && port <= 65535
+    ? Effect.void
+    : Effect.fail(new BatonConfigError({ field: "port", reason: `must be a whole number from 0 to 65535, 0 for any free one (got ${JSON.stringify(port) ?? String(port)})` }))
+
 /**
  * A Node HTTP server with the routes, listening on `host:port` (port 0: any
- * free one; read `HttpServer.address`). Default host 127.0.0.1.
+ * free one; read `HttpServer.address`). Default host 127.0.0.1. A port that
+ * cannot be listened on — already in use, not permitted — fails the build
+ * with `BatonConfigError` naming `host:port` and why.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerServer = (options: Options & { readonly port: number; readonly host?: string | undefined }) =>
-  HttpRouter.serve(layer(options), { disableListenLog: true, disableLogger: true }).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host: options.host ?? "127.0.0.1" }))
-  )
+export const layerServer = (options: Options & { readonly port: number; readonly host?: string | undefined }) => {
+  const host = options.host ?? "127.0.0.1"
+  // Built in the Layer's scope (the server closes with it); a failure to listen says where and why.
+  const server = Layer.effectContext(Effect.andThen(
+    checkPort(options.port),
+    Layer.build(NodeHttpServer.layer(() => createServer(), { port: options.port, host })).pipe(
+      Effect.catchTag("ServeError", (e) => Effect.fail(listenRefusal(host, options.port, e.cause)))
+    )
+  ))
+  return HttpRouter.serve(layer(options), { disableListenLog: true, disableLogger: true }).pipe(Layer.provideMerge(server))
+}
 
 /**
  * The port a server built with `layerServer` listens on.

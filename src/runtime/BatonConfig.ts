@@ -14,6 +14,7 @@
 import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
+import * as Options from "../stores/internal/options.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 import * as ChildConfig from "./internal/ChildConfig.ts"
 import * as Limits from "./internal/QuotaConfig.ts"
@@ -236,17 +237,15 @@ const show = (value: unknown): string =>
 const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
 
 /**
- * Fails on any field of `options` not in `known`, naming it and the fields there are.
+ * Fails on any field of `options` not in `known`, naming it, the known field
+ * it is closest to (a likely misspelling) and the fields there are. The same
+ * check refuses unknown options of the store and limiter Layers.
  *
  * @category utils
  * @since 0.1.0
  */
-export const refuseUnknown = (options: object, known: ReadonlyArray<string>): Effect.Effect<void, BatonConfigError> => {
-  const unknown = Object.keys(options).find((k) => !known.includes(k))
-  return unknown === undefined
-    ? Effect.void
-    : refuse(unknown, `is not an option (the options are ${known.join(", ")}): check its spelling`)
-}
+export const refuseUnknown = (options: object, known: ReadonlyArray<string>): Effect.Effect<void, BatonConfigError> =>
+  Options.refuseUnknown(options, known)
 
 const millis = (field: Field, input: Duration.Input | undefined, fallback: number) =>
   Effect.suspend((): Effect.Effect<number, BatonConfigError> => {

@@ -16,6 +16,7 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import { inspect } from "node:util"
 import { Effect, Schema, SchemaIssue } from "effect"
+import * as InterruptPayload from "./internal/InterruptPayload.ts"
 import { passOf } from "./internal/pass.ts"
 import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
 import { launchIdOf } from "./Children.ts"
@@ -181,26 +182,28 @@ export const make = <
   options: MakeOptions<Input, Output, Decision, Steps, Children>
 ): Workflow<Input, Output, Decision, StepsRequirements<Steps> | Requirements<Children[number]>> => {
   // Options that cannot work (from JavaScript, past the types) are hashed as they are; Baton.layer refuses them, naming what to pass.
-  const children = options.children ?? []
+  // No options object at all is a workflow without name, version or graph: refused there the same way.
+  const given = typeof options === "object" && options !== null ? options : {} as typeof options
+  const children = given.children ?? []
   const configHash = createHash("sha256")
     .update(JSON.stringify({
-      name: options.name,
-      version: options.version,
-      nodes: Object.keys(options.graph?.nodes ?? {}).sort(),
-      edges: edgesOf(options.graph),
+      name: given.name,
+      version: given.version,
+      nodes: Object.keys(given.graph?.nodes ?? {}).sort(),
+      edges: edgesOf(given.graph),
       children: Array.isArray(children) ? children.map((c) => c?.configHash).sort() : []
     }))
     .digest("hex")
     .slice(0, 16)
   return {
-    name: options.name,
-    version: options.version,
-    graph: options.graph,
+    name: given.name,
+    version: given.version,
+    graph: given.graph,
     children,
-    resumeAnyway: options.resumeAnyway ?? false,
-    maxConcurrentExecutions: options.maxConcurrentExecutions,
+    resumeAnyway: given.resumeAnyway ?? false,
+    maxConcurrentExecutions: given.maxConcurrentExecutions,
     configHash,
-    schemas: { input: options.input, output: options.output, decision: options.decision }
+    schemas: { input: given.input, output: given.output, decision: given.decision }
   }
 }
 
@@ -505,7 +508,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U,
     const ctx = stepContext(config)
     const run = () => Promise.resolve().then(() => body(state, ctx))
     return passOf(config).runBody(ctx.node, undo === undefined ? run : () => run().then((result) => registered(config, ctx, result)), ctx.idempotencyKey)
-      .catch(rejectAsError)
+      .catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
     Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown } satisfies UndoFunction })
@@ -535,7 +538,7 @@ export const effectStep = <S, U, E, R, R2 = never>(
       ctx.node,
       undo === undefined ? effect : Effect.tap(effect, (result) => Effect.tryPromise({ try: () => registered(config, ctx, result), catch: (e) => e })),
       ctx.idempotencyKey
-    ).catch(rejectAsError)
+    ).catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
     Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"] } })

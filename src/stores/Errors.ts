@@ -407,6 +407,8 @@ export class TenantQuotaExceededError extends Schema.TaggedError<TenantQuotaExce
  * No workflow of this name is registered with the instance — or none with
  * this config hash: a graph is matched by name and config hash (`configHash`
  * the one asked for, `registeredHash` the one this instance runs).
+ * `launchedBy` is the workflow whose step launched it as a child: a child is
+ * registered by being declared in that workflow's `children`.
  *
  * @category errors
  * @since 0.1.0
@@ -414,13 +416,23 @@ export class TenantQuotaExceededError extends Schema.TaggedError<TenantQuotaExce
 export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowError>()("UnknownWorkflowError", {
   workflowName: Schema.String,
   configHash: Schema.optional(Schema.String),
-  registeredHash: Schema.optional(Schema.String)
+  registeredHash: Schema.optional(Schema.String),
+  launchedBy: Schema.optional(Schema.String)
 }) {
   override get message() {
+    if (this.launchedBy !== undefined) return this.childMessage(this.launchedBy)
     if (this.registeredHash === undefined) {
       return `No workflow named "${this.workflowName}" is registered with this instance. Add it to the workflows given to Baton.layer.`
     }
     return `Workflow "${this.workflowName}" with config hash ${this.configHash} is not registered with this instance, which runs "${this.workflowName}" with config hash ${this.registeredHash}: a graph is matched by name and config hash (name, version, graph shape, children). Nothing was written; send the call to an instance running that config, or deploy the same workflow everywhere (Workflow.make with resumeAnyway lets an instance continue executions started under another hash).`
+  }
+
+  private childMessage(parent: string) {
+    const declare = `declare it in the \`children\` of workflow "${parent}" (Workflow.make({ name: "${parent}", …, children: [${this.workflowName}] })): a workflow's declared children are registered with it`
+    if (this.registeredHash === undefined) {
+      return `A step of workflow "${parent}" launched children of workflow "${this.workflowName}", which is not registered with this instance: ${declare}. No child was started.`
+    }
+    return `A step of workflow "${parent}" launched children of workflow "${this.workflowName}" with config hash ${this.configHash}, but this instance registers "${this.workflowName}" with config hash ${this.registeredHash}: launch the very workflow declared in the \`children\` of "${parent}" (the same Workflow.make result), or ${declare}. No child was started.`
   }
 }
 

@@ -19,7 +19,7 @@ import type { BatonShape } from "../runtime/Baton.ts"
 import * as BatonConfig from "../runtime/BatonConfig.ts"
 import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../stores/CheckpointStore.ts"
-import { type BatonConfigError, StoreError } from "../stores/Errors.ts"
+import { type BatonConfigError, type InvalidInputError, StoreError } from "../stores/Errors.ts"
 import { ExecutionHistoryStore } from "../stores/ExecutionHistoryStore.ts"
 import type { IdGenerator } from "../stores/Ids.ts"
 import type { InstanceShape } from "../runtime/internal/Instance.ts"
@@ -31,6 +31,7 @@ import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
 import { RequestStore } from "../stores/RequestStore.ts"
 import { TreeStore } from "../stores/TreeStore.ts"
+import * as Arguments from "./internal/arguments.ts"
 
 /**
  * What an instance's process is doing, as far as its stores and clock can tell.
@@ -64,6 +65,8 @@ export interface HarnessInstance {
 
 /**
  * N baton instances in one process over shared stores, with ways to kill, freeze or cut off any of them.
+ * An argument that cannot work (an index no instance has, a non-Effect, a
+ * duration that is not one) fails the call with `InvalidInputError` naming it.
  *
  * @category models
  * @since 0.1.0
@@ -72,30 +75,30 @@ export interface Harness {
   readonly instances: ReadonlyArray<HarnessInstance>
   readonly instance: (index: number) => HarnessInstance
   /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance). */
-  readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>>
+  readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>, InvalidInputError>
   /**
    * Runs an effect in a fiber of instance `index` over that instance's stores and clock (gated like its
    * runtime's: it dies, freezes and is cut off with the instance), e.g. a `Leader.run` campaign.
    */
-  readonly runIn: <A, E>(index: number, effect: Effect.Effect<A, E, HarnessStores>) => Effect.Effect<Fiber.Fiber<A, E>>
+  readonly runIn: <A, E>(index: number, effect: Effect.Effect<A, E, HarnessStores>) => Effect.Effect<Fiber.Fiber<A, E>, InvalidInputError>
   /** Abrupt death: no release, every later store call of the instance fails, its fibers stop. */
-  readonly kill: (index: number) => Effect.Effect<void>
+  readonly kill: (index: number) => Effect.Effect<void, InvalidInputError>
   /** The process stops (SIGSTOP): its store calls and clock wake-ups wait until `thaw`. */
-  readonly freeze: (index: number) => Effect.Effect<void>
-  readonly thaw: (index: number) => Effect.Effect<void>
+  readonly freeze: (index: number) => Effect.Effect<void, InvalidInputError>
+  readonly thaw: (index: number) => Effect.Effect<void, InvalidInputError>
   /** The instance's stores become unreachable (calls fail with `StoreError`) until `reconnect`; its fibers go on. */
-  readonly disconnect: (index: number) => Effect.Effect<void>
+  readonly disconnect: (index: number) => Effect.Effect<void, InvalidInputError>
   /** The instance's store calls hang (no answer, no error) until `reconnect`; its clock and fibers go on. */
-  readonly hang: (index: number) => Effect.Effect<void>
-  readonly reconnect: (index: number) => Effect.Effect<void>
+  readonly hang: (index: number) => Effect.Effect<void, InvalidInputError>
+  readonly reconnect: (index: number) => Effect.Effect<void, InvalidInputError>
   /** Closes the instance's scope: its calls are interrupted and its passes release their leases. */
-  readonly close: (index: number) => Effect.Effect<void>
+  readonly close: (index: number) => Effect.Effect<void, InvalidInputError>
   /** A fresh instance (new id) in the slot of a dead or closed one. */
-  readonly restart: (index: number) => Effect.Effect<void, BatonConfigError>
+  readonly restart: (index: number) => Effect.Effect<void, BatonConfigError | InvalidInputError>
   /** Waits until every pass of every live instance waits (on the Clock, a lease) or is done. */
   readonly settle: Effect.Effect<void>
   /** Settles, then moves the TestClock by `duration`, waking due waits in time order and settling after each. */
-  readonly advance: (duration: Duration.Input) => Effect.Effect<void>
+  readonly advance: (duration: Duration.Input) => Effect.Effect<void, InvalidInputError>
 }
 
 interface Gate {
@@ -144,13 +147,13 @@ export interface StoreCall {
   readonly args: ReadonlyArray<unknown>
 }
 
-type BeforeStoreCall = (call: StoreCall) => Effect.Effect<void>
+type BeforeStoreCall = (call: StoreCall) => Effect.Effect<void, InvalidInputError>
 
 /** Every method of a store service goes through the hook (if any), then the gate. */
 const gateService = <S extends object>(service: S, gate: Gate, index: number, name: string, before: BeforeStoreCall | undefined): S => {
   const out: Record<string, unknown> = {}
   const enter = (operation: string, args: ReadonlyArray<unknown>) =>
-    before === undefined ? passGate(gate, index, operation) : Effect.andThen(before({ index, operation, args }), passGate(gate, index, operation))
+    before === undefined ? passGate(gate, index, operation) : Effect.andThen(Effect.orDie(before({ index, operation, args })), passGate(gate, index, operation))
   for (const [k, v] of Object.entries(service)) {
     if (Effect.isEffect(v)) out[k] = Effect.andThen(enter(`${name}.${k}`, []), v)
     else if (typeof v === "function") {
@@ -283,8 +286,9 @@ const settleSlots = (slots: ReadonlyArray<Slot>, deadlines: Map<symbol, number>)
 /** Settles, then moves the TestClock to each due wait in time order up to `duration` ahead, settling after each. */
 const advanceBy = (clock: Clock.Clock, deadlines: Map<symbol, number>, settle: Effect.Effect<void>) => (duration: Duration.Input) =>
   Effect.gen(function*() {
+    const millis = yield* Arguments.advanceMillis(duration)
     yield* settle
-    const target = clock.currentTimeMillisUnsafe() + Duration.toMillis(Duration.fromInputUnsafe(duration))
+    const target = clock.currentTimeMillisUnsafe() + millis
     while (true) {
       const now = clock.currentTimeMillisUnsafe()
       let next = Infinity
@@ -312,10 +316,12 @@ export const make = Effect.fnUntraced(function*(options: {
   /**
    * Runs before each store call of an instance reaches its gate (the checkpoint saver's calls aside): it may
    * freeze, cut off or kill that instance right there — the call then waits or fails at the gate —, e.g. at the
-   * moment a child hands its undos over.
+   * moment a child hands its undos over. It runs inside the store call, whose errors are the store's: an
+   * `InvalidInputError` of a harness call it makes (a bad index) stops that call's fiber as a defect.
    */
-  readonly beforeStoreCall?: ((call: StoreCall) => Effect.Effect<void>) | undefined
+  readonly beforeStoreCall?: ((call: StoreCall) => Effect.Effect<void, InvalidInputError>) | undefined
 }): Effect.fn.Return<Harness, BatonConfigError, HarnessStores | Scope.Scope> {
+  yield* Arguments.makeOptions(options)
   const stores = yield* Effect.context<HarnessStores>()
   const clock = yield* Clock.Clock
   const harnessScope = yield* Effect.scope
@@ -362,9 +368,10 @@ export const make = Effect.fnUntraced(function*(options: {
     if (s === undefined) throw new Error(`harness: no instance ${index} (there are ${slots.length})`)
     return s
   }
-  const setState = (index: number, state: InstanceState) =>
-    Effect.sync(() => {
-      const gate = slot(index).gate
+  /** The slot `index` names, checked (`operation` is the Harness call it was given to). */
+  const slotAt = (operation: string, index: number) => Effect.map(Arguments.index(`Harness.${operation}`, index, slots.length), slot)
+  const setState = (operation: string, index: number, state: InstanceState) =>
+    Effect.map(slotAt(operation, index), ({ gate }) => {
       gate.state = state
       if (state !== "frozen" && state !== "hanging") {
         // Emptied before the waiters resume: one that runs on at once and waits again (frozen anew by a
@@ -383,24 +390,33 @@ export const make = Effect.fnUntraced(function*(options: {
       return slots.map((s) => s.entry)
     },
     instance: (index) => slot(index).entry,
-    run: (index, f) => Effect.forkIn(f(slot(index).entry.baton), slot(index).scope),
-    runIn: (index, effect) => Effect.forkIn(Effect.provide(effect, slot(index).context), slot(index).scope),
+    run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) =>
+      Effect.gen(function*() {
+        const { entry, scope } = yield* slotAt("run", index)
+        return yield* Effect.forkIn(yield* Arguments.effectOf<BatonShape, A, E>("Harness.run", f, entry.baton), scope)
+      }),
+    runIn: <A, E>(index: number, effect: Effect.Effect<A, E, HarnessStores>) =>
+      Effect.gen(function*() {
+        const { context, scope } = yield* slotAt("runIn", index)
+        const checked = yield* Arguments.effect<A, E, HarnessStores>("Harness.runIn", "effect", effect, "an Effect to run on the instance")
+        return yield* Effect.forkIn(Effect.provide(checked, context), scope)
+      }),
     kill: (index) =>
       Effect.gen(function*() {
-        yield* setState(index, "dead")
+        yield* setState("kill", index, "dead")
         // A dead process waits for nothing: its scope closes in the background, interrupting its calls
         // (their passes tell their step bodies to stop; their releases fail at the gate).
         yield* Effect.forkIn(Scope.close(slot(index).scope, Exit.void), harnessScope)
       }),
-    freeze: (index) => setState(index, "frozen"),
-    thaw: (index) => setState(index, "alive"),
-    disconnect: (index) => setState(index, "unreachable"),
-    hang: (index) => setState(index, "hanging"),
-    reconnect: (index) => setState(index, "alive"),
-    close: (index) => Scope.close(slot(index).scope, Exit.void),
+    freeze: (index) => setState("freeze", index, "frozen"),
+    thaw: (index) => setState("thaw", index, "alive"),
+    disconnect: (index) => setState("disconnect", index, "unreachable"),
+    hang: (index) => setState("hang", index, "hanging"),
+    reconnect: (index) => setState("reconnect", index, "alive"),
+    close: (index) => Effect.flatMap(slotAt("close", index), ({ scope }) => Scope.close(scope, Exit.void)),
     restart: (index) =>
       Effect.gen(function*() {
-        const old = slot(index)
+        const old = yield* slotAt("restart", index)
         if (old.gate.state !== "dead") yield* Scope.close(old.scope, Exit.void)
         yield* build(index)
         generation++

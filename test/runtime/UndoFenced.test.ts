@@ -46,7 +46,7 @@ for (const backend of backends) {
         const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
         const release = yield* Deferred.make<void>()
         // The undo of s3 is done; its marker write passed the local fence and is on its way: the process stops.
-        hook.onFirstMarker = Effect.andThen(h.freeze(0), Deferred.await(release))
+        hook.onFirstMarker = Effect.andThen(Effect.orDie(h.freeze(0)), Deferred.await(release)) // 0: an instance of the harness
         yield* h.run(0, (b) => b.execute(wf, { log: [] }))
         yield* h.settle
         const root = yield* theRunningRoot

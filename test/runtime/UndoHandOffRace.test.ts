@@ -122,10 +122,10 @@ for (const backend of backends) {
           )
           // Leg 1 finishes: it finds its parent live and not unwinding, then its instance stops before it writes.
           hooks.parentId = parent!.executionId
-          hooks.onParentNotUnwinding = h.freeze(childAt)
+          hooks.onParentNotUnwinding = Effect.orDie(h.freeze(childAt)) // childAt: an instance of the harness
           if (!window.late) {
             // The parent has unwound (undone leg 0 and a) and is about to end: leg 1's instance goes on now.
-            hooks.beforeParentEnds = Effect.andThen(h.thaw(childAt), turnsUntil(leg1Decided))
+            hooks.beforeParentEnds = Effect.andThen(Effect.orDie(h.thaw(childAt)), turnsUntil(leg1Decided))
           }
           yield* h.advance("2 seconds")
           assert.isUndefined(hooks.onParentNotUnwinding, "leg 1 looked at its parent")
@@ -163,7 +163,7 @@ for (const backend of backends) {
         assert.isAtLeast(childAt, 0, "leg 1 runs on an instance of the harness")
         // Leg 1 finishes and claims its hand-off; its instance stops before it copies it into the parent's tree.
         hooks.parentId = parent!.executionId
-        hooks.beforeCopy = h.freeze(childAt)
+        hooks.beforeCopy = Effect.orDie(h.freeze(childAt)) // childAt: an instance of the harness (asserted above)
         yield* h.advance("2 seconds")
         assert.isUndefined(hooks.beforeCopy, "leg 1 claimed its hand-off")
         // The parent is cancelled: it finds leg 1's claim and undoes it (with leg 0 and a); leg 1 is asked to stop.

@@ -130,11 +130,12 @@ export interface LaunchSite {
 /** The execution (and thread) id of the child at `position` of a launch. */
 export const childIdOf = (launchId: string, position: number): string => `${launchId}.${position}`
 
-const registeredChild = (instance: InstanceShape, workflow: AnyWorkflow) => {
+/** The registered workflow a step of `parent` launches; refused, saying to declare it in the parent's `children`, when there is none. */
+const registeredChild = (instance: InstanceShape, parent: string, workflow: AnyWorkflow) => {
   const registered = instance.config.workflows.get(workflow?.name)
-  if (registered === undefined) throw new UnknownWorkflowError({ workflowName: String(workflow?.name) })
+  if (registered === undefined) throw new UnknownWorkflowError({ workflowName: String(workflow?.name), launchedBy: parent })
   if (registered.configHash !== workflow.configHash) {
-    throw new UnknownWorkflowError({ workflowName: workflow.name, configHash: workflow.configHash, registeredHash: registered.configHash })
+    throw new UnknownWorkflowError({ workflowName: workflow.name, configHash: workflow.configHash, registeredHash: registered.configHash, launchedBy: parent })
   }
   return registered
 }
@@ -278,7 +279,7 @@ export const launch = async (
   inputs: ReadonlyArray<unknown>,
   options?: LaunchOptions
 ): Promise<ReadonlyArray<unknown>> => {
-  const registered = registeredChild(site.instance, workflow)
+  const registered = registeredChild(site.instance, site.record.workflowName, workflow)
   if (!Array.isArray(inputs)) throw new InvalidInputError({ operation: "launch", field: "inputs", reason: "must be an array of child inputs" })
   const placement = options?.placement ?? "parent"
   if (placement !== "parent" && placement !== "any") {

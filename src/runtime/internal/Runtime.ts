@@ -50,7 +50,7 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
   const listed = new Set<string>()
   for (const w of list) {
     if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
-      return yield* refuse("holds a workflow without a name or version: make each with Workflow.make")
+      return yield* refuse("holds a workflow without a name or version: make each with Workflow.make({ name, version, graph })")
     }
     if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
       return yield* refuse(
