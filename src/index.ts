@@ -99,7 +99,7 @@ export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape
 export { LeaseWakeups, type LeaseWakeupsShape, type NextOptions, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
 export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreBackend, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
-export { PauseStore, type PauseStoreShape } from "./stores/PauseStore.ts"
+export { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "./stores/PauseStore.ts"
 export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
 export {
   type FencedSetStatusInput,

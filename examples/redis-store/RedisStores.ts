@@ -21,7 +21,16 @@
  */
 import { NodeRedis } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
-import { IdGenerator, LeaseLostError, LeaseStore, RecordStore, type RecordStoreShape } from "../../src/index.ts" // in your app: from "baton"
+import {
+  IdGenerator,
+  type Lease,
+  LeaseLostError,
+  LeaseStore,
+  type LeaseStoreShape,
+  PauseStore,
+  RecordStore,
+  type RecordStoreShape
+} from "../../src/index.ts" // in your app: from "baton"
 import { Redis } from "effect/persistence"
 import { SqliteStores } from "../../layers/sqlite/index.ts" // in your app: from "baton/sqlite"
 import * as RedisCheckpointStore from "./RedisCheckpointStore.ts"
@@ -53,7 +62,8 @@ export const connection = (url: string): Layer.Layer<Redis.Redis, Redis.RedisErr
 
 /**
  * Every store an app needs: the four Redis stores over their own connection,
- * and SQLite for the records, pauses, ledger and child queue (SQLite's own
+ * and SQLite for the records, pauses, ledger and child queue — the records'
+ * and the pauses' fenced writes checking the Redis leases (SQLite's own
  * lease, tree, checkpoint and rate-limit stores are built too, and replaced:
  * the Redis ones come last and win).
  */
@@ -62,15 +72,35 @@ export const withSqlite = (options: { readonly url: string; readonly path: strin
   const redis = layer(options).pipe(Layer.provide(connection(options.url)))
   // The SQLite stores that do not check a lease (one connection each; one file).
   const others = Layer.mergeAll(
-    SqliteStores.layerPauseStore(sqlite),
     SqliteStores.layerLedgerStore(sqlite),
     SqliteStores.layerChildQueueStore(sqlite)
   )
   const records = recordsFencedBy(SqliteStores.layerRecordStore(sqlite))
-  return Layer.mergeAll(others, records).pipe(
+  const pauses = pausesFencedBy(SqliteStores.layerPauseStore(sqlite))
+  return Layer.mergeAll(others, records, pauses).pipe(
     Layer.provideMerge(Layer.merge(redis, IdGenerator.layer))
   )
 }
+
+/**
+ * `lease` as Redis holds it now: fails with `LeaseLostError` unless it is
+ * still (holder, epoch) and live at `now` — the check a fenced write makes
+ * first when its rows live in another database than the leases.
+ */
+const stillHeld = (leases: LeaseStoreShape, lease: Lease, now: number, what: string) =>
+  Effect.gen(function*() {
+    const row = Option.getOrUndefined(yield* leases.get(lease.tenantId, lease.rootExecutionId))
+    if (row !== undefined && row.holder === lease.holder && row.epoch === lease.epoch && row.expiresAt > now) return
+    return yield* new LeaseLostError({
+      tenantId: lease.tenantId,
+      rootExecutionId: lease.rootExecutionId,
+      holder: lease.holder,
+      epoch: lease.epoch,
+      reason: row === undefined
+        ? `a fenced ${what} was refused: no lease exists for this tree`
+        : `a fenced ${what} was refused: the lease is ${row.holder ?? "released"} at epoch ${row.epoch}, expiring at ${row.expiresAt}`
+    })
+  })
 
 /**
  * baton's SQL `RecordStore` fences a holder's status transition by reading the
@@ -91,27 +121,32 @@ const recordsFencedBy = <E, R>(sqliteRecords: Layer.Layer<RecordStore, E, R>) =>
       const leases = yield* LeaseStore
       const shape: RecordStoreShape = {
         ...records,
-        setStatusFenced: ({ lease, ...input }) =>
-          Effect.gen(function*() {
-            const found = yield* leases.get(lease.tenantId, lease.rootExecutionId)
-            const row = Option.getOrUndefined(found)
-            if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch || !(row.expiresAt > input.now)) {
-              return yield* new LeaseLostError({
-                tenantId: lease.tenantId,
-                rootExecutionId: lease.rootExecutionId,
-                holder: lease.holder,
-                epoch: lease.epoch,
-                reason: row === undefined
-                  ? "a fenced status transition was refused: no lease exists for this tree"
-                  : `a fenced status transition was refused: the lease is ${row.holder ?? "released"} at epoch ${row.epoch}, expiring at ${row.expiresAt}`
-              })
-            }
-            return yield* records.setStatus(input)
-          })
+        setStatusFenced: ({ lease, ...input }) => Effect.andThen(stillHeld(leases, lease, input.now, "status transition"), records.setStatus(input))
       }
       return shape
     })
   ).pipe(Layer.provide(sqliteRecords))
+
+/**
+ * The same for pauses: baton's SQL `PauseStore.saveFenced` checks the lease
+ * row of its own database in the insert, and the leases live in Redis here.
+ * This one checks the Redis lease first, then saves: a window of one round
+ * trip, as for the records (a stale pause that slips through it is withdrawn
+ * by the runtime's twin check). To close it, keep PauseStore and LeaseStore
+ * in one database.
+ */
+const pausesFencedBy = <E, R>(sqlitePauses: Layer.Layer<PauseStore, E, R>) =>
+  Layer.effect(
+    PauseStore,
+    Effect.gen(function*() {
+      const pauses = yield* PauseStore
+      const leases = yield* LeaseStore
+      return PauseStore.make({
+        ...pauses,
+        saveFenced: (pause, lease, now) => Effect.andThen(stillHeld(leases, lease, now, "pause save"), pauses.save(pause))
+      })
+    })
+  ).pipe(Layer.provide(sqlitePauses))
 
 /** Every key matching `pattern`, by SCAN (which, unlike KEYS, never blocks the server for long). */
 export const scanKeys = (pattern: string) =>

@@ -5,6 +5,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
+import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 import { PauseStore, type RootCursor } from "../../src/stores/PauseStore.ts"
 import { key, MemoryState, type PauseRow } from "./MemoryState.ts"
@@ -24,20 +25,28 @@ const compareRoot = (a: RootCursor, b: RootCursor) =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
-  PauseStore.make({
-    save: (pause) =>
-      Effect.sync(() => {
-        const k = key(pause.tenantId, pause.pauseId)
-        if (rows.pauses.has(k)) return false
-        rows.pauses.set(k, {
-          ...pause,
-          payload: JSON.stringify(pause.payload ?? null),
-          decision: null,
-          resolvedAt: null,
-          resolvedBy: null
-        })
-        return true
+export const make = MemoryState.useSync((rows) => {
+  const save = (pause: Pause) => {
+    const k = key(pause.tenantId, pause.pauseId)
+    if (rows.pauses.has(k)) return false
+    rows.pauses.set(k, {
+      ...pause,
+      payload: JSON.stringify(pause.payload ?? null),
+      decision: null,
+      resolvedAt: null,
+      resolvedBy: null
+    })
+    return true
+  }
+  return PauseStore.make({
+    save: (pause) => Effect.sync(() => save(pause)),
+    // Synchronous: the lease check and the write are one atomic step.
+    saveFenced: (pause, lease, now) =>
+      Effect.suspend(() => {
+        if (rows.pauses.has(key(pause.tenantId, pause.pauseId))) return Effect.succeed(false)
+        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (!holds(row, lease, now)) return Effect.fail(refused("pause save", row, lease, now))
+        return Effect.succeed(save(pause))
       }),
     get: (tenantId, pauseId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.pauses.get(key(tenantId, pauseId))), toPause)),
     resolve: ({ decision, now, pauseId, resolvedBy, tenantId }) =>
@@ -94,7 +103,8 @@ export const make = MemoryState.useSync((rows) =>
         return deleted
       }),
     ping: Effect.void
-  }))
+  })
+})
 
 /**
  * Requires `MemoryState`; `MemoryStores.layer` provides it.

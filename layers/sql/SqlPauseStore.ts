@@ -4,13 +4,25 @@
  * Every status move is one conditional `UPDATE … WHERE status = … RETURNING`,
  * so of two instances answering the same pause exactly one moves it.
  *
+ * `saveFenced` is one statement — `INSERT … SELECT … WHERE EXISTS (the lease
+ * is still this holder's) ON CONFLICT DO NOTHING RETURNING` — so the fence
+ * and the write are one atomic step, as the tree store's fenced save: on
+ * SQLite under the database write lock; on Postgres the lease row is read
+ * `FOR SHARE`, so a takeover committing at the same time either waits for the
+ * save (and then finds the pause) or makes it see the new holder and write
+ * nothing. It checks the leases table of its own database: keep the
+ * `LeaseStore` there (with leases elsewhere, check them first, as
+ * `examples/redis-store` does).
+ *
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
+import { refused } from "../../src/stores/internal/fence.ts"
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
-import { PauseStore, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
+import { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
+import { leaseRow, liveLease } from "./internal/leaseFence.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -54,7 +66,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
         (rows) => rows.length === 0 ? Option.none<Pause>() : Option.some(toPause(rows[0]))
       )
 
-    const impl: PauseStoreShape = {
+    const impl: PauseStoreBackend = {
       save: (p) =>
         run(store, "save", () => Effect.map(
           sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id, interrupt_id,
@@ -65,6 +77,22 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
               RETURNING pause_id`,
           (rows) => rows.length > 0
         )),
+      saveFenced: (p, lease, now) =>
+        run(store, "saveFenced", () =>
+          Effect.gen(function*() {
+            // decision, resolved_at and resolved_by are left out: NULL (a bare NULL in a SELECT list would be text on Postgres).
+            const inserted = yield* sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id,
+                interrupt_id, payload, status, created_at)
+              SELECT ${p.tenantId}, ${p.pauseId}, ${p.threadId}, ${p.rootExecutionId}, ${p.executionId}, ${p.interruptId},
+                ${toJson(p.payload)}, 'Pending', ${p.createdAt}
+              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
+              ON CONFLICT (tenant_id, pause_id) DO NOTHING
+              RETURNING pause_id`
+            if (inserted.length > 0) return true
+            if (Option.isSome(yield* get(p.tenantId, p.pauseId))) return false
+            // Refused: why, from the lease row as it is now.
+            return yield* Effect.fail(refused("pause save", yield* leaseRow(sql, t.leases, lease), lease, now))
+          })),
       get: (tenantId, pauseId) => run(store, "get", () => get(tenantId, pauseId)),
       resolve: (input) =>
         run(store, "resolve", () => Effect.gen(function*() {

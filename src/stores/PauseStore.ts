@@ -4,9 +4,11 @@
  * @since 0.1.0
  */
 import { Context, Effect, Option } from "effect"
-import type { InvalidInputError, NotPausedError, StoreError, UnknownPauseError } from "./Errors.ts"
+import { InvalidInputError, type LeaseLostError, type NotPausedError, type StoreError, type UnknownPauseError } from "./Errors.ts"
 import type { ExecutionId, InstanceId, PauseId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
+import type { Lease } from "./Lease.ts"
+import { checkLease } from "./LeaseStore.ts"
 import type { Pause, PauseStatus } from "./Pause.ts"
 
 /**
@@ -33,6 +35,13 @@ const pauseStatuses: ReadonlyArray<PauseStatus> = ["Pending", "Resolved", "Taken
 /**
  * Semantics every implementation keeps:
  * - `save` writes a new Pending pause once (false when the id exists);
+ * - `saveFenced` is `save` made only while `lease` (of the pause's tree) is
+ *   still the tree's current lease — same holder and epoch, `expiresAt >
+ *   now` — checked in the same atomic step as the write, like a fenced
+ *   checkpoint write: a pause id that exists answers `false` (nothing
+ *   written); otherwise a stale holder gets `LeaseLostError` and writes
+ *   nothing. A backend may leave it out (see `PauseStoreBackend`): `fenced`
+ *   is then false and `saveFenced` is `save`, today's unfenced save;
  * - `resolve` moves Pending → Resolved exactly once across instances, storing
  *   the decision; any later call fails with `NotPausedError`, an unknown id
  *   (or another tenant's) with `UnknownPauseError`;
@@ -50,6 +59,13 @@ const pauseStatuses: ReadonlyArray<PauseStatus> = ["Pending", "Resolved", "Taken
  */
 export interface PauseStoreShape {
   readonly save: (pause: Pause) => Effect.Effect<boolean, Failure>
+  /**
+   * `save` under the holder's `lease` of the pause's tree, fenced in the store
+   * (a stale holder gets `LeaseLostError` and writes nothing) when `fenced`.
+   */
+  readonly saveFenced: (pause: Pause, lease: Lease, now: number) => Effect.Effect<boolean, Failure | LeaseLostError>
+  /** Whether `saveFenced` checks the lease in the store (false: it is `save`, unfenced). */
+  readonly fenced: boolean
   readonly get: (tenantId: TenantId, pauseId: PauseId) => Effect.Effect<Option.Option<Pause>, Failure>
   readonly resolve: (input: {
     readonly tenantId: TenantId
@@ -74,27 +90,57 @@ export interface PauseStoreShape {
 }
 
 /**
+ * What a backend implements: the shape without `fenced`, `saveFenced`
+ * optional. Without it, `make` answers `saveFenced` with `save` and `fenced:
+ * false` — a stale holder's pause is then written, and the runtime's
+ * twin check (a pass that saved a pause looks for another pass's pause of the
+ * same interrupt) withdraws one of the two, as before fenced saves.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface PauseStoreBackend extends Omit<PauseStoreShape, "saveFenced" | "fenced"> {
+  readonly saveFenced?: PauseStoreShape["saveFenced"] | undefined
+}
+
+const pauseChecks = (op: string, p: Pause) => [
+  V.nonEmpty(op, "tenantId", p?.tenantId),
+  V.nonEmpty(op, "threadId", p?.threadId),
+  V.nonEmpty(op, "pauseId", p?.pauseId),
+  V.nonEmpty(op, "rootExecutionId", p?.rootExecutionId),
+  V.nonEmpty(op, "executionId", p?.executionId),
+  V.nonEmpty(op, "interruptId", p?.interruptId),
+  V.oneOf(op, "status", p?.status, ["Pending"]),
+  V.json(op, "payload", p?.payload),
+  V.time(op, "createdAt", p?.createdAt)
+]
+
+const must = (op: string, field: string, ok: boolean, reason: string) =>
+  ok ? Effect.void : Effect.fail(new InvalidInputError({ operation: op, field, reason }))
+
+const fencedChecks = (op: string, p: Pause, lease: Lease, now: number) => [
+  ...pauseChecks(op, p),
+  ...checkLease(op, lease),
+  must(op, "lease.tenantId", lease?.tenantId === p?.tenantId, "must be the pause's tenant"),
+  must(op, "lease.rootExecutionId", lease?.rootExecutionId === p?.rootExecutionId, "must be the pause's tree (its rootExecutionId)"),
+  V.time(op, "now", now)
+]
+
+/**
  * The service of pauses; see `PauseStoreShape` for what every implementation keeps.
  *
  * @category services
  * @since 0.1.0
  */
 export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("baton/PauseStore") {
-  /** Wraps a backend with the contract's argument checks. */
-  static make(impl: PauseStoreShape): PauseStoreShape {
+  /** Wraps a backend with the contract's argument checks (and `saveFenced` as `save` when it has none). */
+  static make(impl: PauseStoreBackend): PauseStoreShape {
+    const saveFenced = impl.saveFenced
     return {
-      save: (p) =>
-        V.checked([
-          V.nonEmpty("PauseStore.save", "tenantId", p.tenantId),
-          V.nonEmpty("PauseStore.save", "threadId", p.threadId),
-          V.nonEmpty("PauseStore.save", "pauseId", p.pauseId),
-          V.nonEmpty("PauseStore.save", "rootExecutionId", p.rootExecutionId),
-          V.nonEmpty("PauseStore.save", "executionId", p.executionId),
-          V.nonEmpty("PauseStore.save", "interruptId", p.interruptId),
-          V.oneOf("PauseStore.save", "status", p.status, ["Pending"]),
-          V.json("PauseStore.save", "payload", p.payload),
-          V.time("PauseStore.save", "createdAt", p.createdAt)
-        ], () => impl.save(p)),
+      save: (p) => V.checked(pauseChecks("PauseStore.save", p), () => impl.save(p)),
+      saveFenced: (p, lease, now) =>
+        V.checked(fencedChecks("PauseStore.saveFenced", p, lease, now), () => saveFenced === undefined ? impl.save(p) : saveFenced(p, lease, now)),
+      fenced: saveFenced !== undefined,
       get: (tenantId, pauseId) =>
         V.checked([
           V.nonEmpty("PauseStore.get", "tenantId", tenantId),

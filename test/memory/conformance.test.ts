@@ -3,14 +3,16 @@
  * over one `MemoryState` (two app instances over one database), once as a
  * single instance of the bundle. The CheckpointStore suite also runs over a
  * user's own saver (LangGraph's MemorySaver through `CheckpointStores.fromSaver`),
- * the unfenced path.
+ * the unfenced path, and the PauseStore suite over a backend without a
+ * fenced pause save (`saveFenced` is then `save`).
  */
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
-import { Layer } from "effect"
-import { MemoryLeaseStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
+import { Effect, Layer } from "effect"
+import { MemoryLeaseStore, MemoryPauseStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
 import {
   checkpointStoreSuite,
   childQueueStoreSuite,
@@ -54,4 +56,14 @@ checkpointStoreSuite({
     MemoryLeaseStore.layer.pipe(Layer.provide(MemoryState.layer))
   ),
   tenants: false
+})
+
+// A backend that leaves `saveFenced` out: `PauseStore.make` answers it with `save` (`fenced: false`).
+const unfencedPauses = Layer.effect(
+  PauseStore,
+  Effect.map(MemoryPauseStore.make, ({ fenced: _fenced, saveFenced: _saveFenced, ...backend }) => PauseStore.make(backend))
+)
+pauseStoreSuite({
+  name: "memory, a backend without a fenced pause save",
+  layer: Layer.merge(unfencedPauses, MemoryLeaseStore.layer).pipe(Layer.provide(MemoryState.layer))
 })

@@ -129,7 +129,7 @@ describe("store spans, when asked for", () => {
       assert.strictEqual(out._tag, "Paused")
       const stores = spans.filter((s) => s.name.startsWith("baton.store "))
       const names = new Set(stores.map((s) => s.name))
-      for (const name of ["baton.store LeaseStore.acquire", "baton.store RecordStore.startRoot", "baton.store PauseStore.save", "baton.store LeaseStore.release"]) {
+      for (const name of ["baton.store LeaseStore.acquire", "baton.store RecordStore.startRoot", "baton.store PauseStore.saveFenced", "baton.store LeaseStore.release"]) {
         assert.isTrue(names.has(name), `${name} in ${[...names].join(", ")}`)
       }
       assert.isTrue(stores.every((s) => s.kind === "client"))

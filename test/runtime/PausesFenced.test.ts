@@ -4,12 +4,18 @@
  * stale holder's pause row must not stay as a second Pending pause of the
  * same interrupt — else `pendingPauses` lists two, and the one left over
  * after the other was answered answers success while its decision is dropped.
+ * The save is fenced in the store (`PauseStore.saveFenced`): the stale
+ * holder's pause is never written at all.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
+import type { Pause } from "../../src/stores/Pause.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, errorTag, makeSideEffects } from "./fixtures.ts"
+import { approval, backends, errorTag, makeSideEffects, statusOf } from "./fixtures.ts"
+
+/** A pass's pause save as the store sees it: fenced, or (a backend without it) plain. */
+const isPauseSave = (operation: string) => operation === "baton/PauseStore.saveFenced" || operation === "baton/PauseStore.save"
 
 for (const backend of backends) {
   describe(`a stale holder's pause on ${backend.name}`, () => {
@@ -23,7 +29,7 @@ for (const backend of backends) {
           baton: { workflows: [wf] },
           beforeStoreCall: (call) =>
             Effect.suspend(() => {
-              if (!ref.armed || call.index !== 0 || call.operation !== "baton/PauseStore.save") return Effect.void
+              if (!ref.armed || call.index !== 0 || !isPauseSave(call.operation)) return Effect.void
               ref.armed = false
               return ref.h!.freeze(0)
             })
@@ -44,6 +50,48 @@ for (const backend of backends) {
         assert.deepStrictEqual([...fx.applied.values()], [1], "sent once")
         const again = yield* Fiber.await(yield* h.run(1, (b) => b.resume({ pauseId: pending[0]!.pauseId, decision: "no" })))
         assert.strictEqual(errorTag(again), "NotPausedError", "a second answer is refused, not answered with the output")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("frozen right before its pause save, thawed after a takeover: the store refuses the save (LeaseLostError) and no pause of the stale pass is ever written", () =>
+      Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = approval(fx)
+        const ref: { h?: Harness.Harness; armed: boolean; stale?: Pause } = { armed: true }
+        const h = yield* Harness.make({
+          instances: 2,
+          baton: { workflows: [wf] },
+          beforeStoreCall: (call) =>
+            Effect.suspend(() => {
+              if (!ref.armed || call.index !== 0 || !isPauseSave(call.operation)) return Effect.void
+              ref.armed = false
+              ref.stale = call.args[0] as Pause
+              return ref.h!.freeze(0)
+            })
+        })
+        ref.h = h
+        const first = yield* h.run(0, (b) => b.execute(wf, { log: [] }, { threadId: "t" }))
+        // Instance 0 stops with its pause save on its way; past the lease (30 s) instance 1's sweep takes the tree over.
+        yield* h.advance("40 seconds")
+        const stale = ref.stale
+        assert.isDefined(stale, "instance 0 reached its pause save")
+        if (stale === undefined) return
+        const all = ["Pending", "Resolved", "Taken", "Cancelled"] as const
+        const taken = yield* PauseStore.use((p) => p.listByRoot(stale.tenantId, stale.rootExecutionId, all))
+        assert.strictEqual(taken.length, 1, "the new holder rested the tree with its own pause")
+        assert.notStrictEqual(taken[0]!.pauseId, stale.pauseId)
+        assert.strictEqual(yield* statusOf(stale.tenantId, stale.rootExecutionId), "Paused")
+        yield* h.thaw(0)
+        yield* h.advance("30 seconds")
+        const exit = yield* Fiber.await(first)
+        assert.strictEqual(errorTag(exit), "LeaseLostError", "the stale holder stops with a lost lease")
+        const stored = yield* PauseStore.use((p) => p.get(stale.tenantId, stale.pauseId))
+        assert.isTrue(Option.isNone(stored), `the stale holder's pause was never written: ${JSON.stringify(Option.getOrUndefined(stored))}`)
+        const after = yield* PauseStore.use((p) => p.listByRoot(stale.tenantId, stale.rootExecutionId, all))
+        assert.deepStrictEqual(after, taken, "the new holder's pause, untouched")
+        assert.strictEqual(yield* statusOf(stale.tenantId, stale.rootExecutionId), "Paused", "the tree rests Paused under the new holder")
+        const out = yield* Fiber.join(yield* h.run(1, (b) => b.resume({ pauseId: taken[0]!.pauseId, decision: "yes" })))
+        assert.strictEqual(out._tag, "Finished")
+        assert.deepStrictEqual([...fx.applied.values()], [1], "sent once")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("a Pending pause left on an ended tree (a stale twin whose holder died before dropping it) is NotPausedError, not answered with the tree's output", () =>

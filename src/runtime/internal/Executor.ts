@@ -502,7 +502,9 @@ const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
 })
 
 /**
- * Saves a pending pause for every new interrupt (then drops twins, see
+ * Saves a pending pause for every new interrupt, fenced in the store by the
+ * holder's lease (`PauseStore.saveFenced`: a holder that lost the tree while
+ * its save was on its way is refused and stops; then drops twins, see
  * `dropTwins`), and withdraws those whose interrupt no longer waits.
  */
 const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Interrupt>, waiting: ReadonlySet<string>) {
@@ -514,7 +516,7 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
     if (byInterrupt.has(i.id)) continue
     const pauseId = yield* p.ids.make("pause")
     saved.set(pauseId, i.id)
-    yield* p.pauses.save({
+    yield* p.pauses.saveFenced({
       tenantId: record.tenantId,
       threadId: record.threadId,
       pauseId,
@@ -527,7 +529,10 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
       createdAt: p.now(),
       resolvedAt: null,
       resolvedBy: null
-    }).pipe(Effect.catchTag("InvalidInputError", (e) => Effect.fail(p.failure(new Error(`interrupt payload: ${e.message}`)))))
+    }, p.holder.lease, p.now()).pipe(
+      Effect.tapError(lostBy(p.holder)),
+      Effect.catchTag("InvalidInputError", (e) => Effect.fail(p.failure(new Error(`interrupt payload: ${e.message}`))))
+    )
     p.count(Metrics.pausesPending)
   }
   yield* dropTwins(p, saved)
@@ -540,13 +545,15 @@ const savePauses = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArra
 })
 
 /**
- * A pause save is not fenced: a holder frozen before its save and thawed
- * after a takeover saves a twin of the new holder's pause of the same
- * interrupt. Each pass that saved pauses looks for another pass's pause of
- * the same interrupts: still holding the tree, it withdraws the other's
- * (Pending ones); having lost it, its own. Of two racing passes, one at
- * least sees both, so one pause is left — the one a takeover adopted, if it
- * found the stale pause saved first.
+ * A pause save is fenced only on a store that fences it (`PauseStore.fenced`;
+ * and not by an instance of a version before fenced saves, during a rolling
+ * deploy): otherwise a holder frozen before its save and thawed after a
+ * takeover saves a twin of the new holder's pause of the same interrupt.
+ * Each pass that saved pauses looks for another pass's pause of the same
+ * interrupts: still holding the tree, it withdraws the other's (Pending
+ * ones); having lost it, its own. Of two racing passes, one at least sees
+ * both, so one pause is left — the one a takeover adopted, if it found the
+ * stale pause saved first.
  */
 const dropTwins = Effect.fnUntraced(function*(p: Pass, saved: ReadonlyMap<string, string>) {
   if (saved.size === 0) return

@@ -6,6 +6,7 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
+import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import type { Pause, PauseStatus } from "../../stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
 import {
@@ -24,19 +25,25 @@ import {
 } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
+/** The pause store, and the lease store its fenced save checks. */
+type WithLeases = PauseStoreShape & { readonly leases: LeaseStoreShape }
+
 /**
  * Registers the PauseStore conformance tests (call it at the top level of a
- * vitest file).
+ * vitest file). The Layer provides `LeaseStore` too: a fenced save checks
+ * the tree's lease in the same atomic step.
  *
  * @category conformance
  * @since 0.1.0
  */
-export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
+export const pauseStoreSuite = (options: SuiteOptions<PauseStore | LeaseStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {
     contract: "PauseStore",
-    pick: (ctx) => Context.get(ctx, PauseStore),
+    pick: (ctx): WithLeases => ({ ...Context.get(ctx, PauseStore), leases: Context.get(ctx, LeaseStore) }),
     ping: (s) => s.ping
   })
+  const base = 1_000_000_000_000
+  const ttl = 30_000
 
   const pending = (tenantId: string, rootExecutionId: string, at: number, over: Partial<Pause> = {}): Pause => ({
     tenantId,
@@ -61,6 +68,18 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
     return p
   })
 
+  /** A store without a fenced save (`fenced: false`): `saveFenced` is `save`, whatever the lease. */
+  const unfencedSave = Effect.fnUntraced(function*(s: WithLeases) {
+    const tenantId = ids("tenant")
+    const root = ids("root")
+    const lease = some(yield* s.leases.acquire(tenantId, root, "holder-1", ttl, base), "acquire")
+    some(yield* s.leases.acquire(tenantId, root, "holder-2", ttl, base + ttl + 1), "takeover")
+    const p = pending(tenantId, root, base + ttl + 2)
+    assert.isTrue(yield* s.saveFenced(p, lease, base + ttl + 2), "an unfenced store saves a stale holder's pause, as save does")
+    assert.isFalse(yield* s.saveFenced(p, lease, base + ttl + 2), "once")
+    assert.deepStrictEqual(some(yield* s.get(tenantId, p.pauseId), "get"), p)
+  })
+
   register((it) => {
     it.effect("save writes a Pending pause once; a second save of the id is refused and changes nothing", () =>
       Effect.gen(function*() {
@@ -69,6 +88,56 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
         assert.isFalse(yield* stores.second.save({ ...p, payload: "other", interruptId: "other" }))
         assert.deepStrictEqual(some(yield* stores.second.get(p.tenantId, p.pauseId), "get"), p)
         none(yield* stores.first.get(p.tenantId, ids("pause")), "an unknown pause")
+      }))
+
+    it.effect("saveFenced writes a Pending pause once under its tree's current lease; a stale, expired or released holder gets LeaseLostError and writes nothing", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        if (!stores.first.fenced) return yield* unfencedSave(stores.first)
+        const tenantId = ids("tenant")
+        const root = ids("root")
+        const lease = some(yield* stores.first.leases.acquire(tenantId, root, "holder-1", ttl, base), "acquire")
+        const p = pending(tenantId, root, base + 1)
+        assert.isTrue(yield* stores.second.saveFenced(p, lease, base + 1), "the holder's save")
+        assert.isFalse(yield* stores.first.saveFenced({ ...p, payload: "other" }, lease, base + 2), "an id that exists is kept")
+        assert.deepStrictEqual(some(yield* stores.first.get(tenantId, p.pauseId), "get"), p)
+        const refusedWith = Effect.fnUntraced(function*(s: WithLeases, at: number, by: typeof lease, what: string) {
+          const q = pending(tenantId, root, at)
+          const error = yield* expectTag(s.saveFenced(q, by, at), "LeaseLostError", what)
+          assert.strictEqual(error.holder, by.holder, `${what}: names the refused holder`)
+          assert.strictEqual(error.epoch, by.epoch, `${what}: names the refused epoch`)
+          none(yield* stores.first.get(tenantId, q.pauseId), `${what}: nothing written`)
+        })
+        yield* refusedWith(stores.first, base + ttl, lease, "at the lease's expiry")
+        const next = some(yield* stores.second.leases.acquire(tenantId, root, "holder-2", ttl, base + ttl + 1), "takeover")
+        yield* refusedWith(stores.first, base + ttl + 2, lease, "the old holder after a takeover")
+        const fresh = pending(tenantId, root, base + ttl + 2)
+        assert.isTrue(yield* stores.second.saveFenced(fresh, next, base + ttl + 2), "the new holder's save")
+        assert.isTrue(yield* stores.second.leases.release(next))
+        yield* refusedWith(stores.second, base + ttl + 3, next, "a released lease")
+        const unleased = ids("root")
+        const noLease = { ...lease, rootExecutionId: unleased }
+        const q = pending(tenantId, unleased, base + 4)
+        yield* expectTag(stores.first.saveFenced(q, noLease, base + 4), "LeaseLostError", "a tree never leased")
+        none(yield* stores.first.get(tenantId, q.pauseId), "a tree never leased: nothing written")
+        assert.deepStrictEqual(
+          (yield* stores.first.listByRoot(tenantId, root, ["Pending", "Resolved", "Taken", "Cancelled"])).map((x) => x.pauseId),
+          [p.pauseId, fresh.pauseId],
+          "no refused save landed"
+        )
+      }))
+
+    it.effect(`saveFenced: of ${racers} racers saving one pause under one lease exactly one writes`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const tenantId = ids("tenant")
+        const root = ids("root")
+        const lease = some(yield* stores.first.leases.acquire(tenantId, root, "holder-1", ttl, base), "acquire")
+        const p = pending(tenantId, root, base + 1)
+        const exits = yield* race(racers, (i) => stores.at(i).saveFenced({ ...p, payload: { racer: i } }, lease, base + 1))
+        const answers = successes(exits)
+        assert.strictEqual(answers.length, racers, "no racer is refused under the live lease")
+        assert.strictEqual(answers.filter((won) => won).length, 1, "exactly one fenced save writes")
       }))
 
     it.effect(`resolve: of ${racers} racers exactly one records its decision, the rest get NotPausedError`, () =>
@@ -359,6 +428,21 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore>): void => {
           yield* expectInvalid(s.save({ ...p, ...over } as Pause), field, `save, bad ${field}`)
         }
         none(yield* s.get(p.tenantId, p.pauseId), "no bad save wrote the pause")
+        const lease = { tenantId: p.tenantId, rootExecutionId: p.rootExecutionId, holder: "h", epoch: 1, expiresAt: t + ttl }
+        const badFenced: Array<[unknown, number, string]> = [
+          [{ ...lease, epoch: 0 }, t, "lease.epoch"],
+          [{ ...lease, holder: "" }, t, "lease.holder"],
+          [{ ...lease, tenantId: ids("tenant") }, t, "lease.tenantId"],
+          [{ ...lease, rootExecutionId: ids("root") }, t, "lease.rootExecutionId"],
+          [undefined, t, "lease.tenantId"],
+          [lease, Number.NaN, "now"]
+        ]
+        for (const [badLease, at, field] of badFenced) {
+          yield* expectInvalid(s.saveFenced(p, badLease as typeof lease, at), field, `saveFenced, bad ${field}`)
+        }
+        yield* expectInvalid(s.saveFenced({ ...p, status: "Resolved" }, lease, t), "status", "saveFenced, bad status")
+        yield* expectInvalid(s.saveFenced({ ...p, payload: 1n }, lease, t), "payload", "saveFenced, bad payload")
+        none(yield* s.get(p.tenantId, p.pauseId), "no bad saveFenced wrote the pause")
 
         assert.isTrue(yield* s.save(p))
         const resolve = { tenantId: p.tenantId, pauseId: p.pauseId, decision: "ok" as unknown, resolvedBy: "x", now: t }
