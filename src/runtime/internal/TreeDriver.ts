@@ -133,6 +133,22 @@ const workflowFor = (record: ExecutionRecord) =>
   })
 
 /**
+ * True when the tree has undos that need its workflow to run. With none on
+ * record, its launched children's hand-offs are closed (see
+ * `Undo.closeHandOffs`) before it is read again: a child that claimed its
+ * hand-off but has not copied it here yet has it copied (its undos are the
+ * tree's to run), one that has not claimed is refused (it undoes itself) —
+ * so a child's undos are never lost with a tree ended without its workflow.
+ * A lease lost meanwhile answers true: the tree is left to its new holder.
+ */
+const hasOpenUndos = (record: ExecutionRecord, holder: LeaseHolder.LeaseHolder) =>
+  Effect.gen(function*() {
+    if (yield* Undo.hasOpen(record.tenantId, record.rootExecutionId)) return true
+    yield* Undo.closeHandOffs(holder, record)
+    return yield* Undo.hasOpen(record.tenantId, record.rootExecutionId)
+  }).pipe(Effect.catchTag("LeaseLostError", () => Effect.succeed(true)))
+
+/**
  * Ends a paused (or orphaned) tree as cancelled if its lease is free now:
  * true when it was ended here, false when another holder keeps it.
  *
@@ -149,7 +165,7 @@ export const endIfFree = (record: ExecutionRecord) =>
       if (Option.isSome(current) && (current.value.status === "Running" || current.value.status === "Paused")) {
         // Its undos run here when this instance has its workflow; else they wait for an instance that does.
         const workflow = yield* workflowFor(current.value)
-        if (workflow === undefined && (yield* Undo.hasOpen(record.tenantId, record.rootExecutionId))) return false
+        if (workflow === undefined && (yield* hasOpenUndos(current.value, holder.value))) return false
         const unwinder = workflow === undefined ? undefined : yield* Undo.unwinderOf({ record: current.value, workflow, holder: holder.value, pass })
         // Lost meanwhile (a frozen instance's lease expired): the holder now has it; it reads the cancel request.
         const ended = yield* Cancel.endTree(current.value, holder.value.lease, Effect.void, unwinder).pipe(

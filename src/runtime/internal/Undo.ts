@@ -43,8 +43,9 @@
  *   (its `handoff` claim written: those are its parent's to run); one whose
  *   parent ended or unwinds already undoes itself too (see `handOff`).
  * - `handoff` in the child's own tree: who has the child's undos. The child
- *   writes it (with its undo state) before copying, its unwinding parent
- *   writes a refusal (see `closeHandOffs`): the first write decides, so a
+ *   writes it (with its undo state) before copying, its unwinding parent (or
+ *   a holder ending it without its workflow) writes a refusal (see
+ *   `closeHandOffs`): the first write decides, so a
  *   hand-off landing while the parent unwinds or after it ended is either
  *   in the parent's tree before it reads its undos, or undone by the child.
  * Unwinding reads the registrations with each launch expanded into its
@@ -399,23 +400,28 @@ const handedOver = (u: Unwinder) =>
 const endedStatuses: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
 
 /**
- * Closes the hand-offs of the children the tree launched, once it unwinds
- * (after `@baton/unwinding` is on record, before the undos are read): each
- * child that has not handed over yet is refused (see `HandOffClaim`), or,
- * when it claimed already, its claimed hand-off is copied here. So every
- * finished child's undo is either in this tree before its undos are read,
- * or run by the child itself — never neither, never both. A child with no
- * record has not started: it will find `@baton/unwinding` and undo itself.
- * One that ended having claimed its hand-off (Finished, or cancelled or
- * failed after it claimed: see `handedOver`) copied it here before it ended
- * — the read of this tree's undos that follows finds it; one that ended
- * Failed or Cancelled without a claim undid itself.
+ * Closes the hand-offs of the children the tree launched, under the
+ * holder's lease, before the tree's undos are read: once it unwinds (after
+ * `@baton/unwinding` is on record), and before a holder without its
+ * workflow ends it (see `TreeDriver.endIfFree`). Each child that has not
+ * handed over yet is refused (see `HandOffClaim`), or, when it claimed
+ * already, its claimed hand-off is copied here. So every finished child's
+ * undo is either in this tree before its undos are read, or run by the
+ * child itself — never neither, never both. A child with no record has not
+ * started: it will find `@baton/unwinding` (or its parent ended) and undo
+ * itself. One that ended having claimed its hand-off (Finished, or
+ * cancelled or failed after it claimed: see `handedOver`) copied it here
+ * before it ended — the read of this tree's undos that follows finds it;
+ * one that ended Failed or Cancelled without a claim undid itself.
+ *
+ * @category internal
+ * @since 0.1.0
  */
-const closeHandOffs = (u: Unwinder) =>
+export const closeHandOffs = (holder: LeaseHolder, record: ExecutionRecord) =>
   Effect.gen(function*() {
     const tree = yield* TreeStore
     const records = yield* RecordStore
-    const { executionId, rootExecutionId, tenantId } = u.record
+    const { executionId, rootExecutionId, tenantId } = record
     const raw = yield* rawStateOf(tree, tenantId, rootExecutionId)
     const waiting = raw.registrations.flatMap((r) => r.kind === "launch" ? r.children ?? [] : []).filter((id) => raw.handoffs[id] === undefined)
     for (const childId of waiting) {
@@ -423,12 +429,12 @@ const closeHandOffs = (u: Unwinder) =>
       if (Option.isNone(child) || endedStatuses.has(child.value.status)) continue
       const childTree = child.value.rootExecutionId
       const refusal: HandOffClaim = { refusedBy: executionId, at: yield* Clock.currentTimeMillis }
-      if (yield* fencedSave(u.holder, tenantId, childTree, claimName, refusal)) {
+      if (yield* fencedSave(holder, tenantId, childTree, claimName, refusal)) {
         yield* dropIfEnded(tenantId, childId, childTree)
         continue
       }
       const claim = yield* claimOf(tree, tenantId, childTree)
-      if (claim !== undefined && "handOff" in claim) yield* fencedSave(u.holder, tenantId, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
+      if (claim !== undefined && "handOff" in claim) yield* fencedSave(holder, tenantId, rootExecutionId, `${handoffPrefix}${childId}`, claim.handOff)
     }
   })
 
@@ -789,7 +795,7 @@ export const unwind = (u: Unwinder, why: Unwinding) =>
       why = Option.getOrElse(yield* unwindingOf(tenantId, rootExecutionId), () => why)
     }
     // Once `unwinding` is on record: each launched child has handed its undos over, or undoes itself.
-    yield* closeHandOffs(u)
+    yield* closeHandOffs(u.holder, u.record)
     const state = yield* stateOf(tenantId, rootExecutionId)
     const failed: Array<FailedUndo> = [...state.failed.values()]
     for (const registration of state.registrations) {
