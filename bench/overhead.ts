@@ -27,6 +27,8 @@
  *   BENCH_CLOCK=cpu npm run bench:overhead   (CPU time instead of wall clock: for a busy machine)
  *   BENCH_STATEMENTS=1 BENCH_ONLY=baton BENCH_ROUNDS=1 npm run bench:overhead   (baton's statements per run)
  *   BENCH_ONLY=baton npm exec -- node --cpu-prof bench/overhead.ts   (one side alone, to profile it)
+ *   BENCH_HISTORY=off BENCH_CLOCK=cpu npm run bench:overhead   (baton without an ExecutionHistoryStore: what the
+ *                                                               history's visit notes and snapshot cost)
  *
  * Prints ms per run of each side per round, the medians, the split
  * (baton / saver, saver / plain) and last `ratio: N.NN` (baton / plain;
@@ -43,6 +45,7 @@ import { StatementSync } from "node:sqlite"
 import { SqliteStores } from "../layers/sqlite/index.ts"
 import { Baton, layer as batonLayer } from "../src/runtime/Baton.ts"
 import { CheckpointStore } from "../src/stores/CheckpointStore.ts"
+import { ExecutionHistoryStore } from "../src/stores/ExecutionHistoryStore.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
@@ -84,6 +87,8 @@ if (process.env.BENCH_STATEMENTS === "1") {
   }
 }
 const batonRuns = { count: 0 }
+/** `BENCH_HISTORY=off`: baton without an `ExecutionHistoryStore` (what the history's visit notes and snapshot cost). */
+const withoutHistory = process.env.BENCH_HISTORY === "off"
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-overhead-"))
 
 const State = Annotation.Root({
@@ -128,9 +133,11 @@ interface Side {
 /** One baton instance (the runtime Layer over SqliteStores) on a fresh file. */
 const openBaton = async (file: string): Promise<Side> => {
   const scope = Effect.runSync(Scope.make())
+  const stores = SqliteStores.layer({ path: file, synchronous: "NORMAL" })
   const context = await Effect.runPromise(Layer.buildWithScope(
     batonLayer({ workflows: [workflow], instanceId: "bench" }).pipe(
-      Layer.provide(SqliteStores.layer({ path: file, synchronous: "NORMAL" }))
+      // Without an ExecutionHistoryStore the runtime keeps no history: no visit notes, no snapshot.
+      Layer.provide(withoutHistory ? Layer.effectContext(Effect.map(Layer.build(stores), Context.omit(ExecutionHistoryStore))) : stores)
     ),
     scope
   ))
