@@ -41,6 +41,9 @@ const byCheckpoint = (writes: ReadonlyArray<WriteRow>): Map<string, Array<WriteR
   return out
 }
 
+/** A channel with no value at its version (no blob, or an "empty" one). */
+const empty: unique symbol = Symbol("empty")
+
 /** How many listed checkpoints `list` reads at once. */
 const listBatch = 50
 
@@ -269,10 +272,15 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
     parentWrites: ReadonlyMap<string, ReadonlyArray<WriteRow>> | undefined
   ): Promise<Checkpoint> {
     const values: Record<string, unknown> = { ...checkpoint.channel_values }
-    await Promise.all(Object.entries(checkpoint.channel_versions ?? {}).map(async ([channel, version]) => {
+    const channels = Object.entries(checkpoint.channel_versions ?? {})
+    const read = await Promise.all(channels.map(([channel, version]) => {
       const b = blobs.get(`${channel}\u0000${version}`)
-      if (b !== undefined && b.type !== "empty") values[channel] = await this.loads(b.type, b.value)
+      return b === undefined || b.type === "empty" ? empty : this.loads(b.type, b.value)
     }))
+    // In the checkpoint's channel order, whichever value was read first (some are read at once, some by the serializer).
+    channels.forEach(([channel], i) => {
+      if (read[i] !== empty) values[channel] = read[i]
+    })
     const loaded: Checkpoint = { ...checkpoint, channel_values: values }
     if (checkpoint.v < 4 && row.parentCheckpointId !== null) {
       const sends = (parentWrites?.get(row.parentCheckpointId) ?? []).filter((w) => w.channel === TASKS).sort((a, b) =>

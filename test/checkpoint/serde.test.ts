@@ -20,10 +20,13 @@ import {
   SystemMessage,
   ToolMessage
 } from "@langchain/core/messages"
-import { JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
+import { type Checkpoint, emptyCheckpoint, JsonPlusSerializer } from "@langchain/langgraph-checkpoint"
 import { isDeepStrictEqual } from "node:util"
 import { assert, describe, it } from "vitest"
+import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 import { loadsTyped } from "../../src/checkpoint/internal/serde.ts"
+import * as MemoryCheckpointStore from "../../layers/memory/MemoryCheckpointStore.ts"
+import { emptyRows } from "../../layers/memory/MemoryState.ts"
 
 /** The default serializer, counting the reads it is asked for (its prototype stays the default one). */
 const countingSerde = () => {
@@ -218,6 +221,9 @@ describe("the exact read path of the default serializer", () => {
       `{"m":${msg("ToolMessage", `{"content":"x","tool_call_id":"c","Some-Key with space":1,"  padded_key ":2}`)}}`,
       `{"m":${msg("AIMessage", `{"content":"x","constructor":1,"toString":"t","hasOwnProperty":2}`)}}`,
       `{"lc":2,"type":"undefined"}`,
+      // A plain value shaped like a message record whose kwargs is undefined: the serializer's text has no kwargs, no message.
+      `{"m":{"lc":1,"type":"constructor","id":["langchain_core","messages","HumanMessage"],"kwargs":{"lc":2,"type":"undefined"}}}`,
+      `[{"lc":1,"type":"constructor","id":["langchain_core","messages","RemoveMessage"],"kwargs":{"lc":2,"type":"undefined"}}]`,
       `${msg("SystemMessage", `{"content":[{"type":"text","text":"hi"}],"response_metadata":{"a_b":{"c_d":1}}}`)}`
     ]
     for (const text of texts) {
@@ -227,5 +233,21 @@ describe("the exact read path of the default serializer", () => {
       assert.isUndefined(diff, `${diff} for ${text.slice(0, 200)}`)
     }
     assert.isUndefined((Object.prototype as any).polluted)
+  })
+})
+
+describe("a checkpoint read through the saver", () => {
+  it("lists its channel values in the checkpoint's channel order, however each value is read", async () => {
+    const saver = new BatonCheckpointSaver(MemoryCheckpointStore.makeRows(emptyRows()))
+    // Read by the serializer (a Set), by the message path, and by JSON.parse alone — in that order of channels.
+    const values: Record<string, unknown> = { tags: new Set(["a"]), messages: [new HumanMessage({ content: "hi", id: "h" })], count: 3 }
+    const versions = { tags: 1, messages: 1, count: 1 }
+    const checkpoint: Checkpoint = { ...emptyCheckpoint(), channel_values: values, channel_versions: versions }
+    await saver.put({ configurable: { thread_id: "order", checkpoint_ns: "" } }, checkpoint, { source: "input", step: -1, parents: {} }, versions)
+    for (let read = 0; read < 3; read++) {
+      const tuple = await saver.getTuple({ configurable: { thread_id: "order" } })
+      assert.deepStrictEqual(Object.keys(tuple!.checkpoint.channel_values), ["tags", "messages", "count"])
+      assert.deepStrictEqual(tuple!.checkpoint.channel_values.tags, new Set(["a"]))
+    }
   })
 })

@@ -164,7 +164,9 @@ const message = (record: Record<string, unknown>, known: ReadonlyMap<string, Bui
   if (!Array.isArray(id) || id.length !== 3 || id[0] !== "langchain_core" || id[1] !== "messages") return unfit
   const builder = typeof id[2] === "string" ? known.get(id[2]) : undefined
   if (builder === undefined || typeof kwargs !== "object" || kwargs === null || Array.isArray(kwargs)) return unfit
-  if (plainKwargs(kwargs, 1) === unfit) return unfit
+  // kwargs that are the serializer's `undefined` leave the text `load` reads: a plain object, no message.
+  const plain = plainKwargs(kwargs, 1)
+  if (plain === unfit || plain === undefined) return unfit
   const fields: Record<string, unknown> = {}
   for (const key in kwargs) {
     if (Object.hasOwn(kwargs, key)) fields[builder.keys[key] || camelCase(key)] = (kwargs as Record<string, unknown>)[key]
