@@ -13,7 +13,9 @@
  *   at an id nobody recorded: the next call of the key starts it.
  * - `resume`: the pause id and the decision (canonical JSON, hashed). A
  *   repeated call finds the decision written (or writes it, when the first
- *   caller died before) and continues or awaits the same tree.
+ *   caller died before) and continues or awaits the same tree. One that
+ *   finds no pause (pause retention deleted it) reads the kept key instead
+ *   (`keptResume`): the same pause and decision answer like any repeat.
  *
  * The same key with another fingerprint is `RequestConflictError`, nothing
  * written. The output a call answered is kept with the key
