@@ -13,7 +13,9 @@
  *   at an id nobody recorded: the next call of the key starts it.
  * - `resume`: the pause id and the decision (canonical JSON, hashed). A
  *   repeated call finds the decision written (or writes it, when the first
- *   caller died before) and continues or awaits the same tree.
+ *   caller died before) and continues or awaits the same tree. One that
+ *   finds no pause (pause retention deleted it) reads the kept key instead
+ *   (`keptResume`): the same pause and decision answer like any repeat.
  *
  * The same key with another fingerprint is `RequestConflictError`, nothing
  * written. The output a call answered is kept with the key
@@ -24,10 +26,10 @@
  */
 import { createHash } from "node:crypto"
 import { Clock, Effect, Option } from "effect"
-import { InvalidInputError, StoreError } from "../../stores/Errors.ts"
+import { InvalidInputError, RequestConflictError, StoreError } from "../../stores/Errors.ts"
 import { IdGenerator, type TenantId } from "../../stores/Ids.ts"
 import * as V from "../../stores/internal/validate.ts"
-import { RequestStore, type RequestStoreShape } from "../../stores/RequestStore.ts"
+import { type RequestEntry, RequestStore, type RequestStoreShape } from "../../stores/RequestStore.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
 import type { ExecutionHandle } from "./Await.ts"
 import type { ExecutionOutput } from "./Executor.ts"
@@ -103,18 +105,25 @@ const claim = <H>(key: Keyed, fingerprint: string, handle: H, isHandle: (u: unkn
     const { requestKey, store, tenantId } = key
     const result = yield* store.claim({ tenantId, requestKey, fingerprint, handle, now, ttlMillis: config.requestRetentionMillis })
     if (result._tag === "Claimed") return { handle, first: true, answer: Option.none() } satisfies Claimed<H> as Claimed<H>
-    const kept = result.entry.handle
-    if (!isHandle(kept)) {
-      return yield* new StoreError({
-        store: "RequestStore",
-        operation: "claim",
-        kind: "Data",
-        reason: `request key "${requestKey}" (tenant ${tenantId}) keeps a handle this runtime did not write: ${JSON.stringify(kept)}`
-      })
-    }
-    const answer = result.entry.answered ? Option.some(result.entry.answer) : Option.none()
-    return { handle: kept, first: false, answer } satisfies Claimed<H> as Claimed<H>
+    const kept = yield* keptHandle(key, "claim", result.entry, isHandle)
+    return { handle: kept, first: false, answer: answerOf(result.entry) } satisfies Claimed<H> as Claimed<H>
   })
+
+/** The handle a kept key holds, when this runtime wrote it (else the store's data is not ours: `StoreError`). */
+const keptHandle = <H>(key: Keyed, operation: string, entry: RequestEntry, isHandle: (u: unknown) => u is H) =>
+  isHandle(entry.handle)
+    ? Effect.succeed(entry.handle)
+    : Effect.fail(
+      new StoreError({
+        store: "RequestStore",
+        operation,
+        kind: "Data",
+        reason: `request key "${key.requestKey}" (tenant ${key.tenantId}) keeps a handle this runtime did not write: ${JSON.stringify(entry.handle)}`
+      })
+    )
+
+/** The answer a call of the key kept, if any. */
+const answerOf = (entry: RequestEntry): Option.Option<unknown> => entry.answered ? Option.some(entry.answer) : Option.none()
 
 const isRecord = (u: unknown): u is Record<string, unknown> => typeof u === "object" && u !== null
 
@@ -173,7 +182,66 @@ const isResumeHandle = (u: unknown): u is ResumeHandle =>
  * @since 0.1.0
  */
 export const claimResume = (key: Keyed, handle: ResumeHandle, decision: unknown) =>
-  claim(key, hashOf(["resume", handle.pauseId, hashOf(decision)]), handle, isResumeHandle)
+  claim(key, resumeFingerprint(handle.pauseId, decision), handle, isResumeHandle)
+
+/** What a resume's key is claimed for: the pause and the decision (decoded, canonical JSON, hashed). */
+const resumeFingerprint = (pauseId: string, decision: unknown) => hashOf(["resume", pauseId, hashOf(decision)])
+
+/**
+ * A resume's key as kept (live) in the store: the handle of the first call
+ * — the pause it answered and that pause's tree — and the answer a call of
+ * the key kept. Read by a repeated call that no longer finds its pause
+ * (pause retention deleted it while the key is kept).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface KeptResume {
+  readonly handle: ResumeHandle
+  readonly fingerprint: string
+  readonly answer: Option.Option<unknown>
+}
+
+/**
+ * The live resume key, if the store keeps one (`None` once it expired or was
+ * never claimed). A key kept for another kind of request (a `start`'s) is a
+ * resume with another fingerprint: `RequestConflictError`.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const keptResume = (key: Keyed) =>
+  Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const entry = yield* key.store.get(key.tenantId, key.requestKey, now)
+    if (Option.isNone(entry)) return Option.none<KeptResume>()
+    if (isStartHandle(entry.value.handle)) return yield* conflict(key)
+    const handle = yield* keptHandle(key, "get", entry.value, isResumeHandle)
+    return Option.some<KeptResume>({ handle, fingerprint: entry.value.fingerprint, answer: answerOf(entry.value) })
+  })
+
+/**
+ * Fails with `RequestConflictError` unless the kept key was claimed for
+ * this pause — checked before the decision is decoded by the schema of the
+ * kept pause's workflow.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const samePause = (key: Keyed, kept: KeptResume, pauseId: string) =>
+  kept.handle.pauseId === pauseId ? Effect.void : conflict(key)
+
+/**
+ * Fails with `RequestConflictError` unless the kept key was claimed for
+ * this pause and decision (decoded by the workflow's decision schema).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const sameResume = (key: Keyed, kept: KeptResume, pauseId: string, decision: unknown) =>
+  kept.handle.pauseId === pauseId && kept.fingerprint === resumeFingerprint(pauseId, decision) ? Effect.void : conflict(key)
+
+const conflict = (key: Keyed) => Effect.fail(new RequestConflictError({ tenantId: key.tenantId, requestKey: key.requestKey }))
 
 /**
  * True when a stored decision is `decision` (as canonical JSON): a repeated

@@ -115,6 +115,32 @@ export const requestStoreSuite = (options: SuiteOptions<RequestStore>): void => 
         assert.isFalse(yield* stores.first.recordAnswer(first.tenantId, ids("req"), first.handle, answer, base), "unknown key")
       }))
 
+    it.effect("get answers the live key as a repeat's claim sees it — fingerprint, handle, answer once recorded — and none for an unknown, expired or other tenant's key", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const first = claimOf()
+        yield* stores.first.claim(first)
+        const before = some(yield* stores.second.get(first.tenantId, first.requestKey, base + 1), "get before the answer")
+        assert.deepStrictEqual(before, {
+          tenantId: first.tenantId,
+          requestKey: first.requestKey,
+          fingerprint: first.fingerprint,
+          handle: first.handle,
+          answer: null,
+          answered: false,
+          createdAt: base,
+          expiresAt: base + ttl
+        })
+        const answer = { _tag: "Finished", output: { log: ["a"] } }
+        yield* stores.first.recordAnswer(first.tenantId, first.requestKey, first.handle, answer, base + 2)
+        const after = some(yield* stores.second.get(first.tenantId, first.requestKey, base + 3), "get after the answer")
+        assert.deepStrictEqual(after, { ...before, answer, answered: true })
+        assert.deepStrictEqual(after, existing(yield* stores.first.claim({ ...first, now: base + 3 })), "what a repeated claim answers")
+        assert.isTrue(Option.isNone(yield* stores.first.get(first.tenantId, ids("req"), base)), "unknown key")
+        assert.isTrue(Option.isNone(yield* stores.first.get(ids("tenant"), first.requestKey, base)), "another tenant's")
+        assert.isTrue(Option.isNone(yield* stores.first.get(first.tenantId, first.requestKey, base + ttl)), "expired at expiresAt")
+      }))
+
     it.effect("deleteExpired deletes at most `limit` expired keys per call, never a live one", () =>
       Effect.gen(function*() {
         const stores = yield* Stores

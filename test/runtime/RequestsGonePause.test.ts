@@ -1,0 +1,111 @@
+/**
+ * A keyed `resume` repeated after pause retention deleted the pause, while
+ * the request key is still kept (`requestRetention` longer than
+ * `pauseRetention`): the repeat answers like any repeat of the key — the
+ * output the first call kept, or the tree awaited when none was kept —
+ * another pause or decision under the key is `RequestConflictError`, and
+ * only once the key expired too is the missing pause `UnknownPauseError`.
+ * On the harness (memory and SQLite, TestClock).
+ */
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Fiber, Layer, Option } from "effect"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { RequestStore } from "../../src/stores/RequestStore.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import { approval, backends, errorTag, makeSideEffects, type SideEffects } from "./fixtures.ts"
+
+const State = Annotation.Root({
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+})
+
+/** approve (pauses) → work (5 min on the Clock, then its side effect) → end: outlives a 1 min pause retention. */
+const approveThenLongWork = (fx: SideEffects) =>
+  Workflow.make({
+    name: "approve-then-long-work",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "go?" }))}`] })))
+      .addNode("work", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          yield* Effect.sleep(Duration.minutes(5)) // the Harness's TestClock
+          fx.apply(ctx.idempotencyKey)
+          return { log: ["worked"] }
+        })
+      ))
+      .addEdge(START, "approve")
+      .addEdge("approve", "work")
+      .addEdge("work", END)
+  })
+
+/** Settled pauses go after 1 min (retention runs every 30 s sweep); request keys after 10 min. */
+const retention = { pauseRetention: "1 minute", requestRetention: "10 minutes" } as const
+
+const pauseOf = (pauseId: string) => PauseStore.use((p) => p.get("default", pauseId))
+
+for (const backend of backends) {
+  describe(`a keyed resume after pause retention on ${backend.name}`, () => {
+    it.effect("answers the first call's output while the key is kept; another decision or pause under the key is RequestConflictError; after the key expired, UnknownPauseError", () =>
+      Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = approval(fx)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], ...retention } })
+        const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { ownerId: "alice", requestKey: "start-1" })))
+        if (paused._tag !== "Paused") return assert.fail("expected a pause")
+        const input = { pauseId: paused.pauses[0]!.pauseId, decision: "yes", requestKey: "approve-1", ownerId: "alice" }
+        const first = yield* Fiber.join(yield* h.run(0, (b) => b.resume(input)))
+        assert.strictEqual(first._tag, "Finished")
+        yield* h.advance("2 minutes")
+        assert.isTrue(Option.isNone(yield* pauseOf(input.pauseId)), "pause retention deleted the pause")
+        const unkeyed = yield* Effect.exit(Fiber.join(yield* h.run(1, (b) => b.resume({ pauseId: input.pauseId, decision: "yes", ownerId: "alice" }))))
+        assert.strictEqual(errorTag(unkeyed), "UnknownPauseError", "without the key the pause is unknown")
+
+        const repeated = yield* Fiber.join(yield* h.run(1, (b) => b.resume(input)))
+        assert.deepStrictEqual(repeated, first, "the first call's output")
+        const otherDecision = yield* Effect.exit(Fiber.join(yield* h.run(1, (b) => b.resume({ ...input, decision: "no" }))))
+        assert.strictEqual(errorTag(otherDecision), "RequestConflictError")
+        const otherPause = yield* Effect.exit(Fiber.join(yield* h.run(0, (b) => b.resume({ ...input, pauseId: "pause_other" }))))
+        assert.strictEqual(errorTag(otherPause), "RequestConflictError")
+        const startKey = yield* Effect.exit(Fiber.join(yield* h.run(0, (b) => b.resume({ ...input, requestKey: "start-1" }))))
+        assert.strictEqual(errorTag(startKey), "RequestConflictError", "a key kept for a start is another request")
+        const intruder = yield* Effect.exit(Fiber.join(yield* h.run(1, (b) => b.resume({ ...input, ownerId: "mallory" }))))
+        assert.strictEqual(errorTag(intruder), "ThreadOwnerError", "the key does not hand another owner's output over")
+        assert.deepStrictEqual(fx.runs.map((r) => r.node), ["draft", "approve", "approve", "send"], "continued once")
+        assert.deepStrictEqual([...fx.applied.values()], [1])
+
+        yield* h.advance("9 minutes")
+        assert.isTrue(Option.isNone(yield* RequestStore.use((s) => s.get("default", input.requestKey, 0))), "request retention deleted the key")
+        const expired = yield* Effect.exit(Fiber.join(yield* h.run(1, (b) => b.resume(input))))
+        assert.strictEqual(errorTag(expired), "UnknownPauseError", "neither pause nor key kept")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("the first caller died mid-continuation and the pause was deleted since: the repeat awaits the same tree and answers its output", () =>
+      Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = approveThenLongWork(fx)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], ...retention } })
+        const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
+        if (paused._tag !== "Paused") return assert.fail("expected a pause")
+        const input = { pauseId: paused.pauses[0]!.pauseId, decision: "go", requestKey: "go-1" }
+        yield* h.run(0, (b) => b.resume(input))
+        yield* h.settle
+        assert.deepStrictEqual(fx.runs.map((r) => `${r.node}@${r.instanceId}`), ["work@instance-0"])
+        yield* h.kill(0)
+        yield* h.advance("2 minutes")
+        assert.isTrue(Option.isNone(yield* pauseOf(input.pauseId)), "pause retention deleted the pause")
+        assert.deepStrictEqual(fx.runs.map((r) => `${r.node}@${r.instanceId}`), ["work@instance-0", "work@instance-1"], "recovered, still working")
+
+        const follower = yield* h.run(1, (b) => b.resume(input))
+        yield* h.advance("5 minutes")
+        const out = yield* Fiber.join(follower)
+        assert.strictEqual(out._tag, "Finished")
+        if (out._tag === "Finished") assert.deepStrictEqual((out.output as { log: Array<string> }).log, ["approved:go", "worked"])
+        assert.strictEqual(out.executionId, paused.executionId)
+        assert.deepStrictEqual([...fx.applied.values()], [1], "the work applied once")
+        const conflict = yield* Effect.exit(Fiber.join(yield* h.run(1, (b) => b.resume({ ...input, decision: "stop" }))))
+        assert.strictEqual(errorTag(conflict), "RequestConflictError")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+  })
+}
