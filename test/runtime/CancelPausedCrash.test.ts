@@ -114,7 +114,7 @@ for (const backend of backends) {
           }
           // Cancelled from instance 1, which dies right after it refused the legs' hand-offs.
           yield* Fiber.await(yield* h.run(1, (b) => b.cancel(parent!.threadId)))
-          // Thawed before any assertion: a frozen instance would hold the test's scope open.
+          // Thawed: leg 1's instance (the one with the parent's workflow) goes on.
           if (c.leg1Claims) yield* h.thaw(0)
           assert.isTrue(killed, "the cancelling instance died after its refusals")
           assert.strictEqual(h.instance(1).state, "dead")
