@@ -83,7 +83,10 @@ export interface Harness {
   readonly runIn: <A, E>(index: number, effect: Effect.Effect<A, E, HarnessStores>) => Effect.Effect<Fiber.Fiber<A, E>, InvalidInputError>
   /** Abrupt death: no release, every later store call of the instance fails, its fibers stop. */
   readonly kill: (index: number) => Effect.Effect<void, InvalidInputError>
-  /** The process stops (SIGSTOP): its store calls and clock wake-ups wait until `thaw`. */
+  /**
+   * The process stops (SIGSTOP): its store calls and clock wake-ups wait until `thaw`. One still frozen (or
+   * hanging) when the harness's scope closes is torn down as dead: its waiting calls fail, nothing waits for it.
+   */
   readonly freeze: (index: number) => Effect.Effect<void, InvalidInputError>
   readonly thaw: (index: number) => Effect.Effect<void, InvalidInputError>
   /** The instance's stores become unreachable (calls fail with `StoreError`) until `reconnect`; its fibers go on. */
@@ -236,6 +239,16 @@ const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock
   return Context.merge(stores as Context.Context<never>, context) as Context.Context<HarnessStores>
 }
 
+/** Sets a state that lets calls through (or fails them) and resumes the calls waiting at the gate. */
+const openGate = (gate: Gate, state: Exclude<InstanceState, "frozen" | "hanging">) => {
+  gate.state = state
+  // Emptied before the waiters resume: one that runs on at once and waits again (frozen anew by a
+  // `beforeStoreCall`) adds itself to the new set, not to the one being cleared.
+  const waiting = [...gate.waiters]
+  gate.waiters.clear()
+  for (const f of waiting) f()
+}
+
 interface Slot {
   gate: Gate
   context: Context.Context<HarnessStores>
@@ -329,11 +342,19 @@ export const make = Effect.fnUntraced(function*(options: {
   let generation = 0
 
   const slots: Array<Slot> = []
+  // The instances' scopes live in one scope closed after the finalizer below: at teardown (a test that
+  // ended, or failed, with an instance still frozen or hanging) that instance's process never comes
+  // back, so its waiting store calls fail as a dead one's instead of holding its close (and the test's
+  // scope) open.
+  const instancesScope = yield* Scope.fork(harnessScope)
+  yield* Scope.addFinalizer(harnessScope, Effect.sync(() => {
+    for (const s of slots) if (s.gate.state === "frozen" || s.gate.state === "hanging") openGate(s.gate, "dead")
+  }))
 
   const build = Effect.fnUntraced(function*(index: number) {
     const gate: Gate = { state: "alive", waiters: new Set() }
     const context = gatedContext(stores, instanceClock(clock, deadlines, gate), gate, index, options.beforeStoreCall)
-    const scope = yield* Scope.fork(harnessScope)
+    const scope = yield* Scope.fork(instancesScope)
     const instanceId = generation === 0 ? `instance-${index}` : `instance-${index}.${generation}`
     const { workflows, ...rest } = { ...options.baton, ...options.instanceOptions?.(index) }
     // The instance's own scope inside the stores' context (which holds the test's scope): its sweep and
@@ -372,14 +393,8 @@ export const make = Effect.fnUntraced(function*(options: {
   const slotAt = (operation: string, index: number) => Effect.map(Arguments.index(`Harness.${operation}`, index, slots.length), slot)
   const setState = (operation: string, index: number, state: InstanceState) =>
     Effect.map(slotAt(operation, index), ({ gate }) => {
-      gate.state = state
-      if (state !== "frozen" && state !== "hanging") {
-        // Emptied before the waiters resume: one that runs on at once and waits again (frozen anew by a
-        // `beforeStoreCall`) adds itself to the new set, not to the one being cleared.
-        const waiting = [...gate.waiters]
-        gate.waiters.clear()
-        for (const f of waiting) f()
-      }
+      if (state === "frozen" || state === "hanging") gate.state = state
+      else openGate(gate, state)
     })
 
   const settle = settleSlots(slots, deadlines)

@@ -142,7 +142,7 @@ for (const backend of backends) {
           // Cancelled from instance 1: it ends the parent only when no undo is left that needs the parent's workflow.
           const answer = yield* Fiber.join(yield* h.run(1, (b) => b.cancel(parent!.threadId)))
           const afterCancel = yield* statusOf(parent!.tenantId, parent!.executionId)
-          // Thawed before any assertion: a frozen instance would hold the test's scope open.
+          // Thawed: leg 1's instance (the one with the parent's workflow) goes on.
           yield* h.thaw(0)
           assert.strictEqual(answer.cancelled, !c.leaves, c.leaves ? "left to an instance with the workflow" : "ended at once")
           assert.strictEqual(afterCancel, c.leaves ? "Paused" : "Cancelled")

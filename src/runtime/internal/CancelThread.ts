@@ -41,9 +41,10 @@ const cancelRoot = Effect.fnUntraced(function*(root: ExecutionRecord, ownerId: s
     here.abort(new ExecutionCancelledError({ tenantId, executionId: root.executionId }))
     return true
   }
-  if (root.status === "Paused" && (yield* TreeDriver.endIfFree(root))) return true
+  // Durable first: an instance that dies while ending the tree (its children's hand-offs refused
+  // already, see `TreeDriver.endIfFree`) leaves the cancel to whoever takes the tree's lease next.
   yield* Cancel.request(tenantId, rootExecutionId, { ownerId, instanceId: instance.instanceId })
-  return false
+  return root.status === "Paused" && (yield* TreeDriver.endIfFree(root))
 })
 
 /** After a request: did it help? A tree still moving takes it; one paused meanwhile is ended here; one ended drops it. */

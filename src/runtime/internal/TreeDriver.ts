@@ -150,7 +150,11 @@ const hasOpenUndos = (record: ExecutionRecord, holder: LeaseHolder.LeaseHolder) 
 
 /**
  * Ends a paused (or orphaned) tree as cancelled if its lease is free now:
- * true when it was ended here, false when another holder keeps it.
+ * true when it was ended here, false when another holder keeps it or it
+ * had ended (its keys are removed then: a cancel request written after its
+ * end goes too). Callers write the tree's cancel request first: an instance
+ * that dies partway (its children's hand-offs refused already) leaves the
+ * tree to end cancelled by whoever takes its lease next.
  *
  * @category internal
  * @since 0.1.0
@@ -168,13 +172,14 @@ export const endIfFree = (record: ExecutionRecord) =>
         if (workflow === undefined && (yield* hasOpenUndos(current.value, holder.value))) return false
         const unwinder = workflow === undefined ? undefined : yield* Undo.unwinderOf({ record: current.value, workflow, holder: holder.value, pass })
         // Lost meanwhile (a frozen instance's lease expired): the holder now has it; it reads the cancel request.
-        const ended = yield* Cancel.endTree(current.value, holder.value.lease, Effect.void, unwinder).pipe(
+        return yield* Cancel.endTree(current.value, holder.value.lease, Effect.void, unwinder).pipe(
           Effect.as(true),
           Effect.catchTag("LeaseLostError", () => Effect.succeed(false))
         )
-        if (!ended) return false
       }
-      return true
+      // Ended meanwhile (or gone), not here: its keys went at its end; a cancel request written since goes now.
+      yield* (yield* TreeStore).deleteRoot(record.tenantId, record.rootExecutionId)
+      return false
     })))
 
 /**
