@@ -61,6 +61,22 @@ export interface PgClientOptions {
 }
 
 /**
+ * The fields of `PgClientOptions`, each once (what the Layers that take them
+ * check an options object against).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const optionFields: { readonly [K in keyof Required<PgClientOptions>]: true } = {
+  url: true,
+  schema: true,
+  maxConnections: true,
+  connectTimeout: true,
+  applicationName: true,
+  ssl: true
+}
+
+/**
  * What the options resolved to (no password).
  *
  * @category models

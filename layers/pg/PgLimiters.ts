@@ -16,7 +16,7 @@ import type { RateLimiterStore } from "effect/persistence/RateLimiter"
 import type { SqlClient } from "effect/sql"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
-import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
@@ -32,19 +32,9 @@ export interface PgLimitersOptions extends PgClient.PgClientOptions, SqlCircuitB
 /** What `layerOnClient` takes. */
 type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
 
-const onClientFields = fieldsOf<OnClientOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true, schema: true })
+const onClientFields = fieldsOf<OnClientOptions>({ ...SqlCircuitBreakerStore.optionFields, schema: true })
 
-const fields = fieldsOf<PgLimitersOptions>({
-  url: true,
-  schema: true,
-  maxConnections: true,
-  connectTimeout: true,
-  applicationName: true,
-  ssl: true,
-  tablePrefix: true,
-  probeLease: true,
-  idleTimeToLive: true
-})
+const fields = fieldsOf<PgLimitersOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
 
 const onClient = (options: OnClientOptions) => SqlLimiterStores.layerAfter(PgMigrations.migrate(options), options)
 

@@ -54,7 +54,7 @@ import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistorySto
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
-import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import type * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
@@ -106,21 +106,10 @@ export type Failure = StoreError | BatonConfigError
 type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
 
 /** The fields `layerOnClient` reads. */
-const onClientFields = fieldsOf<OnClientOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true, schema: true })
+const onClientFields = fieldsOf<OnClientOptions>({ ...SqlCircuitBreakerStore.optionFields, schema: true })
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
-const fields = fieldsOf<PgStoresOptions>({
-  url: true,
-  schema: true,
-  maxConnections: true,
-  connectTimeout: true,
-  applicationName: true,
-  ssl: true,
-  tablePrefix: true,
-  probeLease: true,
-  idleTimeToLive: true,
-  wakeups: true
-})
+const fields = fieldsOf<PgStoresOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields, wakeups: true })
 
 /**
  * The options read through Effect `Config` (any `ConfigProvider`; the

@@ -87,6 +87,21 @@ export interface SqliteClientOptions {
 }
 
 /**
+ * The fields of `SqliteClientOptions`, each once (what the Layers that take
+ * them check an options object against).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const optionFields: { readonly [K in keyof Required<SqliteClientOptions>]: true } = {
+  path: true,
+  busyTimeout: true,
+  synchronous: true,
+  busyRetries: true,
+  statementCacheSize: true
+}
+
+/**
  * The client: effect's `SqlClient`, plus what it was opened with.
  *
  * @category models

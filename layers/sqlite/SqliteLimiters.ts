@@ -15,7 +15,7 @@ import type { RateLimiterStore } from "effect/persistence/RateLimiter"
 import type { SqlClient } from "effect/sql"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
-import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 
@@ -27,18 +27,9 @@ import * as SqliteClient from "./SqliteClient.ts"
  */
 export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
 
-const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true })
+const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>(SqlCircuitBreakerStore.optionFields)
 
-const fields = fieldsOf<SqliteLimitersOptions>({
-  path: true,
-  busyTimeout: true,
-  synchronous: true,
-  busyRetries: true,
-  statementCacheSize: true,
-  tablePrefix: true,
-  probeLease: true,
-  idleTimeToLive: true
-})
+const fields = fieldsOf<SqliteLimitersOptions>({ ...SqliteClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
 
 /**
  * Both stores on the `SqlClient` in context, schema migrated first. An

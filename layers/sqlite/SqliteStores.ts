@@ -57,7 +57,7 @@ import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistorySto
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
-import type * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
+import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import type * as SqlMigrations from "../sql/SqlMigrations.ts"
 import * as SqlPauseStore from "../sql/SqlPauseStore.ts"
@@ -101,20 +101,10 @@ export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, S
 export type Failure = StoreError | BatonConfigError
 
 /** The fields `layerOnClient` reads. */
-const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({ tablePrefix: true, probeLease: true, idleTimeToLive: true })
+const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>(SqlCircuitBreakerStore.optionFields)
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
-const fields = fieldsOf<SqliteStoresOptions>({
-  path: true,
-  busyTimeout: true,
-  synchronous: true,
-  busyRetries: true,
-  statementCacheSize: true,
-  tablePrefix: true,
-  probeLease: true,
-  idleTimeToLive: true,
-  wakeups: true
-})
+const fields = fieldsOf<SqliteStoresOptions>({ ...SqliteClient.optionFields, ...SqlCircuitBreakerStore.optionFields, wakeups: true })
 
 /** The fields of an object given as `wakeups`. */
 const wakeupsFields = fieldsOf<Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep">>({ pollInterval: true, keep: true })
