@@ -9,25 +9,13 @@
  * no tree that ended before it landed.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { type Duration, Effect, Fiber, Layer, Option } from "effect"
 import * as Cancel from "../../src/runtime/internal/Cancel.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"
+import { approval, backends, makeSideEffects, statusOf, unrelated } from "./fixtures.ts"
 import { makeTripBook, tripWorkflow } from "./undoChildrenFixtures.ts"
-
-/** A workflow no trip launches: the cancelling instance registers only it. */
-const unrelated = Workflow.make({
-  name: "unrelated",
-  version: "1",
-  graph: new StateGraph(Annotation.Root({ x: Annotation<number>() }))
-    .addNode("noop", Workflow.step(async () => ({ x: 1 })))
-    .addEdge(START, "noop")
-    .addEdge("noop", END)
-})
 
 /** A fenced write of `name` into the tree whose root id ends `.<leg>` (legs are the parent's children). */
 const isWriteInto = (call: Harness.StoreCall, leg: number, name: (n: string) => boolean) => {

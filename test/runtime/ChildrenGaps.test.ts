@@ -10,23 +10,13 @@ import * as BatonConfig from "../../src/runtime/BatonConfig.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { backends, statusOf } from "./fixtures.ts"
+import { backends, statusOf, unrelated } from "./fixtures.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 
 const advanceUntil = (h: Harness.Harness, step: Duration.Input, max: number, done: () => boolean) =>
   Effect.gen(function*() {
     for (let i = 0; i < max && !done(); i++) yield* h.advance(step)
   })
-
-/** A workflow no parent launches: an instance registering only it can run none of the children. */
-const unrelated = Workflow.make({
-  name: "unrelated",
-  version: "1",
-  graph: new StateGraph(Annotation.Root({ x: Annotation<number>() }))
-    .addNode("noop", Workflow.step(async () => ({ x: 1 })))
-    .addEdge(START, "noop")
-    .addEdge("noop", END)
-})
 
 const configError = <A, E>(exit: Exit.Exit<A, E>) => {
   assert.isTrue(Exit.isFailure(exit))

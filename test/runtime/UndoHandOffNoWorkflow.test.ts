@@ -9,25 +9,13 @@
  * Cancelled with nothing left in its tree.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { type Duration, Effect, Fiber, Layer, Option } from "effect"
 import type { AnyWorkflow } from "../../src/runtime/Workflow.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { backends, statusOf } from "./fixtures.ts"
+import { backends, statusOf, unrelated } from "./fixtures.ts"
 import { makeTripBook, tripWorkflow } from "./undoChildrenFixtures.ts"
-
-/** A workflow no trip launches: an instance registering only it knows neither the parent's workflow nor the child's. */
-const unrelated = Workflow.make({
-  name: "unrelated",
-  version: "1",
-  graph: new StateGraph(Annotation.Root({ x: Annotation<number>() }))
-    .addNode("noop", Workflow.step(async () => ({ x: 1 })))
-    .addEdge(START, "noop")
-    .addEdge("noop", END)
-})
 
 /** Where leg 1's instance is stopped (frozen) when the parent is cancelled; `undefined`: not stopped (its hand-off landed). */
 type Stop = "before its undo registration" | "before its claim" | "before its copy" | undefined

@@ -222,3 +222,13 @@ export const theRunningRoot = RecordStore.use((r) => r.findByStatus("Running", 1
     return running[0]!
   })
 )
+
+/** A workflow no test's parent launches: an instance registering only it can run none of the children. */
+export const unrelated = Workflow.make({
+  name: "unrelated",
+  version: "1",
+  graph: new StateGraph(Annotation.Root({ x: Annotation<number>() }))
+    .addNode("noop", Workflow.step(async () => ({ x: 1 })))
+    .addEdge(START, "noop")
+    .addEdge("noop", END)
+})
