@@ -10,6 +10,7 @@ import { ConfigProvider, Effect, Fiber, Layer } from "effect"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
+import { BatonHttp } from "../../src/http/index.ts"
 import { Baton, BatonConfig } from "../../src/index.ts"
 import { Harness } from "../../src/testing/index.ts"
 import { MemoryLimiters, MemoryStores } from "../../layers/memory/index.ts"
@@ -128,4 +129,22 @@ describe("a negative bigint duration (nanoseconds, a valid Duration.Input type) 
       yield* h.advance("1 second")
       assert.strictEqual(yield* Fiber.join(fiber), "InvalidInputError timeout")
     }).pipe(Effect.scoped, Effect.provide(Layer.fresh(MemoryStores.layer))))
+})
+
+describe("baton/http options", () => {
+  const authorize = () => Effect.succeed({ tenantId: "t" })
+  const serve = (options: any) =>
+    BatonHttp.layerServer(options).pipe(Layer.provide(Baton.layer({ workflows: [] })), Layer.provide(Layer.fresh(MemoryStores.layer)))
+
+  it.effect("layerServer with every documented option builds", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(yield* tryBuild(serve({ port: 0, host: "127.0.0.1", prefix: "/api", workflows: [], authorize })), "built")
+    }))
+
+  // Like every other Layer of the package (README: "an option that does not exist … fails the Layer with BatonConfigError naming the field").
+  it.effect("layerServer with a misspelt option (`prefx`) fails naming it, instead of serving at the root", () =>
+    Effect.gen(function*() {
+      const out = yield* tryBuild(serve({ port: 0, prefx: "/api", workflows: [], authorize }))
+      assert.match(out, /^BatonConfigError prefx/)
+    }))
 })
