@@ -12,7 +12,7 @@
  * dead instance's own children (as when the canceller lives: 8 runs).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import * as Cancel from "../../src/runtime/internal/Cancel.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"

@@ -8,7 +8,7 @@
  * other order: a takeover that rolls back leaves the save to go through.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Effect, Exit, Fiber, Option } from "effect"
 import pg from "pg"
 import { PgStores } from "../../layers/pg/index.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
