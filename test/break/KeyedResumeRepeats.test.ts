@@ -1,0 +1,76 @@
+/**
+ * From outside: a keyed resume whose first caller died mid-continuation,
+ * the pause deleted by retention since, repeated at once on two instances
+ * while the tree is still running (recovered by the sweep): both repeats
+ * answer the same Finished output, the work runs its side effect once; a
+ * repeat by another tenant with the same key name finds no pause of its own
+ * (UnknownPauseError); a repeat by another owner is ThreadOwnerError; a
+ * repeat with another decision is RequestConflictError — while running too.
+ */
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { assert, describe, it } from "@effect/vitest"
+import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
+import * as Harness from "../../src/testing/Harness.ts"
+import { backends, errorTag, makeSideEffects, type SideEffects } from "../runtime/fixtures.ts"
+
+const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
+
+const approveThenLongWork = (fx: SideEffects) =>
+  Workflow.make({
+    name: "approve-then-long-work",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "go?" }))}`] })))
+      .addNode("work", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          yield* Effect.sleep(Duration.minutes(5)) // the Harness's TestClock
+          fx.apply(ctx.idempotencyKey)
+          return { log: ["worked"] }
+        })
+      ))
+      .addEdge(START, "approve").addEdge("approve", "work").addEdge("work", END)
+  })
+
+const retention = { pauseRetention: "1 minute", requestRetention: "20 minutes" } as const
+
+for (const backend of backends) {
+  describe(`keyed resume repeats after the pause went, while the tree runs, on ${backend.name}`, () => {
+    it.effect("two concurrent repeats on two instances answer the same output; other tenant / owner / decision are refused", () =>
+      Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const wf = approveThenLongWork(fx)
+        const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf], ...retention } })
+        const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { ownerId: "alice", tenantId: "acme" })))
+        if (paused._tag !== "Paused") return assert.fail("expected a pause")
+        const input = { pauseId: paused.pauses[0]!.pauseId, decision: "go", requestKey: "go-1", ownerId: "alice", tenantId: "acme" }
+        yield* h.run(0, (b) => b.resume(input))
+        yield* h.settle
+        yield* h.kill(0)
+        yield* h.advance("2 minutes")
+        assert.isTrue(Option.isNone(yield* PauseStore.use((p) => p.get("acme", input.pauseId))), "pause retention deleted the pause")
+        // While the recovered tree still works:
+        const otherTenant = yield* Fiber.await(yield* h.run(1, (b) => b.resume({ ...input, tenantId: "globex" })))
+        assert.strictEqual(errorTag(otherTenant), "UnknownPauseError", String(otherTenant))
+        const otherOwner = yield* Fiber.await(yield* h.run(2, (b) => b.resume({ ...input, ownerId: "mallory" })))
+        assert.strictEqual(errorTag(otherOwner), "ThreadOwnerError", String(otherOwner))
+        const otherDecision = yield* Fiber.await(yield* h.run(2, (b) => b.resume({ ...input, decision: "stop" })))
+        assert.strictEqual(errorTag(otherDecision), "RequestConflictError", String(otherDecision))
+        const a = yield* h.run(1, (b) => b.resume(input))
+        const b2 = yield* h.run(2, (b) => b.resume(input))
+        yield* h.advance("5 minutes")
+        yield* h.advance("1 minute")
+        const [ea, eb] = [yield* Fiber.await(a), yield* Fiber.await(b2)]
+        assert.isTrue(Exit.isSuccess(ea) && Exit.isSuccess(eb), `${String(ea)} / ${String(eb)}`)
+        if (Exit.isSuccess(ea) && Exit.isSuccess(eb)) {
+          assert.strictEqual(ea.value._tag, "Finished")
+          assert.deepStrictEqual(ea.value, eb.value, "the same output")
+        }
+        assert.deepStrictEqual([...fx.applied.values()], [1], "the work applied once")
+        const later = yield* Fiber.await(yield* h.run(1, (b) => b.resume(input)))
+        assert.deepStrictEqual(Exit.isSuccess(later) ? later.value : String(later), Exit.isSuccess(ea) ? ea.value : undefined, "a later repeat answers the kept output")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))), 20_000)
+  })
+}
