@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { backends, errorTag, makeSideEffects, parallel, statusOf } from "../runtime/fixtures.ts"
+import { backends, errorTag, makeSideEffects, parallel, statusOf } from "./fixtures.ts"
 
 const points = Array.from({ length: 10 }, (_, i) => i + 1)
 

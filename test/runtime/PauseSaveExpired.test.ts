@@ -11,7 +11,7 @@ import { Effect, Exit, Fiber, Layer } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects, statusOf } from "../runtime/fixtures.ts"
+import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"
 
 const isPauseSave = (operation: string) => operation === "baton/PauseStore.saveFenced" || operation === "baton/PauseStore.save"
 

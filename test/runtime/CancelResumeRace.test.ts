@@ -14,7 +14,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects, statusOf } from "../runtime/fixtures.ts"
+import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"
 
 const points = Array.from({ length: 14 }, (_, i) => i + 1)
 

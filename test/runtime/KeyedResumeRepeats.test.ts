@@ -13,7 +13,7 @@ import { Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { backends, errorTag, makeSideEffects, type SideEffects } from "../runtime/fixtures.ts"
+import { backends, errorTag, makeSideEffects, type SideEffects } from "./fixtures.ts"
 
 const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
 

@@ -13,7 +13,7 @@ import { Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as Cancel from "../../src/runtime/internal/Cancel.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects, statusOf } from "../runtime/fixtures.ts"
+import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"
 
 const points = Array.from({ length: 8 }, (_, i) => i + 1)
 

@@ -13,8 +13,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option } from "effect"
 import * as Harness from "../../src/testing/Harness.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
-import { backends } from "../runtime/fixtures.ts"
-import { childWorkflow, makeChildLog, parentWorkflow } from "../runtime/childFixtures.ts"
+import { backends } from "./fixtures.ts"
+import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 
 const points = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 1000]
 
