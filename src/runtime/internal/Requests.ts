@@ -15,7 +15,8 @@
  *   repeated call finds the decision written (or writes it, when the first
  *   caller died before) and continues or awaits the same tree. One that
  *   finds no pause (pause retention deleted it) reads the kept key instead
- *   (`keptResume`): the same pause and decision answer like any repeat.
+ *   (`keptResume`): the same pause and decision answer the kept output, else
+ *   `NotPausedError` (whether its decision is the one taken cannot be told).
  *
  * The same key with another fingerprint is `RequestConflictError`, nothing
  * written. The output a call answered is kept with the key

@@ -38,11 +38,12 @@ export interface ResumeInput {
   /**
    * A request idempotency key (1–200 characters, per tenant; needs a
    * `RequestStore`): a repeated call with it — retried, on any instance, also
-   * after the first caller died, also after pause retention deleted the
-   * pause while the key is kept — does not answer the pause again
+   * after the first caller died — does not answer the pause again
    * (`NotPausedError`) but continues or awaits the same tree and answers its
-   * output (the output the first call answered, when it kept one). Another
-   * pause or decision under the key is `RequestConflictError`.
+   * output (the output the first call answered, when it kept one). Once
+   * pause retention deleted the pause, a repeat answers the kept output, else
+   * `NotPausedError`. Another pause or decision under the key is
+   * `RequestConflictError`.
    */
   readonly requestKey?: string | undefined
 }
@@ -153,7 +154,7 @@ const continueTree = (answered: Answered) =>
  * answers the output a call of the key kept, else writes the decision when
  * no call did (the first caller died before) and continues or awaits the
  * tree like the first call. A pause no longer kept (pause retention deleted
- * it after it was taken) is looked up under the key: see `repeatOfGonePause`.
+ * it once settled) is looked up under the key: see `repeatOfGonePause`.
  */
 const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly requestKey: string }, tenantId: TenantId) {
   const key = yield* Requests.keyed("Baton.resume", tenantId, input.requestKey)
@@ -175,12 +176,15 @@ const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly 
 })
 
 /**
- * A keyed resume whose pause is gone: only a settled pause is ever deleted,
- * so while the key is kept for this pause and decision, the decision was
- * written and taken — the call answers like any repeat of the key (the kept
- * output, else the tree awaited), after the same owner check and decision
- * decoding as a first call. Another pause or decision under the key is
- * `RequestConflictError`; no kept key leaves the pause unknown.
+ * A keyed resume whose pause is gone (only a settled pause is deleted, by
+ * pause retention): after the same owner check and decision decoding as a
+ * first call, the output a call of the key kept is answered. Without one,
+ * nothing left tells whether this key's decision is the one the pause took
+ * (its first call may have died before writing it, and another caller — or a
+ * cancel — settled the pause), so the call is `NotPausedError`, as it is
+ * while the pause is kept and holds another decision. Another pause or
+ * decision under the key is `RequestConflictError`; no kept key leaves the
+ * pause unknown.
  */
 const repeatOfGonePause = Effect.fnUntraced(function*(input: ResumeInput, key: Requests.Keyed) {
   const { tenantId } = key
@@ -191,12 +195,10 @@ const repeatOfGonePause = Effect.fnUntraced(function*(input: ResumeInput, key: R
   yield* checkThread(tenantId, threadId, input.ownerId)
   const record = yield* (yield* RecordStore).getRecord(tenantId, executionId)
   if (Option.isNone(record)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
-  const { decision, workflow } = yield* decodeFor(record.value, input.decision)
+  const { decision } = yield* decodeFor(record.value, input.decision)
   yield* Requests.sameResume(key, kept.value, input.pauseId, decision)
   if (Option.isSome(kept.value.answer)) return kept.value.answer.value as ExecutionOutput
-  const out = yield* continueTree({ record: record.value, workflow, pauseId: input.pauseId })
-  yield* Requests.recordAnswer(key, kept.value.handle, out)
-  return out
+  return yield* new NotPausedError({ tenantId, pauseId: input.pauseId, status: "settled and no longer kept (pause retention)" })
 })
 
 /**
