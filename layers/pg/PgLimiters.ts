@@ -32,16 +32,15 @@ export interface PgLimitersOptions extends PgClient.PgClientOptions, SqlCircuitB
 /** What `layerOnClient` takes. */
 type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
 
-const onClientFields = fieldsOf<OnClientOptions>({ ...SqlCircuitBreakerStore.optionFields, schema: true })
-
 const fields = fieldsOf<PgLimitersOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
 
 const onClient = (options: OnClientOptions) => SqlLimiterStores.layerAfter(PgMigrations.migrate(options), options)
 
 /**
- * Both stores on the `SqlClient` in context, schema migrated first. An
- * option not listed in the type fails the build with `BatonConfigError`
- * naming it.
+ * Both stores on the `SqlClient` in context, schema migrated first. The
+ * client's own options are accepted too (one options object can serve the
+ * client Layer and this one; the client reads those); any other field fails
+ * the build with `BatonConfigError` naming it.
  *
  * @category layers
  * @since 0.1.0
@@ -49,7 +48,7 @@ const onClient = (options: OnClientOptions) => SqlLimiterStores.layerAfter(PgMig
 export const layerOnClient = (
   options: OnClientOptions = {}
 ): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  checkedLayer(options, onClientFields, () => onClient(options))
+  checkedLayer(options, fields, () => onClient(options))
 
 /**
  * Both stores on a pool of their own. An option not listed in the type fails

@@ -105,8 +105,8 @@ export type Failure = StoreError | BatonConfigError
 /** What `layerOnClient` takes. */
 type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
 
-/** The fields `layerOnClient` reads. */
-const onClientFields = fieldsOf<OnClientOptions>({ ...SqlCircuitBreakerStore.optionFields, schema: true })
+/** The fields `layerOnClient` accepts: its own, and the client's (one options object serves both Layers, as the README composes them; the client reads those). */
+const onClientFields = fieldsOf<PgClient.PgClientOptions & OnClientOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
 const fields = fieldsOf<PgStoresOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields, wakeups: true })

@@ -27,14 +27,13 @@ import * as SqliteClient from "./SqliteClient.ts"
  */
 export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
 
-const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>(SqlCircuitBreakerStore.optionFields)
-
 const fields = fieldsOf<SqliteLimitersOptions>({ ...SqliteClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
 
 /**
- * Both stores on the `SqlClient` in context, schema migrated first. An
- * option not listed in the type fails the build with `BatonConfigError`
- * naming it.
+ * Both stores on the `SqlClient` in context, schema migrated first. The
+ * client's own options are accepted too (one options object can serve the
+ * client Layer and this one; the client reads those); any other field fails
+ * the build with `BatonConfigError` naming it.
  *
  * @category layers
  * @since 0.1.0
@@ -42,7 +41,7 @@ const fields = fieldsOf<SqliteLimitersOptions>({ ...SqliteClient.optionFields, .
 export const layerOnClient = (
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
 ): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError, SqlClient.SqlClient> =>
-  checkedLayer(options, onClientFields, () => SqlLimiterStores.layer(options))
+  checkedLayer(options, fields, () => SqlLimiterStores.layer(options))
 
 /**
  * Both stores on a connection of their own. An option not listed in the type

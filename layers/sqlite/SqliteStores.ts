@@ -100,8 +100,11 @@ export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, S
  */
 export type Failure = StoreError | BatonConfigError
 
-/** The fields `layerOnClient` reads. */
-const onClientFields = fieldsOf<SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>(SqlCircuitBreakerStore.optionFields)
+/** The fields `layerOnClient` accepts: its own, and the client's (one options object serves both Layers, as the README composes them; the client reads those). */
+const onClientFields = fieldsOf<SqliteClient.SqliteClientOptions & SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({
+  ...SqliteClient.optionFields,
+  ...SqlCircuitBreakerStore.optionFields
+})
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
 const fields = fieldsOf<SqliteStoresOptions>({ ...SqliteClient.optionFields, ...SqlCircuitBreakerStore.optionFields, wakeups: true })
