@@ -43,6 +43,8 @@ import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
+import { fieldsOf, refuseUnknown, unknownField } from "../stores/internal/options.ts"
+import * as V from "../stores/internal/validate.ts"
 
 /**
  * Who a request acts for: every control call is scoped to this tenant and checked against this owner.
@@ -169,9 +171,14 @@ const body = <S extends Schema.Codec<any, any, never, never>>(schema: S) =>
 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
+/** The fields of `Options`: anything else (a misspelt `prefx`) is refused at build, naming it. */
+const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true })
+
 /** Options that cannot work fail the Layer's build, naming the field: there is no default tenant hook. */
 const check = (options: Options) => {
   const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
+  const unknown = unknownField(options, optionFields)
+  if (unknown !== undefined) return Effect.fail(unknown)
   if (typeof options?.authorize !== "function") {
     return refuse("authorize", "is required: a function mapping a request to { tenantId, ownerId }, or undefined to refuse it (BatonHttp has no authentication of its own)")
   }
@@ -298,7 +305,7 @@ const listenRefusal = (host: string, port: number, cause: unknown): BatonConfigE
 const checkPort = (port: unknown) =>
   typeof port === "number" && Number.isInteger(port) && port >= 0 && port <= 65535
     ? Effect.void
-    : Effect.fail(new BatonConfigError({ field: "port", reason: `must be a whole number from 0 to 65535, 0 for any free one (got ${JSON.stringify(port) ?? String(port)})` }))
+    : Effect.fail(new BatonConfigError({ field: "port", reason: `must be a whole number from 0 to 65535, 0 for any free one (got ${V.shown(port)})` }))
 
 /**
  * A Node HTTP server with the routes, listening on `host:port` (port 0: any
@@ -310,15 +317,16 @@ const checkPort = (port: unknown) =>
  * @since 0.1.0
  */
 export const layerServer = (options: Options & { readonly port: number; readonly host?: string | undefined }) => {
-  const host = options.host ?? "127.0.0.1"
+  const { host: givenHost, port, ...routeOptions } = options ?? ({} as typeof options)
+  const host = givenHost ?? "127.0.0.1"
   // Built in the Layer's scope (the server closes with it); a failure to listen says where and why.
   const server = Layer.effectContext(Effect.andThen(
-    checkPort(options.port),
-    Layer.build(NodeHttpServer.layer(() => createServer(), { port: options.port, host })).pipe(
-      Effect.catchTag("ServeError", (e) => Effect.fail(listenRefusal(host, options.port, e.cause)))
+    Effect.andThen(refuseUnknown(options, [...optionFields, "port", "host"]), checkPort(port)),
+    Layer.build(NodeHttpServer.layer(() => createServer(), { port, host })).pipe(
+      Effect.catchTag("ServeError", (e) => Effect.fail(listenRefusal(host, port, e.cause)))
     )
   ))
-  return HttpRouter.serve(layer(options), { disableListenLog: true, disableLogger: true }).pipe(Layer.provideMerge(server))
+  return HttpRouter.serve(layer(routeOptions), { disableListenLog: true, disableLogger: true }).pipe(Layer.provideMerge(server))
 }
 
 /**

@@ -92,6 +92,20 @@ export const keys = (operation: string, field: string, value: unknown, max: numb
     : Effect.forEach(value, (k) => nonEmpty(operation, field, k), { discard: true })
 
 /**
+ * A value as an error text shows it: JSON, else its string form (a BigInt, a symbol, a function, a cycle).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const shown = (value: unknown): string => {
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return typeof value === "bigint" ? `${value}n` : String(value)
+  }
+}
+
+/**
  * A duration argument (a timeout) in milliseconds: a `Duration.Input` of at
  * least 0 (not NaN), else `InvalidInputError` naming it with an example.
  *
@@ -103,5 +117,5 @@ export const durationMillis = (operation: string, field: string, value: Duration
   const millis = Number.isNaN(value) ? Number.NaN : Option.match(Duration.fromInput(value), { onNone: () => Number.NaN, onSome: Duration.toMillis })
   return millis >= 0
     ? Effect.succeed(millis)
-    : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${JSON.stringify(value) ?? String(value)})` }))
+    : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${shown(value)})` }))
 }
