@@ -9,32 +9,11 @@
  * (UnknownPauseError); a repeat by another owner is ThreadOwnerError; a
  * repeat with another decision is RequestConflictError — while running too.
  */
-import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { backends, errorTag, makeSideEffects, type SideEffects } from "./fixtures.ts"
-
-const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
-
-const approveThenLongWork = (fx: SideEffects) =>
-  Workflow.make({
-    name: "approve-then-long-work",
-    version: "1",
-    graph: new StateGraph(State)
-      .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "go?" }))}`] })))
-      .addNode("work", Workflow.effectStep((_s, ctx) =>
-        Effect.gen(function*() {
-          fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
-          yield* Effect.sleep(Duration.minutes(5)) // the Harness's TestClock
-          fx.apply(ctx.idempotencyKey)
-          return { log: ["worked"] }
-        })
-      ))
-      .addEdge(START, "approve").addEdge("approve", "work").addEdge("work", END)
-  })
+import { approveThenWork, backends, errorTag, makeSideEffects } from "./fixtures.ts"
 
 const retention = { pauseRetention: "1 minute", requestRetention: "20 minutes" } as const
 
@@ -43,7 +22,7 @@ for (const backend of backends) {
     it.effect("two concurrent repeats on two instances answer the same output; other tenant / owner / decision are refused", () =>
       Effect.gen(function*() {
         const fx = makeSideEffects()
-        const wf = approveThenLongWork(fx)
+        const wf = approveThenWork(fx, "5 minutes", "approve-then-long-work")
         const h = yield* Harness.make({ instances: 3, baton: { workflows: [wf], ...retention } })
         const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { ownerId: "alice", tenantId: "acme" })))
         if (paused._tag !== "Paused") return assert.fail("expected a pause")

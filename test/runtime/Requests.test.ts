@@ -5,40 +5,14 @@
  * followed, the key expires after `requestRetention`, and the same key for
  * another request is `RequestConflictError`.
  */
-import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { StoreError } from "../../src/stores/Errors.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { RequestStore } from "../../src/stores/RequestStore.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, errorTag, makeSideEffects, recordOf, type SideEffects, slow } from "./fixtures.ts"
+import { approval, approveThenWork, backends, errorTag, makeSideEffects, recordOf, slow } from "./fixtures.ts"
 import { counted } from "./RequestsRaces.ts"
-
-const State = Annotation.Root({
-  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
-})
-
-/** approve (pauses) → work (45 s on the Clock, then its side effect) → end. */
-const approveThenWork = (fx: SideEffects) =>
-  Workflow.make({
-    name: "approve-then-work",
-    version: "1",
-    graph: new StateGraph(State)
-      .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "go?" }))}`] })))
-      .addNode("work", Workflow.effectStep((_s, ctx) =>
-        Effect.gen(function*() {
-          fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
-          yield* Effect.sleep(Duration.seconds(45)) // the Harness's TestClock
-          fx.apply(ctx.idempotencyKey)
-          return { log: ["worked"] }
-        })
-      ))
-      .addEdge(START, "approve")
-      .addEdge("approve", "work")
-      .addEdge("work", END)
-  })
 
 /** How the wrapped RecordStore's `startRoot` behaves on its next call: as the backend, hanging, or failing once. */
 interface StartRootFault {

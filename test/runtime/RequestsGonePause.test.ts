@@ -7,38 +7,12 @@
  * only once the key expired too is the missing pause `UnknownPauseError`.
  * On the harness (memory and SQLite, TestClock).
  */
-import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Layer, Option } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RequestStore } from "../../src/stores/RequestStore.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, errorTag, makeSideEffects, type SideEffects } from "./fixtures.ts"
-
-const State = Annotation.Root({
-  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
-})
-
-/** approve (pauses) → work (5 min on the Clock, then its side effect) → end: outlives a 1 min pause retention. */
-const approveThenLongWork = (fx: SideEffects) =>
-  Workflow.make({
-    name: "approve-then-long-work",
-    version: "1",
-    graph: new StateGraph(State)
-      .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "go?" }))}`] })))
-      .addNode("work", Workflow.effectStep((_s, ctx) =>
-        Effect.gen(function*() {
-          fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
-          yield* Effect.sleep(Duration.minutes(5)) // the Harness's TestClock
-          fx.apply(ctx.idempotencyKey)
-          return { log: ["worked"] }
-        })
-      ))
-      .addEdge(START, "approve")
-      .addEdge("approve", "work")
-      .addEdge("work", END)
-  })
+import { approval, approveThenWork, backends, errorTag, makeSideEffects } from "./fixtures.ts"
 
 /** Settled pauses go after 1 min (retention runs every 30 s sweep); request keys after 10 min. */
 const retention = { pauseRetention: "1 minute", requestRetention: "10 minutes" } as const
@@ -84,7 +58,7 @@ for (const backend of backends) {
     it.effect("the first caller died mid-continuation and the pause was deleted since: the repeat cannot tell its decision was the one taken — NotPausedError, the tree goes on", () =>
       Effect.gen(function*() {
         const fx = makeSideEffects()
-        const wf = approveThenLongWork(fx)
+        const wf = approveThenWork(fx, "5 minutes", "approve-then-long-work")
         const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], ...retention } })
         const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
         if (paused._tag !== "Paused") return assert.fail("expected a pause")

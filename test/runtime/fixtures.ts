@@ -232,3 +232,26 @@ export const unrelated = Workflow.make({
     .addEdge(START, "noop")
     .addEdge("noop", END)
 })
+
+/**
+ * approve (pauses) → work (`workFor` on the Clock, noting its run, then its
+ * side effect) → end: a tree that goes on working after its pause was answered.
+ */
+export const approveThenWork = (fx: SideEffects, workFor: Duration.Input = "45 seconds", name = "approve-then-work") =>
+  Workflow.make({
+    name,
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("approve", Workflow.step(async () => ({ log: [`approved:${String(interrupt({ q: "go?" }))}`] })))
+      .addNode("work", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          fx.runs.push({ node: "work", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          yield* Effect.sleep(workFor) // the Harness's TestClock
+          fx.apply(ctx.idempotencyKey)
+          return { log: ["worked"] }
+        })
+      ))
+      .addEdge(START, "approve")
+      .addEdge("approve", "work")
+      .addEdge("work", END)
+  })
