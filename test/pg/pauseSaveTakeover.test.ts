@@ -28,16 +28,29 @@ const takeoverInFlight = (root: string) =>
   Effect.promise(async () => {
     const c = new pg.Client({ connectionString: url })
     await c.connect()
+    const pid: number = (await c.query("SELECT pg_backend_pid() AS pid")).rows[0].pid
     await c.query("BEGIN")
     const moved = await c.query(`UPDATE ${schema}.baton_leases SET holder = 'B', epoch = epoch + 1, expires_at = 999999 WHERE tenant_id = 't' AND root_execution_id = $1`, [root])
     return {
       moved: moved.rowCount,
+      /** Whether another backend waits on a lock this transaction holds (asked of Postgres, not timed). */
+      blocksAnother: () => Effect.promise(async () => {
+        const r = await c.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))", [pid])
+        return r.rows[0].n > 0
+      }),
       end: (how: "COMMIT" | "ROLLBACK") => Effect.promise(async () => { await c.query(how); await c.end() })
     }
   })
 
-/** Real time on purpose: the save waits on a real Postgres row lock held by another connection. */
-const realWait = (ms: number) => Effect.promise(() => new Promise((r) => setTimeout(r, ms))) // real clock: a real Postgres lock
+/** Until Postgres reports a backend blocked by the takeover's transaction (bounded; each look is a query, no timer). */
+const untilBlocked = (tx: { readonly blocksAnother: () => Effect.Effect<boolean> }) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 5000; i++) {
+      if (yield* tx.blocksAnother()) return true
+      yield* Effect.yieldNow
+    }
+    return false
+  })
 
 describe("Postgres: a pause save racing a takeover in another connection's open transaction", () => {
   for (const how of ["COMMIT", "ROLLBACK"] as const) {
@@ -49,7 +62,7 @@ describe("Postgres: a pause save racing a takeover in another connection's open 
         const tx = yield* takeoverInFlight(root)
         assert.strictEqual(tx.moved, 1)
         const save = yield* Effect.forkChild(Effect.exit(PauseStore.use((p) => p.saveFenced(pauseFor(root, `p-${root}`), lease.value, 500))))
-        yield* realWait(300)
+        assert.isTrue(yield* untilBlocked(tx), "Postgres reports the save blocked by the takeover's transaction")
         assert.isUndefined(save.pollUnsafe(), "the save waits for the takeover's transaction")
         yield* tx.end(how)
         const exit = yield* Fiber.join(save)
