@@ -11,9 +11,8 @@ import { Effect, Exit, Fiber, Layer } from "effect"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"
+import { approval, backends, freezeOnce, isPauseSave, makeSideEffects, statusOf } from "./fixtures.ts"
 
-const isPauseSave = (operation: string) => operation === "baton/PauseStore.saveFenced" || operation === "baton/PauseStore.save"
 
 for (const backend of backends) {
   describe(`a lone holder frozen at its pause save past its lease, on ${backend.name}`, () => {
@@ -22,21 +21,12 @@ for (const backend of backends) {
         Effect.gen(function*() {
           const fx = makeSideEffects()
           const wf = approval(fx)
-          const ref: { h?: Harness.Harness; armed: boolean } = { armed: true }
-          const h = yield* Harness.make({
-            instances: 1,
-            baton: { workflows: [wf] },
-            beforeStoreCall: (call) =>
-              Effect.suspend(() => {
-                if (!ref.armed || !isPauseSave(call.operation)) return Effect.void
-                ref.armed = false
-                return ref.h!.freeze(0)
-              })
-          })
-          ref.h = h
+          const stop = freezeOnce(0, isPauseSave)
+          const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] }, beforeStoreCall: stop.beforeStoreCall })
+          stop.attach(h)
           const first = yield* h.run(0, (b) => b.execute(wf, { log: [] }, { threadId: "t" }))
           yield* h.advance(frozenFor)
-          assert.isFalse(ref.armed, "froze at the pause save")
+          assert.isDefined(stop.call, "froze at the pause save")
           yield* h.thaw(0)
           yield* h.advance("1 minute")
           yield* h.advance("1 minute")
@@ -44,7 +34,6 @@ for (const backend of backends) {
           const pending = yield* Fiber.join(yield* h.run(0, (b) => b.pendingPauses({ threadId: "t" })))
           const record = pending[0]
           const what = `execute answered ${Exit.isSuccess(exit) ? exit.value._tag : String(exit)}; pending ${pending.length}`
-          if (process.env.BREAK_SHOW) console.log(`[${frozenFor}] ${what}`)
           assert.strictEqual(pending.length, 1, what)
           const root = (yield* RecordStore.use((r) => r.listByThread("default", "t")))[0]!.rootExecutionId
           const all = yield* PauseStore.use((p) => p.listByRoot("default", root, ["Pending", "Resolved", "Taken", "Cancelled"]))

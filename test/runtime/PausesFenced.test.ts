@@ -12,10 +12,8 @@ import { Effect, Fiber, Layer, Option } from "effect"
 import type { Pause } from "../../src/stores/Pause.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, errorTag, makeSideEffects, statusOf } from "./fixtures.ts"
+import { approval, backends, errorTag, freezeOnce, isPauseSave, makeSideEffects, statusOf } from "./fixtures.ts"
 
-/** A pass's pause save as the store sees it: fenced, or (a backend without it) plain. */
-const isPauseSave = (operation: string) => operation === "baton/PauseStore.saveFenced" || operation === "baton/PauseStore.save"
 
 for (const backend of backends) {
   describe(`a stale holder's pause on ${backend.name}`, () => {
@@ -23,18 +21,9 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const fx = makeSideEffects()
         const wf = approval(fx)
-        const ref: { h?: Harness.Harness; armed: boolean } = { armed: true }
-        const h = yield* Harness.make({
-          instances: 2,
-          baton: { workflows: [wf] },
-          beforeStoreCall: (call) =>
-            Effect.suspend(() => {
-              if (!ref.armed || call.index !== 0 || !isPauseSave(call.operation)) return Effect.void
-              ref.armed = false
-              return ref.h!.freeze(0)
-            })
-        })
-        ref.h = h
+        const stop = freezeOnce(0, isPauseSave)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] }, beforeStoreCall: stop.beforeStoreCall })
+        stop.attach(h)
         const first = yield* h.run(0, (b) => b.execute(wf, { log: [] }, { threadId: "t" }))
         // Instance 1's sweep takes the tree over past the lease (30 s) and rests it Paused with its own pause.
         yield* h.advance("40 seconds")
@@ -56,23 +45,13 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const fx = makeSideEffects()
         const wf = approval(fx)
-        const ref: { h?: Harness.Harness; armed: boolean; stale?: Pause } = { armed: true }
-        const h = yield* Harness.make({
-          instances: 2,
-          baton: { workflows: [wf] },
-          beforeStoreCall: (call) =>
-            Effect.suspend(() => {
-              if (!ref.armed || call.index !== 0 || !isPauseSave(call.operation)) return Effect.void
-              ref.armed = false
-              ref.stale = call.args[0] as Pause
-              return ref.h!.freeze(0)
-            })
-        })
-        ref.h = h
+        const stop = freezeOnce(0, isPauseSave)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] }, beforeStoreCall: stop.beforeStoreCall })
+        stop.attach(h)
         const first = yield* h.run(0, (b) => b.execute(wf, { log: [] }, { threadId: "t" }))
         // Instance 0 stops with its pause save on its way; past the lease (30 s) instance 1's sweep takes the tree over.
         yield* h.advance("40 seconds")
-        const stale = ref.stale
+        const stale = stop.call?.args[0] as Pause | undefined
         assert.isDefined(stale, "instance 0 reached its pause save")
         if (stale === undefined) return
         const all = ["Pending", "Resolved", "Taken", "Cancelled"] as const

@@ -16,6 +16,7 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
+import type * as Harness from "../../src/testing/Harness.ts"
 
 export interface SideEffects {
   /** Every run of a step: node name and instance. */
@@ -255,3 +256,29 @@ export const approveThenWork = (fx: SideEffects, workFor: Duration.Input = "45 s
       .addEdge("approve", "work")
       .addEdge("work", END)
   })
+
+/** A pass's pause save as the store sees it: fenced, or (a backend without it) plain. */
+export const isPauseSave = (call: Harness.StoreCall) => call.operation === "baton/PauseStore.saveFenced" || call.operation === "baton/PauseStore.save"
+
+/**
+ * A `beforeStoreCall` that freezes instance `index` at its first store call
+ * `match` accepts, once. `attach` the Harness once it is made; `call` is
+ * the call it froze at (undefined until then).
+ */
+export const freezeOnce = (index: number, match: (call: Harness.StoreCall) => boolean) => {
+  const state: { h?: Harness.Harness; call?: Harness.StoreCall } = {}
+  return {
+    beforeStoreCall: (call: Harness.StoreCall) =>
+      Effect.suspend(() => {
+        if (state.call !== undefined || state.h === undefined || call.index !== index || !match(call)) return Effect.void
+        state.call = call
+        return Effect.orDie(state.h.freeze(index)) // a valid index: this instance made the call
+      }),
+    attach: (h: Harness.Harness) => {
+      state.h = h
+    },
+    get call() {
+      return state.call
+    }
+  }
+}
