@@ -15,10 +15,7 @@
  * - Postgres: one statement — a CTE selects the lease row `FOR UPDATE` (a
  *   concurrent acquire, renew or release waits for the write's commit, and
  *   the write re-reads a row one of them changed first), another pushes it
- *   only when due, and the inserts write only if the first found it. Writes
- *   of several trees issued together share one such statement, each under
- *   its own CTE names and its own lease (group commit,
- *   `internal/statementGroup.ts`).
+ *   only when due, and the inserts write only if the first found it.
  *
  * A checkpoint row keeps no channel values: each channel version is a blob
  * row written once (`put` stores the changed channels only). Checkpoint,
@@ -42,7 +39,6 @@ import { CheckpointStore, type CheckpointStoreShape } from "../../src/stores/Che
 import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as Direct from "./internal/direct.ts"
-import * as StatementGroup from "./internal/statementGroup.ts"
 import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
@@ -156,36 +152,23 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
 
     /**
      * Postgres, one statement: the CTEs that check the lease (`lease`, the row
-     * locked, empty unless current) and push it when due (`renewed`), their
-     * names under `p` (see `internal/statementGroup.ts`); the statement's
-     * inserts read `WHERE EXISTS (SELECT 1 FROM ${p}lease)`. Its result
-     * columns are {@link fencedResult}.
+     * locked, empty unless current) and push it when due (`renewed`); the
+     * statement's inserts read `WHERE EXISTS (SELECT 1 FROM lease)`. Its main
+     * query selects {@link fencedResult}.
      */
-    const fenceCtes = (f: FenceCheck, p: string): ReadonlyArray<Fragment> => [
-      sql`${sql.literal(p)}lease AS MATERIALIZED (${selectLease(f)})`,
-      sql`${sql.literal(p)}renewed AS (UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis}
-        WHERE ${leaseKey(f)} AND EXISTS (SELECT 1 FROM ${sql.literal(p)}lease WHERE expires_at < ${renewalDueBefore(f)})
+    const fenceCtes = (f: FenceCheck): ReadonlyArray<Fragment> => [
+      sql`lease AS MATERIALIZED (${selectLease(f)})`,
+      sql`renewed AS (UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis}
+        WHERE ${leaseKey(f)} AND EXISTS (SELECT 1 FROM lease WHERE expires_at < ${renewalDueBefore(f)})
         RETURNING expires_at)`
     ]
-    const fencedResult = (p: string) => sql.literal(`(SELECT expires_at FROM ${p}lease) AS held, (SELECT expires_at FROM ${p}renewed) AS renewed`)
-    /** Reads {@link fencedResult}'s row: the lease as held after the write, or the refusal (read after the fact). */
-    const fencedOutcome = (operation: string, f: FenceCheck, row: any): Promise<FencedWrite> =>
-      row === undefined || row.held == null
-        ? call(operation, () => leaseLost(f))
-        : Promise.resolve(row.renewed == null ? { expiresAt: num(row.held), renewed: false } : { expiresAt: num(row.renewed), renewed: true })
-    /** Postgres: a fenced write's one statement, sharing a statement (and its commit) with the others of the same turn. */
-    const group = StatementGroup.make(sql, (statement, operation) =>
-      direct.run(function*(): Op<ReadonlyArray<any>> {
-        return yield statement
-      }, runPromise, storeError(store, operation)))
-    const groupWrite = (operation: string, fence: FenceCheck, params: number, ctes: (p: string) => ReadonlyArray<Fragment>) =>
-      group.submit<FencedWrite>({
-        operation,
-        key: knownKey(fence),
-        params,
-        part: (p) => ({ ctes: [...fenceCtes(fence, p), ...ctes(p)], result: fencedResult(p) }),
-        answer: (row) => fencedOutcome(operation, fence, row)
-      })
+    const fencedResult = sql.literal("SELECT (SELECT expires_at FROM lease) AS held, (SELECT expires_at FROM renewed) AS renewed")
+    /** Reads {@link fencedResult}'s row: the lease as held after the write, or the refusal. */
+    function* fencedOutcome(f: FenceCheck, rows: ReadonlyArray<any>): Op<FencedWrite> {
+      const row = rows[0]
+      if (row === undefined || row.held == null) yield* leaseLost(f)
+      return row.renewed == null ? { expiresAt: num(row.held), renewed: false } : { expiresAt: num(row.renewed), renewed: true }
+    }
 
     const blobColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, channel, version, type, value")
     const blobValues = (b: BlobRow) => sql`${b.tenantId}, ${b.threadId}, ${b.checkpointNs}, ${b.channel}, ${b.version}, ${b.type}, ${b.value}`
@@ -199,33 +182,6 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       sql`INSERT INTO ${blobs_} (${blobColumns}) VALUES ${sql.csv(part.map(blobTuple))} ${blobUpsert}`
     const insertWrites = (part: ReadonlyArray<WriteRow>) =>
       sql`INSERT INTO ${writes} (${writeColumns}) VALUES ${sql.csv(part.map(writeTuple))} ${writeUpsert}`
-
-    // Postgres' one-statement writes: CTEs (names under `p`) whose inserts read `from` (the lease CTE's guard, or nothing).
-    const leaseGuard = (p: string) => sql.literal(` WHERE EXISTS (SELECT 1 FROM ${p}lease)`)
-    const blobsCte = (blobs: ReadonlyArray<BlobRow>, p: string, from: Fragment) =>
-      sql`${sql.literal(p)}blobs AS (
-        INSERT INTO ${blobs_} (${blobColumns})
-        SELECT v.* FROM (VALUES ${sql.csv(blobs.map(blobTuple))}) AS v (${blobColumns})${from}
-        ${blobUpsert}
-        RETURNING 1)`
-    const insertCheckpointFrom = (r: CheckpointRow, from: Fragment) =>
-      sql`INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
-        ${checkpointUpsert}`
-    const writesCte = (rows: ReadonlyArray<WriteRow>, p: string) =>
-      sql`${sql.literal(p)}ins AS (
-        INSERT INTO ${writes} (${writeColumns})
-        SELECT v.* FROM (VALUES ${sql.csv(rows.map(writeTuple))}) AS v (${writeColumns})${leaseGuard(p)}
-        ${writeUpsert}
-        RETURNING 1)`
-    /** Postgres, fenced: the lease checked and pushed when due, the blobs and the checkpoint — one statement, maybe shared. */
-    const groupPutCheckpoint = (r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck) =>
-      groupWrite("putCheckpoint", fence, 7 * blobs.length + 30, (p) => [
-        ...(blobs.length > 0 ? [blobsCte(blobs, p, leaseGuard(p))] : []),
-        sql`${sql.literal(p)}checkpoint AS (${insertCheckpointFrom(r, leaseGuard(p))} RETURNING 1)`
-      ])
-    /** Postgres, fenced: the lease checked and pushed when due, and the writes — one statement, maybe shared. */
-    const groupPutWrites = (rows: ReadonlyArray<WriteRow>, fence: FenceCheck) =>
-      groupWrite("putWrites", fence, 10 * rows.length + 20, (p) => (rows.length > 0 ? [writesCte(rows, p)] : []))
 
     // Hot statements, compiled once per shape; their parameters in the order the statements above interpolate them.
     const dummyBlob: BlobRow = { tenantId: "", threadId: "", checkpointNs: "", channel: "", version: "", type: "", value: new Uint8Array() }
@@ -315,10 +271,25 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         yield checkpointQuery(r)
         return undefined
       }
-      if (isPg && fence === undefined && blobs.length <= chunk) {
-        // One statement: the blobs and the checkpoint.
-        yield sql`WITH ${blobsCte(blobs, "", sql.literal(""))} ${insertCheckpointFrom(r, sql.literal(""))}`
-        return undefined
+      if (isPg && blobs.length <= chunk) {
+        // One statement: lease check and push (when fenced), blobs and checkpoint, each insert reading from the lease CTE.
+        const from = fence === undefined ? sql.literal("") : sql.literal(" WHERE EXISTS (SELECT 1 FROM lease)")
+        const ctes: Array<Fragment> = fence === undefined ? [] : [...fenceCtes(fence)]
+        if (blobs.length > 0) {
+          ctes.push(sql`blobs AS (
+            INSERT INTO ${blobs_} (${blobColumns})
+            SELECT v.* FROM (VALUES ${sql.csv(blobs.map(blobTuple))}) AS v (${blobColumns})${from}
+            ${blobUpsert}
+            RETURNING 1)`)
+        }
+        const insert = sql`INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(r)}${from}
+          ${checkpointUpsert}`
+        if (fence === undefined) {
+          yield sql`WITH ${sql.csv(ctes)} ${insert}`
+          return undefined
+        }
+        const rows = yield sql`WITH ${sql.csv(ctes)}, checkpoint AS (${insert} RETURNING 1) ${fencedResult}`
+        return yield* fencedOutcome(fence, rows)
       }
       const fresh = foldable(fence)
       if (fresh !== undefined && blobs.length <= chunk / 10) {
@@ -348,6 +319,19 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       if (fence === undefined && rows.length <= chunk) {
         if (rows.length > 0) yield writesQuery(rows)
         return undefined
+      }
+      if (fence !== undefined && isPg && rows.length <= chunk) {
+        const ctes: Array<Fragment> = [...fenceCtes(fence)]
+        if (rows.length > 0) {
+          ctes.push(sql`ins AS (
+              INSERT INTO ${writes} (${writeColumns})
+              SELECT v.* FROM (VALUES ${sql.csv(rows.map(writeTuple))}) AS v (${writeColumns})
+              WHERE EXISTS (SELECT 1 FROM lease)
+              ${writeUpsert}
+              RETURNING 1)`)
+        }
+        const result = yield sql`WITH ${sql.csv(ctes)} ${fencedResult}`
+        return yield* fencedOutcome(fence, result)
       }
       const fresh = foldable(fence)
       if (fresh !== undefined && rows.length > 0 && rows.length <= chunk / 10) {
@@ -547,14 +531,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
 
     const rows: CheckpointRows = {
       fenced: true,
-      putCheckpoint: (row, blobs, fence) =>
-        isPg && fence !== undefined && blobs.length <= chunk
-          ? groupPutCheckpoint(row, blobs, fence)
-          : write("putCheckpoint", () => putCheckpoint(row, blobs, fence)),
-      putWrites: (rows, fence) =>
-        isPg && fence !== undefined && rows.length <= chunk
-          ? groupPutWrites(rows, fence)
-          : write("putWrites", () => putWrites(rows, fence)),
+      putCheckpoint: (row, blobs, fence) => write("putCheckpoint", () => putCheckpoint(row, blobs, fence)),
+      putWrites: (rows, fence) => write("putWrites", () => putWrites(rows, fence)),
       getCheckpoint: (tenantId, threadId, ns, id) => call("getCheckpoint", () => getCheckpoint(tenantId, threadId, ns, id)),
       getTuple: (tenantId, threadId, ns, id) => call("getTuple", () => getTuple(tenantId, threadId, ns, id)),
       getWrites: (tenantId, threadId, ns, ids) =>
