@@ -322,8 +322,8 @@ const eachStranded = Effect.fnUntraced(function*(look: Look) {
 /**
  * The trees holding a cancel request, one store query a page: a Paused one
  * (its canceller died before ending it, or its holder rested it as the request
- * landed) whose lease is free is ended cancelled in `recoveries`, like a
- * cancel would (its undos run where its workflow is registered; see
+ * landed) whose lease is free is ended cancelled in `recoveries`, within the
+ * look's budget, like a cancel would (its undos run where its workflow is registered; see
  * `TreeDriver.endIfFree`); a held lease's expiry is noted. A Running tree's
  * request is read by its holder, or at its recovery or its child's claim; a
  * request left on an ended (or gone) tree goes with its keys.
@@ -351,7 +351,11 @@ const eachCancelRequested = (look: Look) =>
             Effect.annotateLogs({ executionId: root.rootExecutionId, tenantId: root.tenantId })
           )
         }
-        yield* FiberSet.run(look.recoveries, TreeDriver.endIfFree(root).pipe(Effect.ignore))
+        // Counted like a recovery: a look starts at most its budget of them; the next look goes on.
+        if (look.budget <= 0) return
+        look.budget--
+        look.running.count++
+        yield* FiberSet.run(look.recoveries, TreeDriver.endIfFree(root).pipe(Effect.ignore, Effect.ensuring(Effect.sync(() => recoveryEnded(look.running)))))
       }
       if (page.length < pageSize) return
     }
