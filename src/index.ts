@@ -99,7 +99,7 @@ export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape
 export { LeaseWakeups, type LeaseWakeupsShape, type NextOptions, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
 export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreBackend, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
-export { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "./stores/PauseStore.ts"
+export { PauseStore, type PauseStoreBackend, type PauseStoreShape, type RootCursor } from "./stores/PauseStore.ts"
 export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
 export {
   type FencedSetStatusInput,
@@ -111,7 +111,7 @@ export {
   type SetStatusInput
 } from "./stores/RecordStore.ts"
 export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
-export { maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
+export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into
 export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./checkpoint/CheckpointRows.ts"

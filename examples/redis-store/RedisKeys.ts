@@ -34,6 +34,13 @@ export const makeKeys = (options: RedisStoreOptions = {}) => {
     lease: (tenantId: string, rootExecutionId: string) => `${tenant(tenantId)}:lease:${enc(rootExecutionId)}`,
     /** Hash key → JSON value: the tree's keys. */
     tree: (tenantId: string, rootExecutionId: string) => `${tenant(tenantId)}:tree:${enc(rootExecutionId)}`,
+    /**
+     * Sorted set (all score 0, lexicographic) of `tenantId NUL rootExecutionId`:
+     * the trees holding one findable reserved key (a cancel request), of every
+     * tenant — outside any tenant's hash slot, so it is written next to the tree's
+     * hash, not in one script with it.
+     */
+    findable: (treeKey: string) => `${prefix}findable:${enc(treeKey)}`,
     /** Set of the tenant's thread ids that have checkpoints. */
     threads: (tenantId: string) => `${tenant(tenantId)}:threads`,
     /** Hash checkpointNs → the namespace's key base (below): the thread's namespaces. */

@@ -5,10 +5,15 @@
  * concurrent callers exactly one finds the field absent and writes it.
  * `saveIfAbsentFenced` is one script that checks the lease (`RedisLeaseStore`'s,
  * in the same tenant's hash slot) and writes: nothing can take the lease between.
+ * A findable reserved key (`findableNames`: the cancel request) is also kept in
+ * a sorted set of the trees holding it, for `findRootsWithKey`: added before the
+ * key is written and removed after the tree is deleted, so the set may name a
+ * tree that lost its key (the contract allows it: the caller reads), never
+ * miss one that has it.
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { LeaseLostError, type TreeEntry, TreeStore } from "../../src/index.ts" // in your app: from "baton"
+import { findableNames, LeaseLostError, reservedPrefix, type TreeEntry, TreeStore } from "../../src/index.ts" // in your app: from "baton"
 import { type Keys, op } from "./RedisKeys.ts"
 import { fenceLua } from "./RedisLeaseStore.ts"
 
@@ -47,12 +52,19 @@ return { 'written' }`
 export const make = (keys: Keys) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
+    const findable = findableNames.map((n) => reservedPrefix + n)
+    const member = (tenantId: string, root: string) => `${tenantId}\u0000${root}`
+    /** Before a findable key is written: its tree joins the key's set. */
+    const index = (tenantId: string, root: string, key: string) =>
+      findable.includes(key) ? op("TreeStore", "index", redis.send("ZADD", keys.findable(key), "0", member(tenantId, root))) : Effect.void
     return TreeStore.make({
       saveIfAbsent: (tenantId, root, key, value) =>
-        op("TreeStore", "saveIfAbsent", redis.send<number>("HSETNX", keys.tree(tenantId, root), key, JSON.stringify(value)))
-          .pipe(Effect.map((n) => n === 1)),
+        Effect.andThen(
+          index(tenantId, root, key),
+          op("TreeStore", "saveIfAbsent", redis.send<number>("HSETNX", keys.tree(tenantId, root), key, JSON.stringify(value)))
+        ).pipe(Effect.map((n) => n === 1)),
       saveIfAbsentFenced: (tenantId, root, key, value, lease, now) =>
-        op(
+        Effect.andThen(index(tenantId, root, key), op(
           "TreeStore",
           "saveIfAbsentFenced",
           redis.eval(saveFenced)(
@@ -68,7 +80,7 @@ export const make = (keys: Keys) =>
           reply[0] === "lost"
             ? Effect.fail(new LeaseLostError({ ...lease, reason: `a fenced tree write was refused: ${reply[1]}` }))
             : Effect.succeed(reply[0] === "written")
-        )),
+        ))),
       get: (tenantId, root, key) =>
         op("TreeStore", "get", redis.send<string | null>("HGET", keys.tree(tenantId, root), key)).pipe(
           Effect.map((json) => (json === null ? Option.none() : Option.some(JSON.parse(json) as unknown)))
@@ -84,7 +96,30 @@ export const make = (keys: Keys) =>
               .map(([key, json]): TreeEntry => ({ key, value: JSON.parse(json) as unknown }))
           )
         ),
-      deleteRoot: (tenantId, root) => op("TreeStore", "deleteRoot", redis.eval(deleteRoot)(keys.tree(tenantId, root))),
+      deleteRoot: (tenantId, root) =>
+        op("TreeStore", "deleteRoot", redis.eval(deleteRoot)(keys.tree(tenantId, root))).pipe(
+          Effect.tap(() => Effect.forEach(findable, (key) => op("TreeStore", "deleteRoot", redis.send("ZREM", keys.findable(key), member(tenantId, root)))))
+        ),
+      // One lexicographic range a page; `(` starts strictly after the cursor's member.
+      findRootsWithKey: (key, limit, after) =>
+        op(
+          "TreeStore",
+          "findRootsWithKey",
+          redis.send<Array<string>>(
+            "ZRANGEBYLEX",
+            keys.findable(key),
+            Option.isNone(after) ? "-" : `(${member(after.value.tenantId, after.value.rootExecutionId)}`,
+            "+",
+            "LIMIT",
+            "0",
+            String(limit)
+          )
+        ).pipe(Effect.map((members) =>
+          members.map((m) => {
+            const at = m.indexOf("\u0000")
+            return { tenantId: m.slice(0, at), rootExecutionId: m.slice(at + 1) }
+          })
+        )),
       ping: op("TreeStore", "ping", redis.send("PING")).pipe(Effect.asVoid)
     })
   })

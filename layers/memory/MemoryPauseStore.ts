@@ -7,17 +7,14 @@ import { Effect, Layer, Option } from "effect"
 import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
-import { PauseStore, type RootCursor } from "../../src/stores/PauseStore.ts"
-import { key, MemoryState, type PauseRow } from "./MemoryState.ts"
+import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { compareRoot, key, MemoryState, type PauseRow } from "./MemoryState.ts"
 
 const toPause = (row: PauseRow): Pause => ({
   ...row,
   payload: JSON.parse(row.payload),
   decision: row.decision === null ? null : JSON.parse(row.decision)
 })
-
-const compareRoot = (a: RootCursor, b: RootCursor) =>
-  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.rootExecutionId < b.rootExecutionId ? -1 : a.rootExecutionId > b.rootExecutionId ? 1 : 0
 
 /**
  * The in-memory `PauseStore` over the `MemoryState` in context.

@@ -12,6 +12,7 @@ import type { ExecutionRecord, PauseAnswer, ThreadRecord } from "../../src/store
 import type { QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
+import type { RootCursor } from "../../src/stores/PauseStore.ts"
 
 /**
  * A lease row: `holder` null once released (the epoch stays).
@@ -137,6 +138,26 @@ export class MemoryState extends Context.Service<MemoryState, MemoryRows>()("bat
  * @since 0.1.0
  */
 export const key = (...parts: ReadonlyArray<string>): string => JSON.stringify(parts)
+
+/**
+ * The stable order of trees (tenantId, then rootExecutionId) the cross-tree pages follow.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const compareRoot = (a: RootCursor, b: RootCursor): number =>
+  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.rootExecutionId < b.rootExecutionId ? -1 : a.rootExecutionId > b.rootExecutionId ? 1 : 0
+
+/**
+ * The tree a `key(tenantId, rootExecutionId)` names.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const rootOf = (treeKey: string): RootCursor => {
+  const [tenantId, rootExecutionId] = JSON.parse(treeKey) as [string, string]
+  return { tenantId, rootExecutionId }
+}
 
 /**
  * A lease row as the contract's `Lease`.

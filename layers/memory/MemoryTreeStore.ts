@@ -5,8 +5,9 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
+import type { RootCursor } from "../../src/stores/PauseStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
-import { key, MemoryState } from "./MemoryState.ts"
+import { compareRoot, key, MemoryState, rootOf } from "./MemoryState.ts"
 
 /**
  * The in-memory `TreeStore` over the `MemoryState` in context.
@@ -61,6 +62,17 @@ export const make = MemoryState.useSync((rows) => {
         const n = rows.tree.get(treeKey)?.size ?? 0
         rows.tree.delete(treeKey)
         return n
+      }),
+    // Every tree is looked at: a test-sized store; the SQL backends read one index range.
+    findRootsWithKey: (k, limit, after) =>
+      Effect.sync(() => {
+        const found: Array<RootCursor> = []
+        for (const [treeKey, entries] of rows.tree) {
+          if (!entries.has(k)) continue
+          const root = rootOf(treeKey)
+          if (Option.isNone(after) || compareRoot(root, after.value) > 0) found.push(root)
+        }
+        return found.sort(compareRoot).slice(0, limit)
       }),
     ping: Effect.void
   })

@@ -18,6 +18,7 @@ import { Context, Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { findableNames, reservedPrefix } from "../../src/stores/TreeStore.ts"
 import { kindOf } from "./internal/classify.ts"
 import { sqlErrorDetail } from "./internal/rows.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -310,6 +311,29 @@ const childConfigHash = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string
   `ALTER TABLE "${t.childQueue}" ADD COLUMN config_hash ${y.text}`
 ]
 
+/** A reserved tree key as an SQL string literal (the names are the runtime's own: letters and dashes). */
+const keyLiteral = (name: string) => `'${reservedPrefix}${name.replaceAll("'", "''")}'`
+
+/**
+ * 12: the trees holding a cancel request, found across every tree by one
+ * index range a page (`TreeStore.findRootsWith`): a partial index over the
+ * findable reserved keys only, so a step's other tree writes maintain no
+ * index for it. The query names the key as the same literal (a partial index
+ * serves only a query whose WHERE repeats its condition).
+ */
+const findableTreeKeys = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
+  `CREATE INDEX "${t.tree}_findable_idx" ON "${t.tree}" (tenant_id, root_execution_id)
+    WHERE ${findableNames.map((n) => `tree_key = ${keyLiteral(n)}`).join(" OR ")}`
+]
+
+/**
+ * The condition on `tree_key` that lets a query read `findableTreeKeys`' index for one findable name.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const findableKeyCondition = (name: string): string => `tree_key = ${keyLiteral(name)}`
+
 /**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
@@ -325,7 +349,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [6, "limiters", limiters],
   [7, "history_and_requests", historyAndRequests],
   [9, "child_launches", childLaunches],
-  [11, "child_config_hash", childConfigHash]
+  [11, "child_config_hash", childConfigHash],
+  [12, "findable_tree_keys", findableTreeKeys]
 ]
 
 /**

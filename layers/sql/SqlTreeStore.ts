@@ -16,12 +16,12 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
+import { findableNames, reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
 import { refused } from "../../src/stores/internal/fence.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
 import { leaseRow, liveLease } from "./internal/leaseFence.ts"
-import { keyEquals } from "./internal/stablePlan.ts"
+import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -38,6 +38,9 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
     const sortedKey = keyEquals(sql)
+    const limitOf = literalLimit(sql)
+    // A findable key is named as the literal its partial index repeats (see SqlMigrations 12); another key is bound.
+    const findable = new Map(findableNames.map((n) => [reservedPrefix + n, sql.literal(SqlMigrations.findableKeyCondition(n))]))
     const t = yield* SqlTables.make(options)
     const tree = sql(t.tree)
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
@@ -147,6 +150,19 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           sql`DELETE FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} RETURNING tree_key`,
           (rows) => rows.length
         )),
+      findRootsWithKey: (key, limit, after) =>
+        run(store, "findRootsWithKey", () => {
+          const keyIs = findable.get(key) ?? sql`tree_key = ${key}`
+          return Effect.map(
+            Option.isNone(after)
+              ? sql`SELECT tenant_id, root_execution_id FROM ${tree} WHERE ${keyIs}
+                    ORDER BY tenant_id, root_execution_id LIMIT ${limitOf(limit)}`
+              : sql`SELECT tenant_id, root_execution_id FROM ${tree} WHERE ${keyIs}
+                      AND (tenant_id, root_execution_id) > (${after.value.tenantId}, ${after.value.rootExecutionId})
+                    ORDER BY tenant_id, root_execution_id LIMIT ${limitOf(limit)}`,
+            (rows) => rows.map((r: any) => ({ tenantId: String(r.tenant_id), rootExecutionId: String(r.root_execution_id) }))
+          )
+        }),
       ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
     }
     return backend

@@ -9,6 +9,7 @@ import type { ExecutionId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
 import { checkLease } from "./LeaseStore.ts"
+import type { RootCursor } from "./PauseStore.ts"
 
 /**
  * What a `TreeStore` operation fails with.
@@ -33,6 +34,16 @@ export const reservedPrefix = "@baton/"
  * @since 0.1.0
  */
 export const maxGetManyKeys = 100
+
+/**
+ * The reserved names (`@baton/<name>`) whose trees `findRootsWith` finds
+ * across every tree: the cancel request. A backend indexes these keys only
+ * (SQL: a partial index), so the rest of the tree's keys cost no index.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const findableNames: ReadonlyArray<string> = ["cancel-request"]
 
 /**
  * One key of an execution tree's shared key-value state.
@@ -61,7 +72,13 @@ export interface TreeEntry {
  * - `getMany` returns the entries of those of `keys` that exist, in key
  *   order (at most {@link maxGetManyKeys} keys a call); a backend may leave
  *   it out: `make` then reads the keys one `get` each;
- * - `deleteRoot` removes every key of the tree and returns how many.
+ * - `deleteRoot` removes every key of the tree and returns how many;
+ * - `findRootsWithKey` pages over the trees (of every tenant) that hold
+ *   `key` — one of the reserved keys named by {@link findableNames}, the
+ *   only ones it is asked for — in the stable order (tenantId,
+ *   rootExecutionId), each page strictly after `after`, at most `limit`
+ *   trees: one query a page. A tree whose key was deleted (with its root) is
+ *   not answered; one answered may have lost it since (the caller reads it).
  *
  * @category models
  * @since 0.1.0
@@ -80,6 +97,7 @@ export interface TreeStoreBackend {
   readonly getMany?: ((tenantId: TenantId, rootExecutionId: ExecutionId, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>) | undefined
   readonly list: (tenantId: TenantId, rootExecutionId: ExecutionId, prefix: string) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>
   readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
+  readonly findRootsWithKey: (key: string, limit: number, after: Option.Option<RootCursor>) => Effect.Effect<ReadonlyArray<RootCursor>, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
 
@@ -89,7 +107,7 @@ export interface TreeStoreBackend {
  * @category models
  * @since 0.1.0
  */
-export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | "saveIfAbsentFenced" | "getMany"> {
+export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | "saveIfAbsentFenced" | "getMany" | "findRootsWithKey"> {
   /** The entries of those of `keys` that exist, in key order: one store call (the runtime reads a tree's reserved keys together). */
   readonly getMany: (tenantId: TenantId, rootExecutionId: ExecutionId, keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<TreeEntry>, Failure>
   /** For user code: a key under `@baton/` fails with `ReservedKeyError`. */
@@ -118,6 +136,13 @@ export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | 
     lease: Lease,
     now: number
   ) => Effect.Effect<boolean, Failure | LeaseLostError>
+  /**
+   * For the runtime only: the trees (of every tenant) holding `@baton/<name>`,
+   * `name` one of {@link findableNames}, a page of at most `limit` strictly
+   * after `after` (see `TreeStoreBackend`). The recovery sweep finds the
+   * cancel requests nobody acts on with it.
+   */
+  readonly findRootsWith: (name: string, limit: number, after: Option.Option<RootCursor>) => Effect.Effect<ReadonlyArray<RootCursor>, Failure>
 }
 
 /**
@@ -177,6 +202,17 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
           typeof prefix === "string" ? Effect.void : V.nonEmpty("TreeStore.list", "prefix", prefix)
         ], () => impl.list(tenantId, root, prefix)),
       deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), () => impl.deleteRoot(tenantId, root)),
+      findRootsWith: (name, limit, after) =>
+        V.checked([
+          V.oneOf("TreeStore.findRootsWith", "name", name, findableNames),
+          V.wholeAtLeast("TreeStore.findRootsWith", "limit", limit, 1),
+          ...(Option.isSome(after)
+            ? [
+              V.nonEmpty("TreeStore.findRootsWith", "after.tenantId", after.value.tenantId),
+              V.nonEmpty("TreeStore.findRootsWith", "after.rootExecutionId", after.value.rootExecutionId)
+            ]
+            : [])
+        ], () => impl.findRootsWithKey(reservedPrefix + name, limit, after)),
       ping: impl.ping
     }
   }

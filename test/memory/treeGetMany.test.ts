@@ -13,13 +13,14 @@ describe("TreeStore.getMany without a backend's own", () => {
     Effect.gen(function*() {
       const full = yield* TreeStore
       let gets = 0
-      const { getMany: _, saveReservedIfAbsent: __, saveReservedFenced: ___, ...backend } = full
+      const { findRootsWith: ____, getMany: _, saveReservedIfAbsent: __, saveReservedFenced: ___, ...backend } = full
       const bare = TreeStore.make({
         ...backend,
         // A backend's saveIfAbsent has no reserved-key rule (make adds it).
         saveIfAbsent: (t, r, k, v) => Effect.catchTag(full.saveIfAbsent(t, r, k, v), "ReservedKeyError", Effect.die),
         // Fenced writes are not what this test reads.
         saveIfAbsentFenced: () => Effect.die(new Error("saveIfAbsentFenced is not used here")),
+        findRootsWithKey: () => Effect.die(new Error("findRootsWithKey is not used here")),
         get: (t, r, k) => Effect.suspend(() => (gets++, full.get(t, r, k)))
       })
       yield* full.saveIfAbsent("t", "r", "b", 2)

@@ -23,6 +23,10 @@ export interface TripPlan {
   readonly legWorkOf: ReadonlyMap<number, Duration.Input>
   /** Whether step `a` declares an undo (without: the trip's only undos are its children's). */
   readonly aUndo: boolean
+  /** How many legs step `b` launches (inputs 0, 1, …). */
+  readonly legs: number
+  /** The trip's cap on its legs running at once (`maxConcurrentExecutions`), if any. */
+  readonly maxConcurrentExecutions?: number | undefined
 }
 
 export interface TripBook {
@@ -35,7 +39,7 @@ export interface TripBook {
 }
 
 export const makeTripBook = (plan: Partial<TripPlan> = {}): TripBook => ({
-  plan: { placement: "any", cFails: true, failingLegs: new Set(), undoSleep: 0, legWork: "1 second", legWorkOf: new Map(), aUndo: true, ...plan },
+  plan: { placement: "any", cFails: true, failingLegs: new Set(), undoSleep: 0, legWork: "1 second", legWorkOf: new Map(), aUndo: true, legs: 3, ...plan },
   stepKeys: new Map(),
   tries: [],
   undone: [],
@@ -82,12 +86,13 @@ const TripState = Annotation.Root({
   log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
 })
 
-/** a (undo) → b (launches legs 0, 1, 2) → c (fails if planned). */
+/** a (undo) → b (launches legs 0, 1, 2 — or as many as planned) → c (fails if planned). */
 export const tripWorkflow = (book: TripBook) => {
   const leg = legWorkflow(book)
   return Workflow.make({
     name: `trip-${book.plan.placement}`,
     version: "1",
+    maxConcurrentExecutions: book.plan.maxConcurrentExecutions,
     children: [leg],
     graph: new StateGraph(TripState)
       .addNode("a", Workflow.step(async (_s, ctx) => {
@@ -101,7 +106,7 @@ export const tripWorkflow = (book: TripBook) => {
       } : {}))
       .addNode("b", Workflow.step(async (_s, ctx) => {
         book.stepKeys.set("b", ctx.idempotencyKey)
-        const outs = await ctx.launch(leg, [{ n: 0 }, { n: 1 }, { n: 2 }], { placement: book.plan.placement })
+        const outs = await ctx.launch(leg, Array.from({ length: book.plan.legs }, (_, n) => ({ n })), { placement: book.plan.placement })
         return { log: outs.map((o) => (o as { booked: string }).booked) }
       }))
       .addNode("c", Workflow.step(async (_s, ctx) => {

@@ -387,6 +387,17 @@ export const untilNotOnChildren = <A extends { readonly _tag: string; readonly e
     })
 
 /**
+ * The result kept with a child that never started because its parent was cancelled.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const cancelledBeforeStart = (parentExecutionId: string) => ({
+  tag: "ExecutionCancelledError",
+  message: `its parent ${parentExecutionId} was cancelled before it started`
+})
+
+/**
  * A tree ends cancelled: its children that have not started never will
  * (their rows end Failed), and each running child of a launch it waits on
  * gets a durable cancel request (`request`), which that child's holder reads
@@ -405,7 +416,7 @@ export const cancelChildren = Effect.fnUntraced(function*(
   const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
   if (queue === undefined) return
   const { rootExecutionId, tenantId } = record
-  yield* queue.failQueued(tenantId, rootExecutionId, { tag: "ExecutionCancelledError", message: `its parent ${record.executionId} was cancelled before it started` })
+  yield* queue.failQueued(tenantId, rootExecutionId, cancelledBeforeStart(record.executionId))
   for (const pause of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
     const wait = waitOf(pause.payload)
     if (wait === undefined) continue

@@ -30,6 +30,7 @@ import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import * as Cancel from "./Cancel.ts"
 import * as ChildConfig from "./ChildConfig.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
 import { Instance, type InstanceShape, workflowForRecord } from "./Instance.ts"
@@ -261,10 +262,39 @@ const treeSlot = Effect.fnUntraced(function*(row: QueuedChild) {
   )
 })
 
+/**
+ * A claimed child of a tree asked to cancel (its request on record: the
+ * canceller may have died before ending the tree and failing its queued
+ * children). One never started ends its row Failed here, without starting
+ * (`Refused`; `Lost` when its claim went meanwhile); one started before goes
+ * on (`Run`) with a cancel request of its own, so it ends cancelled without
+ * running a step.
+ */
+const refusedForCancel = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row: QueuedChild) {
+  if (!(yield* Cancel.isRequested(row.tenantId, row.rootExecutionId))) return "Run" as const
+  const instance = yield* Instance
+  if (Option.isSome(yield* (yield* RecordStore).getRecord(row.tenantId, row.executionId))) {
+    yield* Cancel.request(row.tenantId, row.executionId, { ownerId: undefined, instanceId: instance.instanceId })
+    return "Run" as const
+  }
+  const completed = yield* queue.complete({
+    tenantId: row.tenantId,
+    executionId: row.executionId,
+    instanceId: instance.instanceId,
+    outcome: "Failed",
+    result: ChildLaunch.cancelledBeforeStart(row.parentExecutionId)
+  })
+  return completed ? "Refused" as const : "Lost" as const
+})
+
 /** Runs a claimed child, completes its row and, if it was the last of its launch, wakes the parent. */
 const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: FiberSet.FiberSet<unknown, unknown>) =>
   Effect.gen(function*() {
     const instance = yield* Instance
+    // Its tree was asked to cancel: a queued child never starts (the last one wakes the parent, which ends cancelled).
+    const cancelled = yield* refusedForCancel(queue, row)
+    if (cancelled === "Refused") return yield* wakeParent(queue, row, continues)
+    if (cancelled === "Lost") return
     const renewal = yield* Effect.forkChild(keepClaim(queue, row, instance))
     const end = yield* runChild({
       tenantId: row.tenantId,

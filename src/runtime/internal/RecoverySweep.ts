@@ -13,8 +13,12 @@
  * stops at the bound and the next one, woken when a recovery releases its
  * lease, picks up at the page where it stopped. Each instance visits a
  * page's roots in its own order (`VisitOrder`), so instances that look at
- * once start recoveries of different trees. (Settled pauses past the retention are
- * deleted once per fleet: see `Retention`.)
+ * once start recoveries of different trees. Last, it ends the Paused trees
+ * holding a cancel request whose lease is free: no holder reads the request
+ * of a tree that rests, so a canceller that died right after writing it
+ * leaves it to the sweep (`TreeStore.findRootsWith`: one query a page, only
+ * trees with a request). (Settled pauses past the retention are deleted once
+ * per fleet: see `Retention`.)
  *
  * @since 0.1.0
  */
@@ -27,6 +31,7 @@ import { getManyChunked, type Lease, LeaseStore } from "../../stores/LeaseStore.
 import { LeaseWakeups } from "../../stores/LeaseWakeups.ts"
 import { PauseStore, type RootCursor } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
+import { TreeStore } from "../../stores/TreeStore.ts"
 import * as Metering from "./Metering.ts"
 import * as Metrics from "../Metrics.ts"
 import * as RecoveryFailures from "./RecoveryFailures.ts"
@@ -315,8 +320,54 @@ const eachStranded = Effect.fnUntraced(function*(look: Look) {
 })
 
 /**
+ * The trees holding a cancel request, one store query a page: a Paused one
+ * (its canceller died before ending it, or its holder rested it as the request
+ * landed) whose lease is free is ended cancelled in `recoveries`, within the
+ * look's budget, like a cancel would (its undos run where its workflow is registered; see
+ * `TreeDriver.endIfFree`); a held lease's expiry is noted. A Running tree's
+ * request is read by its holder, or at its recovery or its child's claim; a
+ * request left on an ended (or gone) tree goes with its keys.
+ */
+const eachCancelRequested = (look: Look) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const tree = yield* TreeStore
+    const records = yield* RecordStore
+    const pageSize = instance.config.sweepPageSize
+    let after = Option.none<RootCursor>()
+    while (true) {
+      const page = yield* tree.findRootsWith(Cancel.requestName, pageSize, after)
+      yield* Metering.add(Metrics.sweepRows, instance.instanceId, undefined, page.length)
+      for (const root of page) {
+        after = Option.some(root)
+        if (movingHere(instance, root)) continue
+        const record = yield* records.getRecord(root.tenantId, root.rootExecutionId)
+        if (Option.isSome(record) && record.value.status === "Running") continue
+        if (Option.isSome(record) && record.value.status === "Paused") {
+          if (yield* leaseLive(record.value, (at) => (look.earliest = Math.min(look.earliest, at)))) continue
+          // A store may name a tree whose request went (see `TreeStoreBackend`): only a request on record ends it.
+          if (!(yield* Cancel.isRequested(root.tenantId, root.rootExecutionId))) continue
+          yield* Effect.logInfo(`recovery sweep ends execution ${root.rootExecutionId}: it was asked to cancel and rests with no holder`).pipe(
+            Effect.annotateLogs({ executionId: root.rootExecutionId, tenantId: root.tenantId })
+          )
+        }
+        // Counted like a recovery: a look starts at most its budget of them; the next look goes on.
+        if (look.budget <= 0) return
+        look.budget--
+        look.running.count++
+        yield* FiberSet.run(look.recoveries, TreeDriver.endIfFree(root).pipe(Effect.ignore, Effect.ensuring(Effect.sync(() => recoveryEnded(look.running)))))
+      }
+      if (page.length < pageSize) return
+    }
+  }).pipe(Effect.catchCause((cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.failCause(cause as Cause.Cause<never>)
+      : Effect.logWarning("recovery sweep: ending cancelled paused trees failed this look", Cause.pretty(cause))
+  ))
+
+/**
  * One look over every Running root, then the Paused ones with a stranded
- * decision; answers the earliest live lease expiry seen. It starts at most
+ * decision, then the Paused ones asked to cancel; answers the earliest live lease expiry seen. It starts at most
  * `maxRecoveriesPerLook` less the recoveries still running (and no more than
  * the free step slots) and stops before the next one: `resume` keeps where,
  * for the next look.
@@ -347,6 +398,7 @@ const look = Effect.fnUntraced(function*(
   resume.from = next.from
   resume.stopped = next.stopped
   yield* eachStranded(state)
+  yield* eachCancelRequested(state)
   Metering.timeUnsafe(yield* Effect.context<never>(), Metrics.sweepDuration, instance.instanceId, (yield* Clock.currentTimeMillis) - now)
   return state.earliest
 }, (effect) =>

@@ -154,12 +154,13 @@ const hasOpenUndos = (record: ExecutionRecord, holder: LeaseHolder.LeaseHolder) 
  * had ended (its keys are removed then: a cancel request written after its
  * end goes too). Callers write the tree's cancel request first: an instance
  * that dies partway (its children's hand-offs refused already) leaves the
- * tree to end cancelled by whoever takes its lease next.
+ * tree to end cancelled by the recovery sweep, which finds the request (see
+ * `RecoverySweep`), or by whoever takes its lease first.
  *
  * @category internal
  * @since 0.1.0
  */
-export const endIfFree = (record: ExecutionRecord) =>
+export const endIfFree = (record: { readonly tenantId: string; readonly rootExecutionId: string }) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
     Effect.scoped(Effect.gen(function*() {
       const holder = yield* acquireFor(pass)

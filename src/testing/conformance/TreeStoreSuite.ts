@@ -165,6 +165,38 @@ export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): v
         assert.isTrue(yield* stores.first.saveIfAbsent(tenant, root, "x", "again"), "a deleted key can be written again")
       }))
 
+    it.effect("findRootsWith pages over the trees of every tenant that hold a findable reserved key, in (tenant, root) order; a deleted tree is not answered", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const tenant = ids("tenant")
+        const roots = [ids("root"), ids("root"), ids("root"), ids("root")].sort()
+        const [r1, r2, r3, r4] = roots as [string, string, string, string]
+        for (const r of [r1, r3, r4]) assert.isTrue(yield* stores.first.saveReservedIfAbsent(tenant, r, "cancel-request", { at: r }))
+        // Other keys do not make a tree findable.
+        assert.isTrue(yield* stores.first.saveReservedIfAbsent(tenant, r2, "unwinding", 1))
+        assert.isTrue(yield* stores.first.saveIfAbsent(tenant, r2, "cancel-request", "a user's key"))
+        const other = ids("tenant")
+        assert.isTrue(yield* stores.first.saveReservedIfAbsent(other, r2, "cancel-request", 1))
+        // The store may hold other tests' trees: read from just before this tenant, and only its trees.
+        const start = Option.some({ tenantId: tenant, rootExecutionId: "\u0001" })
+        const mine = (page: ReadonlyArray<{ readonly tenantId: string; readonly rootExecutionId: string }>) =>
+          page.filter((r) => r.tenantId === tenant).map((r) => r.rootExecutionId)
+        assert.deepStrictEqual(mine(yield* stores.second.findRootsWith("cancel-request", 100, start)), [r1, r3, r4])
+        // Pages of one, each strictly after the last.
+        const first = yield* stores.second.findRootsWith("cancel-request", 1, start)
+        assert.deepStrictEqual(first, [{ tenantId: tenant, rootExecutionId: r1 }])
+        const next = yield* stores.second.findRootsWith("cancel-request", 2, Option.some(first[0]!))
+        assert.deepStrictEqual(next, [{ tenantId: tenant, rootExecutionId: r3 }, { tenantId: tenant, rootExecutionId: r4 }])
+        const found = (yield* stores.second.findRootsWith("cancel-request", 100, Option.some({ tenantId: other, rootExecutionId: "\u0001" })))
+          .filter((r) => r.tenantId === other)
+        assert.deepStrictEqual(found, [{ tenantId: other, rootExecutionId: r2 }], "another tenant's tree too")
+        assert.strictEqual(yield* stores.first.deleteRoot(tenant, r3), 1)
+        assert.deepStrictEqual(mine(yield* stores.second.findRootsWith("cancel-request", 100, start)), [r1, r4], "a deleted tree goes")
+        yield* expectInvalid(stores.first.findRootsWith("unwinding", 10, Option.none()), "name", "findRootsWith, a name not findable")
+        yield* expectInvalid(stores.first.findRootsWith("cancel-request", 0, Option.none()), "limit", "findRootsWith, limit 0")
+        yield* expectInvalid(stores.first.findRootsWith("cancel-request", 10, Option.some({ tenantId: "", rootExecutionId: r1 })), "after.tenantId", "findRootsWith, empty cursor tenant")
+      }))
+
     it.effect("every read is isolated by tenant: another tenant sees nothing and changes nothing", () =>
       Effect.gen(function*() {
         const stores = yield* Stores
