@@ -13,7 +13,7 @@
  */
 import { BaseCheckpointSaver, type ChannelVersions, type Checkpoint, type CheckpointListOptions, type CheckpointMetadata, type PendingWrite } from "@langchain/langgraph-checkpoint"
 import type { RunnableConfig } from "@langchain/core/runnables"
-import { Clock, Context, Duration, Effect, Exit, Fiber, Scope } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, Fiber, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import type { BatonShape } from "../runtime/Baton.ts"
 import * as BatonConfig from "../runtime/BatonConfig.ts"
@@ -73,6 +73,7 @@ export interface HarnessInstance {
  */
 export interface Harness {
   readonly instances: ReadonlyArray<HarnessInstance>
+  /** The instance `index` names, at once; an index that names none throws `InvalidInputError` (field `index`). */
   readonly instance: (index: number) => HarnessInstance
   /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance). */
   readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>, InvalidInputError>
@@ -404,7 +405,12 @@ export const make = Effect.fnUntraced(function*(options: {
     get instances() {
       return slots.map((s) => s.entry)
     },
-    instance: (index) => slot(index).entry,
+    instance: (index) => {
+      // Answers at once: a bad index throws the typed error the other calls fail with.
+      const checked = Effect.runSyncExit(slotAt("instance", index))
+      if (Exit.isFailure(checked)) throw Cause.squash(checked.cause)
+      return checked.value.entry
+    },
     run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
         const { entry, scope } = yield* slotAt("run", index)

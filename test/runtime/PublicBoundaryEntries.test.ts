@@ -142,6 +142,19 @@ describe("the entry points refuse misuse with a typed error", () => {
           assert.strictEqual(error.field, field, `${what}: ${error.message}`)
           assert.include(error.message, says, what)
         }
+        // `instance` answers at once: it throws the same typed error.
+        for (const index of [2, -1, 0.5, untyped("1")]) {
+          const thrown = (() => {
+            try {
+              h.instance(index)
+            } catch (e) {
+              return e as { readonly _tag?: string; readonly field?: string; readonly message: string }
+            }
+          })()
+          assert.strictEqual(thrown?._tag, "InvalidInputError", `instance(${String(index)}): ${thrown?.message}`)
+          assert.strictEqual(thrown?.field, "index")
+          assert.include(thrown?.message, "0 or 1")
+        }
         // Refused before anything moved: the instances are still there and alive.
         assert.deepStrictEqual(h.instances.map((i) => i.state), ["alive", "alive"])
       }).pipe(Effect.scoped))
