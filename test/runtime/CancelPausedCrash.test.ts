@@ -18,7 +18,7 @@ import * as Cancel from "../../src/runtime/internal/Cancel.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, makeSideEffects, statusOf, unrelated } from "./fixtures.ts"
+import { approval, backends, makeSideEffects, statusOf, stopOnce, unrelated } from "./fixtures.ts"
 import { makeTripBook, tripWorkflow } from "./undoChildrenFixtures.ts"
 
 /** A fenced write of `name` into the tree whose root id ends `.<leg>` (legs are the parent's children). */
@@ -73,33 +73,18 @@ for (const backend of backends) {
             legWorkOf: new Map([[0, slowLeg], [1, c.leg1Claims ? "3 seconds" : slowLeg], [2, slowLeg]])
           })
           const wf = tripWorkflow(book)
-          let freezeAtCopy = c.leg1Claims
-          let killNext = false
-          let killed = false
-          let harness: Harness.Harness | undefined
+          // Leg 1's instance stops before its copy; the cancelling instance dies at its first store call after its last refusal.
+          const atCopy = stopOnce(0, (call) => c.leg1Claims && isLeg1Copy(call))
+          const cancelling = stopOnce(1, isLastRefusal, { how: "kill", after: true })
           const h = yield* Harness.make({
             instances: 2,
             baton: { workflows: [wf] },
             // 0 has the trip (and runs the legs); 1 claims no child and knows neither workflow.
             instanceOptions: (i) => (i === 1 ? { workflows: [unrelated], maxClaimedChildren: 0 } : {}),
-            beforeStoreCall: (call) =>
-              Effect.suspend(() => {
-                if (harness === undefined) return Effect.void
-                if (killNext && call.index === 1) {
-                  // The cancelling instance dies at its first store call after its last refusal.
-                  killNext = false
-                  killed = true
-                  return harness.kill(1)
-                }
-                if (isLastRefusal(call)) killNext = true
-                if (freezeAtCopy && isLeg1Copy(call)) {
-                  freezeAtCopy = false
-                  return harness.freeze(0)
-                }
-                return Effect.void
-              })
+            beforeStoreCall: (call) => Effect.andThen(atCopy.beforeStoreCall(call), cancelling.beforeStoreCall(call))
           })
-          harness = h
+          atCopy.attach(h)
+          cancelling.attach(h)
           yield* h.run(0, (b) => b.execute(wf, { log: [] }))
           yield* h.advance("2 seconds")
           const parent = (yield* RecordStore.use((r) => r.findByStatus("Paused", 50, Option.none()))).find((r) => r.parentExecutionId == null)
@@ -109,14 +94,14 @@ for (const backend of backends) {
           assert.strictEqual(legs.length, 3, "its three legs are at work")
           yield* h.advance("2 seconds")
           if (c.leg1Claims) {
-            assert.isFalse(freezeAtCopy, "leg 1 claimed its hand-off")
+            assert.isTrue(atCopy.stopped, "leg 1 claimed its hand-off")
             assert.strictEqual(h.instance(0).state, "frozen", "leg 1's instance stopped before its copy")
           }
           // Cancelled from instance 1, which dies right after it refused the legs' hand-offs.
           yield* Fiber.await(yield* h.run(1, (b) => b.cancel(parent!.threadId)))
           // Thawed: leg 1's instance (the one with the parent's workflow) goes on.
           if (c.leg1Claims) yield* h.thaw(0)
-          assert.isTrue(killed, "the cancelling instance died after its refusals")
+          assert.isTrue(cancelling.stopped, "the cancelling instance died after its refusals")
           assert.strictEqual(h.instance(1).state, "dead")
           assert.strictEqual(yield* statusOf(parent!.tenantId, parent!.executionId), "Paused", "the parent did not end on the dead instance")
           // Instance 0 goes on: the legs finish (the refused ones undo themselves), the parent's lease expires.
@@ -151,32 +136,16 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const fx = makeSideEffects()
         const wf = approval(fx)
-        let freezeNext = false
-        let frozen = false
-        let harness: Harness.Harness | undefined
-        const h = yield* Harness.make({
-          instances: 2,
-          baton: { workflows: [wf] },
-          // Instance 1 stops at its first store call after the cancel read the thread's roots.
-          beforeStoreCall: (call) =>
-            Effect.suspend(() => {
-              if (harness === undefined || call.index !== 1) return Effect.void
-              if (freezeNext) {
-                freezeNext = false
-                frozen = true
-                return harness.freeze(1)
-              }
-              if (call.operation.endsWith("RecordStore.listByThread")) freezeNext = true
-              return Effect.void
-            })
-        })
-        harness = h
+        // Instance 1 stops at its first store call after the cancel read the thread's roots.
+        const stop = stopOnce(1, (call) => call.operation.endsWith("RecordStore.listByThread"), { after: true })
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] }, beforeStoreCall: stop.beforeStoreCall })
+        stop.attach(h)
         const out = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] })))
         assert.strictEqual(out._tag, "Paused")
         if (out._tag !== "Paused") return
         const cancelling = yield* h.run(1, (b) => b.cancel(out.threadId))
         yield* h.settle
-        assert.isTrue(frozen, "the cancel read the paused root and stopped")
+        assert.isTrue(stop.stopped, "the cancel read the paused root and stopped")
         // Meanwhile the execution is resumed elsewhere and finishes.
         yield* Fiber.join(yield* h.run(0, (b) => b.resume({ pauseId: out.pauses[0]!.pauseId, decision: "yes" })))
         assert.strictEqual(yield* statusOf(out.tenantId, out.executionId), "Finished")

@@ -12,42 +12,15 @@ import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { approval, backends, errorTag, makeSideEffects, statusOf } from "./fixtures.ts"
+import { approval, backends, errorTag, makeSideEffects, statusOf, stopOnce } from "./fixtures.ts"
 import { makeTripBook, tripWorkflow } from "./undoChildrenFixtures.ts"
 
 /** The cancelling instance's write of the cancel request. */
 const isRequestWrite = (call: Harness.StoreCall) =>
   call.operation.endsWith("TreeStore.saveReservedIfAbsent") && call.args[2] === Cancel.requestName
 
-/**
- * A `beforeStoreCall` that kills instance `index` at its first store call
- * after its cancel request write (the write itself landed). `landed` runs
- * as the request lands (before the kill).
- */
-const killAfterRequest = (index: number, landed: () => void = () => {}) => {
-  const state: { h?: Harness.Harness; wrote: boolean; killed: boolean } = { wrote: false, killed: false }
-  return {
-    beforeStoreCall: (call: Harness.StoreCall) =>
-      Effect.suspend(() => {
-        if (state.h === undefined || call.index !== index || state.killed) return Effect.void
-        if (state.wrote) {
-          state.killed = true
-          return Effect.orDie(state.h.kill(index))
-        }
-        if (isRequestWrite(call)) {
-          state.wrote = true
-          landed()
-        }
-        return Effect.void
-      }),
-    attach: (h: Harness.Harness) => {
-      state.h = h
-    },
-    get killed() {
-      return state.killed
-    }
-  }
-}
+/** Kills instance `index` at its first store call after its cancel request write (the write itself landed); `landed` runs as it lands. */
+const killAfterRequest = (index: number, landed?: () => void) => stopOnce(index, isRequestWrite, { how: "kill", after: true, matched: landed })
 
 for (const backend of backends) {
   describe(`a cancel of a paused tree whose instance dies right after writing its request, on ${backend.name}`, () => {
@@ -62,7 +35,7 @@ for (const backend of backends) {
         assert.strictEqual(out._tag, "Paused")
         if (out._tag !== "Paused") return
         yield* Fiber.await(yield* h.run(1, (b) => b.cancel(out.threadId)))
-        assert.isTrue(kill.killed, "the cancelling instance died right after its request landed")
+        assert.isTrue(kill.stopped, "the cancelling instance died right after its request landed")
         const request = yield* TreeStore.use((t) => t.get(out.tenantId, out.executionId, Cancel.requestKey))
         assert.isTrue(Option.isSome(request), "the request is on record")
         // Instance 0 goes on: within a sweep interval it ends the tree.
@@ -90,7 +63,7 @@ for (const backend of backends) {
         const parent = (yield* RecordStore.use((r) => r.listByThread("default", "trip")))[0]!
         assert.strictEqual(parent.status, "Paused", "the parent rests on its legs")
         yield* Fiber.await(yield* h.run(1, (b) => b.cancel("trip")))
-        assert.isTrue(kill.killed, "the cancelling instance died right after its request landed")
+        assert.isTrue(kill.stopped, "the cancelling instance died right after its request landed")
         assert.deepStrictEqual(startedAtRequest, ["leg-0", "leg-1"], "two legs were at work when the request landed")
         for (let i = 0; i < 12; i++) yield* h.advance("10 seconds")
         assert.deepStrictEqual(legsStarted(), ["leg-0", "leg-1"], "no queued leg started after the cancel's request landed")

@@ -261,24 +261,44 @@ export const approveThenWork = (fx: SideEffects, workFor: Duration.Input = "45 s
 export const isPauseSave = (call: Harness.StoreCall) => call.operation === "baton/PauseStore.saveFenced" || call.operation === "baton/PauseStore.save"
 
 /**
- * A `beforeStoreCall` that freezes instance `index` at its first store call
- * `match` accepts, once. `attach` the Harness once it is made; `call` is
- * the call it froze at (undefined until then).
+ * A `beforeStoreCall` that stops instance `index` once (`how`: freeze or
+ * kill it): at its first store call `match` accepts, or — `after` — at its
+ * first store call after that one (which then ran). `matched` runs as the
+ * matching call is seen. `attach` the Harness once it is made; `call` is the
+ * matching call, `stopped` whether it stopped the instance.
  */
-export const freezeOnce = (index: number, match: (call: Harness.StoreCall) => boolean) => {
-  const state: { h?: Harness.Harness; call?: Harness.StoreCall } = {}
+export const stopOnce = (
+  index: number,
+  match: (call: Harness.StoreCall) => boolean,
+  options: { readonly how?: "freeze" | "kill"; readonly after?: boolean; readonly matched?: () => void } = {}
+) => {
+  const state: { h?: Harness.Harness; call?: Harness.StoreCall; stopped: boolean } = { stopped: false }
+  const stop = (h: Harness.Harness) => {
+    state.stopped = true
+    // A valid index: this instance made the call.
+    return Effect.orDie(options.how === "kill" ? h.kill(index) : h.freeze(index))
+  }
   return {
     beforeStoreCall: (call: Harness.StoreCall) =>
       Effect.suspend(() => {
-        if (state.call !== undefined || state.h === undefined || call.index !== index || !match(call)) return Effect.void
+        if (state.stopped || state.h === undefined || call.index !== index) return Effect.void
+        if (state.call !== undefined) return stop(state.h)
+        if (!match(call)) return Effect.void
         state.call = call
-        return Effect.orDie(state.h.freeze(index)) // a valid index: this instance made the call
+        options.matched?.()
+        return options.after ? Effect.void : stop(state.h)
       }),
     attach: (h: Harness.Harness) => {
       state.h = h
     },
     get call() {
       return state.call
+    },
+    get stopped() {
+      return state.stopped
     }
   }
 }
+
+/** {@link stopOnce} freezing instance `index` at its first store call `match` accepts. */
+export const freezeOnce = (index: number, match: (call: Harness.StoreCall) => boolean) => stopOnce(index, match)
