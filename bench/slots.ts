@@ -31,7 +31,7 @@
  */
 import { Context, Effect, Semaphore } from "effect"
 import type { InstanceShape } from "../src/runtime/internal/Instance.ts"
-import * as StepSlots from "../src/runtime/internal/StepSlots.ts"
+import * as StepSlots from "../src/runtime/internal/limits/StepSlots.ts"
 import type { GraphBuilder } from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(2, Number(process.env.BENCH_ROUNDS ?? 21))

@@ -45,10 +45,10 @@ export * as Children from "./runtime/Children.ts"
 export { ChildExecutionsFailedError } from "./runtime/Children.ts"
 
 // Fleet-wide limits (issue 14)
-export * as Budget from "./runtime/Budget.ts"
-export * as Provider from "./runtime/Provider.ts"
-export * as ProviderSlots from "./runtime/ProviderSlots.ts"
-export * as TenantQuota from "./runtime/TenantQuota.ts"
+export * as Budget from "./runtime/limits/Budget.ts"
+export * as Provider from "./runtime/limits/Provider.ts"
+export * as ProviderSlots from "./runtime/limits/ProviderSlots.ts"
+export * as TenantQuota from "./runtime/limits/TenantQuota.ts"
 
 // Errors
 export * from "./stores/Errors.ts"

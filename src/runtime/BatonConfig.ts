@@ -16,8 +16,8 @@ import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import * as Options from "../stores/internal/options.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
-import * as ChildConfig from "./internal/ChildConfig.ts"
-import * as Limits from "./internal/QuotaConfig.ts"
+import * as ChildConfig from "./internal/children/ChildConfig.ts"
+import * as Limits from "./internal/limits/QuotaConfig.ts"
 
 /**
  * The options of one instance's runtime, every one optional (see `defaults`).

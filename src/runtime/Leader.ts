@@ -27,7 +27,7 @@ import { Clock, Context, Deferred, Duration, Effect, type Exit, Fiber, Option } 
 import { InvalidInputError, type LeaseLostError, type StoreError } from "../stores/Errors.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../stores/LeaseWakeups.ts"
-import * as LeaseHolder from "./internal/LeaseHolder.ts"
+import * as LeaseHolder from "./internal/lease/LeaseHolder.ts"
 
 /**
  * The tenant every leader lease is kept under (reserved for the runtime).

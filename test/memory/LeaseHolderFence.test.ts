@@ -13,7 +13,7 @@ import { MemoryCheckpointStore, MemoryLeaseStore, MemoryState } from "../../laye
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { LeaseLostError, StoreError } from "../../src/stores/Errors.ts"
 import { fenceKey, tenantKey } from "../../src/stores/Fence.ts"
-import * as LeaseHolder from "../../src/runtime/internal/LeaseHolder.ts"
+import * as LeaseHolder from "../../src/runtime/internal/lease/LeaseHolder.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 
 const leaseMillis = 30_000

@@ -14,7 +14,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { type Duration, Effect, Fiber, Layer, Option } from "effect"
-import * as Cancel from "../../src/runtime/internal/Cancel.ts"
+import * as Cancel from "../../src/runtime/internal/undo/Cancel.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"

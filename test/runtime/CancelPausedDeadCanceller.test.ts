@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
-import * as Cancel from "../../src/runtime/internal/Cancel.ts"
+import * as Cancel from "../../src/runtime/internal/undo/Cancel.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"

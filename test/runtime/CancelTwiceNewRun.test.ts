@@ -10,7 +10,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Layer, Option } from "effect"
-import * as Cancel from "../../src/runtime/internal/Cancel.ts"
+import * as Cancel from "../../src/runtime/internal/undo/Cancel.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, backends, makeSideEffects, statusOf } from "./fixtures.ts"

@@ -8,7 +8,7 @@ import * as Children from "../../src/runtime/Children.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
-import * as ChildLaunch from "../../src/runtime/internal/ChildLaunch.ts"
+import * as ChildLaunch from "../../src/runtime/internal/children/ChildLaunch.ts"
 import { backends, errorTag, leaseOf, statusOf } from "./fixtures.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
 

@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect } from "effect"
-import * as StepSlots from "../../src/runtime/internal/StepSlots.ts"
+import * as StepSlots from "../../src/runtime/internal/limits/StepSlots.ts"
 import type { InstanceShape } from "../../src/runtime/internal/Instance.ts"
 
 const State = Annotation.Root({ x: Annotation<number>() })

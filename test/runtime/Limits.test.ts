@@ -16,7 +16,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { MemoryLimiters } from "../../layers/memory/index.ts"
 import { SqliteLimiters, SqliteStores } from "../../layers/sqlite/index.ts"
-import * as Provider from "../../src/runtime/Provider.ts"
+import * as Provider from "../../src/runtime/limits/Provider.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { errorTag, memoryStores } from "./fixtures.ts"
 

@@ -12,7 +12,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import * as Provider from "../../src/runtime/Provider.ts"
+import * as Provider from "../../src/runtime/limits/Provider.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { errorTag, memoryStores } from "./fixtures.ts"
 

@@ -15,7 +15,7 @@ import * as Path from "node:path"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import * as Baton from "../../src/runtime/Baton.ts"
 import type * as Health from "../../src/runtime/Health.ts"
-import * as Provider from "../../src/runtime/Provider.ts"
+import * as Provider from "../../src/runtime/limits/Provider.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { errorTag, memoryStores } from "./fixtures.ts"
 

@@ -9,10 +9,10 @@ import { Clock, Duration, Effect, Fiber, Layer, Option } from "effect"
 import { Baton } from "../../src/runtime/Baton.ts"
 import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
-import * as StepSlots from "../../src/runtime/internal/StepSlots.ts"
+import * as StepSlots from "../../src/runtime/internal/limits/StepSlots.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
-import * as VisitOrder from "../../src/runtime/internal/VisitOrder.ts"
+import * as VisitOrder from "../../src/runtime/internal/background/VisitOrder.ts"
 import { backends, errorTag, statusOf } from "./fixtures.ts"
 
 const State = Annotation.Root({

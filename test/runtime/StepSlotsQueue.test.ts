@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Cause, Duration, Effect, Exit, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import * as StepSlots from "../../src/runtime/internal/StepSlots.ts"
+import * as StepSlots from "../../src/runtime/internal/limits/StepSlots.ts"
 
 const claim = (depth: number, options?: { closesBranch?: boolean; newRoot?: boolean }): StepSlots.Claim => ({
   depth,

@@ -10,7 +10,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, Layer, Option, Random } from "effect"
-import * as TenantQuota from "../../src/runtime/TenantQuota.ts"
+import * as TenantQuota from "../../src/runtime/limits/TenantQuota.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { errorTag, memoryStores } from "./fixtures.ts"

@@ -5,7 +5,7 @@
  * page rarely meet).
  */
 import { assert, describe, it } from "@effect/vitest"
-import * as VisitOrder from "../../src/runtime/internal/VisitOrder.ts"
+import * as VisitOrder from "../../src/runtime/internal/background/VisitOrder.ts"
 
 const page = Array.from({ length: 100 }, (_, i) => ({ tenantId: `tenant-${i % 10}`, rootExecutionId: `run-${String(i).padStart(7, "0")}` }))
 const key = (r: { readonly tenantId: string; readonly rootExecutionId: string }) => `${r.tenantId}/${r.rootExecutionId}`

@@ -5,8 +5,8 @@
  */
 import { assert, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
-import * as Budget from "../../src/runtime/Budget.ts"
-import * as Provider from "../../src/runtime/Provider.ts"
+import * as Budget from "../../src/runtime/limits/Budget.ts"
+import * as Provider from "../../src/runtime/limits/Provider.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 

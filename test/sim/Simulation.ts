@@ -39,7 +39,7 @@ import * as Workflow from "../../src/runtime/Workflow.ts"
 import * as MemoryRateLimitStore from "../../layers/memory/MemoryRateLimitStore.ts"
 import * as SqlRateLimitStore from "../../layers/sql/SqlRateLimitStore.ts"
 import * as Quota from "./quota.ts"
-import { isChildrenWait } from "../../src/runtime/internal/ChildLaunch.ts"
+import { isChildrenWait } from "../../src/runtime/internal/children/ChildLaunch.ts"
 
 /** mulberry32: a small, fast, seedable PRNG. */
 const prng = (seed: number) => {

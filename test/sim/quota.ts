@@ -13,7 +13,7 @@
 import { Clock, Effect, Option } from "effect"
 import { defaultTenant } from "../../src/stores/Ids.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
-import * as TenantQuota from "../../src/runtime/TenantQuota.ts"
+import * as TenantQuota from "../../src/runtime/limits/TenantQuota.ts"
 import type * as Harness from "../../src/testing/Harness.ts"
 
 /** A seed's quota: the cap on the default tenant's running trees and what a new one over it does. */

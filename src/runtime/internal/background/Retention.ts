@@ -1,0 +1,98 @@
+/**
+ * Retention: deletes what is kept past its retention (settled pauses,
+ * execution history snapshots and expired request keys when their stores are
+ * given), once
+ * per fleet — under the `baton/retention` leader lease, so one instance
+ * does it at start and every `sweepInterval` while the others wait to take
+ * over.
+ *
+ * @since 0.1.0
+ */
+import { Clock, Duration, Effect, Option } from "effect"
+import { ExecutionHistoryStore } from "../../../stores/ExecutionHistoryStore.ts"
+import { PauseStore } from "../../../stores/PauseStore.ts"
+import { RequestStore } from "../../../stores/RequestStore.ts"
+import * as Leader from "../../Leader.ts"
+import { Instance } from "../Instance.ts"
+
+/**
+ * The leader name retention runs under.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const leaderName = "baton/retention"
+
+/** A delete that failed is logged and tried again next round; it never stops the other. */
+const logged = <E extends { readonly message: string }>(what: string) => (e: E) =>
+  Effect.logWarning(`retention: deleting ${what} failed: ${e.message}`)
+
+/** Settled pauses past the pause retention. */
+const deletePauses = (now: number) =>
+  Effect.gen(function*() {
+    const instance = yield* Instance
+    const deleted = yield* (yield* PauseStore).deleteSettledBefore(Math.max(0, now - instance.config.pauseRetentionMillis))
+    if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} settled pauses past retention`)
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("settled pauses")))
+
+/** Execution snapshots past the history retention, a page a call, the leadership checked between pages. */
+const deleteHistory = (now: number) =>
+  Effect.gen(function*() {
+    const history = yield* Effect.serviceOption(ExecutionHistoryStore)
+    if (Option.isNone(history)) return
+    const instance = yield* Instance
+    const leadership = yield* Leader.Leadership
+    const page = instance.config.sweepPageSize
+    const cutoff = Math.max(0, now - instance.config.historyRetentionMillis)
+    let deleted = 0
+    while (true) {
+      yield* leadership.check
+      const n = yield* history.value.deleteEndedBefore(cutoff, page)
+      deleted += n
+      if (n < page) break
+    }
+    if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} execution history snapshots past retention`)
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("execution history")))
+
+/** Request keys past their expiry (when a `RequestStore` is given), a page a call. */
+const deleteRequests = (now: number) =>
+  Effect.gen(function*() {
+    const requests = yield* Effect.serviceOption(RequestStore)
+    if (Option.isNone(requests)) return
+    const leadership = yield* Leader.Leadership
+    const page = (yield* Instance).config.sweepPageSize
+    while (true) {
+      yield* leadership.check
+      if ((yield* requests.value.deleteExpired(now, page)) < page) break
+    }
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("expired request keys")))
+
+/** One round of deletes, the leadership checked first. */
+const round = Effect.gen(function*() {
+  yield* (yield* Leader.Leadership).check
+  const now = yield* Clock.currentTimeMillis
+  yield* deletePauses(now)
+  yield* deleteHistory(now)
+  yield* deleteRequests(now)
+})
+
+/**
+ * Campaigns for the retention leader and, while leading, runs a round every
+ * sweep interval; runs until interrupted (the instance's close hands the
+ * lease back at once).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const run = Effect.gen(function*() {
+  const instance = yield* Instance
+  const { leaseMillis, renewMillis, sweepMillis } = instance.config
+  const rounds = Effect.andThen(round, Effect.sleep(Duration.millis(sweepMillis))).pipe(Effect.forever)
+  return yield* Leader.run(leaderName, rounds, {
+    holder: `${instance.instanceId}/retention#${instance.incarnation}`,
+    lease: Duration.millis(leaseMillis),
+    renewEvery: Duration.millis(renewMillis)
+  })
+}).pipe(
+  Effect.catchTag("InvalidInputError", (e) => Effect.logError(`retention cannot campaign: ${e.message}`))
+)

@@ -1,0 +1,145 @@
+/**
+ * Holding one of `max` leased slots of a key in `RateLimitStore` while an
+ * effect runs — shared by provider concurrency slots and tenant permits.
+ *
+ * - Waiters of one key in one process form a line: only its head asks the
+ *   store, so this process's waiters get slots in the order they came. The
+ *   head is woken at once when a slot of the key is released in this process
+ *   (by any fiber on the same `RateLimitStore` service) or when the head
+ *   before it got its slot; it also polls every `pollMillis` on the Clock for
+ *   releases by other instances and expired leases. Across instances there
+ *   is no order: the heads of each process race.
+ * - The lease is renewed every third of its length by a fiber in the call's
+ *   scope; if a renewal finds it gone, renewals stop (the call goes on).
+ * - The slot is released when the effect ends, however it ends. Waiting can
+ *   be interrupted (a cancelled call, a closing instance); taking the slot
+ *   and registering its release cannot be split by an interruption.
+ */
+import { Clock, Deferred, Duration, Effect, Option, type Scope } from "effect"
+import type { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
+import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../../stores/RateLimitStore.ts"
+
+export interface HoldOptions {
+  readonly max: number
+  readonly holder: string
+  readonly leaseMillis: number
+  /** How long to wait; 0: ask once. */
+  readonly timeoutMillis: number
+  readonly pollMillis: number
+  /** Who renews the slot: a fiber of its own every third of the lease (default), or the caller ("caller"). */
+  readonly renewal?: "own" | "caller" | undefined
+}
+
+interface Waiter {
+  wake: Deferred.Deferred<void>
+}
+
+const lines = new WeakMap<object, Map<string, Array<Waiter>>>()
+
+const lineOf = (store: RateLimitStoreShape, key: string): Array<Waiter> => {
+  let byKey = lines.get(store)
+  if (byKey === undefined) lines.set(store, byKey = new Map())
+  let line = byKey.get(key)
+  if (line === undefined) byKey.set(key, line = [])
+  return line
+}
+
+const wakeHead = (store: RateLimitStoreShape, key: string) =>
+  Effect.suspend(() => {
+    const head = lines.get(store)?.get(key)?.[0]
+    return head === undefined ? Effect.void : Deferred.succeed(head.wake, undefined)
+  })
+
+const leave = (store: RateLimitStoreShape, key: string, me: Waiter) =>
+  Effect.suspend(() => {
+    const line = lineOf(store, key)
+    const at = line.indexOf(me)
+    if (at >= 0) line.splice(at, 1)
+    if (line.length === 0) lines.get(store)?.delete(key)
+    return at === 0 ? wakeHead(store, key) : Effect.void
+  })
+
+/**
+ * Waits in line for a slot; `None` when none came free within the timeout.
+ * Run uninterruptibly with `restore` making only the waits interruptible, so
+ * a slot the store handed out always gets its release registered (`onSlot`).
+ */
+const acquire = (
+  store: RateLimitStoreShape,
+  key: string,
+  o: HoldOptions,
+  restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+  onSlot: (slot: SlotLease) => Effect.Effect<void, never, Scope.Scope>
+) =>
+  Effect.gen(function*() {
+    const me: Waiter = { wake: yield* Deferred.make<void>() }
+    const line = lineOf(store, key)
+    line.push(me)
+    const start = yield* Clock.currentTimeMillis
+    return yield* Effect.gen(function*() {
+      while (true) {
+        const now = yield* Clock.currentTimeMillis
+        if (line[0] === me) {
+          const got = yield* store.acquireSlot(key, o.max, o.holder, o.leaseMillis, now)
+          if (Option.isSome(got)) {
+            yield* onSlot(got.value)
+            return got
+          }
+        }
+        const left = start + o.timeoutMillis - now
+        if (left <= 0) return Option.none<SlotLease>()
+        me.wake = yield* Deferred.make<void>()
+        yield* restore(Effect.raceFirst(Deferred.await(me.wake), Effect.sleep(Duration.millis(Math.min(o.pollMillis, left)))))
+      }
+    }).pipe(Effect.ensuring(leave(store, key, me)))
+  })
+
+const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number, onLost: Effect.Effect<void>): Effect.Effect<void> =>
+  Effect.sleep(Duration.millis(leaseMillis / 3)).pipe(
+    Effect.andThen(Clock.currentTimeMillis),
+    Effect.flatMap((now) => store.renewSlot(slot, leaseMillis, now)),
+    // a store that did not answer: try again at the next turn, the lease still runs
+    Effect.catch(() => Effect.succeed(true)),
+    Effect.flatMap((held) => (held ? renewWhileHeld(store, slot, leaseMillis, onLost) : onLost))
+  )
+
+/**
+ * Takes a slot of `key` for the rest of the current scope — renewed while
+ * it lasts, released when it closes; when none came free in time, runs
+ * `onFull(waitedMillis)` instead. `stop`, when given, ends the wait with its
+ * failure (a pass that lost its lease, say); `onLost` runs if a renewal
+ * finds the slot gone (the process paused past its lease).
+ */
+export const holdScoped = <E2, E3 = never, R3 = never>(
+  key: string,
+  o: HoldOptions,
+  onFull: (waitedMillis: number) => Effect.Effect<never, E2>,
+  stop?: Effect.Effect<never, E3, R3>,
+  onLost: Effect.Effect<void> = Effect.void
+): Effect.Effect<SlotLease, E2 | E3 | StoreError | InvalidInputError, RateLimitStore | Scope.Scope | R3> =>
+  Effect.gen(function*() {
+    const store = yield* RateLimitStore
+    const start = yield* Clock.currentTimeMillis
+    const release = (slot: SlotLease) =>
+      Effect.addFinalizer(() => store.releaseSlot(slot).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
+    const take = Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
+    const got = yield* (stop === undefined ? take : Effect.raceFirst(take, stop))
+    if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
+    if (o.renewal !== "caller") yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis, onLost))
+    return got.value
+  })
+
+/**
+ * Runs `effect` holding a slot of `key`; when none came free in time, runs
+ * `onFull(waitedMillis)` instead.
+ */
+export const hold = <A, E, R, E2>(
+  key: string,
+  o: HoldOptions,
+  effect: Effect.Effect<A, E, R>,
+  onFull: (waitedMillis: number) => Effect.Effect<never, E2>
+): Effect.Effect<A, E | E2 | StoreError | InvalidInputError, R | RateLimitStore> =>
+  Effect.scoped(Effect.andThen(holdScoped(key, o, onFull), effect))
+
+export const millisOf = (input: Duration.Input | undefined, fallback: number): number =>
+  input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
