@@ -128,3 +128,46 @@ describe("the import graph of src/ and layers/", () => {
     expect(violations((from, to) => within(from, "layers") && within(to, "src/runtime"))).toEqual([])
   })
 })
+
+/** The folders of the runtime (its public modules, and each subsystem of its internals) with the modules each holds. */
+const runtimeFolders = (): Map<string, Array<string>> => {
+  const folders = new Map<string, Array<string>>()
+  for (const file of sourceFiles("src/runtime")) {
+    const folder = dirname(file)
+    folders.set(folder, [...(folders.get(folder) ?? []), file])
+  }
+  return folders
+}
+
+/** A call of a store's renewal: a lease, a slot or a claim (`this.renew` is the saver asking its fence, not a store). */
+const renewalCall = /(?<!this)\.(?:renew|renewSlot|renewClaim)\(/
+
+/** The files outside the lease primitive that renew a lease themselves (the contracts and their conformance suites may). */
+const renewersOutsideLease = (files: ReadonlyArray<string>, read: (file: string) => string): Array<string> =>
+  files.filter((file) =>
+    !within(file, "src/runtime/internal/lease") && !within(file, "src/stores") && !within(file, "src/testing/conformance") &&
+    read(file).split("\n").some((line) => renewalCall.test(line) && !/^\s*(\*|\/\/)/.test(line))
+  )
+
+describe("the runtime's rooms", () => {
+  it("no folder of the runtime holds more than 12 modules", () => {
+    const crowded = [...runtimeFolders()].filter(([, files]) => files.length > 12).map(([folder, files]) => `${folder}: ${files.length}`)
+    expect(runtimeFolders().size).toBeGreaterThan(5)
+    expect(crowded).toEqual([])
+  })
+
+  it("only the lease primitive (src/runtime/internal/lease) renews a lease", () => {
+    const files = sourceFiles("src")
+    expect(renewersOutsideLease(files, (file) => readFileSync(join(root, file), "utf8"))).toEqual([])
+  })
+
+  it("finds a module that renews a lease of its own (the checker itself)", () => {
+    const texts: Record<string, string> = {
+      "src/runtime/internal/children/Worker.ts": "yield* queue.renewClaim(tenantId, id, holder, ttl, now)",
+      "src/runtime/internal/lease/KeptLease.ts": "store.renewSlot(slot, ttl, now)",
+      "src/checkpoint/CheckpointSaver.ts": "await this.renew(config)",
+      "src/runtime/limits/Quota.ts": " * renews with store.renew(lease) — a comment"
+    }
+    expect(renewersOutsideLease(Object.keys(texts), (file) => texts[file]!)).toEqual(["src/runtime/internal/children/Worker.ts"])
+  })
+})

@@ -37,6 +37,8 @@ import { Instance, type InstanceShape, workflowForRecord } from "../Instance.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import type { ExecutionOutput } from "../pass/Executor.ts"
+import * as ChildClaim from "../lease/ChildClaim.ts"
+import * as LeasedSlots from "../lease/leasedSlots.ts"
 
 /** A wake-up signal: `next` resolves at the next `notify`. */
 const signal = () => {
@@ -211,20 +213,6 @@ const wakeParent = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row:
   ))
 })
 
-/** Renews the row's claim every `renewMillis` while the child runs (a worker that dies stops renewing). */
-const keepClaim = (queue: ChildQueueStoreShape, row: QueuedChild, instance: InstanceShape) =>
-  Effect.gen(function*() {
-    const { leaseMillis, renewMillis } = instance.config
-    while (true) {
-      yield* Effect.sleep(Duration.millis(renewMillis))
-      const now = yield* Clock.currentTimeMillis
-      const kept = yield* queue.renewClaim(row.tenantId, row.executionId, instance.instanceId, leaseMillis, now).pipe(
-        Effect.catch((e) => Effect.as(Effect.logWarning("renewing a child claim failed; retrying at the next renewal", e.message), true))
-      )
-      if (!kept) return
-    }
-  })
-
 /** The root's cap on its children running at once (its workflow's `maxConcurrentExecutions`), if any. */
 const capOf = Effect.fnUntraced(function*(row: QueuedChild) {
   const root = yield* (yield* RecordStore).getRecord(row.tenantId, row.rootExecutionId)
@@ -249,14 +237,8 @@ const treeSlot = Effect.fnUntraced(function*(row: QueuedChild) {
   const { leaseMillis } = instance.config
   const slot = yield* store.acquireSlot(treeKey(row), cap, `${instance.instanceId}/${row.executionId}`, leaseMillis, yield* Clock.currentTimeMillis)
   if (Option.isNone(slot)) return Option.none()
-  const renew: Effect.Effect<void> = Effect.sleep(Duration.millis(leaseMillis / 3)).pipe(
-    Effect.andThen(Clock.currentTimeMillis),
-    Effect.flatMap((now) => store.renewSlot(slot.value, leaseMillis, now)),
-    Effect.catch(() => Effect.succeed(true)),
-    Effect.flatMap((held) => (held ? renew : Effect.void))
-  )
   return Option.some(<A, E, R>(run: Effect.Effect<A, E, R>) =>
-    Effect.scoped(Effect.andThen(Effect.forkScoped(renew), run)).pipe(
+    Effect.scoped(Effect.andThen(LeasedSlots.renewWhileHeld(store, slot.value, leaseMillis), run)).pipe(
       Effect.ensuring(store.releaseSlot(slot.value).pipe(Effect.ignore))
     )
   )
@@ -295,8 +277,7 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
     const cancelled = yield* refusedForCancel(queue, row)
     if (cancelled === "Refused") return yield* wakeParent(queue, row, continues)
     if (cancelled === "Lost") return
-    const renewal = yield* Effect.forkChild(keepClaim(queue, row, instance))
-    const end = yield* runChild({
+    const end = yield* Effect.scoped(Effect.andThen(ChildClaim.keep(queue, row, instance.instanceId, instance.config), runChild({
       tenantId: row.tenantId,
       executionId: row.executionId,
       threadId: row.threadId,
@@ -304,7 +285,7 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
       depth: row.depth,
       workflowName: row.workflowName,
       input: row.input
-    }).pipe(Effect.ensuring(Fiber.interrupt(renewal)))
+    })))
     if (end === undefined) {
       // A closing instance hands its child over at once (its lease is released already); another claims it now.
       if (instance.health.stopping && (yield* queue.releaseClaim(row.tenantId, row.executionId, instance.instanceId))) {

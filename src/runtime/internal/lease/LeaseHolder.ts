@@ -27,6 +27,7 @@ import { LeaseStore } from "../../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import * as Metrics from "../../Metrics.ts"
 import * as Metering from "../observe/Metering.ts"
+import * as KeptLease from "./KeptLease.ts"
 
 /**
  * A held lease of one tree: renewed in the background, fenced, lost when renewals fail.
@@ -104,7 +105,6 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     if (options.instanceId !== undefined) Metering.addUnsafe(context, metric, options.instanceId, attributes)
   }
   count(Metrics.leaseAcquisitions)
-  let confirmedUntil = readAt + leaseMillis
   /** Set when the lease was lost (or the holder stopped as if it were). */
   let lostError: LeaseLostError | undefined
   /**
@@ -136,43 +136,33 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     Deferred.doneUnsafe(lost, Effect.fail(lostError))
     return lostError
   }
-  /** A renewal read at `at` was confirmed: the holder may act until `at` + the lease length. */
-  const confirm = (at: number) => {
-    confirmedUntil = Math.max(confirmedUntil, at + leaseMillis)
-  }
-  const deadlineReason = () => `no renewal was confirmed by the store before ${new Date(confirmedUntil).toISOString()}`
-
-  const renewOnce = Effect.gen(function*() {
-    const already = stopped()
-    if (already !== undefined) return yield* Effect.fail(already)
-    const at = clock.currentTimeMillisUnsafe()
-    const ok = yield* store.renew(lease, leaseMillis, at)
-    if (!ok) return yield* Effect.fail(markLost("a renewal was refused: the lease expired or another instance holds it", "renewal-refused"))
+  // A stopped holder asks the store nothing: its renewal answers "not held" and changes nothing.
+  const kept = yield* KeptLease.make({
+    leaseMillis,
+    acquiredAt: readAt,
+    renew: (at) => stopped() !== undefined ? Effect.succeed(false) : store.renew(lease, leaseMillis, at)
+  })
+  const deadlineReason = () => `no renewal was confirmed by the store before ${new Date(kept.confirmedUntil()).toISOString()}`
+  const refused = () => markLost("a renewal was refused: the lease expired or another instance holds it", "renewal-refused")
+  const renewed = Effect.suspend(() => {
     count(Metrics.leaseRenewals)
-    confirm(at)
-    if (options.onConfirmed !== undefined) yield* options.onConfirmed
+    return options.onConfirmed ?? Effect.void
   })
 
   // Renewal fiber: a store error is retried at the next renewal; writes go on until confirmedUntil.
-  yield* renewOnce.pipe(
-    Effect.catchTag("StoreError", (e) => Effect.logWarning("lease renewal failed; retrying at the next renewal", e.message)),
-    Effect.delay(Duration.millis(renewMillis)),
-    Effect.forever,
-    Effect.catchTag("LeaseLostError", () => Effect.void),
-    Effect.catchTag("InvalidInputError", Effect.die),
-    Effect.forkIn(scope)
-  )
+  yield* KeptLease.renewEvery(kept, {
+    periodMillis: renewMillis,
+    onRenewed: renewed,
+    onRefused: Effect.sync(refused),
+    onError: (e) =>
+      e._tag === "InvalidInputError" ? Effect.die(e) : Effect.logWarning("lease renewal failed; retrying at the next renewal", e.message)
+  }).pipe(Scope.provide(scope))
 
   // Deadline fiber: stops the holder at confirmedUntil exactly when nothing newer was confirmed.
-  yield* Effect.suspend(() => {
-    const now = clock.currentTimeMillisUnsafe()
-    if (lostError !== undefined || ended) return Effect.succeed(true)
-    if (now >= confirmedUntil) {
-      markLost(deadlineReason(), "deadline")
-      return Effect.succeed(true)
-    }
-    return Effect.as(Effect.sleep(Duration.millis(confirmedUntil - now)), false)
-  }).pipe(Effect.repeat({ until: (done) => done }), Effect.forkIn(scope))
+  yield* KeptLease.expireAt(kept, {
+    settled: () => lostError !== undefined || ended,
+    onExpired: () => void markLost(deadlineReason(), "deadline")
+  }).pipe(Scope.provide(scope))
 
   yield* Scope.addFinalizer(
     scope,
@@ -196,7 +186,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
 
   const writesSettled = Effect.suspend(() => {
     if (writes.size === 0) return Effect.void
-    const remaining = confirmedUntil - clock.currentTimeMillisUnsafe()
+    const remaining = kept.confirmedUntil() - clock.currentTimeMillisUnsafe()
     return Effect.raceFirst(
       Effect.promise(() => Promise.allSettled([...writes])).pipe(Effect.repeat({ until: () => writes.size === 0 }), Effect.asVoid),
       Effect.sleep(Duration.millis(Math.max(0, remaining)))
@@ -210,13 +200,9 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     now: () => clock.currentTimeMillisUnsafe(),
     refusal: () => {
       if (lostError !== undefined || ended) return stopped()
-      return clock.currentTimeMillisUnsafe() >= confirmedUntil ? markLost(deadlineReason(), "deadline") : undefined
+      return clock.currentTimeMillisUnsafe() >= kept.confirmedUntil() ? markLost(deadlineReason(), "deadline") : undefined
     },
-    confirmed: (at, expiresAt, renewed) => {
-      if (renewed) return confirm(at)
-      // The expiry an earlier confirmed acquire/renewal of this holder set; never trusted beyond a renewal read now.
-      confirmedUntil = Math.max(confirmedUntil, Math.min(expiresAt, at + leaseMillis))
-    },
+    confirmed: (at, expiresAt, renewed) => renewed ? kept.confirm(at) : kept.confirmExpiry(at, expiresAt),
     writing: (write) => {
       writes.add(write)
       const settled = () => void writes.delete(write)
@@ -228,7 +214,10 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
       markLost(e.reason, "fenced-write")
     },
     renewBeforeWrite: () =>
-      Effect.runPromise(renewOnce.pipe(Effect.catchTag("InvalidInputError", Effect.die)))
+      Effect.runPromise(kept.renewOnce.pipe(
+        Effect.flatMap((held) => held ? renewed : Effect.fail(refused())),
+        Effect.catchTag("InvalidInputError", Effect.die)
+      ))
   }
 
   return Option.some<LeaseHolder>({
@@ -236,7 +225,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     signal: controller.signal,
     lost,
     fence,
-    confirmedUntil: () => confirmedUntil,
+    confirmedUntil: kept.confirmedUntil,
     abort: (error) => {
       if (lostError === undefined && !ended && !controller.signal.aborted) controller.abort(error)
     },

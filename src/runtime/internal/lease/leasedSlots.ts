@@ -18,6 +18,7 @@
 import { Clock, Deferred, Duration, Effect, Option, type Scope } from "effect"
 import type { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../../stores/RateLimitStore.ts"
+import * as KeptLease from "./KeptLease.ts"
 
 export interface HoldOptions {
   readonly max: number
@@ -94,14 +95,44 @@ const acquire = (
     }).pipe(Effect.ensuring(leave(store, key, me)))
   })
 
-const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number, onLost: Effect.Effect<void>): Effect.Effect<void> =>
-  Effect.sleep(Duration.millis(leaseMillis / 3)).pipe(
-    Effect.andThen(Clock.currentTimeMillis),
+/**
+ * Renews `slot` every third of its lease in a fiber of the current scope; a
+ * renewal the store did not answer is tried again at the next turn (the lease
+ * still runs), one that finds the slot gone runs `onLost` and stops.
+ */
+export const renewWhileHeld = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number, onLost: Effect.Effect<void> = Effect.void) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.flatMap(KeptLease.make({ leaseMillis, acquiredAt: now, renew: (at) => store.renewSlot(slot, leaseMillis, at) }), (kept) =>
+      KeptLease.renewEvery(kept, { periodMillis: leaseMillis / 3, onRefused: onLost, onError: () => Effect.void })))
+
+/**
+ * One renewal of `slot`, for a slot renewed along with another lease (a
+ * tenant permit with its tree lease): `false` only when the store says the
+ * slot is gone; a store that did not answer counts as held (tried again at
+ * the next renewal).
+ */
+export const renewSlotOnce = (store: RateLimitStoreShape, slot: SlotLease, leaseMillis: number): Effect.Effect<boolean> =>
+  Clock.currentTimeMillis.pipe(
     Effect.flatMap((now) => store.renewSlot(slot, leaseMillis, now)),
-    // a store that did not answer: try again at the next turn, the lease still runs
-    Effect.catch(() => Effect.succeed(true)),
-    Effect.flatMap((held) => (held ? renewWhileHeld(store, slot, leaseMillis, onLost) : onLost))
+    Effect.catch(() => Effect.succeed(true))
   )
+
+/**
+ * Asks once for one of `max` slots of `key`; `Some` holds it for the rest of
+ * the current scope (renewed every third of the lease, released when the
+ * scope closes), `None` when all are held.
+ */
+export const tryScoped = (key: string, max: number, holder: string, leaseMillis: number) =>
+  Effect.gen(function*() {
+    const store = yield* RateLimitStore
+    const got = yield* Effect.uninterruptible(Effect.gen(function*() {
+      const slot = yield* store.acquireSlot(key, max, holder, leaseMillis, yield* Clock.currentTimeMillis)
+      if (Option.isSome(slot)) yield* Effect.addFinalizer(() => store.releaseSlot(slot.value).pipe(Effect.ignore, Effect.andThen(wakeHead(store, key))))
+      return slot
+    }))
+    if (Option.isSome(got)) yield* renewWhileHeld(store, got.value, leaseMillis)
+    return got
+  })
 
 /**
  * Takes a slot of `key` for the rest of the current scope — renewed while
@@ -125,7 +156,7 @@ export const holdScoped = <E2, E3 = never, R3 = never>(
     const take = Effect.uninterruptibleMask((restore) => acquire(store, key, o, restore, release))
     const got = yield* (stop === undefined ? take : Effect.raceFirst(take, stop))
     if (Option.isNone(got)) return yield* onFull((yield* Clock.currentTimeMillis) - start)
-    if (o.renewal !== "caller") yield* Effect.forkScoped(renewWhileHeld(store, got.value, o.leaseMillis, onLost))
+    if (o.renewal !== "caller") yield* renewWhileHeld(store, got.value, o.leaseMillis, onLost)
     return got.value
   })
 

@@ -25,7 +25,7 @@
  *
  * @since 0.1.0
  */
-import { Clock, Context, Effect, Option, type Scope } from "effect"
+import { Context, Effect, Option, type Scope } from "effect"
 import {
   BatonConfigError,
   ExecutionCancelledError,
@@ -75,9 +75,7 @@ const renewedWithLease = (instance: InstanceShape, store: RateLimitStoreShape, p
     Effect.sync(() =>
       renewals.set(
         pass,
-        Clock.currentTimeMillis.pipe(
-          Effect.flatMap((now) => store.renewSlot(slot, instance.config.leaseMillis, now)),
-          Effect.catch(() => Effect.succeed(true)),
+        LeasedSlots.renewSlotOnce(store, slot, instance.config.leaseMillis).pipe(
           Effect.flatMap((held) => (held ? Effect.void : lapsed(pass, holder)))
         )
       )
