@@ -8,7 +8,7 @@
  *   `BEGIN IMMEDIATE`, the changed channels' blobs (2–3 rows, fenced) and the
  *   checkpoint row (fenced), `COMMIT`; putWrites one fenced self-committing
  *   insert; getTuple the newest row, its writes, its blobs;
- * - `row`: the "changed values in the row" layout of issue 17, on
+ * - `row`: the "changed values in the row" layout, on
  *   node:sqlite — put is one fenced self-committing insert of the row with
  *   every channel's value in it; getTuple the newest row and its writes;
  * - `official`: LangGraph's SqliteSaver's statements on better-sqlite3 —

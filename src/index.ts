@@ -40,11 +40,11 @@ export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
-// Child executions (issue 12)
+// Child executions
 export * as Children from "./runtime/Children.ts"
 export { ChildExecutionsFailedError } from "./runtime/Children.ts"
 
-// Fleet-wide limits (issue 14)
+// Fleet-wide limits
 export * as Budget from "./runtime/limits/Budget.ts"
 export * as Provider from "./runtime/limits/Provider.ts"
 export * as ProviderSlots from "./runtime/limits/ProviderSlots.ts"

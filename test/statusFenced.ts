@@ -1,6 +1,6 @@
 /**
  * `setStatusFenced` on the SQL stores, counted: the lease check and the
- * move are one statement when they succeed (#18: statements per recovery;
+ * move are one statement when they succeed (statements per recovery;
  * before, a transaction of a lease read and the move), and the answers stay
  * those of the contract. Shared by the SQLite and Postgres test files.
  */

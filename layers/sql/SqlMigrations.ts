@@ -203,7 +203,7 @@ const indexes = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.childQueue}_root_idx" ON "${t.childQueue}" (tenant_id, root_execution_id)`
 ]
 
-/** 7: execution history snapshots and inbound request keys (issue 19). */
+/** 7: execution history snapshots and inbound request keys. */
 const historyAndRequests = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
   `CREATE TABLE "${t.history}" (
     ${tenant(y)},
@@ -246,7 +246,7 @@ const handles = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
 ]
 
 /**
- * 5 (#18): a record counts its failed recoveries and keeps the time before
+ * 5: a record counts its failed recoveries and keeps the time before
  * which no sweep may try it again (the backoff), so a poison execution backs
  * off and is marked Failed after `maxRecoveryAttempts`, on every instance;
  * and the sweep finds the trees with a decision not yet taken by one index

@@ -168,7 +168,7 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
 export class BatonConfig extends Context.Service<BatonConfig, BatonConfigShape>()("baton/BatonConfig") {}
 
 /**
- * The values used for options left out (design.md's defaults).
+ * The values used for options left out.
  *
  * @category defaults
  * @since 0.1.0

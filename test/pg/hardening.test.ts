@@ -1,5 +1,5 @@
 /**
- * #18 item 1 on Postgres: a step whose error text Postgres cannot keep (a NUL
+ * On Postgres: a step whose error text Postgres cannot keep (a NUL
  * byte, a lone surrogate, a huge message) still ends its execution Failed —
  * the text is made storable before it is written — so no sweep ever re-runs
  * the failing step. The baton runs on the TestClock: the sweeps after the

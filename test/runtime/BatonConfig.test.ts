@@ -36,7 +36,7 @@ describe("Baton.layer configuration", () => {
       assert.strictEqual(failedField(yield* buildWith({ workflows: [nameless] })), "workflows")
     }))
 
-  it.effect("good values build, with the defaults of design.md", () =>
+  it.effect("good values build, with the documented defaults", () =>
     Effect.gen(function*() {
       // Through Baton.layer's own path: options checked into a BatonConfig, the runtime built over it.
       const { config } = yield* Runtime.make([wf]).pipe(
@@ -52,7 +52,7 @@ describe("Baton.layer configuration", () => {
     }))
 })
 
-describe("config that cannot work is refused at build (#18 item 6)", () => {
+describe("config that cannot work is refused at build", () => {
   const reasonOf = (exit: Exit.Exit<unknown, unknown>) => {
     const error = Exit.isFailure(exit) ? Exit.findErrorOption(exit) : undefined
     return error?._tag === "Some" ? String((error.value as { message?: string }).message) : ""
@@ -172,7 +172,7 @@ describe("BatonConfig", () => {
       assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_LEASE: "5 seconds" })))
     }))
 
-  it.effect("recovery limits that cannot work are refused naming the field (#18 item 2)", () =>
+  it.effect("recovery limits that cannot work are refused naming the field", () =>
     Effect.gen(function*() {
       assert.strictEqual(failedField(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "0" })), "maxRecoveryAttempts")
       assert.strictEqual(failedField(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "2.5" })), "maxRecoveryAttempts")
@@ -184,7 +184,7 @@ describe("BatonConfig", () => {
       assert.isTrue(Exit.isSuccess(yield* buildFromConfig({ BATON_MAX_RECOVERY_ATTEMPTS: "1", BATON_RECOVERY_BACKOFF: "5 seconds", BATON_RECOVERY_BACKOFF_MAX: "5 seconds" })))
     }))
 
-  it.effect("undo retry limits that cannot work are refused naming the field (#13)", () =>
+  it.effect("undo retry limits that cannot work are refused naming the field", () =>
     Effect.gen(function*() {
       assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_ATTEMPTS: "0" })), "undoAttempts")
       assert.strictEqual(failedField(yield* buildFromConfig({ BATON_UNDO_ATTEMPTS: "101" })), "undoAttempts")

@@ -1,5 +1,5 @@
 /**
- * Child executions (#12) gaps: worker-only instances claim the children of
+ * Child executions gaps: worker-only instances claim the children of
  * the workflows they register (and only those: by name and config hash), an orphaned placement-parent
  * child ends once its parent ended, and the child limits are configuration.
  */

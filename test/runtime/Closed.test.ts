@@ -1,5 +1,5 @@
 /**
- * #18 item 7: a Baton whose Layer scope has closed refuses every call with
+ * A Baton whose Layer scope has closed refuses every call with
  * InstanceStoppingError and reports Unhealthy — it does not keep executing.
  */
 import { assert, describe, it } from "@effect/vitest"

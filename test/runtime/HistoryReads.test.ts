@@ -1,5 +1,5 @@
 /**
- * #18 (statements per recovery): what the snapshot of an ending root reads.
+ * Statements per recovery: what the snapshot of an ending root reads.
  * It read the root's kept input from the TreeStore to hash it, although the
  * pass had it in hand — the input it started from, or the kept input a
  * recovery without a checkpoint had just read. Now the pass hands it over;

@@ -4,7 +4,7 @@
  * pass start), and a tree read Running under that lease is not written
  * Running again (no Running→Running fenced transaction); a paused tree still
  * moves Paused→Running. The tree's unwinding state and cancel request are
- * read in one TreeStore call (#18: statements per recovery). Counted on the
+ * read in one TreeStore call (statements per recovery). Counted on the
  * stores a recovery and a resume call.
  */
 import { assert, describe, it } from "@effect/vitest"

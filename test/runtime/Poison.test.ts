@@ -1,5 +1,5 @@
 /**
- * #18 item 2: a poison execution — one whose recovery fails every time while
+ * A poison execution — one whose recovery fails every time while
  * its record stays Running — backs off on the Clock, is counted in its
  * record and marked Failed after `maxRecoveryAttempts`, said once; a healthy
  * execution recovered alongside it finishes.

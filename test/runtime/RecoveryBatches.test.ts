@@ -1,5 +1,5 @@
 /**
- * #18 noticed: the recovery sweep's look had no limit without
+ * The recovery sweep's look had no limit without
  * `maxConcurrentSteps` — it started a recovery for every orphaned tree at once.
  * `maxRecoveriesPerLook` (default 100) bounds how many recoveries the sweep of
  * one instance runs at once: 300 orphaned trees are recovered in batches, and
@@ -78,7 +78,7 @@ const recoverOrphans = (
 /** The distinct times at which recoveries started: one per batch. */
 const batches = (seen: Seen) => new Set(seen.startedAt).size
 
-describe("the recovery sweep runs a bounded number of recoveries at once (#18)", () => {
+describe("the recovery sweep runs a bounded number of recoveries at once", () => {
   it.effect("by default at most 100: 300 orphaned trees are recovered in batches, and all finish", () =>
     Effect.gen(function*() {
       const seen = yield* recoverOrphans({})

@@ -1,5 +1,5 @@
 /**
- * #18: three instances recovering the same orphaned trees collided — every
+ * Three instances recovering the same orphaned trees collided — every
  * instance's look paged the orphans in the same order and started recoveries
  * of the same first trees, so most lease acquires of a recovery were refused
  * (34k acquires for 15k recoveries over Postgres). Each instance now visits a
@@ -68,7 +68,7 @@ const countOf = (status: "Running" | "Finished") =>
   RecordStore.use((r) => r.findByStatus(status, 1_000, Option.none())).pipe(Effect.map((page) => page.length))
 
 for (const backend of backends) {
-  describe(`three instances recover orphaned trees without colliding, on ${backend.name} (#18)`, () => {
+  describe(`three instances recover orphaned trees without colliding, on ${backend.name}`, () => {
     it.effect("300 trees of a closed instance: each recovered once, few acquires refused, every recovering instance takes a share", () => {
       const acquires: Acquires = { tried: 0, refusedAt: [] }
       const trees = 300

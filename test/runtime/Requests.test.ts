@@ -1,5 +1,5 @@
 /**
- * #19 item 2 in the runtime: `start` / `execute` / `resume` with a request
+ * `start` / `execute` / `resume` with a request
  * key, on the harness (memory and SQLite, TestClock): repeated and racing
  * calls start once, a caller that died before or after recording is
  * followed, the key expires after `requestRetention`, and the same key for

@@ -1,5 +1,5 @@
 /**
- * #18 item 5: a call that fails after its work was durably recorded says so.
+ * A call that fails after its work was durably recorded says so.
  * `execute` whose execution was recorded before a store failed, `resume`
  * whose decision was written before a store failed, and `execute` whose
  * recorded execution's output the workflow's schema refuses: the error

@@ -1,5 +1,5 @@
 /**
- * The brief's item 3 (#19 item 1's "spend if recorded"): a history snapshot
+ * Spend if recorded: a history snapshot
  * carries the execution's spend from the `LedgerStore` — its lifetime
  * counter and each UTC day it lasted — and null when nothing was spent.
  * Also the `requestRetention` option: checked at build, read from config.

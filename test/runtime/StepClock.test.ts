@@ -1,5 +1,5 @@
 /**
- * #18 (reported from the e2e worker): an Effect step runs on the runtime's
+ * Reported from the e2e worker: an Effect step runs on the runtime's
  * step clock — the instance's Clock with its sleeps counted as parked. Every
  * Clock method must work there: built by spreading a Clock object, it lost the
  * live Clock's prototype methods, and a Schedule in a step body died with

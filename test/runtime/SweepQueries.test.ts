@@ -1,5 +1,5 @@
 /**
- * #18: the recovery sweep's look at paused trees is one store query a page
+ * The recovery sweep's look at paused trees is one store query a page
  * (`PauseStore.findResolvedRoots`), not one pause query per paused tree; and
  * its look at Running trees reads the leases of a page's roots in one query
  * (`LeaseStore.getMany`), not one lease read per tree.

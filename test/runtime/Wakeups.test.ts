@@ -1,5 +1,5 @@
 /**
- * #17: a tree that ended releases its lease without waking this process's
+ * A tree that ended releases its lease without waking this process's
  * recovery sweeps (an ended tree leaves nothing to recover: a look per
  * finished execution read a page of Running records for nothing), while a
  * tree released still Running wakes them at once as before, and the ended

@@ -1,5 +1,5 @@
 /**
- * #18 item 3: a graph is matched by workflow name AND config hash — on
+ * A graph is matched by workflow name AND config hash — on
  * execute, on resume and in the compiled-graph cache.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"

@@ -1,5 +1,5 @@
 /**
- * The seeded fault simulation of durable undo (#13): three instances over
+ * The seeded fault simulation of durable undo: three instances over
  * shared stores (memory, or one SQLite `:memory:` connection) on a
  * TestClock run a booking workflow whose three steps register undos and
  * whose last step fails, pauses or finishes — under a random schedule of
@@ -254,9 +254,9 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
         // A parent launching two children with undos, then failing, pausing or finishing.
         const mode = pick(["fail", "fail", "finish", "pause"])
         // (Placement "parent" is left out: a killed instance's inline children keep sleeping on the Clock in
-        // fibers no scope owns, so the harness's teardown never ends — a #12 defect, see the undo-children report.)
+        // fibers no scope owns, so the harness's teardown never ends.)
         // (Placement "parent" is left out: the inline children of a parent cancelled after its instance was closed or
-        // killed are left Running — nobody continues them (seed 130) — a #12 defect, see the undo-children report.)
+        // killed are left Running — nobody continues them (seed 130).)
         const placement = "any" as const
         yield* call(pick(alive), `execute fan (${mode}, ${placement})`, (b) => b.execute(fan, { log: [], mode, placement }))
       } else if (roll < 0.37 && alive.length > 0) {

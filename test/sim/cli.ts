@@ -33,7 +33,7 @@ const main = Effect.gen(function*() {
       console.error(`seed ${seed} FAILED (replay: npm run sim -- --seed ${seed} --store ${store}):\n  ${result.violations.join("\n  ")}`)
       return false
     }
-    // The same seed drives the durable-undo model (#13; its own file, `npm run sim:undo` alone).
+    // The same seed drives the durable-undo model (its own file, `npm run sim:undo` alone).
     const undo = yield* simulateUndo(seed, { store }).pipe(Effect.provide(TestClock.layer()))
     executions += undo.executions
     if (undo.violations.length > 0) {

@@ -28,7 +28,7 @@
  * has a higher one) and a per-pass counter, so sorting by (epoch, counter)
  * is the order the steps finished in; undos run in its reverse.
  *
- * Children (#12): a parent that unwinds undoes the children it launched
+ * Children: a parent that unwinds undoes the children it launched
  * that finished (their own undos) at the launching step's place, children of
  * one launch in reverse launch order, before its earlier steps:
  * - `undo/<launch id>` (kind `launch`): written by the launching step under
