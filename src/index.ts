@@ -50,8 +50,45 @@ export * as Provider from "./runtime/limits/Provider.ts"
 export * as ProviderSlots from "./runtime/limits/ProviderSlots.ts"
 export * as TenantQuota from "./runtime/limits/TenantQuota.ts"
 
-// Errors
-export * from "./stores/Errors.ts"
+// Errors: the runtime's, then the store contracts'
+export {
+  AwaitTimeoutError,
+  ExecutionCancelledError,
+  ExecutionFailedError,
+  FailedUndo,
+  InstanceStoppingError,
+  PseudonymError,
+  TenantQuotaExceededError,
+  ThreadBusyError,
+  ThreadOwnerError,
+  UndoFailedError,
+  UnknownExecutionError,
+  UnknownThreadError,
+  UnknownWorkflowError
+} from "./runtime/Errors.ts"
+export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./runtime/Errors.ts"
+export {
+  afterRecorded,
+  BatonConfigError,
+  InvalidInputError,
+  isTransientKind,
+  LeaseLostError,
+  NotPausedError,
+  RecordedWork,
+  RequestConflictError,
+  ReservedKeyError,
+  StoreBusy,
+  StoreConfig,
+  StoreConnection,
+  StoreConstraint,
+  StoreData,
+  StoreError,
+  StoreErrorKind,
+  StoreErrorReason,
+  storeErrorReason,
+  StoreOther
+} from "./stores/Errors.ts"
+export type { StoreErrorInput } from "./stores/Errors.ts"
 
 // Store contracts and the domain types they speak
 export { CheckpointStore, type CheckpointStoreShape } from "./stores/CheckpointStore.ts"

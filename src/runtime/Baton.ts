@@ -15,7 +15,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
-import type { AwaitError, BatonConfigError, CancelError, ExecuteError, InvalidInputError, ReadError, ResumeError } from "../stores/Errors.ts"
+import type { BatonConfigError, InvalidInputError } from "../stores/Errors.ts"
+import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -42,7 +43,7 @@ export type { ExecutionOutput, PendingPause } from "./internal/pass/Executor.ts"
 export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions, PauseView, ReadOptions } from "./internal/calls/Reads.ts"
 export type { ResumeInput } from "./internal/calls/Resume.ts"
 export type { UnwindingView } from "./internal/undo/Undo.ts"
-export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "../stores/Errors.ts"
+export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.

@@ -1,6 +1,8 @@
 /**
- * Every error baton raises. Each has a stable `_tag` and a message that says
- * what to do about it.
+ * The errors of the store contracts: what a store call (and the argument
+ * checks at every boundary) fails with. Each has a stable `_tag` and a
+ * message that says what to do about it. The runtime's own errors are in
+ * `runtime/Errors.ts`.
  *
  * @since 0.1.0
  */
@@ -73,9 +75,119 @@ export type StoreErrorKind = typeof StoreErrorKind.Type
  */
 export const isTransientKind = (kind: StoreErrorKind): boolean => kind === "Busy" || kind === "Connection"
 
+const reasonFields = {
+  /** What went wrong, in words (the database's own message included). */
+  description: Schema.String
+}
+
 /**
- * What `new StoreError(...)` takes: `kind` defaults to `"Other"`, and
- * `transient` to what the kind implies (`isTransientKind`).
+ * The database was locked or busy (lock timeout, deadlock, serialization
+ * failure, statement timeout). Retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreBusy extends Schema.TaggedError<StoreBusy>()("Busy", reasonFields) {
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * The database could not be reached or the connection broke. Retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreConnection extends Schema.TaggedError<StoreConnection>()("Connection", reasonFields) {
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * A uniqueness or other constraint refused the write. Not retryable: the
+ * same call fails the same way.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreConstraint extends Schema.TaggedError<StoreConstraint>()("Constraint", reasonFields) {
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A value the database cannot hold (a NUL byte, numeric overflow, invalid
+ * text, a value too long to index). Not retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreData extends Schema.TaggedError<StoreData>()("Data", reasonFields) {
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The database cannot work as configured (not a database, a read-only file,
+ * a missing schema or table, a refused login, a SQLite file deleted or
+ * replaced while open). Not retryable until an operator fixes it.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreConfig extends Schema.TaggedError<StoreConfig>()("Config", reasonFields) {
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A failure nobody classified. Not known to be retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export class StoreOther extends Schema.TaggedError<StoreOther>()("Other", reasonFields) {
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Why a `StoreError` happened: one of the kinds of `StoreErrorKind`, each
+ * saying whether a retry can fix it (`isRetryable`), as effect's `SqlError`
+ * says of its reasons.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export const StoreErrorReason = Schema.Union([StoreBusy, StoreConnection, StoreConstraint, StoreData, StoreConfig, StoreOther])
+
+/**
+ * See `StoreErrorReason`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
+export type StoreErrorReason = typeof StoreErrorReason.Type
+
+const reasonClasses = { Busy: StoreBusy, Connection: StoreConnection, Constraint: StoreConstraint, Data: StoreData, Config: StoreConfig, Other: StoreOther }
+
+/**
+ * The reason of kind `kind` described by `description`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const storeErrorReason = (kind: StoreErrorKind, description: string): StoreErrorReason => new reasonClasses[kind]({ description })
+
+/**
+ * What `new StoreError(...)` takes: `reason` is the reason itself, or its
+ * description in words with `kind` (default `"Other"`).
  *
  * @category errors
  * @since 0.1.0
@@ -83,21 +195,22 @@ export const isTransientKind = (kind: StoreErrorKind): boolean => kind === "Busy
 export interface StoreErrorInput {
   readonly store: string
   readonly operation: string
-  /** What went wrong, in words (the database's own message included). */
-  readonly reason: string
+  /** Why it failed: a `StoreErrorReason`, or what went wrong in words (the database's own message included). */
+  readonly reason: StoreErrorReason | string
+  /** The kind of a reason given in words (default `"Other"`). */
   readonly kind?: StoreErrorKind | undefined
-  readonly transient?: boolean | undefined
   readonly cause?: unknown
   /** Set when the failing call had already durably recorded its work (see `RecordedWork`). */
   readonly recorded?: RecordedWork | undefined
 }
 
 /**
- * A store could not do what was asked. `kind` says what kind of failure it is
- * and `transient` whether a retry can fix it; the message says both. When a
- * runtime call (`start`, `execute`, `resume`) fails with it after its work was
- * durably recorded, `recorded` names that work and the message says to await
- * it instead of retrying (whatever `transient` says of the store itself).
+ * A store could not do what was asked. `reason` says what kind of failure
+ * it is and whether a retry can fix it (`isRetryable`; `kind` and
+ * `transient` read the same); the message says both. When a runtime call
+ * (`start`, `execute`, `resume`) fails with it after its work was durably
+ * recorded, `recorded` names that work and the message says to await it
+ * instead of retrying (whatever the reason says of the store itself).
  *
  * @category errors
  * @since 0.1.0
@@ -105,19 +218,32 @@ export interface StoreErrorInput {
 export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
   store: Schema.String,
   operation: Schema.String,
-  reason: Schema.String,
-  kind: StoreErrorKind,
-  transient: Schema.Boolean,
+  reason: StoreErrorReason,
   cause: Schema.optional(Schema.Defect()),
   recorded: Schema.optional(RecordedWork)
 }) {
   constructor(input: StoreErrorInput) {
-    const kind = input.kind ?? "Other"
-    super({ ...input, kind, transient: input.transient ?? isTransientKind(kind) })
+    const { kind, reason, ...rest } = input
+    super({ ...rest, reason: typeof reason === "string" ? storeErrorReason(kind ?? "Other", reason) : reason })
+  }
+
+  /** The reason's kind (`reason._tag`). */
+  get kind(): StoreErrorKind {
+    return this.reason._tag
+  }
+
+  /** Whether retrying the call can succeed (`reason.isRetryable`). */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+
+  /** The same as `isRetryable`. */
+  get transient(): boolean {
+    return this.reason.isRetryable
   }
 
   override get message() {
-    const head = `${this.store}.${this.operation} failed (${this.kind}): ${this.reason}.`
+    const head = `${this.store}.${this.operation} failed (${this.kind}): ${this.reason.description}.`
     return this.recorded === undefined
       ? `${head} ${advice(this.kind, this.transient)}`
       : `${head} ${this.transient ? "The store fault is transient, yet retrying this call is wrong" : "The store fault is not transient"}. ${recordedAdvice(this.recorded)}`
@@ -177,8 +303,8 @@ export class InvalidInputError extends Schema.TaggedError<InvalidInputError>()("
  */
 export const afterRecorded = (recorded: RecordedWork) => <E>(error: E): E => {
   if (error instanceof StoreError && error.recorded === undefined) {
-    const { cause, kind, operation, reason, store, transient } = error
-    return new StoreError({ store, operation, reason, kind, transient, cause, recorded }) as E
+    const { cause, operation, reason, store } = error
+    return new StoreError({ store, operation, reason, cause, recorded }) as E
   }
   if (error instanceof InvalidInputError && error.recorded === undefined) {
     return new InvalidInputError({ operation: error.operation, field: error.field, reason: error.reason, recorded }) as E
@@ -216,40 +342,6 @@ export class LeaseLostError extends Schema.TaggedError<LeaseLostError>()("LeaseL
 }) {
   override get message() {
     return `Instance ${this.holder} lost the lease of execution tree ${this.rootExecutionId} (tenant ${this.tenantId}, epoch ${this.epoch}): ${this.reason}. The execution is not failed; the instance holding the lease now moves it.`
-  }
-}
-
-/**
- * The thread does not exist for this tenant (another tenant's thread is reported the same way).
- *
- * @category errors
- * @since 0.1.0
- */
-export class UnknownThreadError extends Schema.TaggedError<UnknownThreadError>()("UnknownThreadError", {
-  tenantId: Schema.String,
-  threadId: Schema.String
-}) {
-  override get message() {
-    return `No thread ${this.threadId} exists for tenant ${this.tenantId}. Check the thread id and the tenant it was created under.`
-  }
-}
-
-/**
- * The thread belongs to another owner than the caller's `ownerId` (undefined:
- * the caller gave none, and the thread has an owner).
- *
- * @category errors
- * @since 0.1.0
- */
-export class ThreadOwnerError extends Schema.TaggedError<ThreadOwnerError>()("ThreadOwnerError", {
-  tenantId: Schema.String,
-  threadId: Schema.String,
-  ownerId: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    return this.ownerId === undefined
-      ? `Thread ${this.threadId} (tenant ${this.tenantId}) has an owner and was asked for without an \`ownerId\`. Pass the ownerId the thread was started with.`
-      : `Thread ${this.threadId} (tenant ${this.tenantId}) belongs to another owner than ${this.ownerId}. Call with the owner the thread was created with.`
   }
 }
 
@@ -299,158 +391,6 @@ export class ReservedKeyError extends Schema.TaggedError<ReservedKeyError>()("Re
 }
 
 /**
- * The execution was cancelled (by `cancel` on any instance).
- *
- * @category errors
- * @since 0.1.0
- */
-export class ExecutionCancelledError extends Schema.TaggedError<ExecutionCancelledError>()("ExecutionCancelledError", {
-  tenantId: Schema.String,
-  executionId: Schema.String
-}) {
-  override get message() {
-    return `Execution ${this.executionId} (tenant ${this.tenantId}) was cancelled.`
-  }
-}
-
-/**
- * A step of the execution failed; the execution is recorded Failed.
- *
- * @category errors
- * @since 0.1.0
- */
-export class ExecutionFailedError extends Schema.TaggedError<ExecutionFailedError>()("ExecutionFailedError", {
-  tenantId: Schema.String,
-  executionId: Schema.String,
-  error: Schema.String,
-  cause: Schema.optional(Schema.Defect())
-}) {
-  override get message() {
-    return `Execution ${this.executionId} (tenant ${this.tenantId}) failed: ${this.error}`
-  }
-}
-
-/**
- * One undo that still failed after its last try (see `UndoFailedError`).
- *
- * @category models
- * @since 0.1.0
- */
-export const FailedUndo = Schema.Struct({
-  node: Schema.String,
-  /** The idempotency key of the step it undoes. */
-  stepIdempotencyKey: Schema.String,
-  attempts: Schema.Number,
-  error: Schema.String
-})
-
-/**
- * Undos of an execution failed after their last try (`BatonConfig.undoAttempts`):
- * the execution ended Failed with its original error and these; the other
- * undos still ran. Found as the `cause` of the `ExecutionFailedError`. What
- * the failed undos did must be put right by hand (their idempotency keys
- * are here).
- *
- * @category errors
- * @since 0.1.0
- */
-export class UndoFailedError extends Schema.TaggedError<UndoFailedError>()("UndoFailedError", {
-  tenantId: Schema.String,
-  executionId: Schema.String,
-  /** Why the execution unwound, and its original error. */
-  reason: Schema.String,
-  original: Schema.String,
-  failed: Schema.Array(FailedUndo)
-}) {
-  override get message() {
-    const list = this.failed.map((f) => `step "${f.node}" (key ${f.stepIdempotencyKey}) after ${f.attempts} tries: ${f.error}`).join("; ")
-    return `Execution ${this.executionId} (tenant ${this.tenantId}) ended ${this.reason} (${this.original}) and ${this.failed.length} undo(s) failed: ${list}. Put them right by hand.`
-  }
-}
-
-/**
- * The thread already has an execution running or paused; resume or cancel it before starting another.
- *
- * @category errors
- * @since 0.1.0
- */
-export class ThreadBusyError extends Schema.TaggedError<ThreadBusyError>()("ThreadBusyError", {
-  tenantId: Schema.String,
-  threadId: Schema.String,
-  executionId: Schema.String,
-  status: Schema.String
-}) {
-  override get message() {
-    return `Thread ${this.threadId} (tenant ${this.tenantId}) has execution ${this.executionId} ${this.status}. Resume or cancel it before starting another on this thread.`
-  }
-}
-
-/**
- * The tenant runs as many execution trees as its quota allows (fleet-wide),
- * and the call chose not to wait (`onOverQuota: "fail"`, `onFull: "fail"`)
- * or waited its `timeout`. Nothing was started.
- *
- * @category errors
- * @since 0.1.0
- */
-export class TenantQuotaExceededError extends Schema.TaggedError<TenantQuotaExceededError>()("TenantQuotaExceededError", {
-  tenantId: Schema.String,
-  cap: Schema.Number,
-  waitedMillis: Schema.Number
-}) {
-  override get message() {
-    return `Tenant ${this.tenantId} already runs ${this.cap} execution trees (its quota) across the instances; nothing was started. Retry later, wait for a permit (onOverQuota / onFull: "wait"), or raise the quota.`
-  }
-}
-
-/**
- * No workflow of this name is registered with the instance — or none with
- * this config hash: a graph is matched by name and config hash (`configHash`
- * the one asked for, `registeredHash` the one this instance runs).
- * `launchedBy` is the workflow whose step launched it as a child: a child is
- * registered by being declared in that workflow's `children`.
- *
- * @category errors
- * @since 0.1.0
- */
-export class UnknownWorkflowError extends Schema.TaggedError<UnknownWorkflowError>()("UnknownWorkflowError", {
-  workflowName: Schema.String,
-  configHash: Schema.optional(Schema.String),
-  registeredHash: Schema.optional(Schema.String),
-  launchedBy: Schema.optional(Schema.String)
-}) {
-  override get message() {
-    if (this.launchedBy !== undefined) return this.childMessage(this.launchedBy)
-    if (this.registeredHash === undefined) {
-      return `No workflow named "${this.workflowName}" is registered with this instance. Add it to the workflows given to Baton.layer.`
-    }
-    return `Workflow "${this.workflowName}" with config hash ${this.configHash} is not registered with this instance, which runs "${this.workflowName}" with config hash ${this.registeredHash}: a graph is matched by name and config hash (name, version, graph shape, children). Nothing was written; send the call to an instance running that config, or deploy the same workflow everywhere (Workflow.make with resumeAnyway lets an instance continue executions started under another hash).`
-  }
-
-  private childMessage(parent: string) {
-    const declare = `declare it in the \`children\` of workflow "${parent}" (Workflow.make({ name: "${parent}", …, children: [${this.workflowName}] })): a workflow's declared children are registered with it`
-    if (this.registeredHash === undefined) {
-      return `A step of workflow "${parent}" launched children of workflow "${this.workflowName}", which is not registered with this instance: ${declare}. No child was started.`
-    }
-    return `A step of workflow "${parent}" launched children of workflow "${this.workflowName}" with config hash ${this.configHash}, but this instance registers "${this.workflowName}" with config hash ${this.registeredHash}: launch the very workflow declared in the \`children\` of "${parent}" (the same Workflow.make result), or ${declare}. No child was started.`
-  }
-}
-
-/**
- * The instance is closing: the call was not started, or its pass was interrupted (the execution stays running for another instance).
- *
- * @category errors
- * @since 0.1.0
- */
-export class InstanceStoppingError extends Schema.TaggedError<InstanceStoppingError>()("InstanceStoppingError", {
-  instanceId: Schema.String
-}) {
-  override get message() {
-    return `Instance ${this.instanceId} is stopping. Its running executions stay running and another instance continues them; send new calls elsewhere.`
-  }
-}
-
-/**
  * A request idempotency key was used again for another request (another
  * workflow, config, input or thread for `start`/`execute`; another pause or
  * decision for `resume`): refused, never mapped to the first. Nothing was
@@ -467,103 +407,3 @@ export class RequestConflictError extends Schema.TaggedError<RequestConflictErro
     return `Request key "${this.requestKey}" (tenant ${this.tenantId}) was already used for a different request (another workflow, input, thread, pause or decision). Nothing was written; use a new key for a new request.`
   }
 }
-
-/** A pseudonym token that the execution's key does not decode: made by another execution, or not a token. */
-export class PseudonymError extends Schema.TaggedError<PseudonymError>()("PseudonymError", {
-  executionId: Schema.String,
-  reason: Schema.String
-}) {
-  override get message() {
-    return `This token cannot be re-identified in execution ${this.executionId}: ${this.reason}. A token decodes only in the execution (tree) that made it.`
-  }
-}
-
-/**
- * No execution with this id exists for this tenant (another tenant's execution is reported the same way).
- *
- * @category errors
- * @since 0.1.0
- */
-export class UnknownExecutionError extends Schema.TaggedError<UnknownExecutionError>()("UnknownExecutionError", {
-  tenantId: Schema.String,
-  executionId: Schema.String
-}) {
-  override get message() {
-    return `No execution ${this.executionId} exists for tenant ${this.tenantId}. Use an execution id returned by start, and the tenant it was started under.`
-  }
-}
-
-/**
- * `await` gave up waiting: the execution is still running (nothing was changed).
- *
- * @category errors
- * @since 0.1.0
- */
-export class AwaitTimeoutError extends Schema.TaggedError<AwaitTimeoutError>()("AwaitTimeoutError", {
-  tenantId: Schema.String,
-  executionId: Schema.String,
-  timeoutMillis: Schema.Number
-}) {
-  override get message() {
-    return `Execution ${this.executionId} (tenant ${this.tenantId}) was still running after ${this.timeoutMillis} ms. It goes on; await it again, or read its status.`
-  }
-}
-
-/**
- * What `Baton.execute` fails with.
- *
- * @category errors
- * @since 0.1.0
- */
-export type ExecuteError =
-  | LeaseLostError
-  | ExecutionCancelledError
-  | InstanceStoppingError
-  | ExecutionFailedError
-  | StoreError
-  | InvalidInputError
-  | UnknownThreadError
-  | ThreadOwnerError
-  | ThreadBusyError
-  | UnknownWorkflowError
-  | RequestConflictError
-  | TenantQuotaExceededError
-
-/**
- * What `Baton.resume` fails with.
- *
- * @category errors
- * @since 0.1.0
- */
-export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError
-
-/**
- * What `Baton.cancel` fails with.
- *
- * @category errors
- * @since 0.1.0
- */
-export type CancelError = StoreError | InvalidInputError | UnknownThreadError | ThreadOwnerError | InstanceStoppingError
-
-/**
- * What the reads (`Baton.status`, `Baton.list`, `Baton.pendingPauses`) fail with.
- *
- * @category errors
- * @since 0.1.0
- */
-export type ReadError = StoreError | InvalidInputError | UnknownExecutionError | UnknownThreadError | ThreadOwnerError
-
-/**
- * What `Baton.await` fails with: the execution's own end (failed, cancelled)
- * or the wait's.
- *
- * @category errors
- * @since 0.1.0
- */
-export type AwaitError =
-  | ReadError
-  | ExecutionFailedError
-  | ExecutionCancelledError
-  | AwaitTimeoutError
-  | UnknownWorkflowError
-  | InstanceStoppingError

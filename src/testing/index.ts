@@ -3,5 +3,21 @@
  *
  * @since 0.1.0
  */
-export * from "./conformance/index.ts"
+export {
+  checkpointStoreSuite,
+  type CheckpointStoreSuiteOptions,
+  childQueueStoreSuite,
+  executionHistoryStoreSuite,
+  type Instances,
+  leaseStoreSuite,
+  ledgerStoreSuite,
+  type LimiterStores,
+  limiterStoresSuite,
+  pauseStoreSuite,
+  rateLimitStoreSuite,
+  recordStoreSuite,
+  requestStoreSuite,
+  type SuiteOptions,
+  treeStoreSuite
+} from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"

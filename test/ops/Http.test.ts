@@ -35,7 +35,7 @@ const storesWithFaultyPing = (broken: { on: boolean }) =>
       ...leases,
       ping: Effect.suspend(() =>
         broken.on
-          ? Effect.fail(new StoreError({ store: "LeaseStore", operation: "ping", reason: "connection refused", transient: true }))
+          ? Effect.fail(new StoreError({ store: "LeaseStore", operation: "ping", reason: "connection refused", kind: "Connection" }))
           : leases.ping
       )
     })

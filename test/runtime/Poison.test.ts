@@ -9,7 +9,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Clock, Context, Effect, Fiber, Layer } from "effect"
 import { Observer, makeObserver } from "../../src/runtime/Observer.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
-import { InstanceStoppingError, LeaseLostError, StoreError } from "../../src/stores/Errors.ts"
+import { LeaseLostError, StoreError } from "../../src/stores/Errors.ts"
+import { InstanceStoppingError } from "../../src/runtime/Errors.ts"
 import * as RecoveryFailures from "../../src/runtime/internal/background/RecoveryFailures.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
@@ -198,7 +199,7 @@ describe("what counts as a failed recovery", () => {
     assert.strictEqual(RecoveryFailures.countedCause(Cause.fail(lost)), undefined)
     assert.strictEqual(RecoveryFailures.countedCause(Cause.fail(new InstanceStoppingError({ instanceId: "i" }))), undefined)
     assert.strictEqual(RecoveryFailures.countedCause(Cause.interrupt()), undefined)
-    const transient = Object.assign(new StoreError({ store: "s", operation: "o", reason: "connection reset" }), { transient: true })
+    const transient = new StoreError({ store: "s", operation: "o", reason: "connection reset", kind: "Connection" })
     assert.strictEqual(RecoveryFailures.countedCause(Cause.fail(transient)), undefined)
     assert.include(RecoveryFailures.countedCause(Cause.fail(new StoreError({ store: "s", operation: "o", reason: "value too long" }))) ?? "", "value too long")
     assert.strictEqual(RecoveryFailures.countedCause(Cause.die(new Error("corrupt row"))), "corrupt row")

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { ExecutionFailedError, StoreError, UndoFailedError } from "../../src/stores/Errors.ts"
+import { StoreError } from "../../src/stores/Errors.ts"
+import { ExecutionFailedError, UndoFailedError } from "../../src/runtime/Errors.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Undo from "../../src/runtime/internal/undo/Undo.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { ExecutionFailedError } from "../../src/stores/Errors.ts"
+import { ExecutionFailedError } from "../../src/runtime/Errors.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"

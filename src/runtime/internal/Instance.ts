@@ -7,7 +7,7 @@
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { Context, type Deferred, Effect } from "effect"
-import { InstanceStoppingError, UnknownWorkflowError } from "../../stores/Errors.ts"
+import { InstanceStoppingError, UnknownWorkflowError } from "../Errors.ts"
 import type * as BatonConfig from "../BatonConfig.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
 import type { AnyWorkflow } from "../Workflow.ts"

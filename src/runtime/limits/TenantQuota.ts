@@ -22,7 +22,8 @@
  * @since 0.1.0
  */
 import { type Duration, Effect } from "effect"
-import { type InvalidInputError, type StoreError, TenantQuotaExceededError } from "../../stores/Errors.ts"
+import { type InvalidInputError, type StoreError } from "../../stores/Errors.ts"
+import { TenantQuotaExceededError } from "../Errors.ts"
 import type { InstanceId, TenantId } from "../../stores/Ids.ts"
 import type { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import * as LeasedSlots from "../internal/lease/leasedSlots.ts"
@@ -35,7 +36,7 @@ export {
    * @since 0.1.0
    */
   TenantQuotaExceededError
-} from "../../stores/Errors.ts"
+} from "../Errors.ts"
 
 /**
  * A tenant's quota as one call applies it.

@@ -8,12 +8,7 @@
  * @since 0.1.0
  */
 import { Duration, Effect, Fiber } from "effect"
-import {
-  AwaitTimeoutError,
-  ExecutionCancelledError,
-  ExecutionFailedError,
-  UnknownWorkflowError
-} from "../../../stores/Errors.ts"
+import { AwaitTimeoutError, ExecutionCancelledError, ExecutionFailedError, UnknownWorkflowError } from "../../Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, type ExecutionId, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"

@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
-import { ExecutionCancelledError } from "../../../stores/Errors.ts"
+import { ExecutionCancelledError } from "../../Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"

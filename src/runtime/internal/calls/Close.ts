@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Clock, Deferred, Duration, Effect, Fiber, type Scope } from "effect"
-import { InstanceStoppingError } from "../../../stores/Errors.ts"
+import { InstanceStoppingError } from "../../Errors.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import { Instance } from "../Instance.ts"
 

@@ -22,7 +22,8 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option } from "effect"
-import { afterRecorded, type ExecuteError, InstanceStoppingError, InvalidInputError, StoreError } from "../../../stores/Errors.ts"
+import { afterRecorded, InvalidInputError, StoreError } from "../../../stores/Errors.ts"
+import { type ExecuteError, InstanceStoppingError } from "../../Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import * as V from "../../../stores/internal/validate.ts"

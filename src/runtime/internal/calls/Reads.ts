@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
-import { UnknownExecutionError } from "../../../stores/Errors.ts"
+import { UnknownExecutionError } from "../../Errors.ts"
 import { type ExecutionRecord, type ExecutionStatus, isRoot } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, type ExecutionId, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { LeaseStore } from "../../../stores/LeaseStore.ts"

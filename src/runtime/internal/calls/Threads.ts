@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { Effect, Option } from "effect"
-import { ThreadOwnerError, UnknownThreadError } from "../../../stores/Errors.ts"
+import { ThreadOwnerError, UnknownThreadError } from "../../Errors.ts"
 import type { TenantId, ThreadId } from "../../../stores/Ids.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 

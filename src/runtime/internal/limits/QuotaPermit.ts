@@ -26,15 +26,8 @@
  * @since 0.1.0
  */
 import { Context, Effect, Option, type Scope } from "effect"
-import {
-  BatonConfigError,
-  ExecutionCancelledError,
-  ExecutionFailedError,
-  InstanceStoppingError,
-  type InvalidInputError,
-  LeaseLostError,
-  type StoreError
-} from "../../../stores/Errors.ts"
+import { BatonConfigError, type InvalidInputError, LeaseLostError, type StoreError } from "../../../stores/Errors.ts"
+import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError } from "../../Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../../stores/RateLimitStore.ts"
 import { permitKey, TenantQuotaExceededError } from "../../limits/TenantQuota.ts"
 import type { ActivePass, InstanceShape } from "../Instance.ts"

@@ -8,15 +8,8 @@ import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option } from "effect"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
-import {
-  ExecutionCancelledError,
-  ExecutionFailedError,
-  InstanceStoppingError,
-  type InvalidInputError,
-  LeaseLostError,
-  StoreError,
-  UndoFailedError
-} from "../../../stores/Errors.ts"
+import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
+import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "../../../stores/Fence.ts"
 import { writeTimerKey } from "../../../checkpoint/CheckpointSaver.ts"

@@ -15,7 +15,7 @@
  */
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto"
 import { Effect, Option } from "effect"
-import { PseudonymError } from "../../../stores/Errors.ts"
+import { PseudonymError } from "../../Errors.ts"
 import { reservedPrefix, type TreeStoreShape } from "../../../stores/TreeStore.ts"
 
 /**

@@ -5,10 +5,11 @@
  * @since 0.1.0
  */
 import { type Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
-import type { ResumeError } from "../../../stores/Errors.ts"
+import type { ResumeError } from "../../Errors.ts"
 import * as Cancel from "../undo/Cancel.ts"
 import type { CheckpointStore } from "../../../stores/CheckpointStore.ts"
-import { ExecutionCancelledError, StoreError, ThreadBusyError } from "../../../stores/Errors.ts"
+import { StoreError } from "../../../stores/Errors.ts"
+import { ExecutionCancelledError, ThreadBusyError } from "../../Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { currentOutput, type ExecutionOutput, inputKeyName, type PassStart, runPass } from "./Executor.ts"
 import type { IdGenerator } from "../../../stores/Ids.ts"

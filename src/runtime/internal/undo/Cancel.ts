@@ -9,7 +9,8 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
-import { ExecutionCancelledError, type LeaseLostError } from "../../../stores/Errors.ts"
+import { type LeaseLostError } from "../../../stores/Errors.ts"
+import { ExecutionCancelledError } from "../../Errors.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as History from "../observe/History.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"

@@ -55,14 +55,8 @@
  * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Duration, Effect, Exit, Option } from "effect"
-import {
-  ExecutionFailedError,
-  InstanceStoppingError,
-  type InvalidInputError,
-  LeaseLostError,
-  type StoreError,
-  UndoFailedError
-} from "../../../stores/Errors.ts"
+import { type InvalidInputError, LeaseLostError, type StoreError } from "../../../stores/Errors.ts"
+import { ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"

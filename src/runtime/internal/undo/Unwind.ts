@@ -8,7 +8,7 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import type { ExecutionFailedError } from "../../../stores/Errors.ts"
+import type { ExecutionFailedError } from "../../Errors.ts"
 import * as Cancel from "./Cancel.ts"
 import * as Undo from "./Undo.ts"
 
