@@ -151,6 +151,6 @@ export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, t
 export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into
-export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./checkpoint/CheckpointRows.ts"
+export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./stores/CheckpointRows.ts"
 export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./checkpoint/CheckpointSaver.ts"
 export * as CheckpointStores from "./checkpoint/CheckpointStores.ts"

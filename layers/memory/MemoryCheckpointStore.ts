@@ -6,7 +6,7 @@
  * @since 0.1.0
  */
 import { Layer } from "effect"
-import type { CheckpointRow, CheckpointRows, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import type { CheckpointRow, CheckpointRows, WriteRow } from "../../src/stores/CheckpointRows.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { FenceCheck, FencedWrite } from "../../src/stores/Fence.ts"

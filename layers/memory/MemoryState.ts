@@ -7,7 +7,7 @@
  * @since 0.1.0
  */
 import { Context, Layer } from "effect"
-import type { BlobRow, CheckpointRow, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import type { BlobRow, CheckpointRow, WriteRow } from "../../src/stores/CheckpointRows.ts"
 import type { ExecutionRecord, PauseAnswer, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import type { Lease } from "../../src/stores/Lease.ts"

@@ -33,7 +33,7 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
-import type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, TupleRows, WriteRow } from "../../src/checkpoint/CheckpointRows.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, TupleRows, WriteRow } from "../../src/stores/CheckpointRows.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../../src/stores/CheckpointStore.ts"
 import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"

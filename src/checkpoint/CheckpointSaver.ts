@@ -25,7 +25,7 @@ import {
   writesSortKey
 } from "@langchain/langgraph-checkpoint"
 import { LeaseLostError } from "../stores/Errors.ts"
-import type { BlobRow, CheckpointRow, CheckpointRows, TupleRows, WriteRow } from "./CheckpointRows.ts"
+import type { BlobRow, CheckpointRow, CheckpointRows, TupleRows, WriteRow } from "../stores/CheckpointRows.ts"
 import { isDefaultSerde, loadsTyped } from "./internal/serde.ts"
 import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "../stores/Fence.ts"
 import { defaultTenant } from "../stores/Ids.ts"

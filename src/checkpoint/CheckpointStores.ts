@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import type { CheckpointStoreShape } from "../stores/CheckpointStore.ts"
 import { StoreError } from "../stores/Errors.ts"
 import * as V from "../stores/internal/validate.ts"
-import type { CheckpointRows } from "./CheckpointRows.ts"
+import type { CheckpointRows } from "../stores/CheckpointRows.ts"
 import { BatonCheckpointSaver, RenewingCheckpointSaver } from "./CheckpointSaver.ts"
 
 const storeError = (operation: string) => (cause: unknown) =>

@@ -4,7 +4,7 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { SqlClient } from "effect/sql"
-import type { CheckpointRows } from "../../src/checkpoint/CheckpointRows.ts"
+import type { CheckpointRows } from "../../src/stores/CheckpointRows.ts"
 import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
 import * as SqlTables from "../../layers/sql/SqlTables.ts"
 import * as PgClient from "../../layers/pg/PgClient.ts"

@@ -4,8 +4,8 @@
  *
  * @since 0.1.0
  */
-import type { FenceCheck, FencedWrite } from "../stores/Fence.ts"
-import type { TenantId, ThreadId } from "../stores/Ids.ts"
+import type { FenceCheck, FencedWrite } from "./Fence.ts"
+import type { TenantId, ThreadId } from "./Ids.ts"
 
 /** One stored checkpoint: both blobs as LangGraph's serde wrote them. */
 export interface CheckpointRow {
