@@ -255,19 +255,29 @@ const pathOf = (root: string, path: ReadonlyArray<PropertyKey | { readonly key: 
   }, root)
 
 /**
+ * Where a step or an undo runs: its tenant, thread, execution and tree, and
+ * the node.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface RunsIn {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly executionId: ExecutionId
+  readonly rootExecutionId: ExecutionId
+  readonly node: string
+}
+
+/**
  * What a step (one node visit) knows about where it runs.
  *
  * @category models
  * @since 0.1.0
  */
-export interface StepContext {
-  readonly tenantId: TenantId
-  readonly threadId: ThreadId
-  readonly executionId: ExecutionId
-  readonly rootExecutionId: ExecutionId
+export interface StepContext extends RunsIn {
   /** The instance running this visit (another one may run it again after a takeover). */
   readonly instanceId: InstanceId
-  readonly node: string
   /** Aborted when the pass stops (lease lost, cancelled, instance closing). Pass it into I/O. */
   readonly signal: AbortSignal
   /**
@@ -363,11 +373,7 @@ export type UndoReason = "Failed" | "Cancelled"
  * @category models
  * @since 0.1.0
  */
-export interface UndoContext {
-  readonly tenantId: TenantId
-  readonly threadId: ThreadId
-  readonly executionId: ExecutionId
-  readonly rootExecutionId: ExecutionId
+export interface UndoContext extends RunsIn {
   /** The instance running this try of the undo. */
   readonly instanceId: InstanceId
   /** The node whose step is undone. */

@@ -82,6 +82,38 @@ export interface PauseAnswer {
 }
 
 /**
+ * A new execution's record as it is first written: Running, a root of its
+ * own tree (`rootExecutionId` is its own id), with no error. A root has no
+ * parent and depth 1; a child names its parent and sits one deeper.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const newRunning = (input: {
+  readonly tenantId: string
+  readonly executionId: string
+  readonly threadId: string
+  readonly parentExecutionId?: string | null | undefined
+  readonly depth?: number | undefined
+  readonly workflow: { readonly name: string; readonly version: string; readonly configHash: string }
+  readonly now: number
+}): ExecutionRecord => ({
+  tenantId: input.tenantId,
+  executionId: input.executionId,
+  threadId: input.threadId,
+  rootExecutionId: input.executionId,
+  parentExecutionId: input.parentExecutionId ?? null,
+  depth: input.depth ?? 1,
+  workflowName: input.workflow.name,
+  workflowVersion: input.workflow.version,
+  configHash: input.workflow.configHash,
+  status: "Running",
+  error: null,
+  createdAt: input.now,
+  updatedAt: input.now
+})
+
+/**
  * The statuses of an active execution: a thread has at most one active root.
  *
  * @category utils

@@ -6,6 +6,7 @@
  *
  * @since 0.1.0
  */
+import * as Signal from "./Signal.ts"
 import { Clock, Context, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
@@ -92,20 +93,8 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
 
 /** Wakes every waiter of `passEnded` at each pass end. */
 const passEndSignal = () => {
-  const waiters = new Set<() => void>()
-  return {
-    passEnded: Effect.callback<void>((resume) => {
-      const f = () => resume(Effect.void)
-      waiters.add(f)
-      return Effect.sync(() => waiters.delete(f))
-    }),
-    notifyPassEnded: () => {
-      // Cleared before waking: a woken waiter may wait again at once (inline), and must not be cleared with the rest.
-      const woken = [...waiters]
-      waiters.clear()
-      for (const f of woken) f()
-    }
-  }
+  const signal = Signal.make()
+  return { passEnded: signal.next, notifyPassEnded: signal.notify }
 }
 
 /** Each workflow's graph compiled once with the instance's checkpointer, keyed by config hash (never by name alone). */

@@ -24,7 +24,7 @@
 import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option } from "effect"
 import { afterRecorded, InvalidInputError, StoreError } from "../../../stores/Errors.ts"
 import { type ExecuteError, InstanceStoppingError } from "../../Errors.ts"
-import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
+import { type ExecutionRecord, newRunning } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
@@ -118,21 +118,7 @@ const rootRecord = Effect.fnUntraced(function*(
   const now = yield* Clock.currentTimeMillis
   const threadId = yield* threadFor(tenantId, claimed === undefined ? options : { ...options, threadId: claimed.threadId }, now)
   const executionId = claimed?.executionId ?? (yield* (yield* IdGenerator).make("exec"))
-  return {
-    tenantId,
-    executionId,
-    threadId,
-    rootExecutionId: executionId,
-    parentExecutionId: null,
-    depth: 1,
-    workflowName: workflow.name,
-    workflowVersion: workflow.version,
-    configHash: workflow.configHash,
-    status: "Running",
-    error: null,
-    createdAt: now,
-    updatedAt: now
-  } satisfies ExecutionRecord as ExecutionRecord
+  return newRunning({ tenantId, executionId, threadId, workflow, now })
 })
 
 /** What the run of a started execution answers. */

@@ -25,7 +25,7 @@
  */
 import { Cause, Clock, Context, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../../stores/ChildQueueStore.ts"
-import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
+import { type ExecutionRecord, newRunning } from "../../../stores/ExecutionRecord.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RateLimitStore } from "../../../stores/RateLimitStore.ts"
@@ -38,24 +38,8 @@ import * as StepSlots from "../limits/StepSlots.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import type { ExecutionOutput } from "../pass/Executor.ts"
 import * as ChildClaim from "../lease/ChildClaim.ts"
+import * as Signal from "../Signal.ts"
 import * as LeasedSlots from "../lease/leasedSlots.ts"
-
-/** A wake-up signal: `next` resolves at the next `notify`. */
-const signal = () => {
-  const waiters = new Set<() => void>()
-  return {
-    next: Effect.callback<void>((resume) => {
-      const f = () => resume(Effect.void)
-      waiters.add(f)
-      return Effect.sync(() => waiters.delete(f))
-    }),
-    notify: () => {
-      const woken = [...waiters]
-      waiters.clear()
-      for (const f of woken) f()
-    }
-  }
-}
 
 /**
  * The instance's child state: the claim loop's wake-up, and how many claimed children run here.
@@ -64,7 +48,7 @@ const signal = () => {
  * @since 0.1.0
  */
 export interface ChildState {
-  readonly wake: ReturnType<typeof signal>
+  readonly wake: Signal.Signal
   running: number
   /** Bound once the runtime is built: runs a child with the instance's services. */
   run: (spec: ChildLaunch.ChildSpec) => Effect.Effect<ChildLaunch.ChildEnd | undefined>
@@ -80,7 +64,7 @@ export interface ChildState {
  */
 export const makeState = (): { readonly state: ChildState; readonly runner: Context.Service.Shape<typeof ChildLaunch.ChildRunner> } => {
   const state: ChildState = {
-    wake: signal(),
+    wake: Signal.make(),
     running: 0,
     run: () => Effect.die(new Error("the child runner is not bound yet")),
     announce: () => {}
@@ -110,21 +94,8 @@ const endOf = (out: ExecutionOutput): ChildLaunch.ChildEnd =>
   out._tag === "Finished" ? { outcome: "Answered", result: out.output ?? null } : { outcome: "Paused", result: { pauses: out.pauses.length } }
 
 /** The child's record, as it is first written. */
-const childRecord = (spec: ChildLaunch.ChildSpec, workflow: { name: string; version: string; configHash: string }, now: number): ExecutionRecord => ({
-  tenantId: spec.tenantId,
-  executionId: spec.executionId,
-  threadId: spec.threadId,
-  rootExecutionId: spec.executionId,
-  parentExecutionId: spec.parentExecutionId,
-  depth: spec.depth,
-  workflowName: workflow.name,
-  workflowVersion: workflow.version,
-  configHash: workflow.configHash,
-  status: "Running",
-  error: null,
-  createdAt: now,
-  updatedAt: now
-})
+const childRecord = (spec: ChildLaunch.ChildSpec, workflow: { name: string; version: string; configHash: string }, now: number): ExecutionRecord =>
+  newRunning({ ...spec, workflow, now })
 
 /**
  * Runs one child to its end on this instance: a new child is recorded and
