@@ -76,13 +76,13 @@ export const pingTimeout = Duration.seconds(2)
  * @since 0.1.0
  */
 export const livenessComponents = (instance: InstanceShape, now: number): ReadonlyArray<HealthComponent> => {
-  const { health } = instance
+  const life = instance.lifecycle
   const stuckAfter = 3 * instance.config.sweepMillis
-  const since = now - (health.lastSweepEndedAt ?? health.startedAt)
+  const since = now - (life.lastSweepEndedAt() ?? life.startedAt)
   return [
-    health.closed === true
+    life.closed()
       ? { name: "instance", status: "Unhealthy", message: "closed: the scope the Baton Layer was built in has ended; build a new one" }
-      : health.stopping
+      : life.stopping()
       ? { name: "instance", status: "Unhealthy", message: "stopping" }
       : { name: "instance", status: "Healthy", message: `instance ${instance.instanceId} running` },
     since > stuckAfter
@@ -90,7 +90,7 @@ export const livenessComponents = (instance: InstanceShape, now: number): Readon
         name: "recovery-sweep",
         status: "Unhealthy",
         message: `stuck: ${
-          health.lastSweepEndedAt === undefined
+          life.lastSweepEndedAt() === undefined
             ? `the first sweep has not ended in ${Math.round(since / 1000)} s`
             : `the last sweep ended ${Math.round(since / 1000)} s ago`
         } (more than three intervals of ${
@@ -100,7 +100,7 @@ export const livenessComponents = (instance: InstanceShape, now: number): Readon
       : {
         name: "recovery-sweep",
         status: "Healthy",
-        message: health.lastSweepEndedAt === undefined ? "first sweep running" : `last sweep ended ${Math.round(since / 1000)} s ago`
+        message: life.lastSweepEndedAt() === undefined ? "first sweep running" : `last sweep ended ${Math.round(since / 1000)} s ago`
       }
   ]
 }

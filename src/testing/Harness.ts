@@ -262,7 +262,7 @@ const busyPasses = (slots: ReadonlyArray<Slot>) => {
   const busy: Array<string> = []
   for (const s of slots) {
     if (s.gate.state === "frozen" || s.gate.state === "dead" || s.gate.state === "hanging") continue
-    for (const p of s.entry.instance.passes) {
+    for (const p of s.entry.instance.passes.active) {
       const bodiesParked = p.bodies.size > 0 && p.parkedBodies >= p.bodies.size
       const idle = p.phase === "waiting" || (p.phase === "invoking" && bodiesParked && !(p.signal()?.aborted ?? false))
       if (!idle || p.bodies.size > p.parkedBodies) busy.push(`${s.entry.instanceId}:${p.rootExecutionId}:${p.phase}`)
@@ -274,7 +274,7 @@ const busyPasses = (slots: ReadonlyArray<Slot>) => {
 /** Changes whenever anything moves: a wait noted or ended, a step started or ended, a pass begun or done. */
 const signature = (slots: ReadonlyArray<Slot>, deadlines: Map<symbol, number>) => {
   let n = deadlines.size
-  for (const s of slots) n = n * 31 + s.entry.instance.activity.count + s.entry.instance.passes.size
+  for (const s of slots) n = n * 31 + s.entry.instance.passes.progress() + s.entry.instance.passes.active.size
   return n
 }
 

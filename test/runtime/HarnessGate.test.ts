@@ -69,7 +69,7 @@ describe("harness gate", () => {
         const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } }).pipe(Scope.provide(scope))
         yield* h.run(0, (b) => b.execute(wf, { log: [] }))
         yield* h.settle
-        assert.strictEqual(h.instance(0).instance.passes.size, 1, "a pass holds the tree's lease")
+        assert.strictEqual(h.instance(0).instance.passes.active.size, 1, "a pass holds the tree's lease")
         yield* stop === "frozen" ? h.freeze(0) : h.hang(0)
         // Detached: a close that waits at the gate does not hold this test's own scope open.
         const closing = yield* Effect.forkDetach(Scope.close(scope, Exit.void))

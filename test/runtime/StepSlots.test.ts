@@ -285,11 +285,11 @@ describe(`step slots on ${backend.name}`, () => {
       for (const i of [0, 1, 2]) yield* h.run(i, (b) => b.execute(s, { name: `R${i}`, seconds: 200 }))
       yield* h.settle
       const held = (yield* RecordStore.use((r) => r.findByStatus("Running", 10, Option.none())))
-      const orphans = held.filter((r) => h.instances.slice(0, 3).some((x) => [...x.instance.passes].some((p) => p.rootExecutionId === r.executionId)))
+      const orphans = held.filter((r) => h.instances.slice(0, 3).some((x) => [...x.instance.passes.active].some((p) => p.rootExecutionId === r.executionId)))
       // In the order instance 3 visits them (its own ranking of the page): the first one's holder stays alive for now.
       const [r1, r2, r3] = VisitOrder.ofInstance(`${h.instance(3).instanceId}#${h.instance(3).instance.incarnation}`, orphans.map((r) => ({ ...r, rootExecutionId: r.executionId })))
       const holderOf = (executionId: string) =>
-        h.instances.findIndex((x) => [...x.instance.passes].some((p) => p.rootExecutionId === executionId))
+        h.instances.findIndex((x) => [...x.instance.passes.active].some((p) => p.rootExecutionId === executionId))
       const r1Holder = holderOf(r1!.executionId)
       yield* h.kill(holderOf(r2!.executionId))
       yield* h.kill(holderOf(r3!.executionId))

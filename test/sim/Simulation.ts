@@ -320,7 +320,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
     const pauses = yield* PauseStore
     const calls: Array<Fiber.Fiber<unknown, unknown>> = []
     const violations: Array<string> = []
-    const live = () => h.instances.filter((i) => i.state === "alive" && !i.instance.health.stopping).map((i) => i.index)
+    const live = () => h.instances.filter((i) => i.state === "alive" && !i.instance.lifecycle.stopping()).map((i) => i.index)
     const say = (line: string) => world.log.push(line)
     const call = (index: number, label: string, f: (b: Harness.HarnessInstance["baton"]) => Effect.Effect<unknown, unknown>) =>
       Effect.gen(function*() {
@@ -382,7 +382,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
           if (x.state === "frozen" && random() < 0.6) {
             say(`thaw ${x.instanceId}`)
             yield* h.thaw(x.index)
-          } else if ((x.state === "dead" || x.instance.health.stopping) && random() < 0.6) {
+          } else if ((x.state === "dead" || x.instance.lifecycle.stopping()) && random() < 0.6) {
             say(`restart ${x.instanceId}`)
             yield* h.restart(x.index)
           }
@@ -399,7 +399,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
     // Heal: every instance alive again, then let time pass for recoveries and waiting calls.
     for (const x of h.instances) {
       if (x.state === "frozen") yield* h.thaw(x.index)
-      if (x.state === "dead" || x.instance.health.stopping) yield* h.restart(x.index)
+      if (x.state === "dead" || x.instance.lifecycle.stopping()) yield* h.restart(x.index)
     }
     for (let i = 0; i < 8; i++) {
       yield* h.advance("31 seconds")

@@ -214,7 +214,7 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
       if (process.env.SIM_TRACE) console.log(line)
       world.log.push(line)
     }
-    const liveOf = (h: Harness.Harness) => h.instances.filter((i) => i.state === "alive" && !i.instance.health.stopping).map((i) => i.index)
+    const liveOf = (h: Harness.Harness) => h.instances.filter((i) => i.state === "alive" && !i.instance.lifecycle.stopping()).map((i) => i.index)
     // Set while the schedule runs (the heal at its end thaws every instance for good).
     const harness: { h?: Harness.Harness; scheduling: boolean } = { scheduling: true }
     // A hand-off write (see `Undo.handOff`, by name: the claim or refusal `handoff`, the copy `child-undo/<id>`):
@@ -295,7 +295,7 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
           if (x.state === "frozen" && random() < 0.6) {
             say(`thaw ${x.instanceId}`)
             yield* h.thaw(x.index)
-          } else if ((x.state === "dead" || x.instance.health.stopping) && random() < 0.6) {
+          } else if ((x.state === "dead" || x.instance.lifecycle.stopping()) && random() < 0.6) {
             say(`restart ${x.instanceId}`)
             yield* h.restart(x.index)
           }
@@ -311,7 +311,7 @@ export const simulateUndo = (seed: number, options: { readonly steps?: number; r
     harness.scheduling = false
     for (const x of h.instances) {
       if (x.state === "frozen") yield* h.thaw(x.index)
-      if (x.state === "dead" || x.instance.health.stopping) yield* h.restart(x.index)
+      if (x.state === "dead" || x.instance.lifecycle.stopping()) yield* h.restart(x.index)
     }
     for (let i = 0; i < 8; i++) yield* h.advance("31 seconds")
     for (const fiber of calls) {

@@ -58,7 +58,7 @@ const treesRunning = (h: Harness.Harness) => {
   const trees = new Set<string>()
   for (const x of h.instances) {
     if (x.state !== "alive") continue
-    for (const p of x.instance.passes) {
+    for (const p of x.instance.passes.active) {
       if (p.bodies.size > 0 && !(p.signal()?.aborted ?? false)) trees.add(`${p.tenantId}/${p.rootExecutionId}`)
     }
   }

@@ -1,16 +1,21 @@
 /**
- * One running instance: its id, its configuration, the passes it is moving
- * and the services its Effect steps run with. Internal: no public type
- * mentions it (the testing harness reaches it through `Runtime.make`).
+ * One running instance: its id, its configuration, its graphs and the
+ * services its Effect steps run with — what does not change while it runs.
+ * Its moving parts are owned by the subsystems that move them: the passes
+ * (`pass/Passes`) and its life (`Lifecycle`: started, stopping, closed).
+ * Internal: no public type mentions it (the testing harness reaches it
+ * through `Runtime.make`).
  *
  * @since 0.1.0
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
-import { Context, type Deferred, Effect } from "effect"
+import { Context, Effect } from "effect"
 import { InstanceStoppingError, UnknownWorkflowError } from "../Errors.ts"
 import type * as BatonConfig from "../BatonConfig.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
 import type { AnyWorkflow } from "../Workflow.ts"
+import type { LifecycleShape } from "./Lifecycle.ts"
+import type { PassesShape } from "./pass/Passes.ts"
 
 /**
  * The instance's checked configuration and the workflows it runs, by name (children included).
@@ -39,25 +44,7 @@ export interface CompiledGraph {
   }>
 }
 
-/**
- * A pass this instance is moving (or waiting to move).
- *
- * @category models
- * @since 0.1.0
- */
-export interface ActivePass {
-  readonly tenantId: string
-  readonly rootExecutionId: string
-  readonly holder: string
-  /** "waiting": for the lease; "running": Effect code of the runtime; "invoking": inside LangGraph's invoke. */
-  phase: "waiting" | "running" | "invoking"
-  /** Step bodies started and not yet settled (they may outlive an aborted invoke). */
-  readonly bodies: Set<Promise<unknown>>
-  /** Bodies now waiting on the Clock. */
-  parkedBodies: number
-  readonly signal: () => AbortSignal | undefined
-  readonly abort: (error: unknown) => void
-}
+export type { ActivePass } from "./pass/Passes.ts"
 
 /**
  * The state of one running instance.
@@ -71,29 +58,14 @@ export interface InstanceShape {
   readonly incarnation: string
   readonly config: RuntimeConfig
   readonly saver: BaseCheckpointSaver
-  readonly passes: Set<ActivePass>
-  /** Resolves at the next end of a pass of this instance. */
-  readonly passEnded: Effect.Effect<void>
-  readonly notifyPassEnded: () => void
-  /** Grows on every step start/end and pass phase change: lets a test harness see that nothing moves. */
-  readonly activity: { count: number }
   /** A holder id unique to one pass: `instanceId#n`. */
   readonly nextHolder: () => string
   /** The workflow's graph compiled with this instance's checkpointer (once per workflow). */
   readonly compiled: (workflow: AnyWorkflow) => CompiledGraph
-  /** What liveness reads (no I/O). */
-  readonly health: {
-    /** When the instance started (liveness counts a first sweep that never ends from here). */
-    readonly startedAt: number
-    /** When the recovery sweep last finished a look. */
-    lastSweepEndedAt: number | undefined
-    /** Set once a graceful close began (and when the Layer's scope closed). */
-    stopping: boolean
-    /** Set when the scope the runtime was built in closed: the instance is gone for good. */
-    closed?: boolean
-  }
-  /** Completed when a graceful close reaches its deadline: nothing waits for step bodies after it. */
-  readonly closeDeadline: Deferred.Deferred<void>
+  /** The passes it is moving, owned by the pass subsystem. */
+  readonly passes: PassesShape
+  /** Where it is in its life (started, stopping, closed), owned by close and the sweep. */
+  readonly lifecycle: LifecycleShape
   /** The services Effect steps run with (everything given to the Baton Layer). */
   readonly services: Context.Context<any>
 }
@@ -145,4 +117,4 @@ export const workflowForRecord = (record: { readonly workflowName: string; reado
  * @since 0.1.0
  */
 export const notStopping: Effect.Effect<void, InstanceStoppingError, Instance> = Effect.flatMap(Effect.service(Instance), (instance) =>
-  instance.health.stopping ? Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })) : Effect.void)
+  instance.lifecycle.stopping() ? Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })) : Effect.void)

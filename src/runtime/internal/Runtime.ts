@@ -6,8 +6,9 @@
  *
  * @since 0.1.0
  */
-import * as Signal from "./Signal.ts"
-import { Clock, Context, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
+import * as Lifecycle from "./Lifecycle.ts"
+import * as Passes from "./pass/Passes.ts"
+import { Clock, Context, Effect, Fiber, FiberSet, Option } from "effect"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
@@ -91,12 +92,6 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
   return workflows as ReadonlyMap<string, AnyWorkflow>
 })
 
-/** Wakes every waiter of `passEnded` at each pass end. */
-const passEndSignal = () => {
-  const signal = Signal.make()
-  return { passEnded: signal.next, notifyPassEnded: signal.notify }
-}
-
 /** Each workflow's graph compiled once with the instance's checkpointer, keyed by config hash (never by name alone). */
 const compiledOnce = (checkpointer: InstanceShape["saver"]) => {
   const graphs = new Map<string, CompiledGraph>()
@@ -148,13 +143,10 @@ const makeInstance = Effect.fnUntraced(function*(
     incarnation,
     config,
     saver,
-    passes: new Set(),
-    ...passEndSignal(),
-    activity: { count: 0 },
+    passes: Passes.make(),
+    lifecycle: yield* Lifecycle.make(yield* Clock.currentTimeMillis),
     nextHolder: () => `${instanceId}#${incarnation}.${++holderSeq}`,
     compiled: compiledOnce(saver),
-    health: { startedAt: yield* Clock.currentTimeMillis, lastSweepEndedAt: undefined, stopping: false },
-    closeDeadline: yield* Deferred.make<void>(),
     services: Context.add(slots === undefined ? stores : Context.add(stores, StepSlots.StepSlots, slots), ChildLaunch.ChildRunner, runner)
   } satisfies InstanceShape as InstanceShape
 })
@@ -202,8 +194,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>
     Effect.sync(() => {
-      instance.health.stopping = true
-      instance.health.closed = true
+      instance.lifecycle.stop()
+      instance.lifecycle.close()
     })
   )
   const closeInstance = close(sweep, closeScope)

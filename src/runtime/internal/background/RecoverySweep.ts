@@ -45,7 +45,7 @@ const cursorOf = (record: ExecutionRecord): Option.Option<RecordCursor> =>
 
 /** True while this instance moves (or waits to move) the tree. */
 const movingHere = (instance: InstanceShape, root: RootCursor) =>
-  [...instance.passes].some((p) => p.tenantId === root.tenantId && p.rootExecutionId === root.rootExecutionId)
+  instance.passes.onTree(root.tenantId, root.rootExecutionId) !== undefined
 
 /** One root's visit; what fails in it (a store refusing this tree's rows, a defect) is logged and the look goes on to the next root. */
 const visitAlone = <E, R>(record: ExecutionRecord, visit: (record: ExecutionRecord) => Effect.Effect<boolean, E, R>) =>
@@ -433,7 +433,7 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
       Effect.catch((e) => Effect.as(Effect.logWarning(`recovery sweep look failed: ${e.message}`), Infinity))
     )
     const now = clock.currentTimeMillisUnsafe()
-    instance.health.lastSweepEndedAt = now
+    instance.lifecycle.sweepEnded(now)
     const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now, RecoveryFailures.nextRetry(local, now) - now))
     // A look that stopped on its budget (`resume.stopped`) goes on as soon as a recovery ends: the
     // release that wakes it may come before that recovery stops counting as running.

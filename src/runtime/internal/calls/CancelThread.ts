@@ -34,7 +34,7 @@ export interface CancelOptions {
 const cancelRoot = Effect.fnUntraced(function*(root: ExecutionRecord, ownerId: string | undefined) {
   const instance = yield* Instance
   const { rootExecutionId, tenantId } = root
-  const here = [...instance.passes].find((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId && p.signal() !== undefined)
+  const here = [...instance.passes.active].find((p) => p.tenantId === tenantId && p.rootExecutionId === rootExecutionId && p.signal() !== undefined)
   if (here !== undefined) {
     // The request too: a pass past its last step, about to rest or finish, reads it before it does.
     yield* Cancel.request(tenantId, rootExecutionId, { ownerId, instanceId: instance.instanceId })

@@ -21,7 +21,7 @@ export interface CloseOptions {
 
 /** Waits until no pass of the instance runs. */
 const passesGone: Effect.Effect<void, never, Instance> = Effect.flatMap(Effect.service(Instance), (instance) =>
-  instance.passes.size === 0 ? Effect.void : Effect.andThen(instance.passEnded, passesGone))
+  instance.passes.active.size === 0 ? Effect.void : Effect.andThen(instance.passes.ended, passesGone))
 
 /** Waits until no pass runs, or until the clock reads `at`. */
 const passesGoneBy = (at: number) =>
@@ -30,8 +30,8 @@ const passesGoneBy = (at: number) =>
 /** Aborts what still runs (each pass releases its lease once its step bodies returned, and stays Running). */
 const interruptPasses = Effect.fnUntraced(function*() {
   const instance = yield* Instance
-  yield* Effect.logInfo(`closing: interrupting ${instance.passes.size} running passes; they stay running for another instance`)
-  for (const pass of instance.passes) pass.abort(new InstanceStoppingError({ instanceId: instance.instanceId }))
+  yield* Effect.logInfo(`closing: interrupting ${instance.passes.active.size} running passes; they stay running for another instance`)
+  for (const pass of instance.passes.active) pass.abort(new InstanceStoppingError({ instanceId: instance.instanceId }))
 })
 
 /**
@@ -48,21 +48,21 @@ export const close = (sweep: Fiber.Fiber<unknown, unknown>, closeScope: Scope.Sc
     const instance = yield* Instance
     const graceMillis = Math.min(5_000, timeoutMillis * 0.2)
     const startedAt = yield* Clock.currentTimeMillis
-    instance.health.stopping = true
+    instance.lifecycle.stop()
     // Whatever happens below, nothing waits for step bodies past the timeout.
     yield* Effect.forkIn(
-      Effect.andThen(Effect.sleep(Duration.millis(timeoutMillis)), Deferred.succeed(instance.closeDeadline, undefined)),
+      Effect.andThen(Effect.sleep(Duration.millis(timeoutMillis)), Deferred.succeed(instance.lifecycle.closeDeadline, undefined)),
       closeScope
     )
     // The loop stops; the recoveries it started are passes like the others, waited for below.
     yield* Fiber.interrupt(sweep)
     yield* passesGoneBy(startedAt + timeoutMillis - graceMillis)
-    if (instance.passes.size > 0) {
+    if (instance.passes.active.size > 0) {
       yield* interruptPasses()
       yield* passesGoneBy(startedAt + timeoutMillis)
     }
-    yield* Deferred.succeed(instance.closeDeadline, undefined)
-    for (const pass of instance.passes) {
+    yield* Deferred.succeed(instance.lifecycle.closeDeadline, undefined)
+    for (const pass of instance.passes.active) {
       yield* Effect.logWarning(`closing: execution ${pass.rootExecutionId} still has ${pass.bodies.size} step bodies running`)
     }
   }).pipe(Effect.withSpan("Baton.close"))

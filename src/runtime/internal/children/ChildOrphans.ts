@@ -27,7 +27,7 @@ const keyOf = (r: { readonly tenantId: string; readonly rootExecutionId: string 
 /** A Running launched child (a root of its own tree) that this instance is not moving. */
 const isIdleChild = (instance: InstanceShape) => (record: ExecutionRecord) =>
   record.status === "Running" && record.parentExecutionId !== null && record.executionId === record.rootExecutionId &&
-  ![...instance.passes].some((p) => p.tenantId === record.tenantId && p.rootExecutionId === record.rootExecutionId)
+  instance.passes.onTree(record.tenantId, record.rootExecutionId) === undefined
 
 /** The children of `candidates` whose lease is free now (one `getMany` per chunk). */
 const withFreeLease = Effect.fnUntraced(function*(candidates: ReadonlyArray<ExecutionRecord>) {

@@ -259,7 +259,7 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
     })))
     if (end === undefined) {
       // A closing instance hands its child over at once (its lease is released already); another claims it now.
-      if (instance.health.stopping && (yield* queue.releaseClaim(row.tenantId, row.executionId, instance.instanceId))) {
+      if (instance.lifecycle.stopping() && (yield* queue.releaseClaim(row.tenantId, row.executionId, instance.instanceId))) {
         // Told like a lease release (NOTIFY on Postgres): idle instances claim it now.
         ;(yield* LeaseWakeups).released(row.tenantId, row.executionId)
       }
@@ -314,7 +314,7 @@ export const run = Effect.fnUntraced(function*(
     const released = wakeups.next(undefined, undefined, { skipEnded: () => !short })
     const woken = yield* Effect.forkChild(Effect.raceFirst(state.wake.next, released), { startImmediately: true })
     let roundShort = false
-    if (!instance.health.stopping) {
+    if (!instance.lifecycle.stopping()) {
       let budget = budgetOf(instance, state)
       while (budget > 0) {
         const now = yield* Clock.currentTimeMillis
@@ -333,11 +333,11 @@ export const run = Effect.fnUntraced(function*(
         }
         budget--
         state.running++
-        instance.activity.count++
+        instance.passes.progressed()
         yield* FiberSet.run(children, slot.value(runClaimed(queue, claimed.value, continues)).pipe(
           Effect.ensuring(Effect.sync(() => {
             state.running--
-            instance.activity.count++
+            instance.passes.progressed()
             state.wake.notify()
           }))
         ))

@@ -162,7 +162,7 @@ const stopped = <RC>(p: PassView<RC>): Effect.Effect<never, StopError, RC> =>
 const setPhase = (p: PassView<unknown>, phase: ActivePass["phase"]) =>
   Effect.sync(() => {
     p.pass.phase = phase
-    p.instance.activity.count++
+    p.instance.passes.progressed()
   })
 
 /**

@@ -65,7 +65,7 @@ const reading = (instance: InstanceShape) => {
   let running = 0
   let waiting = 0
   let steps = 0
-  for (const pass of instance.passes) {
+  for (const pass of instance.passes.active) {
     if (pass.phase === "waiting") waiting++
     else running++
     const signal = pass.signal()

@@ -176,7 +176,7 @@ const makeHandle = (
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
-    instance.activity.count++
+    instance.passes.progressed()
   }
   // With a cap on steps, each body runs in a step slot; waiting for one counts as parked.
   const inSlot = StepSlots.passGate(instance, {
@@ -302,7 +302,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     durability: "sync" as const
   }
   const touch = () => {
-    instance.activity.count++
+    instance.passes.progressed()
   }
   /** Ends the tree as cancelled (under this lease), its open undos run first. */
   const cancelled = Cancel.endTree(record, holder.lease, guard, unwinder).pipe(Effect.tapError(lostBy(holder)))

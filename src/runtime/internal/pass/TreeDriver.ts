@@ -61,13 +61,8 @@ const tracked = <A, E, R>(tenantId: string, rootExecutionId: string, use: (pass:
       },
       stopped
     }
-    instance.passes.add(pass)
-    instance.activity.count++
-    return use(pass).pipe(Effect.ensuring(Effect.sync(() => {
-      instance.passes.delete(pass)
-      instance.activity.count++
-      instance.notifyPassEnded()
-    })))
+    instance.passes.register(pass)
+    return use(pass).pipe(Effect.ensuring(Effect.sync(() => instance.passes.unregister(pass))))
   })
 
 /**
@@ -82,7 +77,7 @@ const bodiesSettled = (pass: ActivePass, instance: InstanceShape) =>
         Effect.repeat({ until: () => pass.bodies.size === 0 }),
         Effect.asVoid
       ),
-      Deferred.await(instance.closeDeadline).pipe(
+      Deferred.await(instance.lifecycle.closeDeadline).pipe(
         // Counted at the deadline, not when the wait began.
         Effect.andThen(Effect.suspend(() =>
           Effect.logWarning(`step bodies still running at the close deadline: ${pass.bodies.size} of execution ${pass.rootExecutionId}`)
@@ -324,7 +319,7 @@ const waitForLease = (pass: TrackedPass) =>
   Effect.gen(function*() {
     const instance = yield* Instance
     pass.phase = "waiting"
-    instance.activity.count++
+    instance.passes.progressed()
     yield* untilLeaseFree(pass.tenantId, pass.rootExecutionId)
   })
 

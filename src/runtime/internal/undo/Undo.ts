@@ -558,7 +558,7 @@ const stopReason = (u: Unwinder, instance: InstanceShape): LeaseLostError | Inst
   const reason = u.holder.signal.aborted ? u.holder.signal.reason : undefined
   if (reason instanceof LeaseLostError || reason instanceof InstanceStoppingError) return reason
   // A pass aborted by a cancel first keeps that reason: a close is then seen at its deadline.
-  if (Deferred.isDoneUnsafe(instance.closeDeadline)) return new InstanceStoppingError({ instanceId: instance.instanceId })
+  if (Deferred.isDoneUnsafe(instance.lifecycle.closeDeadline)) return new InstanceStoppingError({ instanceId: instance.instanceId })
   return undefined
 }
 
@@ -567,7 +567,7 @@ const stopped = (u: Unwinder, instance: InstanceShape): Effect.Effect<never, Lea
   Effect.raceFirst(
     Effect.raceFirst(
       Deferred.await(u.holder.lost),
-      Effect.andThen(Deferred.await(instance.closeDeadline), Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })))
+      Effect.andThen(Deferred.await(instance.lifecycle.closeDeadline), Effect.fail(new InstanceStoppingError({ instanceId: instance.instanceId })))
     ),
     Effect.callback<never, LeaseLostError | InstanceStoppingError>((resume) => {
       const signal = u.holder.signal
@@ -592,13 +592,13 @@ const waiting = <A, E, R>(u: Unwinder, instance: InstanceShape, effect: Effect.E
   Effect.acquireUseRelease(
     Effect.sync(() => {
       u.pass.phase = "waiting"
-      instance.activity.count++
+      instance.passes.progressed()
     }),
     () => effect,
     () =>
       Effect.sync(() => {
         u.pass.phase = "running"
-        instance.activity.count++
+        instance.passes.progressed()
       })
   )
 
@@ -627,10 +627,10 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
         // Tracked like a step body: the lease is released only once it returned.
         const p = Promise.resolve().then(() => undo.run(registration.result, ctx))
         u.pass.bodies.add(p)
-        instance.activity.count++
+        instance.passes.progressed()
         const settled = () => {
           u.pass.bodies.delete(p)
-          instance.activity.count++
+          instance.passes.progressed()
         }
         p.then((v) => {
           settled()
