@@ -114,7 +114,10 @@ describe("the code samples of README.md and docs/", () => {
       }
 
       const runs = samples.filter((s) => s.kind === "run").map((s) =>
-        runAsync([s.file], app).then(() => `${s.doc}:${s.line}`, (e: Error) => `${s.doc}:${s.line} FAILED ${e.message}`)
+        runAsync([s.file], app).then(
+          (stdout) => (console.log(`${s.doc}:${s.line} printed:\n${stdout}`), `${s.doc}:${s.line}`),
+          (e: Error) => `${s.doc}:${s.line} FAILED ${e.message}`
+        )
       )
       const tests = samples.filter((s) => s.kind === "test")
       const vitest = runAsync([join(app, "node_modules", "vitest", "vitest.mjs"), "run", ...tests.map((s) => s.file)], app)
