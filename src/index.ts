@@ -9,6 +9,7 @@
  * `baton/sqlite` and `baton/pg`.
  *
  * @since 0.1.0
+ * @module baton
  */
 
 // The runtime
@@ -40,11 +41,11 @@ export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
-// Child executions (issue 12)
+// Child executions
 export * as Children from "./runtime/Children.ts"
 export { ChildExecutionsFailedError } from "./runtime/Children.ts"
 
-// Fleet-wide limits (issue 14)
+// Fleet-wide limits
 export * as Budget from "./runtime/Budget.ts"
 export * as Provider from "./runtime/Provider.ts"
 export * as ProviderSlots from "./runtime/ProviderSlots.ts"
