@@ -21,10 +21,9 @@ import { Otlp } from "effect/observability"
 import { mkdtempSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqliteStores } from "../layers/sqlite/index.ts"
-import { BatonProcess } from "../src/http/index.ts"
-import { Baton } from "../src/index.ts"
-import * as Workflow from "../src/runtime/Workflow.ts"
+import { SqliteStores } from "baton/sqlite"
+import { BatonProcess } from "baton/http"
+import { Baton, Workflow } from "baton"
 
 const collector = process.argv[2] ?? "http://127.0.0.1:4318"
 

@@ -17,10 +17,8 @@ import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton } from "../src/runtime/Baton.ts"
-import { LeaseStore } from "../src/stores/LeaseStore.ts"
-import * as Workflow from "../src/runtime/Workflow.ts"
+import { SqliteStores } from "baton/sqlite"
+import { Baton, LeaseStore, Workflow } from "baton"
 
 const given = process.argv[2]
 const dir = given === undefined ? mkdtempSync(join(tmpdir(), "baton-quickstart-")) : undefined

@@ -9,6 +9,7 @@
  * `baton/sqlite` and `baton/pg`.
  *
  * @since 0.1.0
+ * @module baton
  */
 
 // The runtime

@@ -44,7 +44,7 @@ const say = (line: string) => {
 
 const startInstance = (name: string): Promise<Instance> =>
   new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(import.meta.dirname, "worker.ts"), ...storeArgs, "--instance", name, "--port", "0"], {
+    const child = spawn(process.execPath, [...process.execArgv, join(import.meta.dirname, "worker.ts"), ...storeArgs, "--instance", name, "--port", "0"], {
       stdio: ["ignore", "pipe", "pipe"]
     })
     const instance: Instance = { name, child, port: 0, alive: true, stats: { held: 0, steps: 0, recoveries: 0, finished: 0 } }

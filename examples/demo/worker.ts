@@ -13,11 +13,10 @@
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Duration, Effect, Layer, Schema } from "effect"
 import { HttpServer } from "effect/http"
-import { PgStores } from "../../layers/pg/index.ts"
-import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { BatonHttp, BatonProcess } from "../../src/http/index.ts"
-import { Baton } from "../../src/index.ts"
-import * as Workflow from "../../src/runtime/Workflow.ts"
+import { PgStores } from "baton/pg"
+import { SqliteStores } from "baton/sqlite"
+import { BatonHttp, BatonProcess } from "baton/http"
+import { Baton, Workflow } from "baton"
 
 const arg = (name: string) => {
   const i = process.argv.indexOf(`--${name}`)

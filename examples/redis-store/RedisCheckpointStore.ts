@@ -32,7 +32,7 @@ import {
   type TenantId,
   type ThreadId,
   type WriteRow
-} from "../../src/index.ts" // in your app: from "baton"
+} from "baton"
 import { fenceLua } from "./RedisLeaseStore.ts"
 import { type Keys, nsKeys } from "./RedisKeys.ts"
 

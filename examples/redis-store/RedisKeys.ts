@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import type { Redis } from "effect/persistence"
-import { StoreError } from "../../src/index.ts" // in your app: from "baton"
+import { StoreError } from "baton"
 
 /** How the Redis stores are configured. */
 export interface RedisStoreOptions {

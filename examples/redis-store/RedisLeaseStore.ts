@@ -12,7 +12,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { type Lease, LeaseStore } from "../../src/index.ts" // in your app: from "baton"
+import { type Lease, LeaseStore } from "baton"
 import { type Keys, luaFormat, op } from "./RedisKeys.ts"
 
 /** Reads the lease hash; `holder` "" means released (the epoch stays: epochs never go back). */

@@ -6,7 +6,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { RateLimitStore, type SlotLease } from "../../src/index.ts" // in your app: from "baton"
+import { RateLimitStore, type SlotLease } from "baton"
 import { type Keys, luaFormat, op } from "./RedisKeys.ts"
 
 /** Reads slot `i` of the slots hash: holder ("" = free), epoch, expiresAt. */

@@ -30,9 +30,9 @@ import {
   PauseStore,
   RecordStore,
   type RecordStoreShape
-} from "../../src/index.ts" // in your app: from "baton"
+} from "baton"
 import { Redis } from "effect/persistence"
-import { SqliteStores } from "../../layers/sqlite/index.ts" // in your app: from "baton/sqlite"
+import { SqliteStores } from "baton/sqlite"
 import * as RedisCheckpointStore from "./RedisCheckpointStore.ts"
 import { makeKeys, type RedisStoreOptions } from "./RedisKeys.ts"
 import * as RedisLeaseStore from "./RedisLeaseStore.ts"

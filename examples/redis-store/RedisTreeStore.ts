@@ -13,7 +13,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { findableNames, LeaseLostError, reservedPrefix, type TreeEntry, TreeStore } from "../../src/index.ts" // in your app: from "baton"
+import { findableNames, LeaseLostError, reservedPrefix, type TreeEntry, TreeStore } from "baton"
 import { type Keys, op } from "./RedisKeys.ts"
 import { fenceLua } from "./RedisLeaseStore.ts"
 

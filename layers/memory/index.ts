@@ -2,6 +2,7 @@
  * In-memory store Layers: every contract, for tests and single-process use.
  *
  * @since 0.1.0
+ * @module baton/memory
  */
 export * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 export * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"

@@ -4,6 +4,7 @@
  * wake-ups between instances.
  *
  * @since 0.1.0
+ * @module baton/pg
  */
 export * as PgClient from "./PgClient.ts"
 export * as PgMigrations from "./PgMigrations.ts"

@@ -4,6 +4,7 @@
  * comes from `layers/sqlite` or `layers/pg`.
  *
  * @since 0.1.0
+ * @module baton/sql
  */
 export * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 export * as SqlChildQueueStore from "./SqlChildQueueStore.ts"

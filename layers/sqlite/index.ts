@@ -2,6 +2,7 @@
  * SQLite store Layers: every contract in one database file over `node:sqlite`.
  *
  * @since 0.1.0
+ * @module baton/sqlite
  */
 export * as SqliteClient from "./SqliteClient.ts"
 export * as SqliteMigrations from "./SqliteMigrations.ts"

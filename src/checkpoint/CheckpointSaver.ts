@@ -322,7 +322,7 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
 
   /**
    * Newest first. The listed checkpoints are read in batches of
-   * {@link listBatch} (each batch's blobs and writes in one call per thread
+   * 50 (`listBatch`) (each batch's blobs and writes in one call per thread
    * and namespace), a batch being read when the caller reaches it.
    */
   async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {

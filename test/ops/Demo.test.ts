@@ -8,12 +8,13 @@ import { describe, expect, it } from "vitest"
 import { execFile } from "node:child_process"
 import * as Path from "node:path"
 
+// The examples import "baton"; inside the repository the `baton-source` condition resolves it to the sources.
 const run = Path.join(import.meta.dirname, "../../examples/demo/run.ts")
 
 describe("npm run demo (over SQLite)", () => {
   it("finishes every order, recovers the killed instance's trees, prints its summary and exits 0", async () => {
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [run], { timeout: 90_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, ["--conditions=baton-source", run], { timeout: 90_000 }, (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
     })
     const line = stdout.split("\n").find((l) => l.startsWith("summary: "))

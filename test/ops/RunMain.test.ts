@@ -19,7 +19,7 @@ const worker = Path.join(import.meta.dirname, "../../examples/demo/worker.ts")
 describe("BatonProcess.runMain", () => {
   it("SIGTERM mid-step: a graceful close hands the tree over (lease released, record Running), exit 0", async () => {
     const path = tempDb("runmain")
-    const child = spawn(process.execPath, [worker, "--sqlite", path, "--instance", "w-term", "--port", "0", "--grace-ms", "1000"], {
+    const child = spawn(process.execPath, ["--conditions=baton-source", worker, "--sqlite", path, "--instance", "w-term", "--port", "0", "--grace-ms", "1000"], {
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = ""

@@ -17,16 +17,16 @@ import { BatonConfigError } from "../../../stores/Errors.ts"
 export interface ChildOptions {
   /**
    * How many queued children (placement `"any"`) this instance runs at once:
-   * a whole number from 0 to {@link maxChildren}; 0 — it claims none (an
+   * a whole number from 0 to 10 000 (`maxChildren`); 0 — it claims none (an
    * instance that only launches). Never more than its free step slots.
    * Unset: as many as its free step slots with `maxConcurrentSteps`, else
-   * {@link defaultClaimedChildren}.
+   * 16 (`defaultClaimedChildren`).
    */
   readonly maxClaimedChildren?: number | undefined
   /**
    * How many children of one launch with placement `"parent"` run at once
-   * on the launching instance: a whole number from 1 to {@link maxChildren}.
-   * Default {@link defaultInlineChildren}.
+   * on the launching instance: a whole number from 1 to 10 000 (`maxChildren`).
+   * Default 16 (`defaultInlineChildren`).
    */
   readonly maxInlineChildren?: number | undefined
 }
