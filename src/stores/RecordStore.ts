@@ -192,7 +192,7 @@ const decodeCursor = (cursor: string | undefined): Effect.Effect<Option.Option<L
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
     if (
       Array.isArray(value) && value.length === 2 && typeof value[0] === "number" && Number.isFinite(value[0]) &&
-      typeof value[1] === "string" && value[1].length > 0
+      typeof value[1] === "string" && value[1].length > 0 && V.isWellFormed(value[1])
     ) return Effect.succeed(Option.some({ createdAt: value[0], executionId: value[1] }))
   } catch {
     // falls through to the failure
@@ -305,7 +305,13 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
       findByStatus: (status, limit, after) =>
         V.checked([
           V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),
-          V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1)
+          V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1),
+          ...(Option.isOption(after) && Option.isSome(after)
+            ? [
+              V.text("RecordStore.findByStatus", "after.tenantId", after.value.tenantId),
+              V.text("RecordStore.findByStatus", "after.executionId", after.value.executionId)
+            ]
+            : [])
         ], () => impl.findByStatus(status, limit, after)),
       listByThread: (tenantId, threadId) =>
         V.checked([
