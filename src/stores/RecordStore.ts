@@ -148,7 +148,13 @@ export interface RecordStoreShape {
   ) => Effect.Effect<ReadonlyArray<ExecutionRecord>, Failure>
   /** Every record of a thread, oldest first. */
   readonly listByThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<ReadonlyArray<ExecutionRecord>, Failure>
-  /** Records who answered a pause (an answer per pause; a second one for the same pause is ignored). */
+  /**
+   * Records who answered a pause (an answer per pause; a second one for the
+   * same pause is ignored, whoever writes it). The runtime writes it twice
+   * for one answer: the resumer after resolving the pause, and the pass that
+   * feeds the decision, from the pause — so it is kept when the resumer dies
+   * between its writes. Implement it as an insert-if-absent.
+   */
   readonly savePauseAnswer: (answer: PauseAnswer) => Effect.Effect<void, Failure>
   readonly listPauseAnswers: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<ReadonlyArray<PauseAnswer>, Failure>
   readonly ping: Effect.Effect<void, StoreError>

@@ -388,6 +388,16 @@ const setStatus = (p: Pass, from: ReadonlyArray<ExecutionStatus>, to: ExecutionS
 const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const resolved = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Resolved"])
+    // Who answered, from the pause, before it is fed or taken: the resumer saves it after resolving, and may have
+    // died between the two. `savePauseAnswer` keeps the first answer of a pause, so this writes it once.
+    yield* Effect.forEach(resolved, (a) =>
+      a.resolvedBy === null || a.resolvedAt === null ? Effect.void : p.records.savePauseAnswer({
+        tenantId: a.tenantId,
+        executionId: a.executionId,
+        pauseId: a.pauseId,
+        answeredBy: a.resolvedBy,
+        answeredAt: a.resolvedAt
+      }), { discard: true })
     const answered = resolved.filter((a) => waiting.has(a.interruptId))
     // A resolved pause whose interrupt is no longer waiting was fed by an earlier pass that stopped before taking it.
     for (const a of resolved) {
