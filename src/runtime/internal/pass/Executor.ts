@@ -179,7 +179,8 @@ const makeHandle = (
   tree: TreeStoreShape,
   recorder: History.StepRecorder | undefined,
   steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>,
-  continuation: { value: boolean }
+  continuation: { value: boolean },
+  tookSlot: (() => void) | undefined
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -191,6 +192,7 @@ const makeHandle = (
     depth: record.depth,
     newRoot: start._tag === "Input",
     continuation,
+    tookSlot,
     signal: holder.signal,
     park: (delta) => {
       pass.parkedBodies += delta
@@ -293,7 +295,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
   // Set when the pass continues a parent whose children ended: its first step closes that branch (slot priority).
   const continuation = { value: false }
-  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation)
+  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation, yield* StepSlots.FirstSlot)
   const metricsContext = yield* Effect.context<never>()
   /** Counts `metric` for this instance. */
   const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>
