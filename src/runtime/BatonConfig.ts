@@ -15,6 +15,7 @@ import { Config, Context, Duration, Effect, Layer, Option } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import * as Options from "../stores/internal/options.ts"
+import * as V from "../stores/internal/validate.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 import * as ChildConfig from "./internal/children/ChildConfig.ts"
 import * as Limits from "./internal/limits/QuotaConfig.ts"
@@ -287,6 +288,8 @@ const checkInstanceId = (id: unknown) => {
   // deno-lint-ignore no-control-regex
   return /[\u0000-\u001f\u007f-\u009f]/.test(id)
     ? refuse("instanceId", "must hold no NUL or other control characters: stores and logs cannot keep them")
+    : !V.isWellFormed(id)
+    ? refuse("instanceId", V.illFormedReason)
     : Effect.void
 }
 

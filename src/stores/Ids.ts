@@ -42,13 +42,16 @@ export type InstanceId = string
 export type PauseId = string
 
 /**
- * The longest id any store keeps: 200 characters (UTF-16 code units), and
- * never a NUL. It holds for every string a store keys or indexes — tenant,
+ * The longest id any store keeps: 200 characters (UTF-16 code units), never
+ * a NUL, and always well-formed Unicode (no lone surrogate: SQLite and
+ * Postgres keep text as UTF-8 and would store one as U+FFFD, making
+ * "x\uD800y" the same id as "x\uFFFDy"). It holds for every string a store keys or indexes — tenant,
  * thread, execution, pause, owner and holder ids, tree keys — so that every
  * backend can index it (Postgres refuses NUL in text and caps an index
  * entry near 2.7 kB; 200 characters are at most 800 bytes of UTF-8). Every
  * contract checks it before any write, the same way on every backend: an
- * id over the limit fails with `InvalidInputError`.
+ * id over the limit, or one that is not well-formed, fails with
+ * `InvalidInputError` naming it.
  *
  * @category ids
  * @since 0.1.0

@@ -148,7 +148,13 @@ export interface RecordStoreShape {
   ) => Effect.Effect<ReadonlyArray<ExecutionRecord>, Failure>
   /** Every record of a thread, oldest first. */
   readonly listByThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<ReadonlyArray<ExecutionRecord>, Failure>
-  /** Records who answered a pause (an answer per pause; a second one for the same pause is ignored). */
+  /**
+   * Records who answered a pause (an answer per pause; a second one for the
+   * same pause is ignored, whoever writes it). The runtime writes it twice
+   * for one answer: the resumer after resolving the pause, and the pass that
+   * feeds the decision, from the pause — so it is kept when the resumer dies
+   * between its writes. Implement it as an insert-if-absent.
+   */
   readonly savePauseAnswer: (answer: PauseAnswer) => Effect.Effect<void, Failure>
   readonly listPauseAnswers: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<ReadonlyArray<PauseAnswer>, Failure>
   readonly ping: Effect.Effect<void, StoreError>
@@ -192,7 +198,7 @@ const decodeCursor = (cursor: string | undefined): Effect.Effect<Option.Option<L
     const value: unknown = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"))
     if (
       Array.isArray(value) && value.length === 2 && typeof value[0] === "number" && Number.isFinite(value[0]) &&
-      typeof value[1] === "string" && value[1].length > 0
+      typeof value[1] === "string" && value[1].length > 0 && V.isWellFormed(value[1])
     ) return Effect.succeed(Option.some({ createdAt: value[0], executionId: value[1] }))
   } catch {
     // falls through to the failure
@@ -305,7 +311,13 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
       findByStatus: (status, limit, after) =>
         V.checked([
           V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),
-          V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1)
+          V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1),
+          ...(Option.isOption(after) && Option.isSome(after)
+            ? [
+              V.text("RecordStore.findByStatus", "after.tenantId", after.value.tenantId),
+              V.text("RecordStore.findByStatus", "after.executionId", after.value.executionId)
+            ]
+            : [])
         ], () => impl.findByStatus(status, limit, after)),
       listByThread: (tenantId, threadId) =>
         V.checked([

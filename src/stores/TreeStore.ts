@@ -199,7 +199,7 @@ export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("bat
       list: (tenantId, root, prefix) =>
         V.checked([
           ...scope("TreeStore.list", tenantId, root),
-          typeof prefix === "string" ? Effect.void : V.nonEmpty("TreeStore.list", "prefix", prefix)
+          V.text("TreeStore.list", "prefix", prefix)
         ], () => impl.list(tenantId, root, prefix)),
       deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), () => impl.deleteRoot(tenantId, root)),
       findRootsWith: (name, limit, after) =>

@@ -12,7 +12,8 @@ import { Clock, Context, Effect, Fiber, FiberSet, Option } from "effect"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
-import { IdGenerator } from "../../stores/Ids.ts"
+import { IdGenerator, maxIdLength } from "../../stores/Ids.ts"
+import * as V from "../../stores/internal/validate.ts"
 import { LeaseStore } from "../../stores/LeaseStore.ts"
 import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
@@ -39,6 +40,18 @@ import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
 
+/** Why a workflow name cannot be kept by every store (a name is a key of records, history and the child queue), if it cannot. */
+const nameProblem = (name: unknown): string | undefined =>
+  typeof name !== "string" || name.length === 0
+    ? "holds a workflow without a name: make each with Workflow.make({ name, version, graph })"
+    : name.length > maxIdLength
+    ? `holds a workflow name of ${name.length} characters: a name must be at most ${maxIdLength} (the stores key by it)`
+    : name.includes("\u0000")
+    ? `holds the workflow name ${JSON.stringify(name)}, which holds a NUL character: the stores cannot keep it`
+    : !V.isWellFormed(name)
+    ? `holds the workflow name ${JSON.stringify(name)}, which ${V.illFormedReason}`
+    : undefined
+
 /**
  * The workflows by name, children included; a list that cannot work fails on field `workflows`.
  *
@@ -54,6 +67,8 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
     if (typeof w?.name !== "string" || w.name.length === 0 || typeof w.version !== "string" || w.version.length === 0) {
       return yield* refuse("holds a workflow without a name or version: make each with Workflow.make({ name, version, graph })")
     }
+    const badName = nameProblem(w.name)
+    if (badName !== undefined) return yield* refuse(badName)
     if (typeof w.graph?.compile !== "function" || Object.keys(w.graph.nodes ?? {}).length === 0) {
       return yield* refuse(
         `workflow "${w.name}": \`graph\` must be the uncompiled StateGraph with its nodes — pass it before .compile() (the runtime compiles it with its own checkpointer)`
@@ -75,6 +90,8 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
     // Its children, and theirs (a child may launch children of its own); a name taken by another graph is a conflict.
     const addChildren = (parent: AnyWorkflow): string | undefined => {
       for (const child of parent.children) {
+        const badChild = nameProblem(child?.name)
+        if (badChild !== undefined) return badChild
         const taken = workflows.get(child.name)
         if (taken !== undefined && taken.configHash !== child.configHash) {
           return `workflow "${parent.name}" declares a child "${child.name}" whose graph differs from the workflow registered under that name (config hashes ${child.configHash} and ${taken.configHash}); names must be unique`

@@ -13,9 +13,21 @@ const fail = (operation: string, field: string, reason: string): Check =>
   Effect.fail(new InvalidInputError({ operation, field, reason }))
 
 /**
+ * Whether a string is well-formed Unicode: no lone surrogate. A backend that
+ * keeps text as UTF-8 (SQLite, Postgres) stores a lone surrogate as U+FFFD,
+ * so "x\uD800y" and "x\uFFFDy" would be one key there and two in memory.
+ */
+export const isWellFormed = (value: string): boolean => (value as string & { isWellFormed(): boolean }).isWellFormed()
+
+/** The reason given for text that is not well-formed Unicode. */
+export const illFormedReason =
+  "must be well-formed Unicode, but holds a lone surrogate (half of a UTF-16 pair), which UTF-8 stores cannot keep apart from U+FFFD: pass whole characters (check with String.prototype.isWellFormed, or mend with toWellFormed), or encode a binary id as hex or base64url"
+
+/**
  * A key or id: every string a store contract checks with this is one it keys
- * or indexes, so it must be non-empty, at most {@link maxIdLength} characters
- * and hold no NUL — what every backend can index.
+ * or indexes, so it must be non-empty, at most {@link maxIdLength} characters,
+ * hold no NUL and be well-formed Unicode — what every backend can index and
+ * compare the same way.
  */
 export const nonEmpty = (operation: string, field: string, value: unknown): Check =>
   typeof value !== "string" || value.length === 0
@@ -24,6 +36,23 @@ export const nonEmpty = (operation: string, field: string, value: unknown): Chec
     ? fail(operation, field, `must be at most ${maxIdLength} characters (got ${value.length})`)
     : value.includes("\u0000")
     ? fail(operation, field, "must not contain a NUL character")
+    : !isWellFormed(value)
+    ? fail(operation, field, illFormedReason)
+    : Effect.void
+
+/**
+ * A text a store compares by that may be empty (a key prefix): a string,
+ * with no NUL, well-formed Unicode.
+ */
+export const text = (operation: string, field: string, value: unknown): Check =>
+  typeof value !== "string"
+    ? fail(operation, field, "must be a string")
+    : value.length > maxIdLength
+    ? fail(operation, field, `must be at most ${maxIdLength} characters (got ${value.length})`)
+    : value.includes("\u0000")
+    ? fail(operation, field, "must not contain a NUL character")
+    : !isWellFormed(value)
+    ? fail(operation, field, illFormedReason)
     : Effect.void
 
 export const positiveMillis = (operation: string, field: string, value: unknown): Check =>

@@ -9,6 +9,7 @@ import { TestClock } from "effect/testing"
 import { type ChildOutcome, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../stores/ChildQueueStore.ts"
 import {
   expectInvalid,
+  illFormedIds,
   type Instances,
   none,
   nonJsonValues,
@@ -374,6 +375,12 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
             [{ parentExecutionId: "" }, "parentExecutionId"],
             [{ threadId: "" }, "threadId"],
             [{ workflowName: "" }, "workflowName"],
+            ...illFormedIds.flatMap(([, bad]): Array<[Partial<Record<keyof QueuedChild, unknown>>, string]> => [
+              [{ tenantId: bad }, "tenantId"],
+              [{ executionId: bad }, "executionId"],
+              [{ threadId: bad }, "threadId"],
+              [{ workflowName: bad }, "workflowName"]
+            ]),
             [{ depth: 1 }, "depth"],
             [{ depth: 2.5 }, "depth"],
             [{ status: "Running" }, "status"],
@@ -387,6 +394,7 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
 
           assert.isTrue(yield* s.saveIfAbsent(c))
           yield* expectInvalid(s.claim("", ttl, t), "instanceId", "claim, empty instance")
+          for (const [what, bad] of illFormedIds) yield* expectInvalid(s.claim(bad, ttl, t), "instanceId", `claim, instance with ${what}`)
           for (const bad of [0, -1, Number.NaN]) yield* expectInvalid(s.claim("a", bad, t), "ttlMillis", `claim, ttl ${bad}`)
           yield* expectInvalid(s.claim("a", ttl, Number.NaN), "now", "claim, now NaN")
           assert.strictEqual(some(yield* s.get(c.tenantId, c.executionId), "get").status, "Queued", "no bad claim took it")

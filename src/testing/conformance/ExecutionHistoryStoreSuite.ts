@@ -13,7 +13,7 @@ import {
 } from "../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { expectInvalid, expectTag, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, expectTag, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 interface Both {
@@ -204,6 +204,11 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
         yield* expectInvalid(h.saveIfAbsent(snapshotOf(lease, { spend: 10n as never }), lease, base), "snapshot", "not JSON")
         yield* expectInvalid(h.list({ tenantId: lease.tenantId, limit: 0 }), "limit", "limit 0")
         yield* expectInvalid(h.list({ tenantId: "", limit: 1 }), "tenantId", "no tenant")
+        for (const [what, bad] of illFormedIds) {
+          yield* expectInvalid(h.list({ tenantId: bad, limit: 1 }), "tenantId", `tenant with ${what}`)
+          yield* expectInvalid(h.list({ tenantId: lease.tenantId, workflowName: bad, limit: 1 }), "workflowName", `workflow with ${what}`)
+          yield* expectInvalid(h.get(lease.tenantId, bad), "executionId", `id with ${what}`)
+        }
         yield* expectInvalid(h.deleteEndedBefore(Number.NaN, 1), "cutoff", "NaN cutoff")
         yield* expectInvalid(h.get(lease.tenantId, ""), "executionId", "empty id")
       }))

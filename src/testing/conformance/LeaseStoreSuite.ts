@@ -8,7 +8,7 @@ import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
-import { expectInvalid, none, now, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, illFormedIds, none, now, race, some, successes, type SuiteOptions, unicodeTwins } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 const ttl = 30_000
@@ -250,6 +250,26 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
         assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), lease, "the first tenant's lease is untouched")
       }))
 
+    it.effect("tenants and trees that differ only by U+FFFD or a surrogate pair are kept apart, each answered as given", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const t = yield* now
+        const tenants = unicodeTwins(ids("tenant"))
+        const roots = unicodeTwins(ids("root"))
+        for (const tenant of tenants) {
+          for (const root of roots) {
+            const lease = some(yield* stores.first.acquire(tenant, root, `${tenant}/${root}`, ttl, t), "a free tree")
+            assert.strictEqual(lease.epoch, 1, "a twin is a tree of its own")
+          }
+        }
+        for (const tenant of tenants) {
+          for (const root of roots) {
+            const lease = some(yield* stores.second.get(tenant, root), "the twin's lease")
+            assert.deepStrictEqual([lease.tenantId, lease.rootExecutionId, lease.holder], [tenant, root, `${tenant}/${root}`])
+          }
+        }
+      }))
+
     it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
       Effect.gen(function*() {
         const s = (yield* Stores).first
@@ -259,6 +279,12 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
         yield* expectInvalid(s.acquire("", root, h, ttl, t), "tenantId", "acquire, empty tenant")
         yield* expectInvalid(s.acquire(tenant, "", h, ttl, t), "rootExecutionId", "acquire, empty root")
         yield* expectInvalid(s.acquire(tenant, root, "", ttl, t), "holder", "acquire, empty holder")
+        for (const [what, bad] of illFormedIds) {
+          yield* expectInvalid(s.acquire(bad, root, h, ttl, t), "tenantId", `acquire, tenant with ${what}`)
+          yield* expectInvalid(s.acquire(tenant, bad, h, ttl, t), "rootExecutionId", `acquire, root with ${what}`)
+          yield* expectInvalid(s.acquire(tenant, root, bad, ttl, t), "holder", `acquire, holder with ${what}`)
+          yield* expectInvalid(s.get(bad, root), "tenantId", `get, tenant with ${what}`)
+        }
         for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
           yield* expectInvalid(s.acquire(tenant, root, h, bad, t), "ttlMillis", `acquire, ttl ${bad}`)
         }

@@ -6,7 +6,7 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect } from "effect"
 import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
-import { expectInvalid, race, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, illFormedIds, race, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 /**
@@ -150,6 +150,10 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
           [{ tenantId: "" }, "tenantId"],
           [{ scope: "planet" }, "scope"],
           [{ scopeId: "" }, "scopeId"],
+          ...illFormedIds.flatMap(([, bad]): Array<[Partial<Record<keyof LedgerKey, unknown>>, string]> => [
+            [{ tenantId: bad }, "tenantId"],
+            [{ scopeId: bad }, "scopeId"]
+          ]),
           [{ day: "" }, "day"],
           [{ day: "2026-3-1" }, "day"],
           [{ day: "2026-13-45" }, "day"],

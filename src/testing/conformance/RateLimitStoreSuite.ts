@@ -7,7 +7,7 @@ import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { RateLimitStore, type SlotLease } from "../../stores/RateLimitStore.ts"
-import { expectInvalid, none, now, race, racersOf, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, illFormedIds, none, now, race, racersOf, some, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 const ttl = 10_000
@@ -189,6 +189,11 @@ export const rateLimitStoreSuite = (options: SuiteOptions<RateLimitStore>): void
           yield* expectInvalid(s.acquireSlot(key, max, "h", ttl, t), "max", `acquireSlot, max ${max}`)
         }
         yield* expectInvalid(s.acquireSlot(key, 1, "", ttl, t), "holder", "acquireSlot, empty holder")
+        for (const [what, bad] of illFormedIds) {
+          yield* expectInvalid(s.acquireSlot(bad, 1, "h", ttl, t), "key", `acquireSlot, key with ${what}`)
+          yield* expectInvalid(s.acquireSlot(key, 1, bad, ttl, t), "holder", `acquireSlot, holder with ${what}`)
+          yield* expectInvalid(s.addToWindow(bad, 1, window, t), "key", `addToWindow, key with ${what}`)
+        }
         for (const bad of [0, -1, Number.NaN]) {
           yield* expectInvalid(s.acquireSlot(key, 1, "h", bad, t), "ttlMillis", `acquireSlot, ttl ${bad}`)
         }

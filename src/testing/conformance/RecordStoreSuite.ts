@@ -22,7 +22,8 @@ import {
   race,
   some,
   successes,
-  type SuiteOptions
+  type SuiteOptions,
+  unicodeTwins
 } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
@@ -666,6 +667,31 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
           assert.deepStrictEqual(yield* s.listByThread(tenantId, other), [])
           yield* expectInvalid(s.getRecord(tenantId, bad), "executionId", `getRecord, id of ${what}`)
           yield* expectInvalid(s.getThread(bad, threadId), "tenantId", `getThread, tenant of ${what}`)
+        }
+      }))
+
+    it.effect("tenants, threads, owners and workflows that differ only by U+FFFD or a surrogate pair are kept apart, each answered as given", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const t = yield* now
+        const tenants = unicodeTwins(ids("tenant"))
+        const threadId = ids("thread")
+        // One execution id under every twin tenant: each must answer its own record.
+        const executionId = ids("exec")
+        const made: Array<ExecutionRecord> = []
+        for (const [i, tenantId] of tenants.entries()) {
+          const owner = unicodeTwins("owner")[i]!
+          const thread = yield* stores.first.createThread({ tenantId, threadId: unicodeTwins(threadId)[i]!, ownerId: owner, now: t })
+          assert.isTrue(thread.created, "a twin is a thread of its own")
+          const r = record(tenantId, thread.thread.threadId, t, { executionId, workflowName: unicodeTwins("conformance")[i]! })
+          assert.isTrue(yield* stores.first.createRecord(r))
+          made.push(r)
+        }
+        for (const [i, r] of made.entries()) {
+          assert.deepStrictEqual(some(yield* stores.second.getRecord(r.tenantId, r.executionId), "the twin's record"), r)
+          assert.strictEqual(some(yield* stores.second.getThread(r.tenantId, r.threadId), "the twin's thread").ownerId, unicodeTwins("owner")[i])
+          const page = yield* stores.second.list({ tenantId: r.tenantId, workflow: r.workflowName, limit: 10 })
+          assert.deepStrictEqual(page.records, [r], "each tenant lists its own record, by its own workflow name")
         }
       }))
 

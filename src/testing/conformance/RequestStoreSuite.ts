@@ -6,7 +6,7 @@
 import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { type ClaimResult, type RequestClaim, RequestStore } from "../../stores/RequestStore.ts"
-import { expectInvalid, expectTag, failures, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, expectTag, failures, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 /** Times far from the delete test's (which deletes what expired by `early`). */
@@ -166,6 +166,12 @@ export const requestStoreSuite = (options: SuiteOptions<RequestStore>): void => 
         const s = stores.first
         yield* expectInvalid(s.claim(claimOf({ requestKey: "" })), "requestKey", "empty key")
         yield* expectInvalid(s.claim(claimOf({ fingerprint: "" })), "fingerprint", "empty fingerprint")
+        for (const [what, bad] of illFormedIds) {
+          yield* expectInvalid(s.claim(claimOf({ tenantId: bad })), "tenantId", `tenant with ${what}`)
+          yield* expectInvalid(s.claim(claimOf({ requestKey: bad })), "requestKey", `key with ${what}`)
+          yield* expectInvalid(s.claim(claimOf({ fingerprint: bad })), "fingerprint", `fingerprint with ${what}`)
+          yield* expectInvalid(s.get(bad, "k", base), "tenantId", `get, tenant with ${what}`)
+        }
         yield* expectInvalid(s.claim(claimOf({ handle: 10n })), "handle", "not JSON")
         yield* expectInvalid(s.claim(claimOf({ ttlMillis: 0 })), "ttlMillis", "no ttl")
         yield* expectInvalid(s.claim(claimOf({ now: Number.NaN })), "now", "NaN now")

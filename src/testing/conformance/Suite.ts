@@ -223,8 +223,35 @@ export const expectInvalid = <A, E, R>(effect: Effect.Effect<A, E, R>, field: st
   })
 
 /**
+ * Ids that are not well-formed Unicode: each holds a lone surrogate, which a
+ * UTF-8 store would keep as U+FFFD (so "x\uD800y" would be the same key as
+ * "x\uFFFDy"). Every store refuses them with `InvalidInputError`.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const illFormedIds: ReadonlyArray<readonly [string, string]> = [
+  ["a lone high surrogate", "x\uD800y"],
+  ["a lone low surrogate", "x\uDFFFy"],
+  ["a trailing high surrogate", "x\uD83D"],
+  ["a pair in the wrong order", "x\uDE00\uD83Dy"]
+]
+
+/**
+ * Well-formed ids every store keeps apart and answers exactly as given: the
+ * replacement character a UTF-8 store would make of a lone surrogate, a
+ * character outside the Basic Multilingual Plane (a surrogate pair), and the
+ * id without either.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const unicodeTwins = (id: string): ReadonlyArray<string> => [`${id}\uFFFD`, `${id}\uD83D\uDE00`, id]
+
+/**
  * Ids no store accepts (every backend refuses them the same way, before any
- * write): longer than the limit of 200 characters, or holding a NUL.
+ * write): longer than the limit of 200 characters, holding a NUL, or not
+ * well-formed Unicode.
  *
  * @category conformance
  * @since 0.1.0
@@ -232,7 +259,8 @@ export const expectInvalid = <A, E, R>(effect: Effect.Effect<A, E, R>, field: st
 export const badIds: ReadonlyArray<readonly [string, string]> = [
   ["201 characters", "x".repeat(201)],
   ["10 MB", "x".repeat(10 * 1024 * 1024)],
-  ["a NUL character", "a\u0000b"]
+  ["a NUL character", "a\u0000b"],
+  ...illFormedIds
 ]
 
 /**

@@ -7,7 +7,7 @@ import { assert } from "@effect/vitest"
 import { Context, Effect, Option } from "effect"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
-import { expectInvalid, expectTag, none, nonJsonValues, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { expectInvalid, expectTag, illFormedIds, none, nonJsonValues, race, some, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 /** The tree store, and the lease store its fenced writes check. */
@@ -258,6 +258,13 @@ export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): v
         yield* expectInvalid(s.saveIfAbsent("", root, "k", 1), "tenantId", "saveIfAbsent, empty tenant")
         yield* expectInvalid(s.saveIfAbsent(tenant, "", "k", 1), "rootExecutionId", "saveIfAbsent, empty root")
         yield* expectInvalid(s.saveIfAbsent(tenant, root, "", 1), "key", "saveIfAbsent, empty key")
+        for (const [what, bad] of illFormedIds) {
+          yield* expectInvalid(s.saveIfAbsent(bad, root, "k", 1), "tenantId", `saveIfAbsent, tenant with ${what}`)
+          yield* expectInvalid(s.saveIfAbsent(tenant, bad, "k", 1), "rootExecutionId", `saveIfAbsent, root with ${what}`)
+          yield* expectInvalid(s.saveIfAbsent(tenant, root, bad, 1), "key", `saveIfAbsent, key with ${what}`)
+          yield* expectInvalid(s.getMany(tenant, root, ["k", bad]), "keys", `getMany, a key with ${what}`)
+          yield* expectInvalid(s.list(tenant, root, bad), "prefix", `list, prefix with ${what}`)
+        }
         yield* expectInvalid(s.getMany("", root, ["k"]), "tenantId", "getMany, empty tenant")
         yield* expectInvalid(s.getMany(tenant, root, ["k", ""]), "keys", "getMany, an empty key")
         yield* expectInvalid(s.getMany(tenant, root, "k" as never), "keys", "getMany, keys not a list")

@@ -132,10 +132,11 @@ const writeDecision = Effect.fnUntraced(function*(prepared: Prepared, ownDecisio
           : Effect.fail(e)))
   )
   if (!written) return
-  // The decision is recorded (the pause keeps who answered it too): failing the call here would leave the
+  // The decision is recorded (the pause keeps who answered it too, and the pass that feeds it writes this record
+  // from the pause when it is missing — this call may die right here): failing the call here would leave the
   // tree resting paused with its answer waiting, and the caller told to await a tree nobody moves. Going on.
   yield* records.savePauseAnswer({ tenantId: pause.tenantId, executionId: pause.executionId, pauseId: pause.pauseId, answeredBy: instanceId, answeredAt: now }).pipe(
-    Effect.catch((e) => Effect.logWarning(`the answer of pause ${pause.pauseId} was recorded, but not who gave it (the tree goes on): ${e.message}`))
+    Effect.catch((e) => Effect.logWarning(`the answer of pause ${pause.pauseId} was recorded; who gave it is written by the pass that takes it (the tree goes on): ${e.message}`))
   )
 })
 

@@ -4,7 +4,8 @@
  * its own lease, completing its row and waking its parent.
  *
  * The claim loop takes exactly as many children as the instance has free
- * step slots (within `maxClaimedChildren`; 16 without a step cap), and only
+ * step slots (within `maxClaimedChildren`; 16 without a step cap) — a
+ * claimed child whose steps took no slot yet counts as holding one — and only
  * children of the workflows it registers, deepest first,
  * then oldest (the store's order; atomic: `FOR UPDATE SKIP LOCKED` on
  * Postgres, the write lock on SQLite). It claims at once when children are
@@ -50,6 +51,8 @@ import * as LeasedSlots from "../lease/leasedSlots.ts"
 export interface ChildState {
   readonly wake: Signal.Signal
   running: number
+  /** Claimed children here whose steps took no slot yet: each is about to take one (see `StepSlots.FirstSlot`). */
+  starting: number
   /** Bound once the runtime is built: runs a child with the instance's services. */
   run: (spec: ChildLaunch.ChildSpec) => Effect.Effect<ChildLaunch.ChildEnd | undefined>
   /** Bound by the claim loop: tells the other instances that children were queued (through the lease wake-up hub). */
@@ -66,6 +69,7 @@ export const makeState = (): { readonly state: ChildState; readonly runner: Cont
   const state: ChildState = {
     wake: Signal.make(),
     running: 0,
+    starting: 0,
     run: () => Effect.die(new Error("the child runner is not bound yet")),
     announce: () => {}
   }
@@ -278,9 +282,18 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
     Effect.annotateLogs({ executionId: row.executionId, tenantId: row.tenantId })
   )
 
-/** How many more children this instance may claim now: as many as it has free step slots. */
-const budgetOf = (instance: InstanceShape, state: ChildState): number =>
-  ChildConfig.claimBudget(instance.config, state.running, StepSlots.fromInstance(instance))
+/**
+ * How many more children this instance may claim now: as many as it has free
+ * step slots, less those its claimed children that took none yet will take.
+ */
+const budgetOf = (instance: InstanceShape, state: ChildState): number => {
+  const slots = StepSlots.fromInstance(instance)
+  return ChildConfig.claimBudget(
+    instance.config,
+    state.running,
+    slots === undefined ? undefined : { free: slots.free - state.starting, capacity: slots.capacity }
+  )
+}
 
 /**
  * The claim loop of one instance; runs until interrupted. Claimed children
@@ -333,9 +346,19 @@ export const run = Effect.fnUntraced(function*(
         }
         budget--
         state.running++
+        state.starting++
         instance.passes.progressed()
+        // Until its first step takes a slot (or it ends), the child counts against the free slots.
+        let started = false
+        const start = () => {
+          if (started) return
+          started = true
+          state.starting--
+        }
         yield* FiberSet.run(children, slot.value(runClaimed(queue, claimed.value, continues)).pipe(
+          Effect.provideService(StepSlots.FirstSlot, start),
           Effect.ensuring(Effect.sync(() => {
+            start()
             state.running--
             instance.passes.progressed()
             state.wake.notify()

@@ -414,6 +414,17 @@ export const yieldSlot = async <A>(wait: () => Promise<A>): Promise<A> => {
 }
 
 /**
+ * Told when a pass's first step body took a slot: the claim loop provides it
+ * to a claimed child's run, which holds no slot until then (it takes its
+ * lease, reads its checkpoint) — so that the loop does not count the slot
+ * that child is about to take as free for another claim.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const FirstSlot = Context.Reference<(() => void) | undefined>("baton/StepSlots/FirstSlot", { defaultValue: () => undefined })
+
+/**
  * How one pass's step bodies take their slots: `undefined` when the instance
  * has no cap (the body runs as before). Otherwise a wrapper that takes a slot
  * for the node's visit, counts the step as parked while it waits (a test
@@ -437,6 +448,8 @@ export const passGate = (instance: InstanceShape, pass: {
   readonly signal: AbortSignal
   /** Called with +1 when a step starts waiting for a slot and -1 when the wait ends. */
   readonly park: (delta: number) => void
+  /** Called each time a body took its slot (see {@link FirstSlot}). */
+  readonly tookSlot?: (() => void) | undefined
 }): (<A>(node: string, body: () => Promise<A>) => Promise<A>) | undefined => {
   const slots = fromInstance(instance) as SlotsImpl | undefined
   if (slots === undefined) return undefined
@@ -445,6 +458,7 @@ export const passGate = (instance: InstanceShape, pass: {
   let firstStep = pass.newRoot
   const held = <A>(body: () => Promise<A>): Promise<A> => {
     const hold: Hold = { token, slots, depth: pass.depth, signal: pass.signal, held: true }
+    pass.tookSlot?.()
     let p: Promise<A>
     try {
       p = holding.run(hold, body)

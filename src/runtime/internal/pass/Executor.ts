@@ -172,7 +172,8 @@ const makeHandle = (
   tree: TreeStoreShape,
   recorder: History.StepRecorder | undefined,
   steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>,
-  continuation: { value: boolean }
+  continuation: { value: boolean },
+  tookSlot: (() => void) | undefined
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -184,6 +185,7 @@ const makeHandle = (
     depth: record.depth,
     newRoot: start._tag === "Input",
     continuation,
+    tookSlot,
     signal: holder.signal,
     park: (delta) => {
       pass.parkedBodies += delta
@@ -286,7 +288,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
   // Set when the pass continues a parent whose children ended: its first step closes that branch (slot priority).
   const continuation = { value: false }
-  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation)
+  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation, yield* StepSlots.FirstSlot)
   const metricsContext = yield* Effect.context<never>()
   /** Counts `metric` for this instance. */
   const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>
@@ -381,6 +383,16 @@ const setStatus = (p: Pass, from: ReadonlyArray<ExecutionStatus>, to: ExecutionS
 const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
   Effect.gen(function*() {
     const resolved = yield* p.pauses.listByRoot(p.record.tenantId, p.record.rootExecutionId, ["Resolved"])
+    // Who answered, from the pause, before it is fed or taken: the resumer saves it after resolving, and may have
+    // died between the two. `savePauseAnswer` keeps the first answer of a pause, so this writes it once.
+    yield* Effect.forEach(resolved, (a) =>
+      a.resolvedBy === null || a.resolvedAt === null ? Effect.void : p.records.savePauseAnswer({
+        tenantId: a.tenantId,
+        executionId: a.executionId,
+        pauseId: a.pauseId,
+        answeredBy: a.resolvedBy,
+        answeredAt: a.resolvedAt
+      }), { discard: true })
     const answered = resolved.filter((a) => waiting.has(a.interruptId))
     // A resolved pause whose interrupt is no longer waiting was fed by an earlier pass that stopped before taking it.
     for (const a of resolved) {
