@@ -3,5 +3,7 @@
  *
  * @since 0.1.0
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../internal/nodeVersion.ts"
 export * from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"
