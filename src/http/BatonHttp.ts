@@ -25,6 +25,10 @@
  * | GET | /threads/:threadId/pauses | its pending pauses |
  * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
+ * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
+ * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
+ *
+ * A request body over `maxBodyBytes` (default 1 MiB) is 413, and nothing is written.
  *
  * A body that does not decode is 400 with each issue's path, and nothing is
  * written. Errors answer `{ error: _tag, message }` with a status that says
@@ -38,11 +42,13 @@ import { ByteSize, Effect, Layer, Schema, SchemaIssue } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
-import { Baton } from "../runtime/Baton.ts"
+import { Baton, type ExecutionSummary } from "../runtime/Baton.ts"
 import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
+import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/ExecutionHistoryStore.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
+import * as OpenApiDocument from "./internal/openApi.ts"
 import { fieldsOf, refuseUnknown, unknownField } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
@@ -142,6 +148,10 @@ export const ResumeBody = Schema.Struct({
 })
 
 const statuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
+const activeStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused"]
+
+/** The most executions the history route lists for one thread. */
+const maxHistoryExecutions = 10_000
 
 /**
  * The HTTP status an error of the runtime answers with.
@@ -335,6 +345,33 @@ const routes = (options: Options) =>
         const pauseId = yield* param("pauseId")
         const { decision, requestKey } = yield* body(ResumeBody, limit)
         return json(yield* baton.resume({ ...scope(caller), pauseId, decision, requestKey }))
+      })
+    ))
+    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit })
+    yield* router.add("GET", `${prefix}/openapi.json` as HttpRouter.PathInput, Effect.succeed(json(openApi)))
+    const history = yield* Effect.serviceOption(ExecutionHistoryStore)
+    yield* router.add("GET", `${prefix}/threads/:threadId/history` as HttpRouter.PathInput, control((caller) =>
+      Effect.gen(function*() {
+        const threadId = yield* param("threadId")
+        const executions: Array<ExecutionSummary> = []
+        let cursor: string | undefined
+        do {
+          const page = yield* baton.list({ ...scope(caller), threadId, cursor, limit: 1000 })
+          executions.push(...page.executions)
+          cursor = page.next ?? undefined
+        } while (cursor !== undefined && executions.length < maxHistoryExecutions)
+        if (executions.length === 0) {
+          return json({ error: "UnknownThreadError", message: `no execution of thread "${threadId}" in tenant "${caller.tenantId}"` }, 404)
+        }
+        executions.sort((a, b) => a.createdAt - b.createdAt || (a.executionId < b.executionId ? -1 : 1))
+        const withHistory = yield* Effect.forEach(executions, (e) =>
+          Effect.map(
+            history._tag === "Some" && !activeStatuses.includes(e.status)
+              ? Effect.map(history.value.get(caller.tenantId, e.executionId), (o) => (o._tag === "Some" ? o.value : null))
+              : Effect.succeed<ExecutionSnapshot | null>(null),
+            (snapshot) => ({ ...e, history: snapshot === null ? null : { steps: snapshot.steps, pauses: snapshot.pauses, endedAt: snapshot.endedAt } })
+          ), { concurrency: 8 })
+        return json({ threadId, executions: withHistory })
       })
     ))
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
