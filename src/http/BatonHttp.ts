@@ -38,7 +38,7 @@
  * @since 0.1.0
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Effect, Layer, Schema, SchemaIssue } from "effect"
+import { ByteSize, Cause, Effect, Layer, Schema, SchemaIssue } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
@@ -248,7 +248,9 @@ const callerOf = (authorize: Authorize, request: HttpServerRequest.HttpServerReq
     return Effect.succeed(answer as Caller | undefined)
   }).pipe(
     Effect.catchCause((cause) =>
-      Effect.as(Effect.logWarning("baton/http: the authorize hook failed; the request is refused (401)", cause), undefined)
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.interrupt
+        : Effect.as(Effect.logWarning("baton/http: the authorize hook failed; the request is refused (401)", cause), undefined)
     )
   )
 
