@@ -11,6 +11,8 @@
  * @since 0.1.0
  * @module baton
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "./internal/nodeVersion.ts"
 
 // The runtime
 export {

@@ -4,6 +4,8 @@
  * @since 0.1.0
  * @module baton/memory
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../../src/internal/nodeVersion.ts"
 export * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 export * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
 export * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"

@@ -6,6 +6,8 @@
  * @since 0.1.0
  * @module baton/pg
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../../src/internal/nodeVersion.ts"
 export * as PgClient from "./PgClient.ts"
 export * as PgMigrations from "./PgMigrations.ts"
 export * as PgStores from "./PgStores.ts"

@@ -6,6 +6,8 @@
  * @since 0.1.0
  * @module baton/sql
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../../src/internal/nodeVersion.ts"
 export * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 export * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
 export * as SqlExecutionHistoryStore from "./SqlExecutionHistoryStore.ts"

@@ -42,7 +42,7 @@
  *
  * @since 0.1.0
  */
-import { DatabaseSync, type StatementSync } from "node:sqlite"
+import type { DatabaseSync, StatementSync } from "node:sqlite"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { Config, Context, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
@@ -205,6 +205,13 @@ const checksFile = (sql: string): boolean => {
   }
   return yes
 }
+
+/**
+ * `node:sqlite`, loaded when a database is first opened rather than imported: a static import of a
+ * built-in that an old Node.js lacks fails while modules link, before the entry point's check of the
+ * Node.js version can say which one is needed.
+ */
+const nodeSqlite = (): typeof import("node:sqlite") => process.getBuiltinModule("node:sqlite")
 
 /** One open `DatabaseSync` with its statement cache, as effect's `Connection`. */
 class NodeSqliteConnection implements Connection {
@@ -422,7 +429,7 @@ export const make = (options: SqliteClientOptions = {}) =>
       }
       let db: DatabaseSync
       try {
-        db = new DatabaseSync(path, { timeout: settings.busyTimeoutMillis })
+        db = new (nodeSqlite().DatabaseSync)(path, { timeout: settings.busyTimeoutMillis })
       } catch (cause) {
         return Effect.fail(toSqlError(cause, "open", `cannot open SQLite database "${path}": ${cause instanceof Error ? cause.message : String(cause)}`))
       }

@@ -4,6 +4,8 @@
  * @since 0.1.0
  * @module baton/sqlite
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../../src/internal/nodeVersion.ts"
 export * as SqliteClient from "./SqliteClient.ts"
 export * as SqliteMigrations from "./SqliteMigrations.ts"
 export * as SqliteStores from "./SqliteStores.ts"

@@ -4,7 +4,9 @@
  *
  * - `status` — executions by status, live leases and who holds them.
  * - `list [--status S] [--tenant T] [--limit N]` — executions, newest first per tenant.
- * - `show <execution> [--tenant T]` — one execution: record, lease, pauses.
+ * - `show <execution> [--tenant T]` — one execution: record, lease, pauses;
+ *   without `--tenant`, looked up in every tenant (one that several tenants
+ *   hold needs `--tenant`, and the message names them).
  * - `leases` — the leases of Running trees: holder, epoch, expiry, live or not.
  * - `pauses [--tenant T]` — pending pauses with their payloads.
  * - `resume <pauseId> <json> [--tenant T]` — records the decision once; the
@@ -23,7 +25,9 @@
  *
  * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
  * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
- * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json`.
+ * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json` (fields named
+ * as in the API and over HTTP: `tenantId`, `executionId`, `rootExecutionId`,
+ * `threadId`, `workflowName`, `pauseId`, `instanceId`, `createdAt`, …).
  * Exit codes: 0 done, 1 unexpected failure, 2 bad usage (stores named
  * wrongly included), 3 not found, 4 conflict (already answered, nothing to
  * cancel), 5 a store failed.
@@ -148,7 +152,27 @@ const short = (value: unknown, max = 60) => {
 }
 
 /**
- * A table for people: a header row and aligned columns.
+ * The short header a table gives a field (its rows and `--json` use the API's field names).
+ *
+ * @category output
+ * @since 0.1.0
+ */
+export const columnHeaders: Readonly<Record<string, string>> = {
+  tenantId: "tenant",
+  executionId: "execution",
+  rootExecutionId: "root",
+  threadId: "thread",
+  workflowName: "workflow",
+  pauseId: "pause",
+  instanceId: "instance",
+  updatedAt: "updated",
+  createdAt: "created",
+  expiresAt: "expires"
+}
+
+/**
+ * A table for people: a header row and aligned columns (`columns` are the rows' fields; the
+ * header of each is its short name in `columnHeaders`).
  *
  * @category output
  * @since 0.1.0
@@ -156,9 +180,10 @@ const short = (value: unknown, max = 60) => {
 export const table = (rows: ReadonlyArray<Record<string, unknown>>, columns: ReadonlyArray<string>): string => {
   if (rows.length === 0) return "(none)"
   const cells = rows.map((r) => columns.map((c) => String(r[c] ?? "")))
-  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => row[i]!.length)))
+  const headers = columns.map((c) => (columnHeaders[c] ?? c).toUpperCase())
+  const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)))
   const line = (values: ReadonlyArray<string>) => values.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd()
-  return [line(columns.map((c) => c.toUpperCase())), ...cells.map(line)].join("\n")
+  return [line(headers), ...cells.map(line)].join("\n")
 }
 
 /** Prints `value` as JSON with --json, else `human()`. */
@@ -180,13 +205,13 @@ const allIn = Effect.fnUntraced(function*(status: ExecutionStatus) {
 })
 
 const summary = (r: ExecutionRecord) => ({
-  tenant: r.tenantId,
-  execution: r.executionId,
-  root: r.rootExecutionId,
-  thread: r.threadId,
-  workflow: r.workflowName,
+  tenantId: r.tenantId,
+  executionId: r.executionId,
+  rootExecutionId: r.rootExecutionId,
+  threadId: r.threadId,
+  workflowName: r.workflowName,
   status: r.status,
-  updated: time(r.updatedAt),
+  updatedAt: time(r.updatedAt),
   error: r.error ?? ""
 })
 
@@ -194,14 +219,14 @@ const summary = (r: ExecutionRecord) => ({
 const leaseRow = Effect.fnUntraced(function*(r: ExecutionRecord, now: number) {
   const lease = yield* (yield* LeaseStore).get(r.tenantId, r.rootExecutionId)
   return Option.match(lease, {
-    onNone: () => ({ tenant: r.tenantId, root: r.rootExecutionId, holder: "", instance: "", epoch: "", expires: "", live: false }),
+    onNone: () => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId, holder: "", instanceId: "", epoch: "", expiresAt: "", live: false }),
     onSome: (l) => ({
-      tenant: r.tenantId,
-      root: r.rootExecutionId,
+      tenantId: r.tenantId,
+      rootExecutionId: r.rootExecutionId,
       holder: l.holder,
-      instance: instanceOfHolder(l.holder),
+      instanceId: instanceOfHolder(l.holder),
       epoch: l.epoch,
-      expires: time(l.expiresAt),
+      expiresAt: time(l.expiresAt),
       live: l.expiresAt > now
     })
   })
@@ -219,13 +244,13 @@ const status = Command.make("status", {}, () =>
     for (const s of statuses) counts[s] = (yield* allIn(s)).length
     const leases = yield* runningLeases
     const byInstance: Record<string, number> = {}
-    for (const l of leases) if (l.live) byInstance[l.instance] = (byInstance[l.instance] ?? 0) + 1
+    for (const l of leases) if (l.live) byInstance[l.instanceId] = (byInstance[l.instanceId] ?? 0) + 1
     const orphans = leases.filter((l) => !l.live).length
     yield* output({ executions: counts, liveLeases: leases.length - orphans, orphans, treesByInstance: byInstance }, () =>
       [
         table(statuses.map((s) => ({ status: s, executions: counts[s] })), ["status", "executions"]),
         "",
-        table(Object.entries(byInstance).map(([instance, trees]) => ({ instance, trees })), ["instance", "trees"]),
+        table(Object.entries(byInstance).map(([instanceId, trees]) => ({ instanceId, trees })), ["instanceId", "trees"]),
         "",
         `live leases: ${leases.length - orphans}, Running trees without a live lease (a sweep recovers them): ${orphans}`
       ].join("\n"))
@@ -251,30 +276,49 @@ const list = Command.make("list", {
       rows = all.sort((a, b) => b.createdAt - a.createdAt).slice(0, flags.limit)
     }
     const out = rows.map(summary)
-    yield* output(out, () => table(out, ["tenant", "execution", "thread", "workflow", "status", "updated", "error"]))
+    yield* output(out, () => table(out, ["tenantId", "executionId", "threadId", "workflowName", "status", "updatedAt", "error"]))
   }))).pipe(Command.withDescription("Executions, newest first"))
 
 const pendingOf = (r: ExecutionRecord) =>
   Effect.map(PauseStore.use((p) => p.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"])), (ps) => ps.map(pauseRow))
 
 const pauseRow = (p: Pause) => ({
-  pause: p.pauseId,
-  tenant: p.tenantId,
-  thread: p.threadId,
-  execution: p.executionId,
-  created: time(p.createdAt),
+  pauseId: p.pauseId,
+  tenantId: p.tenantId,
+  threadId: p.threadId,
+  executionId: p.executionId,
+  createdAt: time(p.createdAt),
   payload: p.payload
+})
+
+/**
+ * The execution `executionId`: in `tenant` when given; else in whichever tenant holds it, when
+ * only one does (ids are unique per tenant, not across them). None: not found (3); several: the
+ * tenants that hold it, to pick one with --tenant (usage, 2).
+ */
+const findExecution = Effect.fnUntraced(function*(executionId: string, tenant: Option.Option<string>) {
+  const records = yield* RecordStore
+  if (Option.isSome(tenant)) {
+    const record = yield* records.getRecord(tenant.value, executionId)
+    if (Option.isNone(record)) return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${executionId} in tenant ${tenant.value}`))
+    return record.value
+  }
+  const found: Array<ExecutionRecord> = []
+  for (const s of statuses) found.push(...(yield* allIn(s)).filter((r) => r.executionId === executionId))
+  if (found.length === 0) return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${executionId} in any tenant`))
+  if (found.length > 1) {
+    const tenants = found.map((r) => r.tenantId).sort()
+    return yield* Effect.fail(
+      new CliFailure(ExitCode.usage, `execution ${executionId} is in ${tenants.length} tenants (${tenants.join(", ")}): give --tenant T to pick one`)
+    )
+  }
+  return found[0]!
 })
 
 const show = Command.make("show", { execution: Argument.String("execution"), tenant }, (flags) =>
   withStores(Effect.gen(function*() {
-    const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
-    const record = yield* (yield* RecordStore).getRecord(tenantId, flags.execution)
-    if (Option.isNone(record)) {
-      const hint = Option.isNone(flags.tenant) ? ": give --tenant T for another tenant" : ""
-      return yield* Effect.fail(new CliFailure(ExitCode.notFound, `no execution ${flags.execution} in tenant ${tenantId}${hint}`))
-    }
-    const r = record.value
+    const r = yield* findExecution(flags.execution, flags.tenant)
+    const tenantId = r.tenantId
     const lease = r.status === "Running" ? yield* leaseRow(r, yield* Clock.currentTimeMillis) : null
     const pauses = r.status === "Paused" ? yield* pendingOf(r) : []
     const answers = yield* (yield* RecordStore).listPauseAnswers(tenantId, r.executionId)
@@ -282,14 +326,14 @@ const show = Command.make("show", { execution: Argument.String("execution"), ten
       [
         table(Object.entries(summary(r)).map(([field, value]) => ({ field, value })), ["field", "value"]),
         ...(lease === null ? [] : ["", table([lease], ["holder", "epoch", "expires", "live"])]),
-        ...(pauses.length === 0 ? [] : ["", table(pauses.map((p) => ({ ...p, payload: short(p.payload) })), ["pause", "created", "payload"])])
+        ...(pauses.length === 0 ? [] : ["", table(pauses.map((p) => ({ ...p, payload: short(p.payload) })), ["pauseId", "createdAt", "payload"])])
       ].join("\n"))
   }))).pipe(Command.withDescription("One execution: record, lease, pending pauses"))
 
 const leases = Command.make("leases", {}, () =>
   withStores(Effect.gen(function*() {
     const rows = yield* runningLeases
-    yield* output(rows, () => table(rows, ["tenant", "root", "instance", "holder", "epoch", "expires", "live"]))
+    yield* output(rows, () => table(rows, ["tenantId", "rootExecutionId", "instanceId", "holder", "epoch", "expiresAt", "live"]))
   }))).pipe(Command.withDescription("Leases of Running trees: holder, epoch, expiry, live or not"))
 
 const pauses = Command.make("pauses", { tenant }, (flags) =>
@@ -298,7 +342,7 @@ const pauses = Command.make("pauses", { tenant }, (flags) =>
       r.executionId === r.rootExecutionId && (Option.isNone(flags.tenant) || r.tenantId === flags.tenant.value)
     )
     const rows = (yield* Effect.forEach(paused, pendingOf)).flat()
-    yield* output(rows, () => table(rows.map((p) => ({ ...p, payload: short(p.payload) })), ["pause", "tenant", "thread", "execution", "created", "payload"]))
+    yield* output(rows, () => table(rows.map((p) => ({ ...p, payload: short(p.payload) })), ["pauseId", "tenantId", "threadId", "executionId", "createdAt", "payload"]))
   }))).pipe(Command.withDescription("Pending pauses with their payloads"))
 
 const resume = Command.make("resume", { pauseId: Argument.String("pauseId"), decision: Argument.String("json"), tenant }, (flags) =>
@@ -333,11 +377,11 @@ const cancel = Command.make("cancel", { thread: Argument.String("thread"), tenan
       Effect.provide(Baton.layer({ workflows: [], sweepInterval: "1 hour" }))
     )
     if (!result.cancelled) {
-      yield* output({ cancelled: false, thread: flags.thread }, () =>
+      yield* output({ cancelled: false, threadId: flags.thread }, () =>
         `thread ${flags.thread}: nothing was cancelled here (a running execution was asked to stop, or nothing was active)`)
       return yield* Effect.fail(new CliFailure(ExitCode.conflict, ""))
     }
-    yield* output({ cancelled: true, thread: flags.thread }, () => `thread ${flags.thread}: cancelled`)
+    yield* output({ cancelled: true, threadId: flags.thread }, () => `thread ${flags.thread}: cancelled`)
   }))).pipe(Command.withDescription("Cancel the thread's running or paused execution"))
 
 const sweep = Command.make("sweep", {}, () =>
@@ -353,11 +397,11 @@ const sweep = Command.make("sweep", {}, () =>
       after = Option.some(page[page.length - 1]!)
     }
     const rows = [
-      ...orphans.map((o) => ({ tenant: o.tenant, root: o.root, finding: "Running without a live lease: an instance recovers it" })),
-      ...stranded.map((s) => ({ tenant: s.tenantId, root: s.rootExecutionId, finding: "a decision recorded, not yet taken: an instance continues it" }))
+      ...orphans.map((o) => ({ tenantId: o.tenantId, rootExecutionId: o.rootExecutionId, finding: "Running without a live lease: an instance recovers it" })),
+      ...stranded.map((s) => ({ tenantId: s.tenantId, rootExecutionId: s.rootExecutionId, finding: "a decision recorded, not yet taken: an instance continues it" }))
     ]
     yield* output({ orphans: orphans.length, strandedDecisions: stranded.length, findings: rows }, () =>
-      `${table(rows, ["tenant", "root", "finding"])}\n\n${orphans.length} orphaned, ${stranded.length} with a stranded decision`)
+      `${table(rows, ["tenantId", "rootExecutionId", "finding"])}\n\n${orphans.length} orphaned, ${stranded.length} with a stranded decision`)
   }))).pipe(Command.withDescription("One look now, as the recovery sweep sees the fleet (read-only)"))
 
 const migrate = (version: () => Promise<number>) =>

@@ -7,6 +7,8 @@
  *
  * @since 0.1.0
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../internal/nodeVersion.ts"
 import { Effect, Layer } from "effect"
 import * as BatonCli from "./BatonCli.ts"
 

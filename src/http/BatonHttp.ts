@@ -25,6 +25,10 @@
  * | GET | /threads/:threadId/pauses | its pending pauses |
  * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
+ * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
+ * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
+ *
+ * A request body over `maxBodyBytes` (default 1 MiB) is 413, and nothing is written.
  *
  * A body that does not decode is 400 with each issue's path, and nothing is
  * written. Errors answer `{ error: _tag, message }` with a status that says
@@ -34,15 +38,17 @@
  * @since 0.1.0
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { Effect, Layer, Schema, SchemaIssue } from "effect"
-import { HttpRouter, type HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
+import { ByteSize, Cause, Effect, Layer, Schema, SchemaIssue } from "effect"
+import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
-import { Baton } from "../runtime/Baton.ts"
+import { Baton, type ExecutionSummary } from "../runtime/Baton.ts"
 import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
+import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/ExecutionHistoryStore.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
+import * as OpenApiDocument from "./internal/openApi.ts"
 import { fieldsOf, refuseUnknown, unknownField } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
@@ -58,12 +64,40 @@ export interface Caller {
 }
 
 /**
- * The app's hook: the caller a request acts for, or `undefined` to refuse it (401).
+ * The app's hook: the caller a request acts for, or `undefined` to refuse it
+ * (401). It may answer the caller itself, a `Promise` of it (an `async`
+ * function: a token checked with a JWT library) or an `Effect` of it. A hook
+ * that throws, rejects or fails answers 401 too, with nothing read or written.
+ *
+ * @example
+ * ```ts
+ * import { BatonHttp } from "baton/http"
+ * import { jwtVerify } from "jose"
+ *
+ * const secret = new TextEncoder().encode(process.env.JWT_SECRET)
+ * // A bearer token signed with the app's key names the tenant (claim "tenant") and the owner (subject).
+ * const authorize: BatonHttp.Authorize = async (request) => {
+ *   const token = /^Bearer (.+)$/.exec(request.headers["authorization"] ?? "")?.[1]
+ *   if (token === undefined) return undefined
+ *   const { payload } = await jwtVerify(token, secret, { issuer: "https://auth.example.com", audience: "baton" })
+ *   return typeof payload.tenant === "string" ? { tenantId: payload.tenant, ownerId: payload.sub } : undefined
+ * }
+ * ```
  *
  * @category models
  * @since 0.1.0
  */
-export type Authorize = (request: HttpServerRequest.HttpServerRequest) => Effect.Effect<Caller | undefined>
+export type Authorize = (
+  request: HttpServerRequest.HttpServerRequest
+) => Caller | undefined | PromiseLike<Caller | undefined> | Effect.Effect<Caller | undefined, unknown>
+
+/**
+ * The default limit of a request body: 1 MiB.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
+export const defaultMaxBodyBytes = 1024 * 1024
 
 /**
  * What `BatonHttp.layer` needs.
@@ -78,6 +112,13 @@ export interface Options {
   readonly authorize: Authorize
   /** A path prefix for every route, e.g. "/baton" (default: none). */
   readonly prefix?: string | undefined
+  /**
+   * The largest request body, in bytes: a larger one is answered 413 with
+   * nothing read past the limit and nothing written. A whole number from 1
+   * to 256 MiB; default 1 MiB. (`Baton`'s own `maxInputBytes` limits the
+   * input or decision a call hands the runtime, through any API.)
+   */
+  readonly maxBodyBytes?: number | undefined
 }
 
 /**
@@ -107,6 +148,10 @@ export const ResumeBody = Schema.Struct({
 })
 
 const statuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
+const activeStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused"]
+
+/** The most executions the history route lists for one thread. */
+const maxHistoryExecutions = 10_000
 
 /**
  * The HTTP status an error of the runtime answers with.
@@ -154,10 +199,25 @@ const errorResponse = (error: unknown) => {
 
 const healthResponse = (report: HealthReport) => json(report, report.status === "Unhealthy" ? 503 : 200)
 
-/** Decodes the request's JSON body with `schema`: a body that does not decode is 400 with each issue's path. */
-const body = <S extends Schema.Codec<any, any, never, never>>(schema: S) =>
-  HttpServerRequest.schemaBodyJson(schema).pipe(
+const tooLarge = (limit: number) =>
+  json({ error: "BodyTooLarge", message: `the request body is over the limit of ${limit} bytes (the maxBodyBytes option); nothing was written` }, 413)
+
+/**
+ * Decodes the request's JSON body with `schema`, reading at most `limit` bytes: a larger body
+ * (by its content-length, before anything is read, or as it is read) is 413; a body that does
+ * not decode is 400 with each issue's path.
+ */
+const body = <S extends Schema.Codec<any, any, never, never>>(schema: S, limit: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const declared = Number(request.headers["content-length"])
+    if (Number.isFinite(declared) && declared > limit) return yield* Effect.fail(tooLarge(limit))
+    return yield* HttpServerRequest.schemaBodyJson(schema)
+  }).pipe(
+    Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(BigInt(limit))),
     Effect.mapError((e) => {
+      if (HttpServerResponse.isHttpServerResponse(e)) return e
+      if (e._tag === "HttpServerError" && e.reason._tag === "RequestParseError" && e.reason.reason === "BodyTooLarge") return tooLarge(limit)
       if (Schema.isSchemaError(e)) {
         const issues = SchemaIssue.makeFormatterStandardSchemaV1()(e.issue).issues.map((i) => ({
           path: (i.path ?? []).map((p) => (typeof p === "object" && p !== null && "key" in p ? p.key : p)) as ReadonlyArray<PropertyKey>,
@@ -172,7 +232,27 @@ const body = <S extends Schema.Codec<any, any, never, never>>(schema: S) =>
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
 /** The fields of `Options`: anything else (a misspelt `prefx`) is refused at build, naming it. */
-const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true })
+const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true, maxBodyBytes: true })
+
+/** The largest `maxBodyBytes`: 256 MiB. */
+const maxMaxBodyBytes = 256 * 1024 * 1024
+
+/** The caller the app's hook answers, whichever form it answers in (a value, a Promise, an Effect); a throw, a rejection or a failure is no caller. */
+const callerOf = (authorize: Authorize, request: HttpServerRequest.HttpServerRequest): Effect.Effect<Caller | undefined> =>
+  Effect.suspend(() => {
+    const answer = authorize(request)
+    if (Effect.isEffect(answer)) return answer as Effect.Effect<Caller | undefined, unknown>
+    if (answer !== null && typeof answer === "object" && typeof (answer as PromiseLike<unknown>).then === "function") {
+      return Effect.tryPromise(() => Promise.resolve(answer as PromiseLike<Caller | undefined>))
+    }
+    return Effect.succeed(answer as Caller | undefined)
+  }).pipe(
+    Effect.catchCause((cause) =>
+      Cause.hasInterruptsOnly(cause)
+        ? Effect.interrupt
+        : Effect.as(Effect.logWarning("baton/http: the authorize hook failed; the request is refused (401)", cause), undefined)
+    )
+  )
 
 /** Options that cannot work fail the Layer's build, naming the field: there is no default tenant hook. */
 const check = (options: Options) => {
@@ -183,6 +263,10 @@ const check = (options: Options) => {
     return refuse("authorize", "is required: a function mapping a request to { tenantId, ownerId }, or undefined to refuse it (BatonHttp has no authentication of its own)")
   }
   if (!Array.isArray(options.workflows)) return refuse("workflows", "must be the array of workflows POST /executions may start")
+  const limit = options.maxBodyBytes
+  if (limit !== undefined && !(typeof limit === "number" && Number.isSafeInteger(limit) && limit >= 1 && limit <= maxMaxBodyBytes)) {
+    return refuse("maxBodyBytes", `must be a whole number of bytes from 1 to ${maxMaxBodyBytes} (256 MiB) (got ${V.shown(limit)})`)
+  }
   if (options.prefix !== undefined && !/^\/[^?#]*[^/]$/.test(options.prefix)) {
     return refuse("prefix", `must start with "/" and not end with one (got ${JSON.stringify(options.prefix)})`)
   }
@@ -196,12 +280,13 @@ const routes = (options: Options) =>
     const router = yield* HttpRouter.HttpRouter
     const baton = yield* Baton
     const prefix = options.prefix ?? ""
+    const limit = options.maxBodyBytes ?? defaultMaxBodyBytes
     const byName = new Map(options.workflows.map((w) => [w.name, w]))
     /** A control route: the caller first (refused without one), then `f`; a failure answers its error. */
     const control = <E, R>(f: (caller: Caller, request: HttpServerRequest.HttpServerRequest) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
       Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const caller = yield* options.authorize(request)
+        const caller = yield* callerOf(options.authorize, request)
         if (caller === undefined || typeof caller.tenantId !== "string" || caller.tenantId.length === 0) {
           return json({ error: "Unauthorized", message: "the app's authorize hook found no tenant for this request" }, 401)
         }
@@ -222,7 +307,7 @@ const routes = (options: Options) =>
     )
     yield* router.add("POST", `${prefix}/executions` as HttpRouter.PathInput, control((caller) =>
       Effect.gen(function*() {
-        const start = yield* body(StartBody)
+        const start = yield* body(StartBody, limit)
         const workflow = byName.get(start.workflow)
         if (workflow === undefined) {
           return json({ error: "UnknownWorkflowError", message: `no workflow "${start.workflow}" is served here`, known: [...byName.keys()] }, 400)
@@ -260,8 +345,35 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/pauses/:pauseId/resume` as HttpRouter.PathInput, control((caller) =>
       Effect.gen(function*() {
         const pauseId = yield* param("pauseId")
-        const { decision, requestKey } = yield* body(ResumeBody)
+        const { decision, requestKey } = yield* body(ResumeBody, limit)
         return json(yield* baton.resume({ ...scope(caller), pauseId, decision, requestKey }))
+      })
+    ))
+    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit })
+    yield* router.add("GET", `${prefix}/openapi.json` as HttpRouter.PathInput, Effect.succeed(json(openApi)))
+    const history = yield* Effect.serviceOption(ExecutionHistoryStore)
+    yield* router.add("GET", `${prefix}/threads/:threadId/history` as HttpRouter.PathInput, control((caller) =>
+      Effect.gen(function*() {
+        const threadId = yield* param("threadId")
+        const executions: Array<ExecutionSummary> = []
+        let cursor: string | undefined
+        do {
+          const page = yield* baton.list({ ...scope(caller), threadId, cursor, limit: 1000 })
+          executions.push(...page.executions)
+          cursor = page.next ?? undefined
+        } while (cursor !== undefined && executions.length < maxHistoryExecutions)
+        if (executions.length === 0) {
+          return json({ error: "UnknownThreadError", message: `no execution of thread "${threadId}" in tenant "${caller.tenantId}"` }, 404)
+        }
+        executions.sort((a, b) => a.createdAt - b.createdAt || (a.executionId < b.executionId ? -1 : 1))
+        const withHistory = yield* Effect.forEach(executions, (e) =>
+          Effect.map(
+            history._tag === "Some" && !activeStatuses.includes(e.status)
+              ? Effect.map(history.value.get(caller.tenantId, e.executionId), (o) => (o._tag === "Some" ? o.value : null))
+              : Effect.succeed<ExecutionSnapshot | null>(null),
+            (snapshot) => ({ ...e, history: snapshot === null ? null : { steps: snapshot.steps, pauses: snapshot.pauses, endedAt: snapshot.endedAt } })
+          ), { concurrency: 8 })
+        return json({ threadId, executions: withHistory })
       })
     ))
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
@@ -308,15 +420,34 @@ const checkPort = (port: unknown) =>
     : Effect.fail(new BatonConfigError({ field: "port", reason: `must be a whole number from 0 to 65535, 0 for any free one (got ${V.shown(port)})` }))
 
 /**
+ * What `layerServer` takes: the routes' options, and where to listen.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface ServerOptions extends Options {
+  /** The TCP port, a whole number from 0 to 65535; 0 takes any free one (read it with `port`). */
+  readonly port: number
+  /**
+   * The address to listen on. Default "127.0.0.1": only this machine reaches
+   * the server. Give "0.0.0.0" (or "::") to listen on every interface — behind
+   * your own TLS and network rules — or one of the machine's addresses.
+   */
+  readonly host?: string | undefined
+}
+
+/**
  * A Node HTTP server with the routes, listening on `host:port` (port 0: any
- * free one; read `HttpServer.address`). Default host 127.0.0.1. A port that
- * cannot be listened on — already in use, not permitted — fails the build
- * with `BatonConfigError` naming `host:port` and why.
+ * free one; read it with `port`). Default host 127.0.0.1 (see
+ * `ServerOptions.host`). Once listening it logs the address, at Info:
+ * `baton/http: listening on http://127.0.0.1:8080`. A port that cannot be
+ * listened on — already in use, not permitted — fails the build with
+ * `BatonConfigError` naming `host:port` and why.
  *
  * @category layers
  * @since 0.1.0
  */
-export const layerServer = (options: Options & { readonly port: number; readonly host?: string | undefined }) => {
+export const layerServer = (options: ServerOptions) => {
   const { host: givenHost, port, ...routeOptions } = options ?? ({} as typeof options)
   const host = givenHost ?? "127.0.0.1"
   // Built in the Layer's scope (the server closes with it); a failure to listen says where and why.
@@ -326,7 +457,10 @@ export const layerServer = (options: Options & { readonly port: number; readonly
       Effect.catchTag("ServeError", (e) => Effect.fail(listenRefusal(host, port, e.cause)))
     )
   ))
-  return HttpRouter.serve(layer(routeOptions), { disableListenLog: true, disableLogger: true }).pipe(Layer.provideMerge(server))
+  const logAddress = Layer.effectDiscard(HttpServer.addressFormattedWith((address) => Effect.logInfo(`baton/http: listening on ${address}`)))
+  return Layer.mergeAll(HttpRouter.serve(layer(routeOptions), { disableListenLog: true, disableLogger: true }), logAddress).pipe(
+    Layer.provideMerge(server)
+  )
 }
 
 /**

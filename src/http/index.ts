@@ -5,5 +5,7 @@
  * @since 0.1.0
  * @module baton/http
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../internal/nodeVersion.ts"
 export * as BatonHttp from "./BatonHttp.ts"
 export * as BatonProcess from "./BatonProcess.ts"

@@ -18,6 +18,7 @@ import * as Options from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 import type { AnyWorkflow } from "./Workflow.ts"
 import * as ChildConfig from "./internal/children/ChildConfig.ts"
+import * as InputSize from "./internal/calls/InputSize.ts"
 import * as Limits from "./internal/limits/QuotaConfig.ts"
 
 /**
@@ -104,6 +105,13 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
   readonly undoBackoff?: Duration.Input | undefined
   /** The longest wait between two tries of an undo: at least `undoBackoff`, at most 1 hour. Default 30 seconds. */
   readonly undoBackoffMax?: Duration.Input | undefined
+  /**
+   * The largest start input and pause decision a call may hand the runtime, in
+   * bytes of their JSON: a larger one is refused with `InvalidInputError`
+   * before anything is written. A whole number from 1 to 256 MiB. Default
+   * 1 MiB (1048576), as `baton/http`'s body limit.
+   */
+  readonly maxInputBytes?: number | undefined
 }
 
 /**
@@ -158,6 +166,8 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly undoBackoffMillis: number
   /** The cap of that wait. */
   readonly undoBackoffMaxMillis: number
+  /** The largest input or decision, in bytes of JSON (`undefined`: 1 MiB). */
+  readonly maxInputBytes?: number | undefined
 }
 
 /**
@@ -221,7 +231,8 @@ export const configKeys = {
   undoBackoff: "BATON_UNDO_BACKOFF",
   undoBackoffMax: "BATON_UNDO_BACKOFF_MAX",
   maxClaimedChildren: "BATON_MAX_CLAIMED_CHILDREN",
-  maxInlineChildren: "BATON_MAX_INLINE_CHILDREN"
+  maxInlineChildren: "BATON_MAX_INLINE_CHILDREN",
+  maxInputBytes: "BATON_MAX_INPUT_BYTES"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
 type Field = keyof typeof configKeys
@@ -349,6 +360,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* Limits.validate(config)
   yield* checkUndo(config)
   yield* ChildConfig.validate(config)
+  yield* InputSize.validate(config.maxInputBytes)
   return config
 })
 
@@ -387,7 +399,8 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.onOverQuota === undefined ? {} : { onOverQuota: options.onOverQuota }),
     ...(options.providers === undefined ? {} : { providers: options.providers }),
     ...(options.maxClaimedChildren === undefined ? {} : { maxClaimedChildren: options.maxClaimedChildren }),
-    ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren })
+    ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren }),
+    ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes })
   })
 })
 
@@ -445,7 +458,8 @@ export const config: Config.Config<BatonConfigOptions> = Config.all({
   undoBackoff: optionalText(configKeys.undoBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   undoBackoffMax: optionalText(configKeys.undoBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
   maxClaimedChildren: optionalText(configKeys.maxClaimedChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxInlineChildren: optionalText(configKeys.maxInlineChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number))
+  maxInlineChildren: optionalText(configKeys.maxInlineChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
+  maxInputBytes: optionalText(configKeys.maxInputBytes).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number))
 })
 
 /** The key a field was read from, added to a refusal of a value from config. */

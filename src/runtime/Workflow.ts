@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import type { LangGraphRunnableConfig } from "@langchain/langgraph"
+import type { ExtractStateType, LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import { inspect } from "node:util"
@@ -139,6 +139,24 @@ const edgesOf = (graph: GraphBuilder | undefined): Array<string> => {
 }
 
 /**
+ * The state a `StateGraph` builder ends with — what a finished execution of a
+ * workflow without an `output` schema hands back: the state of the graph's
+ * output definition (its state annotation or schema, unless the graph names
+ * a separate output). `unknown` for a builder whose type does not say.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type GraphOutput<G> = G extends StateGraph<any, any, any, any, any, infer O, any, any, any, any>
+  ? unknown extends O ? unknown : ExtractStateType<O>
+  : unknown
+
+declare const unsetOutput: unique symbol
+
+/** The `Output` of `make` when no `output` schema gives it: the graph's own state (see `GraphOutput`). */
+type UnsetOutput = typeof unsetOutput
+
+/**
  * What {@link make} takes.
  *
  * @category constructors
@@ -168,19 +186,27 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
  * Makes a workflow. `graph` is the uncompiled `StateGraph`: the runtime
  * compiles it with its own checkpointer. Schemas (`input`, `output`,
  * `decision`) are optional; without them payloads are taken as they come.
+ * Without an `output` schema, the workflow's `Output` (what `Finished.output`
+ * holds) is the graph's state type (`GraphOutput`), inferred from `graph`.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const make = <
   Input = unknown,
-  Output = unknown,
+  Output = UnsetOutput,
   Decision = unknown,
   const Steps extends Readonly<Record<string, unknown>> = {},
-  const Children extends ReadonlyArray<AnyWorkflow> = []
+  const Children extends ReadonlyArray<AnyWorkflow> = [],
+  G extends GraphBuilder = GraphBuilder
 >(
-  options: MakeOptions<Input, Output, Decision, Steps, Children>
-): Workflow<Input, Output, Decision, StepsRequirements<Steps> | Requirements<Children[number]>> => {
+  options: MakeOptions<Input, Output, Decision, Steps, Children> & { readonly graph: G }
+): Workflow<
+  Input,
+  [Output] extends [UnsetOutput] ? GraphOutput<G> : Output,
+  Decision,
+  StepsRequirements<Steps> | Requirements<Children[number]>
+> => {
   // Options that cannot work (from JavaScript, past the types) are hashed as they are; Baton.layer refuses them, naming what to pass.
   // No options object at all is a workflow without name, version or graph: refused there the same way.
   const given = typeof options === "object" && options !== null ? options : {} as typeof options
@@ -203,7 +229,7 @@ export const make = <
     resumeAnyway: given.resumeAnyway ?? false,
     maxConcurrentExecutions: given.maxConcurrentExecutions,
     configHash,
-    schemas: { input: given.input, output: given.output, decision: given.decision }
+    schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision }
   }
 }
 

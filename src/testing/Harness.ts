@@ -56,10 +56,15 @@ export type HarnessStores = LeaseStore | RecordStore | PauseStore | TreeStore | 
  * @since 0.1.0
  */
 export interface HarnessInstance {
+  /** Its slot in the harness (`instances[index]`), kept across a `restart`. */
   readonly index: number
+  /** Its id: `instance-<index>`, then `instance-<index>.<n>` after the nth restart. */
   readonly instanceId: string
+  /** Its `Baton` service; its calls run in the caller's fiber (`Harness.baton` runs them in the instance's). */
   readonly baton: BatonShape
+  /** The runtime's internal state of the instance (its passes, health), for assertions of the library's own tests. */
   readonly instance: InstanceShape
+  /** What its process is doing now. */
   readonly state: InstanceState
 }
 
@@ -72,10 +77,21 @@ export interface HarnessInstance {
  * @since 0.1.0
  */
 export interface Harness {
+  /** Every instance, by index, as they are now (a restarted slot holds its new instance). */
   readonly instances: ReadonlyArray<HarnessInstance>
   /** The instance `index` names, at once; an index that names none throws `InvalidInputError` (field `index`). */
   readonly instance: (index: number) => HarnessInstance
-  /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance). */
+  /**
+   * The `Baton` API of instance `index`, direct: each call runs in a fiber of that
+   * instance (as `run` does: it dies, freezes and is cut off with the instance) and
+   * answers its result once it is done — no fiber to join:
+   * `const handle = yield* h.baton(0).start(workflow, input)`.
+   * The instance in the slot is looked up at each call, so the accessor follows a
+   * `restart`. A call whose instance is killed meanwhile is interrupted (use `run`
+   * to hold its fiber instead). An index that names none throws `InvalidInputError`.
+   */
+  readonly baton: (index: number) => BatonShape
+  /** Runs a call on instance `index` in a fiber of that instance (it dies with the instance); answers the fiber. */
   readonly run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) => Effect.Effect<Fiber.Fiber<A, E>, InvalidInputError>
   /**
    * Runs an effect in a fiber of instance `index` over that instance's stores and clock (gated like its
@@ -89,11 +105,13 @@ export interface Harness {
    * hanging) when the harness's scope closes is torn down as dead: its waiting calls fail, nothing waits for it.
    */
   readonly freeze: (index: number) => Effect.Effect<void, InvalidInputError>
+  /** The process goes on (SIGCONT): its waiting store calls and clock wake-ups proceed. */
   readonly thaw: (index: number) => Effect.Effect<void, InvalidInputError>
   /** The instance's stores become unreachable (calls fail with `StoreError`) until `reconnect`; its fibers go on. */
   readonly disconnect: (index: number) => Effect.Effect<void, InvalidInputError>
   /** The instance's store calls hang (no answer, no error) until `reconnect`; its clock and fibers go on. */
   readonly hang: (index: number) => Effect.Effect<void, InvalidInputError>
+  /** The instance reaches its stores again (after `disconnect` or `hang`): hung calls proceed. */
   readonly reconnect: (index: number) => Effect.Effect<void, InvalidInputError>
   /** Closes the instance's scope: its calls are interrupted and its passes release their leases. */
   readonly close: (index: number) => Effect.Effect<void, InvalidInputError>
@@ -410,6 +428,27 @@ export const make = Effect.fnUntraced(function*(options: {
       const checked = Effect.runSyncExit(slotAt("instance", index))
       if (Exit.isFailure(checked)) throw Cause.squash(checked.cause)
       return checked.value.entry
+    },
+    baton: (index) => {
+      harness.instance(index)
+      // Each call (an Effect-valued field or a method answering an Effect) runs in the instance's fiber, joined.
+      const onInstance = <A, E>(effect: () => Effect.Effect<A, E>) =>
+        Effect.flatMap(Effect.orDie(harness.run(index, () => effect())), Fiber.join)
+      const current = () => slot(index).entry.baton as unknown as Record<string, unknown>
+      const direct: Record<string, unknown> = {}
+      for (const [key, value] of Object.entries(current())) {
+        if (Effect.isEffect(value)) {
+          Object.defineProperty(direct, key, { enumerable: true, get: () => onInstance(() => current()[key] as Effect.Effect<unknown, unknown>) })
+        } else if (typeof value === "function") {
+          direct[key] = (...args: Array<unknown>) => {
+            const answer = (current()[key] as (...a: Array<unknown>) => unknown)(...args)
+            return Effect.isEffect(answer) ? onInstance(() => answer as Effect.Effect<unknown, unknown>) : answer
+          }
+        } else {
+          Object.defineProperty(direct, key, { enumerable: true, get: () => current()[key] })
+        }
+      }
+      return direct as unknown as BatonShape
     },
     run: <A, E>(index: number, f: (baton: BatonShape) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {

@@ -4,6 +4,8 @@
  * @since 0.1.0
  * @module baton/testing
  */
+// First: on an unsupported Node.js, stop at once with one line saying which is needed.
+import "../internal/nodeVersion.ts"
 export {
   checkpointStoreSuite,
   type CheckpointStoreSuiteOptions,

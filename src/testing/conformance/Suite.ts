@@ -4,7 +4,7 @@
  *
  * @since 0.1.0
  */
-import { assert } from "@effect/vitest"
+import { assert } from "../internal/vitest.ts"
 import { Cause, Clock, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
 
 /**

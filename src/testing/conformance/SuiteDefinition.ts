@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { layer, type Vitest } from "@effect/vitest"
+import type { Vitest } from "@effect/vitest"
+import { layer } from "../internal/vitest.ts"
 import { type Context, Effect } from "effect"
 import { type Instances, instancesKey, instancesLayer, makeIds, racersOf, type SuiteOptions } from "./Suite.ts"
 

@@ -3,7 +3,7 @@
  *
  * @since 0.1.0
  */
-import { assert } from "@effect/vitest"
+import { assert } from "../internal/vitest.ts"
 import { Context, Effect, Option } from "effect"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"

@@ -9,7 +9,7 @@ import { BatonHttp } from "baton/http"
 import { MemoryStores } from "baton/memory"
 import { SqliteStores } from "baton/sqlite"
 import { Harness } from "baton/testing"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -48,9 +48,10 @@ const program = Effect.gen(function*() {
   Effect.provide(SqliteStores.layer({ path: join(dir, "baton.sqlite") }))
 )
 
-// baton/http: the app's authorize hook maps the x-tenant header to the caller; no header, 401.
-const authorize = (request) =>
-  Effect.succeed(typeof request.headers["x-tenant"] === "string" ? { tenantId: request.headers["x-tenant"] } : undefined)
+// baton/http: the app's authorize hook (here an async function; a plain value or an Effect do too)
+// maps the x-tenant header to the caller; no header, 401.
+const authorize = async (request) =>
+  typeof request.headers["x-tenant"] === "string" ? { tenantId: request.headers["x-tenant"] } : undefined
 
 const call = (port, method, path, body, headers = { "x-tenant": "acme" }) =>
   Effect.promise(async () => {
@@ -100,14 +101,13 @@ const slow = Workflow.make({
 
 const onHarness = Effect.gen(function*() {
   const h = yield* Harness.make({ instances: 2, baton: { workflows: [slow] } })
-  const run = yield* h.run(0, (b) => b.start(slow, { amount: 0, log: [] }))
-  const handle = yield* Fiber.join(run)
+  const handle = yield* h.baton(0).start(slow, { amount: 0, log: [] })
   yield* h.settle
   yield* h.kill(0)
   yield* h.advance("31 seconds")
-  const during = yield* Fiber.join(yield* h.run(1, (b) => b.status(handle.executionId)))
+  const during = yield* h.baton(1).status(handle.executionId)
   yield* h.advance("45 seconds")
-  const done = yield* Fiber.join(yield* h.run(1, (b) => b.await(handle)))
+  const done = yield* h.baton(1).await(handle)
   return { recoveredBy: during.holder?.instanceId, tag: done._tag, log: done.output.log }
 }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer), Effect.provide(TestClock.layer()))
 

@@ -8,7 +8,7 @@ import type { PgStores } from "baton/pg"
 import { SqlCheckpointStore, SqlLeaseStore } from "baton/sql"
 import { SqliteClient, SqliteMigrations, SqliteStores } from "baton/sqlite"
 import { Harness } from "baton/testing"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { TestClock } from "effect/testing"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -118,13 +118,13 @@ const slow = Workflow.make<typeof State.State>({
 /** Two instances on the TestClock: the one moving the step dies; the other recovers the execution and finishes it. */
 const onHarness = Effect.gen(function*() {
   const h: Harness.Harness = yield* Harness.make({ instances: 2, baton: { workflows: [slow] } })
-  const handle = yield* Fiber.join(yield* h.run(0, (b) => b.start(slow, { amount: 0, log: [] })))
+  const handle = yield* h.baton(0).start(slow, { amount: 0, log: [] })
   yield* h.settle
   yield* h.kill(0)
   yield* h.advance("31 seconds")
-  const during = yield* Fiber.join(yield* h.run(1, (b) => b.status(handle.executionId)))
+  const during = yield* h.baton(1).status(handle.executionId)
   yield* h.advance("45 seconds")
-  const done = yield* expectTag(yield* Fiber.join(yield* h.run(1, (b) => b.await(handle))), "Finished")
+  const done = yield* expectTag(yield* h.baton(1).await(handle), "Finished")
   return { recoveredBy: during.holder?.instanceId, tag: done._tag, log: (done.output as typeof State.State).log }
 }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer), Effect.provide(TestClock.layer()))
 

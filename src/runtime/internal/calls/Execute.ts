@@ -33,6 +33,7 @@ import { awaitExecution, decodedOutput, type ExecutionHandle } from "./Await.ts"
 import type { ExecutionOutput } from "../pass/Executor.ts"
 import { Instance, notStopping, registeredWorkflow } from "../Instance.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as InputSize from "./InputSize.ts"
 import * as Requests from "./Requests.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
@@ -105,7 +106,13 @@ const checkedInput = (workflow: Workflow.AnyWorkflow, input: unknown) =>
       // Nor a string, a number or an array: LangGraph fails such a run after it was recorded.
       typeof decoded !== "object" || decoded === null || Array.isArray(decoded)
         ? Effect.fail(new InvalidInputError({ operation: "Baton.start", field: "input", reason: `must be the graph's first state update (an object such as {}), not ${Array.isArray(decoded) ? "an array" : decoded === null ? "null" : typeof decoded}` }))
-        : Effect.as(V.json("Baton.start", "input", decoded), decoded)
+        : Effect.as(
+          Effect.andThen(
+            V.json("Baton.start", "input", decoded),
+            Effect.flatMap(Instance, (instance) => InputSize.check("Baton.start", "input", decoded, instance.config.maxInputBytes))
+          ),
+          decoded
+        )
   )
 
 /** The record of the new root: Running, created now; its ids made here unless a request key's claim made them. */

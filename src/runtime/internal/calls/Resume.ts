@@ -18,6 +18,7 @@ import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as Workflow from "../../Workflow.ts"
 import { Instance, notStopping, workflowForRecord } from "../Instance.ts"
 import type { ExecutionOutput } from "../pass/Executor.ts"
+import * as InputSize from "./InputSize.ts"
 import * as Requests from "./Requests.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import { checkThread } from "./Threads.ts"
@@ -82,6 +83,7 @@ const decodeFor = Effect.fnUntraced(function*(record: ExecutionRecord, raw: unkn
   const decision = yield* Workflow.decode(workflow, "decision", raw, "Baton.resume")
   // Stored and hashed as JSON: refused here, under the call's name, before any write.
   yield* V.json("Baton.resume", "decision", decision)
+  yield* InputSize.check("Baton.resume", "decision", decision, (yield* Instance).config.maxInputBytes)
   return { workflow, decision }
 })
 

@@ -1,0 +1,97 @@
+/**
+ * The OpenAPI 3.1 document of `baton/http`'s routes, made by effect's own
+ * `OpenApi.fromApi` from an `HttpApi` that declares each route with the same
+ * Schemas the handlers decode with (the bodies) and describes what they
+ * answer. The routes themselves stay plain `HttpRouter` handlers; a test
+ * checks that every route served is in the document and nothing else is.
+ */
+import { Schema } from "effect"
+import type { HttpRouter } from "effect/http"
+import { HttpApi, HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "effect/http-api"
+
+/** The error body every control route answers with: `{ error: _tag, message }`. */
+const ErrorBody = Schema.Struct({
+  error: Schema.String.annotate({ description: "the error's _tag, e.g. UnknownExecutionError, Unauthorized, BodyTooLarge" }),
+  message: Schema.String
+}).annotate({ identifier: "Error" })
+
+const errorAt = (code: number, description: string) => ErrorBody.annotate({ description }).pipe(HttpApiSchema.status(code))
+
+/** The errors a control route may answer (see `statusOf`). */
+const controlErrors = [
+  errorAt(400, "a body that does not decode (with its issues' paths), an invalid input, an unknown workflow"),
+  errorAt(401, "the app's authorize hook found no caller for the request"),
+  errorAt(403, "the thread belongs to another owner"),
+  errorAt(404, "no such execution, thread or pause in the caller's tenant"),
+  errorAt(409, "busy, or already answered"),
+  errorAt(413, "the body is over the server's maxBodyBytes"),
+  errorAt(429, "over the tenant's quota"),
+  errorAt(503, "the instance is stopping, or a store fails transiently")
+] as const
+
+const Json = Schema.Json
+const described = (description: string) => Json.annotate({ description })
+
+/** Builds the document for routes under `prefix` with the start and resume bodies given. */
+export const document = (options: {
+  readonly prefix: string
+  readonly startBody: Schema.Top
+  readonly resumeBody: Schema.Top
+  readonly maxBodyBytes: number
+}): OpenApi.OpenAPISpec => {
+  const executionId = { executionId: Schema.String }
+  const threadId = { threadId: Schema.String }
+  const probes = HttpApiGroup.make("probes")
+    .add(HttpApiEndpoint.get("livez", "/livez", { success: described("the liveness report (503 when Unhealthy)") }))
+    .add(HttpApiEndpoint.get("readyz", "/readyz", { success: described("the readiness report, one ping per store (503 when Unhealthy)") }))
+    .add(HttpApiEndpoint.get("metrics", "/metrics", { success: Schema.String.annotate({ description: "Prometheus text of the current metrics" }) }))
+  const control = HttpApiGroup.make("control")
+    .add(HttpApiEndpoint.post("start", "/executions", {
+      payload: options.startBody as never,
+      success: described("the handle: executionId, rootExecutionId, threadId, tenantId").pipe(HttpApiSchema.status(202)),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.get("list", "/executions", {
+      query: {
+        status: Schema.optional(Schema.Literals(["Running", "Paused", "Finished", "Failed", "Cancelled"])),
+        workflow: Schema.optional(Schema.String),
+        threadId: Schema.optional(Schema.String),
+        limit: Schema.optional(Schema.String),
+        cursor: Schema.optional(Schema.String)
+      },
+      success: described("a page: { executions, next }"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.get("status", "/executions/:executionId", {
+      params: executionId,
+      success: described("the execution's status view"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.get("pendingPauses", "/threads/:threadId/pauses", {
+      params: threadId,
+      success: described("{ pauses }: the thread's pending pauses"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.get("history", "/threads/:threadId/history", {
+      params: threadId,
+      success: described("{ threadId, executions }: the thread's executions, oldest first, each with its history snapshot (steps, pauses) once it ended, else null"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.post("resume", "/pauses/:pauseId/resume", {
+      params: { pauseId: Schema.String },
+      payload: options.resumeBody as never,
+      success: described("the execution's output once it rests"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.post("cancel", "/threads/:threadId/cancel", {
+      params: threadId,
+      success: described("{ cancelled }"),
+      error: controlErrors
+    }))
+  const api = HttpApi.make("baton")
+    .add(options.prefix === "" ? probes : probes.prefix(options.prefix as HttpRouter.PathInput))
+    .add(options.prefix === "" ? control : control.prefix(options.prefix as HttpRouter.PathInput))
+    .annotate(OpenApi.Title, "baton")
+    .annotate(OpenApi.Description, `Tenant-scoped control of baton executions. Every control route is authorized by the app's hook; request bodies are limited to ${options.maxBodyBytes} bytes.`)
+  return OpenApi.fromApi(api)
+}
