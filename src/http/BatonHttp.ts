@@ -49,6 +49,7 @@ import { BatonConfigError } from "../stores/Errors.ts"
 import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/ExecutionHistoryStore.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 import * as OpenApiDocument from "./internal/openApi.ts"
+import * as Statuses from "./internal/statuses.ts"
 import { fieldsOf, refuseUnknown, unknownField } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
@@ -154,47 +155,20 @@ const activeStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused"]
 const maxHistoryExecutions = 10_000
 
 /**
- * The HTTP status an error of the runtime answers with.
+ * The HTTP status an error of the runtime answers with (one table over the
+ * calls' error unions; 500 for anything else).
  *
  * @category errors
  * @since 0.1.0
  */
-export const statusOf = (error: { readonly _tag: string; readonly transient?: boolean }): number => {
-  switch (error._tag) {
-    case "InvalidInputError":
-    case "UnknownWorkflowError":
-      return 400
-    case "ThreadOwnerError":
-      return 403
-    case "UnknownThreadError":
-    case "UnknownExecutionError":
-    case "UnknownPauseError":
-      return 404
-    case "ThreadBusyError":
-    case "NotPausedError":
-    case "RequestConflictError":
-      return 409
-    case "ExecutionFailedError":
-    case "ExecutionCancelledError":
-      return 422
-    case "TenantQuotaExceededError":
-      return 429
-    case "InstanceStoppingError":
-    case "LeaseLostError":
-      return 503
-    case "StoreError":
-      return error.transient === true ? 503 : 500
-    default:
-      return 500
-  }
-}
+export const statusOf: (error: { readonly _tag: string; readonly isRetryable?: boolean }) => number = Statuses.statusOf
 
 const json = (body: unknown, status = 200) => HttpServerResponse.jsonUnsafe(body, { status })
 
 const errorResponse = (error: unknown) => {
-  const e = error as { readonly _tag?: string; readonly message?: string; readonly transient?: boolean }
+  const e = error as { readonly _tag?: string; readonly message?: string; readonly isRetryable?: boolean }
   const tag = typeof e?._tag === "string" ? e._tag : "InternalError"
-  return json({ error: tag, message: e?.message ?? String(error) }, statusOf({ _tag: tag, transient: e?.transient }))
+  return json({ error: tag, message: e?.message ?? String(error) }, statusOf({ _tag: tag, isRetryable: e?.isRetryable }))
 }
 
 const healthResponse = (report: HealthReport) => json(report, report.status === "Unhealthy" ? 503 : 200)
