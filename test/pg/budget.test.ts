@@ -4,7 +4,7 @@
 import { describe } from "@effect/vitest"
 import { Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { budgetRaces } from "../runtime/budgetRace.ts"
+import { budgetRaces } from "../runtime/limits/budgetRace.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("budget")

@@ -12,7 +12,7 @@ import { Context, Effect, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
 import { Baton, layer as batonLayer } from "../../src/runtime/Baton.ts"
 import { LeaseWakeups, makeHub } from "../../src/stores/LeaseWakeups.ts"
-import { childWorkflow, makeChildLog, parentWorkflow } from "../runtime/childFixtures.ts"
+import { childWorkflow, makeChildLog, parentWorkflow } from "../runtime/children/childFixtures.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("child_notify")

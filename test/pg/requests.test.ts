@@ -1,10 +1,10 @@
 /**
  * Request key races on Postgres: two instances, each with its own pool on
- * one schema (see test/runtime/RequestsRaces.ts).
+ * one schema (see test/runtime/calls/RequestsRaces.ts).
  */
 import { describe, it } from "@effect/vitest"
 import { PgStores } from "../../layers/pg/index.ts"
-import { oneStartPerKey } from "../runtime/RequestsRaces.ts"
+import { oneStartPerKey } from "../runtime/calls/RequestsRaces.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("requests")

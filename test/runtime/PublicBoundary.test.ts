@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { Baton } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { expectInvalid, expectTag } from "../../src/testing/conformance/Suite.ts"
-import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
+import { childWorkflow, makeChildLog, parentWorkflow } from "./children/childFixtures.ts"
 import { approval, makeSideEffects, memoryStores } from "./fixtures.ts"
 
 const State = Annotation.Root({ x: Annotation<number>() })

@@ -17,8 +17,8 @@ import type { ExecutionOutput } from "../../src/runtime/Baton.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
-import { childWorkflow, makeChildLog, parentWorkflow } from "./childFixtures.ts"
-import { booking, makeBook, undoneNodes } from "./undoFixtures.ts"
+import { childWorkflow, makeChildLog, parentWorkflow } from "./children/childFixtures.ts"
+import { booking, makeBook, undoneNodes } from "./undo/undoFixtures.ts"
 import { backends, makeSideEffects, recordOf, type SideEffects } from "./fixtures.ts"
 
 const State = Annotation.Root({

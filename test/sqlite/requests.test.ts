@@ -1,6 +1,6 @@
 /**
  * Request key races on SQLite: two instances, each with its own connection
- * to one file (see test/runtime/RequestsRaces.ts).
+ * to one file (see test/runtime/calls/RequestsRaces.ts).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url"
 import { afterAll } from "vitest"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { killAll, start } from "../e2e/processes.ts"
-import { oneStartPerKey } from "../runtime/RequestsRaces.ts"
+import { oneStartPerKey } from "../runtime/calls/RequestsRaces.ts"
 import { tempDb } from "./tmp.ts"
 
 afterAll(killAll)
