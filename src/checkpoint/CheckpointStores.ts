@@ -26,10 +26,7 @@ export const fromRows = (rows: CheckpointRows): CheckpointStoreShape => {
     saver: new BatonCheckpointSaver(rows),
     fenced: rows.fenced,
     deleteThread: (tenantId, threadId) =>
-      V.checked([
-        V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
-        V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
-      ], () => Effect.tryPromise({ try: () => rows.deleteThread(tenantId, threadId), catch: storeError("deleteThread") })),
+      V.checked(V.ids("CheckpointStore.deleteThread", { tenantId, threadId }), () => Effect.tryPromise({ try: () => rows.deleteThread(tenantId, threadId), catch: storeError("deleteThread") })),
     ping: Effect.tryPromise({ try: () => rows.ping(), catch: storeError("ping") })
   }
 }
@@ -50,10 +47,7 @@ export const fromSaver = (inner: BaseCheckpointSaver): CheckpointStoreShape => {
     saver,
     fenced: false,
     deleteThread: (tenantId, threadId) =>
-      V.checked([
-        V.nonEmpty("CheckpointStore.deleteThread", "tenantId", tenantId),
-        V.nonEmpty("CheckpointStore.deleteThread", "threadId", threadId)
-      ], () => op("deleteThread", () => saver.deleteThread(threadId))),
+      V.checked(V.ids("CheckpointStore.deleteThread", { tenantId, threadId }), () => op("deleteThread", () => saver.deleteThread(threadId))),
     ping: op("ping", () => saver.getTuple({ configurable: { thread_id: "@baton/ping" } })).pipe(Effect.asVoid)
   }
 }

@@ -150,12 +150,7 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
     return {
       saveIfAbsent: (c) =>
         V.checked([
-          V.nonEmpty("ChildQueueStore.saveIfAbsent", "tenantId", c.tenantId),
-          V.nonEmpty("ChildQueueStore.saveIfAbsent", "executionId", c.executionId),
-          V.nonEmpty("ChildQueueStore.saveIfAbsent", "rootExecutionId", c.rootExecutionId),
-          V.nonEmpty("ChildQueueStore.saveIfAbsent", "parentExecutionId", c.parentExecutionId),
-          V.nonEmpty("ChildQueueStore.saveIfAbsent", "threadId", c.threadId),
-          V.nonEmpty("ChildQueueStore.saveIfAbsent", "workflowName", c.workflowName),
+          ...V.ids("ChildQueueStore.saveIfAbsent", { tenantId: c.tenantId, executionId: c.executionId, rootExecutionId: c.rootExecutionId, parentExecutionId: c.parentExecutionId, threadId: c.threadId, workflowName: c.workflowName }),
           V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "depth", c.depth, 2),
           V.oneOf("ChildQueueStore.saveIfAbsent", "status", c.status, ["Queued"]),
           V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
@@ -178,52 +173,31 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
           workflows !== undefined && workflows.length === 0 ? Effect.succeedNone : impl.claim(instanceId, ttl, now, workflows)),
       renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
         V.checked([
-          V.nonEmpty("ChildQueueStore.renewClaim", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.renewClaim", "executionId", executionId),
-          V.nonEmpty("ChildQueueStore.renewClaim", "instanceId", instanceId),
+          ...V.ids("ChildQueueStore.renewClaim", { tenantId, executionId, instanceId }),
           V.positiveMillis("ChildQueueStore.renewClaim", "ttlMillis", ttl),
           V.time("ChildQueueStore.renewClaim", "now", now)
         ], () => impl.renewClaim(tenantId, executionId, instanceId, ttl, now)),
       complete: (input) =>
         V.checked([
-          V.nonEmpty("ChildQueueStore.complete", "tenantId", input.tenantId),
-          V.nonEmpty("ChildQueueStore.complete", "executionId", input.executionId),
-          V.nonEmpty("ChildQueueStore.complete", "instanceId", input.instanceId),
+          ...V.ids("ChildQueueStore.complete", { tenantId: input.tenantId, executionId: input.executionId, instanceId: input.instanceId }),
           V.oneOf("ChildQueueStore.complete", "outcome", input.outcome, outcomes),
           V.json("ChildQueueStore.complete", "result", input.result)
         ], () => impl.complete(input)),
       get: (tenantId, executionId) =>
-        V.checked([
-          V.nonEmpty("ChildQueueStore.get", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.get", "executionId", executionId)
-        ], () => impl.get(tenantId, executionId)),
+        V.checked(V.ids("ChildQueueStore.get", { tenantId, executionId }), () => impl.get(tenantId, executionId)),
       releaseClaim: (tenantId, executionId, instanceId) =>
-        V.checked([
-          V.nonEmpty("ChildQueueStore.releaseClaim", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.releaseClaim", "executionId", executionId),
-          V.nonEmpty("ChildQueueStore.releaseClaim", "instanceId", instanceId)
-        ], () => impl.releaseClaim(tenantId, executionId, instanceId)),
+        V.checked(V.ids("ChildQueueStore.releaseClaim", { tenantId, executionId, instanceId }), () => impl.releaseClaim(tenantId, executionId, instanceId)),
       listLaunch: (tenantId, launchId) =>
-        V.checked([
-          V.nonEmpty("ChildQueueStore.listLaunch", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.listLaunch", "launchId", launchId)
-        ], () => impl.listLaunch(tenantId, launchId)),
+        V.checked(V.ids("ChildQueueStore.listLaunch", { tenantId, launchId }), () => impl.listLaunch(tenantId, launchId)),
       countOpen: (tenantId, launchId) =>
-        V.checked([
-          V.nonEmpty("ChildQueueStore.countOpen", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.countOpen", "launchId", launchId)
-        ], () => impl.countOpen(tenantId, launchId)),
+        V.checked(V.ids("ChildQueueStore.countOpen", { tenantId, launchId }), () => impl.countOpen(tenantId, launchId)),
       failQueued: (tenantId, root, result) =>
         V.checked([
-          V.nonEmpty("ChildQueueStore.failQueued", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.failQueued", "rootExecutionId", root),
+          ...V.ids("ChildQueueStore.failQueued", { tenantId, rootExecutionId: root }),
           V.json("ChildQueueStore.failQueued", "result", result)
         ], () => impl.failQueued(tenantId, root, result)),
       deleteRoot: (tenantId, root) =>
-        V.checked([
-          V.nonEmpty("ChildQueueStore.deleteRoot", "tenantId", tenantId),
-          V.nonEmpty("ChildQueueStore.deleteRoot", "rootExecutionId", root)
-        ], () => impl.deleteRoot(tenantId, root)),
+        V.checked(V.ids("ChildQueueStore.deleteRoot", { tenantId, rootExecutionId: root }), () => impl.deleteRoot(tenantId, root)),
       ping: impl.ping
     }
   }

@@ -172,10 +172,7 @@ export class ExecutionHistoryStore extends Context.Service<ExecutionHistoryStore
         ], () => impl.saveIfAbsent(snapshot, lease, now))
       },
       get: (tenantId, executionId) =>
-        V.checked([
-          V.nonEmpty("ExecutionHistoryStore.get", "tenantId", tenantId),
-          V.nonEmpty("ExecutionHistoryStore.get", "executionId", executionId)
-        ], () => impl.get(tenantId, executionId)),
+        V.checked(V.ids("ExecutionHistoryStore.get", { tenantId, executionId }), () => impl.get(tenantId, executionId)),
       list: (query) => {
         const op = "ExecutionHistoryStore.list"
         return V.checked([

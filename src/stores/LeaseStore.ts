@@ -110,9 +110,7 @@ export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("
     return {
       acquire: (tenantId, root, holder, ttl, now) =>
         V.checked([
-          V.nonEmpty("LeaseStore.acquire", "tenantId", tenantId),
-          V.nonEmpty("LeaseStore.acquire", "rootExecutionId", root),
-          V.nonEmpty("LeaseStore.acquire", "holder", holder),
+          ...V.ids("LeaseStore.acquire", { tenantId, rootExecutionId: root, holder }),
           V.positiveMillis("LeaseStore.acquire", "ttlMillis", ttl),
           V.time("LeaseStore.acquire", "now", now)
         ], () => impl.acquire(tenantId, root, holder, ttl, now)),
@@ -124,10 +122,7 @@ export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("
         ], () => impl.renew(lease, ttl, now)),
       release: (lease) => V.checked(checkLease("LeaseStore.release", lease), () => impl.release(lease)),
       get: (tenantId, root) =>
-        V.checked([
-          V.nonEmpty("LeaseStore.get", "tenantId", tenantId),
-          V.nonEmpty("LeaseStore.get", "rootExecutionId", root)
-        ], () => impl.get(tenantId, root)),
+        V.checked(V.ids("LeaseStore.get", { tenantId, rootExecutionId: root }), () => impl.get(tenantId, root)),
       getMany: (roots) =>
         V.checked([
           Array.isArray(roots) && roots.length <= maxGetMany ? Effect.void : Effect.fail(

@@ -142,33 +142,23 @@ export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("
         V.checked(fencedChecks("PauseStore.saveFenced", p, lease, now), () => saveFenced === undefined ? impl.save(p) : saveFenced(p, lease, now)),
       fenced: saveFenced !== undefined,
       get: (tenantId, pauseId) =>
-        V.checked([
-          V.nonEmpty("PauseStore.get", "tenantId", tenantId),
-          V.nonEmpty("PauseStore.get", "pauseId", pauseId)
-        ], () => impl.get(tenantId, pauseId)),
+        V.checked(V.ids("PauseStore.get", { tenantId, pauseId }), () => impl.get(tenantId, pauseId)),
       resolve: (input) =>
         V.checked([
-          V.nonEmpty("PauseStore.resolve", "tenantId", input.tenantId),
-          V.nonEmpty("PauseStore.resolve", "pauseId", input.pauseId),
-          V.nonEmpty("PauseStore.resolve", "resolvedBy", input.resolvedBy),
+          ...V.ids("PauseStore.resolve", { tenantId: input.tenantId, pauseId: input.pauseId, resolvedBy: input.resolvedBy }),
           V.json("PauseStore.resolve", "decision", input.decision),
           V.time("PauseStore.resolve", "now", input.now)
         ], () => impl.resolve(input)),
       take: (tenantId, pauseId) =>
-        V.checked([
-          V.nonEmpty("PauseStore.take", "tenantId", tenantId),
-          V.nonEmpty("PauseStore.take", "pauseId", pauseId)
-        ], () => impl.take(tenantId, pauseId)),
+        V.checked(V.ids("PauseStore.take", { tenantId, pauseId }), () => impl.take(tenantId, pauseId)),
       withdraw: (tenantId, pauseId, now) =>
         V.checked([
-          V.nonEmpty("PauseStore.withdraw", "tenantId", tenantId),
-          V.nonEmpty("PauseStore.withdraw", "pauseId", pauseId),
+          ...V.ids("PauseStore.withdraw", { tenantId, pauseId }),
           V.time("PauseStore.withdraw", "now", now)
         ], () => impl.withdraw(tenantId, pauseId, now)),
       listByRoot: (tenantId, root, statuses) =>
         V.checked([
-          V.nonEmpty("PauseStore.listByRoot", "tenantId", tenantId),
-          V.nonEmpty("PauseStore.listByRoot", "rootExecutionId", root),
+          ...V.ids("PauseStore.listByRoot", { tenantId, rootExecutionId: root }),
           ...statuses.map((s) => V.oneOf("PauseStore.listByRoot", "statuses", s, pauseStatuses))
         ], () => impl.listByRoot(tenantId, root, statuses)),
       findResolvedRoots: (limit, after) =>

@@ -246,10 +246,7 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           (threadId) => impl.createThread({ tenantId: input.tenantId, threadId, ownerId: input.ownerId ?? null, createdAt: input.now })
         )),
       getThread: (tenantId, threadId) =>
-        V.checked([
-          V.nonEmpty("RecordStore.getThread", "tenantId", tenantId),
-          V.nonEmpty("RecordStore.getThread", "threadId", threadId)
-        ], () => impl.getThread(tenantId, threadId)),
+        V.checked(V.ids("RecordStore.getThread", { tenantId, threadId }), () => impl.getThread(tenantId, threadId)),
       createRecord: (r) => V.checked(recordChecks("RecordStore.createRecord", r), () => impl.createRecord({ ...r, error: storableError(r.error) })),
       startRoot: (r) =>
         V.checked([
@@ -261,15 +258,9 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           V.oneOf("RecordStore.startRoot", "status", r?.status, ["Running"])
         ], () => impl.startRoot({ ...r, parentExecutionId: r.parentExecutionId ?? null, error: storableError(r.error) })),
       findActiveRoot: (tenantId, threadId) =>
-        V.checked([
-          V.nonEmpty("RecordStore.findActiveRoot", "tenantId", tenantId),
-          V.nonEmpty("RecordStore.findActiveRoot", "threadId", threadId)
-        ], () => impl.findActiveRoot(tenantId, threadId)),
+        V.checked(V.ids("RecordStore.findActiveRoot", { tenantId, threadId }), () => impl.findActiveRoot(tenantId, threadId)),
       getRecord: (tenantId, executionId) =>
-        V.checked([
-          V.nonEmpty("RecordStore.getRecord", "tenantId", tenantId),
-          V.nonEmpty("RecordStore.getRecord", "executionId", executionId)
-        ], () => impl.getRecord(tenantId, executionId)),
+        V.checked(V.ids("RecordStore.getRecord", { tenantId, executionId }), () => impl.getRecord(tenantId, executionId)),
       setStatus: (input) => V.checked(statusChecks("RecordStore.setStatus", input), () => impl.setStatus({ ...input, error: storableError(input.error) })),
       setStatusFenced: (input) =>
         V.checked([
@@ -302,8 +293,7 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
           })),
       noteRecoveryFailure: (input) =>
         V.checked([
-          V.nonEmpty("RecordStore.noteRecoveryFailure", "tenantId", input.tenantId),
-          V.nonEmpty("RecordStore.noteRecoveryFailure", "executionId", input.executionId),
+          ...V.ids("RecordStore.noteRecoveryFailure", { tenantId: input.tenantId, executionId: input.executionId }),
           V.wholeAtLeast("RecordStore.noteRecoveryFailure", "failures", input.failures, 0),
           V.time("RecordStore.noteRecoveryFailure", "retryAt", input.retryAt),
           V.time("RecordStore.noteRecoveryFailure", "now", input.now)
@@ -320,23 +310,14 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
             : [])
         ], () => impl.findByStatus(status, limit, after)),
       listByThread: (tenantId, threadId) =>
-        V.checked([
-          V.nonEmpty("RecordStore.listByThread", "tenantId", tenantId),
-          V.nonEmpty("RecordStore.listByThread", "threadId", threadId)
-        ], () => impl.listByThread(tenantId, threadId)),
+        V.checked(V.ids("RecordStore.listByThread", { tenantId, threadId }), () => impl.listByThread(tenantId, threadId)),
       savePauseAnswer: (a) =>
         V.checked([
-          V.nonEmpty("RecordStore.savePauseAnswer", "tenantId", a.tenantId),
-          V.nonEmpty("RecordStore.savePauseAnswer", "executionId", a.executionId),
-          V.nonEmpty("RecordStore.savePauseAnswer", "pauseId", a.pauseId),
-          V.nonEmpty("RecordStore.savePauseAnswer", "answeredBy", a.answeredBy),
+          ...V.ids("RecordStore.savePauseAnswer", { tenantId: a.tenantId, executionId: a.executionId, pauseId: a.pauseId, answeredBy: a.answeredBy }),
           V.time("RecordStore.savePauseAnswer", "answeredAt", a.answeredAt)
         ], () => impl.savePauseAnswer(a)),
       listPauseAnswers: (tenantId, executionId) =>
-        V.checked([
-          V.nonEmpty("RecordStore.listPauseAnswers", "tenantId", tenantId),
-          V.nonEmpty("RecordStore.listPauseAnswers", "executionId", executionId)
-        ], () => impl.listPauseAnswers(tenantId, executionId)),
+        V.checked(V.ids("RecordStore.listPauseAnswers", { tenantId, executionId }), () => impl.listPauseAnswers(tenantId, executionId)),
       ping: impl.ping
     }
     return shape

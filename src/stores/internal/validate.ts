@@ -148,3 +148,11 @@ export const durationMillis = (operation: string, field: string, value: Duration
     ? Effect.succeed(millis)
     : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${shown(value)})` }))
 }
+
+/**
+ * The checks of several keys or ids of one call at once, each named by its
+ * field: `ids("LeaseStore.get", { tenantId, rootExecutionId: root })` is
+ * `nonEmpty` for each, in order.
+ */
+export const ids = (operation: string, fields: Readonly<Record<string, unknown>>): Array<Check> =>
+  Object.entries(fields).map(([field, value]) => nonEmpty(operation, field, value))
