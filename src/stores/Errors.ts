@@ -88,9 +88,7 @@ const reasonFields = {
  * @since 0.1.0
  */
 export class StoreBusy extends Schema.TaggedError<StoreBusy>()("Busy", reasonFields) {
-  get isRetryable(): boolean {
-    return true
-  }
+  get isRetryable(): boolean { return true }
 }
 
 /**
@@ -100,9 +98,7 @@ export class StoreBusy extends Schema.TaggedError<StoreBusy>()("Busy", reasonFie
  * @since 0.1.0
  */
 export class StoreConnection extends Schema.TaggedError<StoreConnection>()("Connection", reasonFields) {
-  get isRetryable(): boolean {
-    return true
-  }
+  get isRetryable(): boolean { return true }
 }
 
 /**
@@ -113,9 +109,7 @@ export class StoreConnection extends Schema.TaggedError<StoreConnection>()("Conn
  * @since 0.1.0
  */
 export class StoreConstraint extends Schema.TaggedError<StoreConstraint>()("Constraint", reasonFields) {
-  get isRetryable(): boolean {
-    return false
-  }
+  get isRetryable(): boolean { return false }
 }
 
 /**
@@ -126,9 +120,7 @@ export class StoreConstraint extends Schema.TaggedError<StoreConstraint>()("Cons
  * @since 0.1.0
  */
 export class StoreData extends Schema.TaggedError<StoreData>()("Data", reasonFields) {
-  get isRetryable(): boolean {
-    return false
-  }
+  get isRetryable(): boolean { return false }
 }
 
 /**
@@ -140,9 +132,7 @@ export class StoreData extends Schema.TaggedError<StoreData>()("Data", reasonFie
  * @since 0.1.0
  */
 export class StoreConfig extends Schema.TaggedError<StoreConfig>()("Config", reasonFields) {
-  get isRetryable(): boolean {
-    return false
-  }
+  get isRetryable(): boolean { return false }
 }
 
 /**
@@ -152,9 +142,7 @@ export class StoreConfig extends Schema.TaggedError<StoreConfig>()("Config", rea
  * @since 0.1.0
  */
 export class StoreOther extends Schema.TaggedError<StoreOther>()("Other", reasonFields) {
-  get isRetryable(): boolean {
-    return false
-  }
+  get isRetryable(): boolean { return false }
 }
 
 /**

@@ -23,16 +23,9 @@ export const isWellFormed = (value: string): boolean => (value as string & { isW
 export const illFormedReason =
   "must be well-formed Unicode, but holds a lone surrogate (half of a UTF-16 pair), which UTF-8 stores cannot keep apart from U+FFFD: pass whole characters (check with String.prototype.isWellFormed, or mend with toWellFormed), or encode a binary id as hex or base64url"
 
-/**
- * A key or id: every string a store contract checks with this is one it keys
- * or indexes, so it must be non-empty, at most {@link maxIdLength} characters,
- * hold no NUL and be well-formed Unicode — what every backend can index and
- * compare the same way.
- */
-export const nonEmpty = (operation: string, field: string, value: unknown): Check =>
-  typeof value !== "string" || value.length === 0
-    ? fail(operation, field, "must be a non-empty string")
-    : value.length > maxIdLength
+/** What every text a store keys or compares by must be: at most {@link maxIdLength} characters, no NUL, well-formed Unicode. */
+const storable = (operation: string, field: string, value: string): Check =>
+  value.length > maxIdLength
     ? fail(operation, field, `must be at most ${maxIdLength} characters (got ${value.length})`)
     : value.includes("\u0000")
     ? fail(operation, field, "must not contain a NUL character")
@@ -41,19 +34,20 @@ export const nonEmpty = (operation: string, field: string, value: unknown): Chec
     : Effect.void
 
 /**
+ * A key or id: every string a store contract checks with this is one it keys
+ * or indexes, so it must be non-empty, at most {@link maxIdLength} characters,
+ * hold no NUL and be well-formed Unicode — what every backend can index and
+ * compare the same way.
+ */
+export const nonEmpty = (operation: string, field: string, value: unknown): Check =>
+  typeof value !== "string" || value.length === 0 ? fail(operation, field, "must be a non-empty string") : storable(operation, field, value)
+
+/**
  * A text a store compares by that may be empty (a key prefix): a string,
  * with no NUL, well-formed Unicode.
  */
 export const text = (operation: string, field: string, value: unknown): Check =>
-  typeof value !== "string"
-    ? fail(operation, field, "must be a string")
-    : value.length > maxIdLength
-    ? fail(operation, field, `must be at most ${maxIdLength} characters (got ${value.length})`)
-    : value.includes("\u0000")
-    ? fail(operation, field, "must not contain a NUL character")
-    : !isWellFormed(value)
-    ? fail(operation, field, illFormedReason)
-    : Effect.void
+  typeof value !== "string" ? fail(operation, field, "must be a string") : storable(operation, field, value)
 
 export const positiveMillis = (operation: string, field: string, value: unknown): Check =>
   typeof value === "number" && Number.isFinite(value) && value > 0
