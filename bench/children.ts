@@ -31,7 +31,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { PgStores } from "../layers/pg/index.ts"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton, layer as batonLayer } from "../src/runtime/Baton.ts"
+import { Baton } from "../src/runtime/Baton.ts"
 import type { Placement } from "../src/runtime/Children.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
@@ -95,7 +95,7 @@ const admin = <A>(f: (sql: PgClient.PgClient) => Effect.Effect<A, unknown>) =>
 const open = async (kind: Kind, round: number) => {
   const scope = Effect.runSync(Scope.make())
   const instance = (id: string, stores: Layer.Layer<any, any>) =>
-    Effect.runPromise(Layer.buildWithScope(batonLayer({ workflows: [parent], instanceId: id }).pipe(Layer.provide(stores)), scope))
+    Effect.runPromise(Layer.buildWithScope(Baton.layer({ workflows: [parent], instanceId: id }).pipe(Layer.provide(stores)), scope))
       .then((ctx) => Context.get(ctx as Context.Context<Baton>, Baton))
   let batons: Array<Context.Service.Shape<typeof Baton>>
   if (kind === "sqlite") {

@@ -43,7 +43,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { StatementSync } from "node:sqlite"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton, layer as batonLayer } from "../src/runtime/Baton.ts"
+import { Baton } from "../src/runtime/Baton.ts"
 import { CheckpointStore } from "../src/stores/CheckpointStore.ts"
 import { ExecutionHistoryStore } from "../src/stores/ExecutionHistoryStore.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
@@ -135,7 +135,7 @@ const openBaton = async (file: string): Promise<Side> => {
   const scope = Effect.runSync(Scope.make())
   const stores = SqliteStores.layer({ path: file, synchronous: "NORMAL" })
   const context = await Effect.runPromise(Layer.buildWithScope(
-    batonLayer({ workflows: [workflow], instanceId: "bench" }).pipe(
+    Baton.layer({ workflows: [workflow], instanceId: "bench" }).pipe(
       // Without an ExecutionHistoryStore the runtime keeps no history: no visit notes, no snapshot.
       Layer.provide(withoutHistory ? Layer.effectContext(Effect.map(Layer.build(stores), Context.omit(ExecutionHistoryStore))) : stores)
     ),

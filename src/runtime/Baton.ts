@@ -148,23 +148,38 @@ export interface BatonShape {
  * @since 0.1.0
  */
 export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
-  /** See the module function `layer`. */
+  /**
+   * The runtime with its workflows and options in code; unset options take `BatonConfig.defaults`. A bad value, or an option that does not exist, fails with `BatonConfigError` naming the field.
+   *
+   * @category layers
+   * @since 0.1.0
+   */
   static layer<const W extends ReadonlyArray<AnyWorkflow>>(
     options: BatonConfig.BatonOptions & { readonly workflows: W }
   ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
-    return layer(options)
+    return layerImpl(options)
   }
-  /** See the module function `layerWith`. */
+  /**
+   * The runtime over the stores in context and the `BatonConfig` the app provides; only the workflows are given here. Values of the provided config that cannot work fail with `BatonConfigError`.
+   *
+   * @category layers
+   * @since 0.1.0
+   */
   static layerWith<const W extends ReadonlyArray<AnyWorkflow>>(
     options: { readonly workflows: W }
   ): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig | Requirements<W[number]>> {
-    return layerWith(options)
+    return layerWithImpl(options)
   }
-  /** See the module function `layerConfig`. */
+  /**
+   * The runtime with its workflows in code and its options from `Config`: the `BATON_*` keys of the current `ConfigProvider` (see `BatonConfig.configKeys`), the environment unless one is provided.
+   *
+   * @category layers
+   * @since 0.1.0
+   */
   static layerConfig<const W extends ReadonlyArray<AnyWorkflow>>(
     options: { readonly workflows: W }
   ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
-    return layerConfig(options)
+    return layerConfigImpl(options)
   }
 }
 
@@ -172,15 +187,8 @@ export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
 const workflowsOnly = (options: { readonly workflows: ReadonlyArray<AnyWorkflow> }) =>
   BatonConfig.refuseUnknown(options ?? {}, ["workflows"])
 
-/**
- * The runtime over the stores in context and the `BatonConfig` the app
- * provides; only the workflows are given here. Values of the provided config
- * that cannot work fail with `BatonConfigError`.
- *
- * @category layers
- * @since 0.1.0
- */
-export const layerWith = <const W extends ReadonlyArray<AnyWorkflow>>(
+/** The implementation of `Baton.layerWith`. */
+const layerWithImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
   options: { readonly workflows: W }
 ): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig | Requirements<W[number]>> =>
   Layer.effect(Baton)(
@@ -190,30 +198,16 @@ export const layerWith = <const W extends ReadonlyArray<AnyWorkflow>>(
     )
   )
 
-/**
- * The runtime with its workflows and options in code; unset options take
- * `BatonConfig.defaults`. A bad value, or an option that does not exist,
- * fails with `BatonConfigError` naming the field.
- *
- * @category layers
- * @since 0.1.0
- */
-export const layer = <const W extends ReadonlyArray<AnyWorkflow>>(
+/** The implementation of `Baton.layer`. */
+const layerImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
   options: BatonConfig.BatonOptions & { readonly workflows: W }
 ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> => {
   const { workflows, ...rest } = options ?? ({} as BatonConfig.BatonOptions & { readonly workflows: W })
-  return layerWith({ workflows }).pipe(Layer.provide(BatonConfig.layer(rest)))
+  return layerWithImpl({ workflows }).pipe(Layer.provide(BatonConfig.layer(rest)))
 }
 
-/**
- * The runtime with its workflows in code and its options from `Config`: the
- * `BATON_*` keys of the current `ConfigProvider` (see
- * `BatonConfig.configKeys`), the environment unless one is provided.
- *
- * @category layers
- * @since 0.1.0
- */
-export const layerConfig = <const W extends ReadonlyArray<AnyWorkflow>>(
+/** The implementation of `Baton.layerConfig`. */
+const layerConfigImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
   options: { readonly workflows: W }
 ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> =>
-  layerWith(options).pipe(Layer.provide(BatonConfig.layerConfig()))
+  layerWithImpl(options).pipe(Layer.provide(BatonConfig.layerConfig()))

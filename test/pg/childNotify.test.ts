@@ -10,7 +10,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton, layer as batonLayer } from "../../src/runtime/Baton.ts"
+import { Baton } from "../../src/runtime/Baton.ts"
 import { LeaseWakeups, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "../runtime/children/childFixtures.ts"
 import { testSchema, url } from "./db.ts"
@@ -26,7 +26,7 @@ describe("children over Postgres NOTIFY", () => {
       const process = (instanceId: string, maxConcurrentSteps?: number) =>
         Effect.map(
           Layer.build(
-            batonLayer({ workflows: [parent], instanceId, maxConcurrentSteps, waitPoll: "1 hour", sweepInterval: "1 hour" }).pipe(
+            Baton.layer({ workflows: [parent], instanceId, maxConcurrentSteps, waitPoll: "1 hour", sweepInterval: "1 hour" }).pipe(
               Layer.provideMerge(PgStores.layer({ url, schema, maxConnections: 4 })),
               Layer.provide(Layer.succeed(LeaseWakeups, makeHub()))
             )
