@@ -89,7 +89,8 @@ export {
   StoreErrorKind,
   StoreErrorReason,
   storeErrorReason,
-  StoreOther
+  StoreOther,
+  UnknownPauseError
 } from "./stores/Errors.ts"
 export type { StoreErrorInput } from "./stores/Errors.ts"
 

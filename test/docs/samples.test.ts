@@ -95,7 +95,7 @@ describe("the code samples of README.md and docs/", () => {
         type: "module",
         dependencies: {
           baton: `file:../${packed.filename}`,
-          ...Object.fromEntries(["@langchain/core", "@langchain/langgraph", "effect", "zod", "@effect/platform-node"].map((n) => [n, installed(n)]))
+          ...Object.fromEntries(["@langchain/core", "@langchain/langgraph", "effect", "zod", "@effect/platform-node", "jose"].map((n) => [n, installed(n)]))
         },
         devDependencies: Object.fromEntries(["@types/node", "typescript", "vitest", "@effect/vitest"].map((n) => [n, installed(n)]))
       }, null, 2))
