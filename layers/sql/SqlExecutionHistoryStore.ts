@@ -13,14 +13,14 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import {
   ExecutionHistoryStore,
   type ExecutionHistoryStoreShape,
   type ExecutionSnapshot
 } from "../../src/stores/ExecutionHistoryStore.ts"
 import { fromJson, run } from "./internal/rows.ts"
-import { liveLease } from "./internal/leaseFence.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -47,19 +47,22 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const backend: ExecutionHistoryStoreShape = {
       saveIfAbsent: (s, lease, now) =>
         run(store, "saveIfAbsent", () =>
-          Effect.gen(function*() {
-            const json = JSON.stringify(s)
-            const endedAt = pg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`
-            const inserted = yield* sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
-              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${endedAt}, ${json}
-              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
+          LeaseRows.insertIfAbsent(
+            sql,
+            t.leases,
+            "history snapshot",
+            lease,
+            now,
+            sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
+              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${pg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`}, ${JSON.stringify(s)}
+              WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, execution_id) DO NOTHING
-              RETURNING execution_id`
-            if (inserted.length > 0) return true
-            const kept = yield* sql`SELECT 1 AS found FROM ${history} WHERE tenant_id = ${s.tenantId} AND execution_id = ${s.executionId}`
-            if (kept.length > 0) return false
-            return yield* Effect.fail(new LeaseLostError({ ...lease, reason: "the history snapshot was refused: the lease is no longer this holder's" }))
-          })),
+              RETURNING execution_id`,
+            Effect.map(
+              sql`SELECT 1 AS found FROM ${history} WHERE tenant_id = ${s.tenantId} AND execution_id = ${s.executionId}`,
+              (kept) => kept.length > 0
+            )
+          )),
       get: (tenantId, executionId) =>
         run(store, "get", () => Effect.map(
           sql<{ snapshot: unknown }>`SELECT snapshot FROM ${history} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,

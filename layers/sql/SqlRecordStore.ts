@@ -29,7 +29,7 @@ import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull, transaction } from "./internal/rows.ts"
-import { leaseRow, liveLease } from "./internal/leaseFence.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -138,7 +138,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
      * `now` — read `FOR SHARE` on Postgres, so a takeover committing at the same time waits for the move or
      * makes it see the new holder (SQLite runs the statement under the database write lock).
      */
-    const leaseHeld = ({ lease, now }: FencedSetStatusInput) => sql` AND EXISTS (${liveLease(sql, t.leases, lease, now)})`
+    const leaseHeld = ({ lease, now }: FencedSetStatusInput) => sql` AND EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})`
 
     /**
      * The fenced move in a transaction: the lease row read (`FOR UPDATE` on Postgres; SQLite's `BEGIN
@@ -148,7 +148,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const fencedMove = (input: FencedSetStatusInput) =>
       transaction(sql, Effect.gen(function*() {
         const { lease, now } = input
-        const row = yield* leaseRow(sql, t.leases, lease, { forUpdate: true })
+        const row = yield* LeaseRows.readRow(sql, t.leases, lease, { forUpdate: true })
         if (!holds(row, lease, now)) return yield* Effect.fail(refused("status transition", row, lease, now))
         return yield* compareAndSet(input, lease.rootExecutionId)
       }))

@@ -18,9 +18,8 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { findableNames, reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
-import { refused } from "../../src/stores/internal/fence.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
-import { leaseRow, liveLease } from "./internal/leaseFence.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
 import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -89,19 +88,22 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           )),
       saveIfAbsentFenced: (tenantId, root, key, value, lease, now) =>
         run(store, "saveIfAbsentFenced", () =>
-          Effect.gen(function*() {
-            const inserted = yield* sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
+          LeaseRows.insertIfAbsent(
+            sql,
+            t.leases,
+            "tree write",
+            lease,
+            now,
+            sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
               SELECT ${tenantId}, ${root}, ${key}, ${toJson(value)}
-              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
+              WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING
-              RETURNING tree_key`
-            if (inserted.length > 0) return true
-            const kept = yield* sql`SELECT 1 AS found FROM ${tree}
-              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`
-            if (kept.length > 0) return false
-            // Refused: why, from the lease row as it is now.
-            return yield* Effect.fail(refused("tree write", yield* leaseRow(sql, t.leases, lease), lease, now))
-          })),
+              RETURNING tree_key`,
+            Effect.map(
+              sql`SELECT 1 AS found FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
+              (kept) => kept.length > 0
+            )
+          )),
       get: (tenantId, root, key) =>
         run(store, "get", () =>
           fast(
