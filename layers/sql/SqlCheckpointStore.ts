@@ -42,8 +42,8 @@ import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/s
 import * as Direct from "./internal/direct.ts"
 import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -70,17 +70,14 @@ const toCheckpoint = (tenantId: string, threadId: string, checkpointNs: string, 
 /** The storage over the client (no migration: use {@link layer} or run `SqlMigrations.migrate` first). */
 export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointRows, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
+    // A key compared in a sorted read, and a limit, written so that SQLite compiles the read once (see `internal/stablePlan.ts`).
+    const { isPg, limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const context = yield* Effect.context<SqlClient.SqlClient>()
     const runPromise = Effect.runPromiseWith(context)
     const checkpoints = sql(t.checkpoints)
     const writes = sql(t.checkpointWrites)
     const blobs_ = sql(t.checkpointBlobs)
-    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const direct = Direct.make(sql)
-    /** A key compared in a sorted read (see `internal/stablePlan.ts`: SQLite would compile it again at every call). */
-    const sortedKey = keyEquals(sql)
 
     const checkpointColumns = sql.literal(
       "tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions"
@@ -481,7 +478,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${sortedKey(q.checkpointNs)}`)
       if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${sortedKey(q.checkpointId)}`)
       if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
-      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${literalLimit(sql)(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
+      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${limitOf(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
       const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
         FROM ${checkpoints} WHERE ${sql.and(where)}
         ORDER BY checkpoint_id DESC${limit}`
@@ -535,4 +532,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Che
 
 /** `CheckpointStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(CheckpointStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(CheckpointStore, make, options)

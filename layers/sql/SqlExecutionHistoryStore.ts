@@ -21,7 +21,7 @@ import {
 } from "../../src/stores/ExecutionHistoryStore.ts"
 import { fromJson, run } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -35,13 +35,9 @@ const store = "ExecutionHistoryStore"
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { isPg, limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const history = sql(t.history)
-    const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionSnapshot
 
     const backend: ExecutionHistoryStoreShape = {
@@ -54,7 +50,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             lease,
             now,
             sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
-              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${pg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`}, ${JSON.stringify(s)}
+              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${isPg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`}, ${JSON.stringify(s)}
               WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, execution_id) DO NOTHING
               RETURNING execution_id`,
@@ -81,13 +77,8 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           (rows) => rows.map(toSnapshot)
         )),
       deleteEndedBefore: (cutoff, limit) =>
-        run(store, "deleteEndedBefore", () => Effect.map(
-          sql`DELETE FROM ${history} WHERE (tenant_id, execution_id) IN (
-                SELECT tenant_id, execution_id FROM ${history} WHERE ended_at < ${cutoff} ORDER BY ended_at LIMIT ${limitOf(limit)}
-              ) RETURNING execution_id`,
-          (rows) => rows.length
-        )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+        run(store, "deleteEndedBefore", () => Store.deleteBatch(sql, t.history, "execution_id", sql`ended_at < ${cutoff}`, "ended_at", limit)),
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -109,4 +100,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Exe
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(ExecutionHistoryStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(ExecutionHistoryStore, make, options)

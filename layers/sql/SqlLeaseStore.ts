@@ -21,6 +21,7 @@ import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { run } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -34,8 +35,7 @@ const store = "LeaseStore"
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LeaseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
+    const { sql, tables: t } = yield* Store.open(options)
     const leases = t.leases
     const leaseOf = (key: LeaseRows.TreeKey) => (rows: ReadonlyArray<any>) => rows.length === 0 ? Option.none() : Option.some(LeaseRows.toLease(key, rows[0]))
 
@@ -54,7 +54,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
             LeaseRows.getMany(sql, leases, roots),
             (rows) => rows.map((row: any) => LeaseRows.toLease({ tenantId: row.tenant_id, rootExecutionId: row.root_execution_id }, row))
           )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return LeaseStore.make(impl)
   })
@@ -66,4 +66,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(LeaseStore, make, options)

@@ -23,7 +23,7 @@ import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -52,11 +52,8 @@ const toPause = (row: any): Pause => ({
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const pauses = sql(t.pauses)
 
     const get = (tenantId: string, pauseId: string) =>
@@ -147,7 +144,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
               RETURNING pause_id`,
           (rows) => rows.length
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return PauseStore.make(impl)
   })
@@ -159,4 +156,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(PauseStore, make, options)

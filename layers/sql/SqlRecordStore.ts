@@ -30,7 +30,7 @@ import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { num, run, textOrNull, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -79,11 +79,8 @@ const toAnswer = (row: any): PauseAnswer => ({
 /** The backend over the client, without migration or argument checks. */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const threads = sql(t.threads)
     const records = sql(t.records)
     const answers = sql(t.pauseAnswers)
@@ -250,7 +247,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               ORDER BY answered_at, pause_id`,
           (rows) => rows.map(toAnswer)
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -261,4 +258,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rec
 
 /** `RecordStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator> =>
-  Layer.effect(RecordStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(RecordStore, make, options)

@@ -20,7 +20,7 @@ import { findableNames, reservedPrefix, TreeStore, type TreeStoreBackend, type T
 import * as Direct from "./internal/direct.ts"
 import { fromJson, run, toJson } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -34,13 +34,10 @@ const store = "TreeStore"
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
+    const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     // A findable key is named as the literal its partial index repeats (see SqlMigrations 12); another key is bound.
     const findable = new Map(findableNames.map((n) => [reservedPrefix + n, sql.literal(SqlMigrations.findableKeyCondition(n))]))
-    const t = yield* SqlTables.make(options)
     const tree = sql(t.tree)
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
     // connection, without effect's per-statement machinery (see internal/direct.ts); elsewhere — Postgres, a
@@ -165,7 +162,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             (rows) => rows.map((r: any) => ({ tenantId: String(r.tenant_id), rootExecutionId: String(r.root_execution_id) }))
           )
         }),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -186,4 +183,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tre
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(TreeStore, make, options)
