@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import {
@@ -19,7 +19,7 @@ import {
   type ExecutionHistoryStoreShape,
   type ExecutionSnapshot
 } from "../../src/stores/ExecutionHistoryStore.ts"
-import { fromJson, run } from "./internal/rows.ts"
+import { firstOf, fromJson, run } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -43,12 +43,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const backend: ExecutionHistoryStoreShape = {
       saveIfAbsent: (s, lease, now) =>
         run(store, "saveIfAbsent", () =>
-          LeaseRows.insertIfAbsent(
-            sql,
-            t.leases,
-            "history snapshot",
-            lease,
-            now,
+          LeaseRows.insertIfAbsent(sql, t.leases, "history snapshot", lease, now,
             sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
               SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${isPg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`}, ${JSON.stringify(s)}
               WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
@@ -62,7 +57,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       get: (tenantId, executionId) =>
         run(store, "get", () => Effect.map(
           sql<{ snapshot: unknown }>`SELECT snapshot FROM ${history} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toSnapshot(rows[0]!))
+          firstOf(toSnapshot)
         )),
       list: (q) =>
         run(store, "list", () => Effect.map(

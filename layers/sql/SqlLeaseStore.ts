@@ -15,12 +15,12 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
-import { run } from "./internal/rows.ts"
+import { firstOf, run } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -37,7 +37,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const leases = t.leases
-    const leaseOf = (key: LeaseRows.TreeKey) => (rows: ReadonlyArray<any>) => rows.length === 0 ? Option.none() : Option.some(LeaseRows.toLease(key, rows[0]))
+    const leaseOf = (key: LeaseRows.TreeKey) => firstOf((row) => LeaseRows.toLease(key, row))
 
     const impl: LeaseStoreShape = {
       acquire: (tenantId, rootExecutionId, holder, ttl, now) =>

@@ -22,7 +22,7 @@ import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
-import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
+import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -56,11 +56,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
     const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const pauses = sql(t.pauses)
 
-    const get = (tenantId: string, pauseId: string) =>
-      Effect.map(
-        sql`SELECT * FROM ${pauses} WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId}`,
-        (rows) => rows.length === 0 ? Option.none<Pause>() : Option.some(toPause(rows[0]))
-      )
+    const get = (tenantId: string, pauseId: string) => Effect.map(sql`SELECT * FROM ${pauses} WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId}`, firstOf(toPause))
 
     const impl: PauseStoreBackend = {
       save: (p) =>
@@ -76,12 +72,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
       saveFenced: (p, lease, now) =>
         run(store, "saveFenced", () =>
           // decision, resolved_at and resolved_by are left out: NULL (a bare NULL in a SELECT list would be text on Postgres).
-          LeaseRows.insertIfAbsent(
-            sql,
-            t.leases,
-            "pause save",
-            lease,
-            now,
+          LeaseRows.insertIfAbsent(sql, t.leases, "pause save", lease, now,
             sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id,
                 interrupt_id, payload, status, created_at)
               SELECT ${p.tenantId}, ${p.pauseId}, ${p.threadId}, ${p.rootExecutionId}, ${p.executionId}, ${p.interruptId},

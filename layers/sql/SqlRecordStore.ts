@@ -28,7 +28,7 @@ import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, Th
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
-import { num, run, textOrNull, transaction } from "./internal/rows.ts"
+import { firstOf, num, run, textOrNull, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -98,18 +98,14 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         (rows) => rows.length > 0
       )
 
-    const getRecord = (tenantId: string, executionId: string) =>
-      Effect.map(
-        sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
-        (rows) => rows.length === 0 ? Option.none<ExecutionRecord>() : Option.some(toRecord(rows[0]))
-      )
+    const getRecord = (tenantId: string, executionId: string) => Effect.map(sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`, firstOf(toRecord))
 
     // Written as the unique index's predicate, so the index answers it.
     const findActiveRoot = (tenantId: string, threadId: string) =>
       Effect.map(
         sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}
               AND execution_id = root_execution_id AND status IN ('Running', 'Paused')`,
-        (rows) => rows.length === 0 ? Option.none<ExecutionRecord>() : Option.some(toRecord(rows[0]))
+        firstOf(toRecord)
       )
 
     /** The compare-and-set (of a record of the tree `root`, when given). */
@@ -153,11 +149,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     /** How many times `startRoot` inserts again when the thread's active root ended between its insert and its read. */
     const startAttempts = 5
 
-    const getThread = (tenantId: string, threadId: string) =>
-      Effect.map(
-        sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
-        (rows) => rows.length === 0 ? Option.none<ThreadRecord>() : Option.some(toThread(rows[0]))
-      )
+    const getThread = (tenantId: string, threadId: string) => Effect.map(sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`, firstOf(toThread))
 
     const backend: RecordStoreBackend = {
       createThread: (thread) =>

@@ -11,7 +11,7 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, RequestConflictError } from "../../src/stores/Errors.ts"
 import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
-import { fromJson, num, run, toJson } from "./internal/rows.ts"
+import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -83,7 +83,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       get: (tenantId, requestKey, now) =>
         run(store, "get", () => Effect.map(
           sql`SELECT ${columns} FROM ${requests} WHERE tenant_id = ${tenantId} AND request_key = ${requestKey} AND expires_at > ${now}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(entryOf(rows[0]!))
+          firstOf(entryOf)
         )),
       deleteExpired: (now, limit) =>
         run(store, "deleteExpired", () => Store.deleteBatch(sql, t.requests, "request_key", sql`expires_at <= ${now}`, "expires_at", limit)),

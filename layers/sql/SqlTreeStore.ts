@@ -18,7 +18,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { findableNames, reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
-import { fromJson, run, toJson } from "./internal/rows.ts"
+import { firstOf, fromJson, run, toJson } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -85,12 +85,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           )),
       saveIfAbsentFenced: (tenantId, root, key, value, lease, now) =>
         run(store, "saveIfAbsentFenced", () =>
-          LeaseRows.insertIfAbsent(
-            sql,
-            t.leases,
-            "tree write",
-            lease,
-            now,
+          LeaseRows.insertIfAbsent(sql, t.leases, "tree write", lease, now,
             sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
               SELECT ${tenantId}, ${root}, ${key}, ${toJson(value)}
               WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
@@ -111,7 +106,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             () =>
               Effect.map(
                 sql`SELECT value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
-                (rows) => rows.length === 0 ? Option.none<unknown>() : Option.some(fromJson(rows[0].value))
+                firstOf((row) => fromJson(row.value))
               )
           )),
       getMany: (tenantId, root, keys) =>
