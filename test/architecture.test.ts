@@ -171,3 +171,36 @@ describe("the runtime's rooms", () => {
     expect(renewersOutsideLease(Object.keys(texts), (file) => texts[file]!)).toEqual(["src/runtime/internal/children/Worker.ts"])
   })
 })
+
+/** A statement naming the lease table: `sql(t.leases)`, `sql(leasesTable)`, or its name in a template. */
+const leaseTableStatement = /\bsql\(\s*[\w.]*leases\w*\s*\)|\$\{\s*[\w.]*leases\s*\}/i
+
+/** The SQL modules outside `internal/leaseRows.ts` (and the migrations, which create the table) with a statement over the lease table. */
+const leaseSqlOutsideLeaseRows = (files: ReadonlyArray<string>, read: (file: string) => string): Array<string> =>
+  files.filter((file) =>
+    file !== join("layers", "sql", "internal", "leaseRows.ts") && file !== join("layers", "sql", "SqlMigrations.ts") &&
+    read(file).split("\n").some((line) => leaseTableStatement.test(line) && !/^\s*(\*|\/\/)/.test(line))
+  )
+
+describe("the lease rows", () => {
+  it("only layers/sql/internal/leaseRows.ts writes statements over the lease table (the migrations create it)", () => {
+    const files = [...sourceFiles("layers/sql"), ...sourceFiles("layers/pg"), ...sourceFiles("layers/sqlite")]
+    expect(files).toContain(join("layers", "sql", "internal", "leaseRows.ts"))
+    expect(leaseSqlOutsideLeaseRows(files, (file) => readFileSync(join(root, file), "utf8"))).toEqual([])
+  })
+
+  it("finds a statement over the lease table elsewhere (the checker itself)", () => {
+    const texts: Record<string, string> = {
+      [join("layers", "sql", "SqlLeaseStore.ts")]: "    const leases = sql(t.leases)",
+      [join("layers", "sql", "internal", "fence.ts")]: "  sql`SELECT 1 FROM ${sql(leasesTable)} WHERE tenant_id = ${id}`",
+      [join("layers", "sql", "SqlCheckpointStore.ts")]: "      sql`UPDATE ${leases} SET expires_at = ${at}`",
+      [join("layers", "sql", "SqlPauseStore.ts")]: "      WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})",
+      [join("layers", "sql", "internal", "leaseRows.ts")]: "  sql`SELECT 1 FROM ${sql(table)}`"
+    }
+    expect(leaseSqlOutsideLeaseRows(Object.keys(texts), (file) => texts[file]!)).toEqual([
+      join("layers", "sql", "SqlLeaseStore.ts"),
+      join("layers", "sql", "internal", "fence.ts"),
+      join("layers", "sql", "SqlCheckpointStore.ts")
+    ])
+  })
+})

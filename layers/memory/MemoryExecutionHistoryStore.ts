@@ -5,8 +5,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { LeaseLostError } from "../../src/stores/Errors.ts"
 import { afterCursor, ExecutionHistoryStore, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
+import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { key, MemoryState } from "./MemoryState.ts"
 
 /**
@@ -23,9 +23,7 @@ export const make = MemoryState.useSync((rows) => {
         const k = key(snapshot.tenantId, snapshot.executionId)
         if (rows.history.has(k)) return Effect.succeed(false)
         const current = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
-        if (current === undefined || current.holder !== lease.holder || current.epoch !== lease.epoch || current.expiresAt <= now) {
-          return Effect.fail(new LeaseLostError({ ...lease, reason: "the history snapshot was refused: the lease is no longer this holder's" }))
-        }
+        if (!holds(current, lease, now)) return Effect.fail(refused("history snapshot", current, lease, now))
         rows.history.set(k, { endedAt: snapshot.endedAt, json: JSON.stringify(snapshot) })
         return Effect.succeed(true)
       }),

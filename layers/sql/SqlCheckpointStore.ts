@@ -36,12 +36,14 @@ import type { Fragment } from "effect/sql/Statement"
 import type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, TupleRows, WriteRow } from "../../src/stores/CheckpointRows.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../../src/stores/CheckpointStore.ts"
-import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { refused } from "../../src/stores/internal/fence.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -68,18 +70,14 @@ const toCheckpoint = (tenantId: string, threadId: string, checkpointNs: string, 
 /** The storage over the client (no migration: use {@link layer} or run `SqlMigrations.migrate` first). */
 export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<CheckpointRows, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
+    // A key compared in a sorted read, and a limit, written so that SQLite compiles the read once (see `internal/stablePlan.ts`).
+    const { isPg, limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const context = yield* Effect.context<SqlClient.SqlClient>()
     const runPromise = Effect.runPromiseWith(context)
     const checkpoints = sql(t.checkpoints)
     const writes = sql(t.checkpointWrites)
-    const leases = sql(t.leases)
     const blobs_ = sql(t.checkpointBlobs)
-    const isPg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const direct = Direct.make(sql)
-    /** A key compared in a sorted read (see `internal/stablePlan.ts`: SQLite would compile it again at every call). */
-    const sortedKey = keyEquals(sql)
 
     const checkpointColumns = sql.literal(
       "tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions"
@@ -101,35 +99,14 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       channel = excluded.channel, type = excluded.type, value = excluded.value, task_path = excluded.task_path
       WHERE excluded.idx < 0`)
 
-    const leaseKey = (f: FenceCheck) => sql`tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}`
     /** The lease row if it is still the writer's and live at its `now`; locked against a concurrent acquire on Postgres. */
-    const selectLease = (f: FenceCheck) =>
-      sql`SELECT expires_at FROM ${leases}
-          WHERE ${leaseKey(f)} AND holder = ${f.lease.holder} AND epoch = ${f.lease.epoch} AND expires_at > ${f.now}${
-        isPg ? sql.literal(" FOR UPDATE") : sql.literal("")
-      }`
+    const selectLease = (f: FenceCheck) => LeaseRows.held(sql, t.leases, f.lease, f.now)
     /** Pushes the lease (already checked in this transaction). */
-    const pushLease = (f: FenceCheck) => sql`UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis} WHERE ${leaseKey(f)}`
+    const pushLease = (f: FenceCheck) => LeaseRows.push(sql, t.leases, f.lease, f.now + f.ttlMillis)
 
     /** Why a fenced write was refused, read after the fact (only on the failure path); throws `LeaseLostError`. */
     function* leaseLost(f: FenceCheck): Op<never> {
-      const rows = yield sql`SELECT holder, epoch, expires_at FROM ${leases}
-        WHERE tenant_id = ${f.lease.tenantId} AND root_execution_id = ${f.lease.rootExecutionId}`
-      const row = rows[0]
-      const reason = row === undefined
-        ? "no lease exists for this tree"
-        : row.holder === null
-        ? `the lease was released (epoch ${num(row.epoch)})`
-        : row.holder !== f.lease.holder || num(row.epoch) !== f.lease.epoch
-        ? `the lease passed to ${row.holder} (epoch ${num(row.epoch)})`
-        : `the lease expired at ${num(row.expires_at)}, before this write at ${f.now}`
-      throw new LeaseLostError({
-        tenantId: f.lease.tenantId,
-        rootExecutionId: f.lease.rootExecutionId,
-        holder: f.lease.holder,
-        epoch: f.lease.epoch,
-        reason: `a fenced checkpoint write was refused: ${reason}`
-      })
+      throw refused("checkpoint write", LeaseRows.rowView(yield LeaseRows.row(sql, t.leases, f.lease)), f.lease, f.now)
     }
 
     /** Inside a transaction: checks the lease (refusing the write if it is not current) and pushes it when due. */
@@ -156,13 +133,9 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
      * statement's inserts read `WHERE EXISTS (SELECT 1 FROM lease)`. Its main
      * query selects {@link fencedResult}.
      */
-    const fenceCtes = (f: FenceCheck): ReadonlyArray<Fragment> => [
-      sql`lease AS MATERIALIZED (${selectLease(f)})`,
-      sql`renewed AS (UPDATE ${leases} SET expires_at = ${f.now + f.ttlMillis}
-        WHERE ${leaseKey(f)} AND EXISTS (SELECT 1 FROM lease WHERE expires_at < ${renewalDueBefore(f)})
-        RETURNING expires_at)`
-    ]
-    const fencedResult = sql.literal("SELECT (SELECT expires_at FROM lease) AS held, (SELECT expires_at FROM renewed) AS renewed")
+    const fenceCtes = (f: FenceCheck): ReadonlyArray<Fragment> =>
+      LeaseRows.fenceCtes(sql, t.leases, f.lease, { now: f.now, ttlMillis: f.ttlMillis, dueBefore: renewalDueBefore(f) })
+    const fencedResult = LeaseRows.fencedResult(sql)
     /** Reads {@link fencedResult}'s row: the lease as held after the write, or the refusal. */
     function* fencedOutcome(f: FenceCheck, rows: ReadonlyArray<any>): Op<FencedWrite> {
       const row = rows[0]
@@ -237,9 +210,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         ? k.expiresAt
         : undefined
     }
-    const freshLease = (f: FenceCheck) =>
-      sql`EXISTS (SELECT 1 FROM ${leases} WHERE ${leaseKey(f)} AND holder = ${f.lease.holder} AND epoch = ${f.lease.epoch}
-        AND expires_at = ${f.lease.expiresAt})`
+    const freshLease = (f: FenceCheck) => LeaseRows.unchanged(sql, t.leases, f.lease, f.lease.expiresAt)
     const freshParams = (f: FenceCheck, expiresAt: number) => [f.lease.tenantId, f.lease.rootExecutionId, f.lease.holder, f.lease.epoch, expiresAt]
 
     // Rows as `SELECT …, … WHERE fresh UNION ALL …` (measured faster than `SELECT * FROM (VALUES …) WHERE fresh`).
@@ -507,7 +478,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       if (q.checkpointNs !== undefined) where.push(sql`checkpoint_ns = ${sortedKey(q.checkpointNs)}`)
       if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${sortedKey(q.checkpointId)}`)
       if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
-      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${literalLimit(sql)(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
+      const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${limitOf(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
       const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
         FROM ${checkpoints} WHERE ${sql.and(where)}
         ORDER BY checkpoint_id DESC${limit}`
@@ -561,4 +532,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Che
 
 /** `CheckpointStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<CheckpointStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(CheckpointStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(CheckpointStore, make, options)

@@ -9,11 +9,12 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
-import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
+import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -46,8 +47,7 @@ const toChild = (row: any): QueuedChild => ({
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ChildQueueStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
+    const { sql, tables: t } = yield* Store.open(options)
     const queue = sql(t.childQueue)
 
     const impl: ChildQueueStoreShape = {
@@ -82,7 +82,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
                 LIMIT 1${lock}
               ) AND ${claimable}
               RETURNING *`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toChild(rows[0]))
+          firstOf(toChild)
         ))
       },
       renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
@@ -104,7 +104,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
       get: (tenantId, executionId) =>
         run(store, "get", () => Effect.map(
           sql`SELECT * FROM ${queue} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toChild(rows[0]))
+          firstOf(toChild)
         )),
       releaseClaim: (tenantId, executionId, instanceId) =>
         run(store, "releaseClaim", () => Effect.map(
@@ -136,7 +136,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
           sql`DELETE FROM ${queue} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} RETURNING execution_id`,
           (rows) => rows.length
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return ChildQueueStore.make(impl)
   })
@@ -148,4 +148,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(ChildQueueStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(ChildQueueStore, make, options)

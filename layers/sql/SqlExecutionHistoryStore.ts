@@ -11,17 +11,17 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, LeaseLostError } from "../../src/stores/Errors.ts"
+import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import {
   ExecutionHistoryStore,
   type ExecutionHistoryStoreShape,
   type ExecutionSnapshot
 } from "../../src/stores/ExecutionHistoryStore.ts"
-import { fromJson, run } from "./internal/rows.ts"
-import { liveLease } from "./internal/leaseFence.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import { firstOf, fromJson, run } from "./internal/rows.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -35,35 +35,29 @@ const store = "ExecutionHistoryStore"
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { isPg, limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const history = sql(t.history)
-    const pg = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionSnapshot
 
     const backend: ExecutionHistoryStoreShape = {
       saveIfAbsent: (s, lease, now) =>
         run(store, "saveIfAbsent", () =>
-          Effect.gen(function*() {
-            const json = JSON.stringify(s)
-            const endedAt = pg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`
-            const inserted = yield* sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
-              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${endedAt}, ${json}
-              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
+          LeaseRows.insertIfAbsent(sql, t.leases, "history snapshot", lease, now,
+            sql`INSERT INTO ${history} (tenant_id, execution_id, workflow_name, ended_at, snapshot)
+              SELECT ${s.tenantId}, ${s.executionId}, ${s.workflowName}, ${isPg ? sql`CAST(${s.endedAt} AS BIGINT)` : sql`${s.endedAt}`}, ${JSON.stringify(s)}
+              WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, execution_id) DO NOTHING
-              RETURNING execution_id`
-            if (inserted.length > 0) return true
-            const kept = yield* sql`SELECT 1 AS found FROM ${history} WHERE tenant_id = ${s.tenantId} AND execution_id = ${s.executionId}`
-            if (kept.length > 0) return false
-            return yield* Effect.fail(new LeaseLostError({ ...lease, reason: "the history snapshot was refused: the lease is no longer this holder's" }))
-          })),
+              RETURNING execution_id`,
+            Effect.map(
+              sql`SELECT 1 AS found FROM ${history} WHERE tenant_id = ${s.tenantId} AND execution_id = ${s.executionId}`,
+              (kept) => kept.length > 0
+            )
+          )),
       get: (tenantId, executionId) =>
         run(store, "get", () => Effect.map(
           sql<{ snapshot: unknown }>`SELECT snapshot FROM ${history} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toSnapshot(rows[0]!))
+          firstOf(toSnapshot)
         )),
       list: (q) =>
         run(store, "list", () => Effect.map(
@@ -78,13 +72,8 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           (rows) => rows.map(toSnapshot)
         )),
       deleteEndedBefore: (cutoff, limit) =>
-        run(store, "deleteEndedBefore", () => Effect.map(
-          sql`DELETE FROM ${history} WHERE (tenant_id, execution_id) IN (
-                SELECT tenant_id, execution_id FROM ${history} WHERE ended_at < ${cutoff} ORDER BY ended_at LIMIT ${limitOf(limit)}
-              ) RETURNING execution_id`,
-          (rows) => rows.length
-        )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+        run(store, "deleteEndedBefore", () => Store.deleteBatch(sql, t.history, "execution_id", sql`ended_at < ${cutoff}`, "ended_at", limit)),
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -106,4 +95,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Exe
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(ExecutionHistoryStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(ExecutionHistoryStore, make, options)

@@ -15,12 +15,13 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
-import { num, run } from "./internal/rows.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
+import { firstOf, run } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -34,76 +35,26 @@ const store = "LeaseStore"
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LeaseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
-    const leases = sql(t.leases)
-    const later = sql.literal(sql.onDialectOrElse({ pg: () => "GREATEST", orElse: () => "MAX" }))
-
-    const toLease = (tenantId: string, rootExecutionId: string, row: any): Lease => ({
-      tenantId,
-      rootExecutionId,
-      holder: row.holder,
-      epoch: num(row.epoch),
-      expiresAt: num(row.expires_at)
-    })
+    const { sql, tables: t } = yield* Store.open(options)
+    const leases = t.leases
+    const leaseOf = (key: LeaseRows.TreeKey) => firstOf((row) => LeaseRows.toLease(key, row))
 
     const impl: LeaseStoreShape = {
-      acquire: (tenantId, root, holder, ttl, now) =>
-        run(store, "acquire", () => Effect.map(
-          sql`INSERT INTO ${leases} AS cur (tenant_id, root_execution_id, holder, epoch, expires_at)
-              VALUES (${tenantId}, ${root}, ${holder}, 1, ${now + ttl})
-              ON CONFLICT (tenant_id, root_execution_id) DO UPDATE SET
-                epoch = CASE WHEN cur.holder = excluded.holder AND cur.expires_at > ${now} THEN cur.epoch ELSE cur.epoch + 1 END,
-                holder = excluded.holder,
-                expires_at = excluded.expires_at
-              WHERE cur.holder IS NULL OR cur.expires_at <= ${now} OR cur.holder = excluded.holder
-              RETURNING holder, epoch, expires_at`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toLease(tenantId, root, rows[0]))
-        )),
-      renew: (lease, ttl, now) =>
-        run(store, "renew", () => Effect.map(
-          // Never backward (see the invariant above): the later of the stored expiry and now + ttl.
-          sql`UPDATE ${leases} SET expires_at = ${later}(expires_at, ${now + ttl})
-              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
-                AND holder = ${lease.holder} AND epoch = ${lease.epoch} AND expires_at > ${now}
-              RETURNING epoch`,
-          (rows) => rows.length > 0
-        )),
-      release: (lease) =>
-        run(store, "release", () => Effect.map(
-          sql`UPDATE ${leases} SET holder = NULL
-              WHERE tenant_id = ${lease.tenantId} AND root_execution_id = ${lease.rootExecutionId}
-                AND holder = ${lease.holder} AND epoch = ${lease.epoch}
-              RETURNING epoch`,
-          (rows) => rows.length > 0
-        )),
-      get: (tenantId, root) =>
-        run(store, "get", () => Effect.map(
-          sql`SELECT holder, epoch, expires_at FROM ${leases}
-              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND holder IS NOT NULL`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(toLease(tenantId, root, rows[0]))
-        )),
-      // One statement for a page of roots, each answered by the primary key index. On Postgres the keys go as one
-      // JSON parameter (one statement text whatever the count), each looked up by a LATERAL subquery whose LIMIT
-      // keeps it a per-key index lookup (joined plainly, the planner hashes a small table whole: a seq scan
-      // that grows with it); elsewhere an OR of primary-key equalities.
+      acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
+        run(store, "acquire", () => Effect.map(LeaseRows.acquire(sql, leases, { tenantId, rootExecutionId }, holder, ttl, now), leaseOf({ tenantId, rootExecutionId }))),
+      // Never backward (see the invariant above): the later of the stored expiry and now + ttl.
+      renew: (lease, ttl, now) => run(store, "renew", () => Effect.map(LeaseRows.renew(sql, leases, lease, ttl, now), (rows) => rows.length > 0)),
+      release: (lease) => run(store, "release", () => Effect.map(LeaseRows.release(sql, leases, lease), (rows) => rows.length > 0)),
+      get: (tenantId, rootExecutionId) =>
+        run(store, "get", () => Effect.map(LeaseRows.get(sql, leases, { tenantId, rootExecutionId }), leaseOf({ tenantId, rootExecutionId }))),
+      // One statement for a page of roots, each answered by the primary key index (see `LeaseRows.getMany`).
       getMany: (roots) =>
-        run(store, "getMany", () => Effect.map(
-          sql.onDialectOrElse({
-            pg: () =>
-              sql`SELECT l.tenant_id, l.root_execution_id, l.holder, l.epoch, l.expires_at
-                  FROM jsonb_array_elements(${JSON.stringify(roots.map((r) => [r.tenantId, r.rootExecutionId]))}::jsonb) AS k
-                  CROSS JOIN LATERAL (SELECT * FROM ${leases}
-                    WHERE tenant_id = k->>0 AND root_execution_id = k->>1 AND holder IS NOT NULL LIMIT 1) AS l`,
-            orElse: () =>
-              sql`SELECT tenant_id, root_execution_id, holder, epoch, expires_at FROM ${leases}
-                  WHERE holder IS NOT NULL AND (${
-                sql.or(roots.map((r) => sql`(tenant_id = ${r.tenantId} AND root_execution_id = ${r.rootExecutionId})`))
-              })`
-          }),
-          (rows) => rows.map((row: any) => toLease(row.tenant_id, row.root_execution_id, row))
-        )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+        run(store, "getMany", () =>
+          Effect.map(
+            LeaseRows.getMany(sql, leases, roots),
+            (rows) => rows.map((row: any) => LeaseRows.toLease({ tenantId: row.tenant_id, rootExecutionId: row.root_execution_id }, row))
+          )),
+      ping: Store.ping(store, sql)
     }
     return LeaseStore.make(impl)
   })
@@ -115,4 +66,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(LeaseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(LeaseStore, make, options)

@@ -12,6 +12,7 @@ import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
 import { num, run, transaction } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -28,8 +29,7 @@ const maxDays = 500
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LedgerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
+    const { sql, tables: t } = yield* Store.open(options)
     const ledger = sql(t.ledger)
 
     const total = (key: LedgerKey) =>
@@ -71,7 +71,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
               return days.map((day) => found.get(day) ?? 0)
             }
           )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return LedgerStore.make(impl)
   })
@@ -83,4 +83,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(LedgerStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(LedgerStore, make, options)

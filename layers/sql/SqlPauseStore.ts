@@ -19,12 +19,11 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
-import { refused } from "../../src/stores/internal/fence.ts"
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
-import { leaseRow, liveLease } from "./internal/leaseFence.ts"
-import { fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
+import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -53,18 +52,11 @@ const toPause = (row: any): Pause => ({
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const pauses = sql(t.pauses)
 
-    const get = (tenantId: string, pauseId: string) =>
-      Effect.map(
-        sql`SELECT * FROM ${pauses} WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId}`,
-        (rows) => rows.length === 0 ? Option.none<Pause>() : Option.some(toPause(rows[0]))
-      )
+    const get = (tenantId: string, pauseId: string) => Effect.map(sql`SELECT * FROM ${pauses} WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId}`, firstOf(toPause))
 
     const impl: PauseStoreBackend = {
       save: (p) =>
@@ -79,20 +71,17 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
         )),
       saveFenced: (p, lease, now) =>
         run(store, "saveFenced", () =>
-          Effect.gen(function*() {
-            // decision, resolved_at and resolved_by are left out: NULL (a bare NULL in a SELECT list would be text on Postgres).
-            const inserted = yield* sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id,
+          // decision, resolved_at and resolved_by are left out: NULL (a bare NULL in a SELECT list would be text on Postgres).
+          LeaseRows.insertIfAbsent(sql, t.leases, "pause save", lease, now,
+            sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id,
                 interrupt_id, payload, status, created_at)
               SELECT ${p.tenantId}, ${p.pauseId}, ${p.threadId}, ${p.rootExecutionId}, ${p.executionId}, ${p.interruptId},
                 ${toJson(p.payload)}, 'Pending', ${p.createdAt}
-              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
+              WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, pause_id) DO NOTHING
-              RETURNING pause_id`
-            if (inserted.length > 0) return true
-            if (Option.isSome(yield* get(p.tenantId, p.pauseId))) return false
-            // Refused: why, from the lease row as it is now.
-            return yield* Effect.fail(refused("pause save", yield* leaseRow(sql, t.leases, lease), lease, now))
-          })),
+              RETURNING pause_id`,
+            Effect.map(get(p.tenantId, p.pauseId), Option.isSome)
+          )),
       get: (tenantId, pauseId) => run(store, "get", () => get(tenantId, pauseId)),
       resolve: (input) =>
         run(store, "resolve", () => Effect.gen(function*() {
@@ -146,7 +135,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
               RETURNING pause_id`,
           (rows) => rows.length
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return PauseStore.make(impl)
   })
@@ -158,4 +147,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(PauseStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(PauseStore, make, options)

@@ -15,7 +15,8 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
-import { num, run, transaction } from "./internal/rows.ts"
+import { firstOf, num, run, transaction } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -29,8 +30,7 @@ const store = "RateLimitStore"
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RateLimitStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    const t = yield* SqlTables.make(options)
+    const { sql, tables: t } = yield* Store.open(options)
     const slots = sql(t.rateSlots)
     const windows = sql(t.rateWindows)
     const pauses = sql(t.ratePauses)
@@ -92,7 +92,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
                     window_start = CASE WHEN excluded.window_start > cur.window_start THEN excluded.window_start ELSE cur.window_start END
                   WHERE ${added} <= ${limit}
                   RETURNING total`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(num(rows[0].total))
+          firstOf((row) => num(row.total))
         ))
       },
       clearWindow: (key) => run(store, "clearWindow", () => Effect.asVoid(sql`DELETE FROM ${windows} WHERE window_key = ${key}`)),
@@ -107,9 +107,9 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
       pausedUntil: (key) =>
         run(store, "pausedUntil", () => Effect.map(
           sql`SELECT paused_until FROM ${pauses} WHERE pause_key = ${key}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(num(rows[0].paused_until))
+          firstOf((row) => num(row.paused_until))
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return RateLimitStore.make(impl)
   })
@@ -121,4 +121,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(RateLimitStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(RateLimitStore, make, options)

@@ -28,9 +28,9 @@ import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, Th
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
-import { num, run, textOrNull, transaction } from "./internal/rows.ts"
-import { leaseRow, liveLease } from "./internal/leaseFence.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import { firstOf, num, run, textOrNull, transaction } from "./internal/rows.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -79,11 +79,8 @@ const toAnswer = (row: any): PauseAnswer => ({
 /** The backend over the client, without migration or argument checks. */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const threads = sql(t.threads)
     const records = sql(t.records)
     const answers = sql(t.pauseAnswers)
@@ -101,18 +98,14 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         (rows) => rows.length > 0
       )
 
-    const getRecord = (tenantId: string, executionId: string) =>
-      Effect.map(
-        sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`,
-        (rows) => rows.length === 0 ? Option.none<ExecutionRecord>() : Option.some(toRecord(rows[0]))
-      )
+    const getRecord = (tenantId: string, executionId: string) => Effect.map(sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId}`, firstOf(toRecord))
 
     // Written as the unique index's predicate, so the index answers it.
     const findActiveRoot = (tenantId: string, threadId: string) =>
       Effect.map(
         sql`SELECT * FROM ${records} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}
               AND execution_id = root_execution_id AND status IN ('Running', 'Paused')`,
-        (rows) => rows.length === 0 ? Option.none<ExecutionRecord>() : Option.some(toRecord(rows[0]))
+        firstOf(toRecord)
       )
 
     /** The compare-and-set (of a record of the tree `root`, when given). */
@@ -138,7 +131,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
      * `now` — read `FOR SHARE` on Postgres, so a takeover committing at the same time waits for the move or
      * makes it see the new holder (SQLite runs the statement under the database write lock).
      */
-    const leaseHeld = ({ lease, now }: FencedSetStatusInput) => sql` AND EXISTS (${liveLease(sql, t.leases, lease, now)})`
+    const leaseHeld = ({ lease, now }: FencedSetStatusInput) => sql` AND EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})`
 
     /**
      * The fenced move in a transaction: the lease row read (`FOR UPDATE` on Postgres; SQLite's `BEGIN
@@ -148,7 +141,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const fencedMove = (input: FencedSetStatusInput) =>
       transaction(sql, Effect.gen(function*() {
         const { lease, now } = input
-        const row = yield* leaseRow(sql, t.leases, lease, { forUpdate: true })
+        const row = yield* LeaseRows.readRow(sql, t.leases, lease, { forUpdate: true })
         if (!holds(row, lease, now)) return yield* Effect.fail(refused("status transition", row, lease, now))
         return yield* compareAndSet(input, lease.rootExecutionId)
       }))
@@ -156,11 +149,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     /** How many times `startRoot` inserts again when the thread's active root ended between its insert and its read. */
     const startAttempts = 5
 
-    const getThread = (tenantId: string, threadId: string) =>
-      Effect.map(
-        sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`,
-        (rows) => rows.length === 0 ? Option.none<ThreadRecord>() : Option.some(toThread(rows[0]))
-      )
+    const getThread = (tenantId: string, threadId: string) => Effect.map(sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`, firstOf(toThread))
 
     const backend: RecordStoreBackend = {
       createThread: (thread) =>
@@ -250,7 +239,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               ORDER BY answered_at, pause_id`,
           (rows) => rows.map(toAnswer)
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -261,4 +250,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rec
 
 /** `RecordStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator> =>
-  Layer.effect(RecordStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(RecordStore, make, options)

@@ -11,8 +11,8 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, RequestConflictError } from "../../src/stores/Errors.ts"
 import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
-import { fromJson, num, run, toJson } from "./internal/rows.ts"
-import { literalLimit } from "./internal/stablePlan.ts"
+import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -37,10 +37,7 @@ const entryOf = (row: Record<string, unknown>): RequestEntry => ({
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
-    // Limits are written into the statement so that SQLite compiles it once (see internal/stablePlan.ts).
-    const limitOf = literalLimit(sql)
-    const t = yield* SqlTables.make(options)
+    const { sql, tables: t } = yield* Store.open(options)
     const requests = sql(t.requests)
     const columns = sql`tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at`
 
@@ -86,16 +83,11 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       get: (tenantId, requestKey, now) =>
         run(store, "get", () => Effect.map(
           sql`SELECT ${columns} FROM ${requests} WHERE tenant_id = ${tenantId} AND request_key = ${requestKey} AND expires_at > ${now}`,
-          (rows) => rows.length === 0 ? Option.none() : Option.some(entryOf(rows[0]!))
+          firstOf(entryOf)
         )),
       deleteExpired: (now, limit) =>
-        run(store, "deleteExpired", () => Effect.map(
-          sql`DELETE FROM ${requests} WHERE (tenant_id, request_key) IN (
-                SELECT tenant_id, request_key FROM ${requests} WHERE expires_at <= ${now} ORDER BY expires_at LIMIT ${limitOf(limit)}
-              ) RETURNING request_key`,
-          (rows) => rows.length
-        )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+        run(store, "deleteExpired", () => Store.deleteBatch(sql, t.requests, "request_key", sql`expires_at <= ${now}`, "expires_at", limit)),
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -117,4 +109,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Req
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(RequestStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(RequestStore, make, options)

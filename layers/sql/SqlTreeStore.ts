@@ -18,10 +18,9 @@ import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { findableNames, reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
-import { refused } from "../../src/stores/internal/fence.ts"
-import { fromJson, run, toJson } from "./internal/rows.ts"
-import { leaseRow, liveLease } from "./internal/leaseFence.ts"
-import { keyEquals, literalLimit } from "./internal/stablePlan.ts"
+import { firstOf, fromJson, run, toJson } from "./internal/rows.ts"
+import * as LeaseRows from "./internal/leaseRows.ts"
+import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -35,13 +34,10 @@ const store = "TreeStore"
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
-    const sql = yield* SqlClient.SqlClient
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
-    const sortedKey = keyEquals(sql)
-    const limitOf = literalLimit(sql)
+    const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     // A findable key is named as the literal its partial index repeats (see SqlMigrations 12); another key is bound.
     const findable = new Map(findableNames.map((n) => [reservedPrefix + n, sql.literal(SqlMigrations.findableKeyCondition(n))]))
-    const t = yield* SqlTables.make(options)
     const tree = sql(t.tree)
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
     // connection, without effect's per-statement machinery (see internal/direct.ts); elsewhere — Postgres, a
@@ -89,19 +85,17 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           )),
       saveIfAbsentFenced: (tenantId, root, key, value, lease, now) =>
         run(store, "saveIfAbsentFenced", () =>
-          Effect.gen(function*() {
-            const inserted = yield* sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
+          LeaseRows.insertIfAbsent(sql, t.leases, "tree write", lease, now,
+            sql`INSERT INTO ${tree} (tenant_id, root_execution_id, tree_key, value)
               SELECT ${tenantId}, ${root}, ${key}, ${toJson(value)}
-              WHERE EXISTS (${liveLease(sql, t.leases, lease, now)})
+              WHERE EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})
               ON CONFLICT (tenant_id, root_execution_id, tree_key) DO NOTHING
-              RETURNING tree_key`
-            if (inserted.length > 0) return true
-            const kept = yield* sql`SELECT 1 AS found FROM ${tree}
-              WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`
-            if (kept.length > 0) return false
-            // Refused: why, from the lease row as it is now.
-            return yield* Effect.fail(refused("tree write", yield* leaseRow(sql, t.leases, lease), lease, now))
-          })),
+              RETURNING tree_key`,
+            Effect.map(
+              sql`SELECT 1 AS found FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
+              (kept) => kept.length > 0
+            )
+          )),
       get: (tenantId, root, key) =>
         run(store, "get", () =>
           fast(
@@ -112,7 +106,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             () =>
               Effect.map(
                 sql`SELECT value FROM ${tree} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND tree_key = ${key}`,
-                (rows) => rows.length === 0 ? Option.none<unknown>() : Option.some(fromJson(rows[0].value))
+                firstOf((row) => fromJson(row.value))
               )
           )),
       getMany: (tenantId, root, keys) =>
@@ -163,7 +157,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             (rows) => rows.map((r: any) => ({ tenantId: String(r.tenant_id), rootExecutionId: String(r.root_execution_id) }))
           )
         }),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: Store.ping(store, sql)
     }
     return backend
   })
@@ -184,4 +178,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tre
  * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Layer.effect(TreeStore, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+  Store.migratedLayer(TreeStore, make, options)

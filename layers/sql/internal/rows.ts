@@ -2,7 +2,7 @@
  * Shared by the SQL stores: SqlError → StoreError, and reading column values
  * the same way whatever the driver returns (SQLite numbers, Postgres bigints).
  */
-import { Cause, Effect } from "effect"
+import { Cause, Effect, Option } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { StoreError } from "../../../src/stores/Errors.ts"
@@ -77,3 +77,7 @@ export const toJson = (value: unknown): string => JSON.stringify(value === undef
 /** A binary column as a Uint8Array (Postgres drivers may hand back a Buffer, which is one). */
 export const bytes = (value: unknown): Uint8Array =>
   value instanceof Uint8Array ? value : typeof value === "string" ? new TextEncoder().encode(value) : new Uint8Array(0)
+
+/** The first of the rows a statement answered, read by `to`; none when it answered none. */
+export const firstOf = <A>(to: (row: any) => A) => (rows: ReadonlyArray<any>): Option.Option<A> =>
+  rows.length === 0 ? Option.none() : Option.some(to(rows[0]))
