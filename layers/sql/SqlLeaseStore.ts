@@ -21,6 +21,7 @@ import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import { num, run } from "./internal/rows.ts"
+import { takeOver } from "./internal/takeover.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
@@ -103,7 +104,8 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
           }),
           (rows) => rows.map((row: any) => toLease(row.tenant_id, row.root_execution_id, row))
         )),
-      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`))
+      ping: run(store, "ping", () => Effect.asVoid(sql`SELECT 1`)),
+      takeOver: takeOver(sql, t.leases)
     }
     return LeaseStore.make(impl)
   })
