@@ -48,7 +48,13 @@ export const make = (): InstanceLivenessShape => {
           })
       ),
     deadAmong: (keys) => Effect.sync(() => keys.filter(dead)),
-    awaitChange: (keys) => Effect.suspend(() => keys.some(dead) ? Effect.void : changed.next)
+    awaitDeath: (known) => {
+      const check: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {
+        const gone = [...registered].filter(dead)
+        return gone.some((k) => !known.includes(k)) ? Effect.succeed(gone) : Effect.andThen(changed.next, check)
+      })
+      return check
+    }
   }
 }
 

@@ -6,6 +6,7 @@
  * @since 0.1.0
  */
 export * as PgClient from "./PgClient.ts"
+export * as PgLiveness from "./PgLiveness.ts"
 export * as PgMigrations from "./PgMigrations.ts"
 export * as PgStores from "./PgStores.ts"
 export * as PgWakeups from "./PgWakeups.ts"

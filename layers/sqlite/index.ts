@@ -4,6 +4,7 @@
  * @since 0.1.0
  */
 export * as SqliteClient from "./SqliteClient.ts"
+export * as SqliteLiveness from "./SqliteLiveness.ts"
 export * as SqliteMigrations from "./SqliteMigrations.ts"
 export * as SqliteStores from "./SqliteStores.ts"
 export * as SqliteLimiters from "./SqliteLimiters.ts"

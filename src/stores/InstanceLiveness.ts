@@ -26,13 +26,14 @@ import type { StoreError } from "./Errors.ts"
  *   process (the runtime then falls back to lease expiry). A signal lost
  *   while the scope is open (a cut connection) is taken again by the
  *   backend when it can.
- * - `deadAmong(keys)` answers the keys that were registered and whose signal
- *   is free now: their holder is gone. A key never registered, or whose
- *   holder closed gracefully and unregistered, is never dead (its leases
- *   expire as before).
- * - `awaitChange(keys)` completes once the signal of one of `keys` may have
- *   been freed (it may complete early; the caller asks `deadAmong`); it is
- *   interrupted to stop watching.
+ * - `deadAmong(keys)` answers the keys among `keys` that were registered
+ *   and whose signal is free now: their holder is gone. A key never
+ *   registered, or whose holder stopped gracefully (unregistered), is never
+ *   dead (its leases expire as before).
+ * - `awaitDeath(known)` waits until some registered key not in `known` is
+ *   dead — an instance registered before or after the call, found without
+ *   polling the caller's Clock — and answers every dead key then (`known`
+ *   included when still dead). Interrupted to stop watching.
  *
  * @category models
  * @since 0.1.0
@@ -42,7 +43,7 @@ export interface InstanceLivenessShape {
   readonly kind: string
   readonly register: (key: string) => Effect.Effect<void, StoreError, Scope.Scope>
   readonly deadAmong: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StoreError>
-  readonly awaitChange: (keys: ReadonlyArray<string>) => Effect.Effect<void, StoreError>
+  readonly awaitDeath: (known: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StoreError>
 }
 
 /**

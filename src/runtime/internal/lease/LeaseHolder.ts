@@ -74,6 +74,11 @@ export interface HolderOptions {
   readonly beforeRelease?: Effect.Effect<void> | undefined
   /** The instance whose metrics count this holder's acquisitions, renewals and losses (none without). */
   readonly instanceId?: string | undefined
+  /**
+   * Asked when `acquire` was refused: may take the lease over from a holder
+   * known to be gone (see `Takeover`), read at the same `readAt`.
+   */
+  readonly takeOver?: ((readAt: number) => Effect.Effect<Option.Option<Lease>, StoreError | InvalidInputError, LeaseStore>) | undefined
 }
 
 /**
@@ -94,7 +99,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   const wakeups = yield* LeaseWakeups
   const { holder, leaseMillis, renewMillis, rootExecutionId, tenantId } = options
   const readAt = clock.currentTimeMillisUnsafe()
-  const acquired = yield* store.acquire(tenantId, rootExecutionId, holder, leaseMillis, readAt)
+  const answered = yield* store.acquire(tenantId, rootExecutionId, holder, leaseMillis, readAt)
+  const acquired = Option.isNone(answered) && options.takeOver !== undefined ? yield* options.takeOver(readAt) : answered
   yield* Effect.annotateCurrentSpan("baton.acquired", Option.isSome(acquired))
   if (Option.isNone(acquired)) return Option.none()
   const lease = acquired.value
