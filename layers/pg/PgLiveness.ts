@@ -75,14 +75,22 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
       const client = yield* PgClient.PgClient
       const tables = yield* SqlTables.make(options)
       const table = `"${tables.prefix}instances"`
-      yield* client.unsafe(
-        `CREATE TABLE IF NOT EXISTS ${table} (instance_key TEXT PRIMARY KEY, lock_key BIGINT NOT NULL, registered_at TIMESTAMPTZ NOT NULL DEFAULT now())`
-      ).pipe(
+      // Built beside the migrations (not after them): the schema may not be there yet.
+      const schema = options.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`]
+      yield* Effect.forEach([...schema, `CREATE TABLE IF NOT EXISTS ${table} (instance_key TEXT PRIMARY KEY, lock_key BIGINT NOT NULL, registered_at TIMESTAMPTZ NOT NULL DEFAULT now())`], (ddl) =>
+      client.unsafe(ddl).pipe(
         // Two instances creating it at once: the loser's unique violation on the catalog says it exists now.
         Effect.catch((e) => e.reason._tag === "ConstraintError" ? Effect.void : Effect.fail(e)),
         Effect.mapError(failed("migrate"))
-      )
-      const connectionConfig: PgConnection.Config = { ...client.config, keepAlive: Duration.seconds(10) }
+      ), { discard: true })
+      // Named after the pool's application name: `<name> liveness` holds the lock, `<name> watch` waits on peers'.
+      const named = (role: string): PgConnection.Config => ({
+        ...client.config,
+        keepAlive: Duration.seconds(10),
+        applicationName: `${client.config.applicationName ?? "baton"} ${role}`
+      })
+      const lockConfig = named("liveness")
+      const connectionConfig = named("watch")
       const channelOf = (lockKey: string) => `baton_live_${lockKey.replace("-", "m")}`
       /** Where a registration is announced, per deployment. */
       const registrations = `baton_registered_${lockKeyOf(options, "").replace("-", "m")}`
@@ -90,7 +98,7 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
       /** One session holding the lock: resolves `ready` once held and recorded, then waits until the session ends. */
       const session = (key: string, lockKey: string, ready: Deferred.Deferred<void, StoreError>) =>
         Effect.scoped(Effect.gen(function*() {
-          const connection = yield* PgConnection.make(connectionConfig).pipe(Effect.mapError(failed("connect")))
+          const connection = yield* PgConnection.make(lockConfig).pipe(Effect.mapError(failed("connect")))
           // PG 14+ only; older servers have no idle session timeout to switch off.
           yield* connection.query("SET idle_session_timeout = 0").pipe(Effect.ignore)
           const [row] = (yield* connection.query("SELECT pg_try_advisory_lock($1::bigint) AS got, pg_backend_pid() AS pid", [lockKey]).pipe(

@@ -54,7 +54,7 @@ describe("crash takeover", () => {
       yield* first.run(0, (b) => b.execute(wf, { log: [] }))
       yield* first.settle
       const root = yield* theRunningRoot
-      const later = yield* Harness.make({ instances: 1, baton: { workflows: [wf], instanceId: "later" } })
+      const later = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
       yield* later.advance("1 second")
       yield* first.kill(0)
       yield* later.advance("10 millis")
