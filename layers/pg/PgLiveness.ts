@@ -36,8 +36,9 @@ import { createHash } from "node:crypto"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { InstanceLiveness, type InstanceLivenessShape } from "../../src/stores/InstanceLiveness.ts"
 import { kindOf } from "../sql/internal/classify.ts"
-import { sqlErrorDetail } from "../sql/internal/rows.ts"
+import { sqlErrorDetail, transaction } from "../sql/internal/rows.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
+import { lockClass, lockKey } from "./PgMigrations.ts"
 
 /**
  * The deployment whose instances are watched (schema and table prefix).
@@ -75,14 +76,19 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
       const client = yield* PgClient.PgClient
       const tables = yield* SqlTables.make(options)
       const table = `"${tables.prefix}instances"`
-      // Built beside the migrations (not after them): the schema may not be there yet.
-      const schema = options.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`]
-      yield* Effect.forEach([...schema, `CREATE TABLE IF NOT EXISTS ${table} (instance_key TEXT PRIMARY KEY, lock_key BIGINT NOT NULL, registered_at TIMESTAMPTZ NOT NULL DEFAULT now())`], (ddl) =>
-      client.unsafe(ddl).pipe(
-        // Two instances creating it at once: the loser's unique violation on the catalog says it exists now.
-        Effect.catch((e) => e.reason._tag === "ConstraintError" ? Effect.void : Effect.fail(e)),
-        Effect.mapError(failed("migrate"))
-      ), { discard: true })
+      // Built beside the migrations (not after them): the schema may not be there yet. Under the migrations' own
+      // lock, so that two creations of the schema never race.
+      const ddl = [
+        ...(options.schema === undefined ? [] : [`CREATE SCHEMA IF NOT EXISTS "${options.schema}"`]),
+        `CREATE TABLE IF NOT EXISTS ${table} (instance_key TEXT PRIMARY KEY, lock_key BIGINT NOT NULL, registered_at TIMESTAMPTZ NOT NULL DEFAULT now())`
+      ]
+      yield* transaction(
+        client,
+        Effect.andThen(
+          client`SELECT pg_advisory_xact_lock(${lockClass}, ${lockKey(options)})`,
+          Effect.forEach(ddl, (statement) => client.unsafe(statement), { discard: true })
+        )
+      ).pipe(Effect.mapError(failed("migrate")))
       // Named after the pool's application name: `<name> liveness` holds the lock, `<name> watch` waits on peers'.
       const named = (role: string): PgConnection.Config => ({
         ...client.config,
