@@ -35,7 +35,7 @@ const say = (line: string) => process.stdout.write(`${instanceId} ${line}\n`)
 
 const stores = kind === "sqlite"
   ? SqliteStores.layer({ path: target, wakeups: true })
-  : PgStores.layer({ url, schema: target, maxConnections: 4, applicationName: `takeover-${target}-${instanceId}` })
+  : PgStores.layer({ url, schema: target, applicationName: `takeover-${target}-${instanceId}` })
 
 const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
 

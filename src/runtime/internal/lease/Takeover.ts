@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Context, Duration, Effect, Option, type Scope } from "effect"
+import { Clock, Context, Duration, Effect, Option, type Scope } from "effect"
 import type { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
 import { InstanceLiveness, type InstanceLivenessShape, keyOfHolder } from "../../../stores/InstanceLiveness.ts"
 import type { Lease } from "../../../stores/Lease.ts"
@@ -47,8 +47,8 @@ interface State {
   mode: Mode
   readonly ownKey: string
   liveness: InstanceLivenessShape | undefined
-  /** Keys of other instances found dead (checked again right before a takeover). */
-  readonly dead: Set<string>
+  /** Keys of other instances found dead (checked again before a takeover), with when (Clock) it was last seen. */
+  readonly dead: Map<string, number>
   /** Wakes the sweep when an instance died. */
   readonly deaths: Signal.Signal
   /** Wakes the watcher when a key left `dead` (found alive again). */
@@ -56,6 +56,9 @@ interface State {
 }
 
 const states = new WeakMap<InstanceShape, State>()
+
+/** A holder found dead this recently is taken for dead without asking again. */
+const recheckAfterMillis = 1000
 
 /**
  * Registers the instance's liveness for the current scope (the instance's)
@@ -70,7 +73,7 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
       mode: { _tag: "LeaseExpiry", reason: "starting" },
       ownKey: `${instance.instanceId}#${instance.incarnation}`,
       liveness: undefined,
-      dead: new Set(),
+      dead: new Map(),
       deaths: Signal.make(),
       changed: Signal.make()
     }
@@ -100,9 +103,10 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
 /** Waits for the next instance to die (`awaitDeath`); a new dead key goes to `dead` and wakes the sweep. */
 const watch = (state: State, liveness: InstanceLivenessShape) =>
   Effect.gen(function*() {
+    const clock = yield* Clock.Clock
     let failing = false
     while (true) {
-      const known = [...state.dead]
+      const known = [...state.dead.keys()]
       const round = Effect.raceFirst(
         Effect.map(liveness.awaitDeath(known), Option.some),
         Effect.as(state.changed.next, Option.none<ReadonlyArray<string>>())
@@ -110,7 +114,8 @@ const watch = (state: State, liveness: InstanceLivenessShape) =>
         onNone: () => Effect.void,
         onSome: (dead) => {
           const fresh = dead.filter((key) => key !== state.ownKey && !state.dead.has(key))
-          for (const key of fresh) state.dead.add(key)
+          const at = clock.currentTimeMillisUnsafe()
+          for (const key of fresh) state.dead.set(key, at)
           if (fresh.length === 0) return Effect.void
           state.deaths.notify()
           return Effect.logInfo(`crash takeover: instance ${fresh.join(", ")} is gone; its trees are taken without waiting for their leases`)
@@ -186,13 +191,17 @@ export const attempt = (
       const current = yield* store.get(tenantId, rootExecutionId)
       if (Option.isNone(current) || store.takeOver === undefined) return Option.none()
       const key = keyOfHolder(current.value.holder)
-      if (!state.dead.has(key)) return Option.none()
-      if ((yield* liveness.deadAmong([key])).length === 0) {
+      const seenDead = state.dead.get(key)
+      if (seenDead === undefined) return Option.none()
+      // Asked again unless it was found dead within the last second (a hundred trees of one dead instance cost
+      // one check, not a hundred): a holder alive again after that is refused by the fence, as any.
+      if (readAt - seenDead >= recheckAfterMillis && (yield* liveness.deadAmong([key])).length === 0) {
         // Alive again (its signal taken back): watched again, not taken.
         state.dead.delete(key)
         state.changed.notify()
         return Option.none()
       }
+      if (readAt - seenDead >= recheckAfterMillis) state.dead.set(key, readAt)
       const taken = yield* store.takeOver(current.value, holder, ttlMillis, readAt)
       if (Option.isSome(taken)) {
         yield* Effect.logInfo(
