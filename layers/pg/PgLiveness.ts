@@ -107,18 +107,18 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           const connection = yield* PgConnection.make(lockConfig).pipe(Effect.mapError(failed("connect")))
           // PG 14+ only; older servers have no idle session timeout to switch off.
           yield* connection.query("SET idle_session_timeout = 0").pipe(Effect.ignore)
-          const [row] = (yield* connection.query("SELECT pg_try_advisory_lock($1::bigint) AS got, pg_backend_pid() AS pid", [lockKey]).pipe(
-            Effect.mapError(failed("lock"))
-          )).rows
-          if (Number(row?.pid) !== connection.processId) {
+          // Asked before locking: through a pooler the lock would stay with a server session the pooler keeps.
+          const [own] = (yield* connection.query("SELECT pg_backend_pid() AS pid").pipe(Effect.mapError(failed("lock")))).rows
+          if (Number(own?.pid) !== connection.processId) {
             return yield* new StoreError({
               store: "InstanceLiveness",
               operation: "lock",
               kind: "Config",
               reason:
-                `the session is not this connection's own (backend pid ${String(row?.pid)}, connection given ${connection.processId}): a pooler in transaction or statement mode sits between baton and Postgres, so a session lock would not die with this process; connect the instances to Postgres directly (or through a session-mode pool) for crash takeover`
+                `the session is not this connection's own (backend pid ${String(own?.pid)}, connection given ${connection.processId}): a pooler in transaction or statement mode sits between baton and Postgres, so a session lock would not die with this process; connect the instances to Postgres directly (or through a session-mode pool) for crash takeover`
             })
           }
+          const [row] = (yield* connection.query("SELECT pg_try_advisory_lock($1::bigint) AS got", [lockKey]).pipe(Effect.mapError(failed("lock")))).rows
           if (row?.got !== true) {
             // Held by a watcher's momentary shared lock (or a session of ours not yet gone): try again shortly.
             return yield* new StoreError({ store: "InstanceLiveness", operation: "lock", kind: "Busy", reason: "the liveness lock is held for a moment; taking it again" })

@@ -15,7 +15,8 @@
  * `<id> failed <threadId> <tag> <t>` when an execution call fails (e.g. LeaseLostError),
  * `<id> finished <threadId> <t>`.
  *
- * Usage: node test/e2e/takeoverWorker.ts <sqlite|pg> <path|schema> <instance id>
+ * Usage: node test/e2e/takeoverWorker.ts <sqlite|pg> <path|schema|prefix=<table prefix>> <instance id>
+ *        (Postgres: BATON_TEST_PG_URL or the local test database)
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect, Layer } from "effect"
@@ -35,7 +36,13 @@ const say = (line: string) => process.stdout.write(`${instanceId} ${line}\n`)
 
 const stores = kind === "sqlite"
   ? SqliteStores.layer({ path: target, wakeups: true })
-  : PgStores.layer({ url, schema: target, applicationName: `takeover-${target}-${instanceId}` })
+  : PgStores.layer({
+    url,
+    // `prefix=<p>`: the tables under that prefix in the default schema (a pooler such as pgbouncer refuses a
+    // search_path at connect); otherwise the schema.
+    ...(target.startsWith("prefix=") ? { tablePrefix: target.slice("prefix=".length) } : { schema: target }),
+    applicationName: `takeover-${target.replace("prefix=", "")}-${instanceId}`
+  })
 
 const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
 
