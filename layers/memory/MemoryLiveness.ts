@@ -11,14 +11,29 @@ import { Effect, Layer } from "effect"
 import { InstanceLiveness, type InstanceLivenessShape } from "../../src/stores/InstanceLiveness.ts"
 
 /**
+ * The in-memory signals, with what a test needs to lose one while its
+ * instance lives (a cut liveness connection, a partition): `cut(key)` makes
+ * it read as dead, `restore(key)` as it was (the backend taking it again).
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface MemoryLiveness extends InstanceLivenessShape {
+  readonly cut: (key: string) => void
+  readonly restore: (key: string) => void
+}
+
+/**
  * A fresh liveness table: registered keys, and those whose scope is still open.
  *
  * @category constructors
  * @since 0.1.0
  */
-export const make = (): InstanceLivenessShape => {
+export const make = (): MemoryLiveness => {
   const registered = new Set<string>()
   const alive = new Map<string, number>()
+  const cuts = new Set<string>()
+  const onLost = new Map<string, Set<() => void>>()
   const waiters = new Set<() => void>()
   const changed = {
     next: Effect.callback<void>((resume) => {
@@ -32,21 +47,35 @@ export const make = (): InstanceLivenessShape => {
       for (const f of woken) f()
     }
   }
-  const dead = (key: string) => registered.has(key) && (alive.get(key) ?? 0) === 0
+  const dead = (key: string) => registered.has(key) && ((alive.get(key) ?? 0) === 0 || cuts.has(key))
   return {
     kind: "in-memory registration scope",
-    register: (key) =>
+    cut: (key) => {
+      cuts.add(key)
+      // The instance hears of it first (its own connection closed), then its peers.
+      for (const f of onLost.get(key) ?? []) f()
+      changed.notify()
+    },
+    restore: (key) => {
+      cuts.delete(key)
+      changed.notify()
+    },
+    register: (key, lost) =>
       Effect.acquireRelease(
         Effect.sync(() => {
           registered.add(key)
           alive.set(key, (alive.get(key) ?? 0) + 1)
+          const f = lost ?? (() => {})
+          onLost.set(key, new Set([...(onLost.get(key) ?? []), f]))
+          return f
         }),
-        () =>
+        (f) =>
           Effect.sync(() => {
             alive.set(key, (alive.get(key) ?? 1) - 1)
+            onLost.get(key)?.delete(f)
             changed.notify()
           })
-      ),
+      ).pipe(Effect.as({ held: () => !cuts.has(key) })),
     deadAmong: (keys) => Effect.sync(() => keys.filter(dead)),
     awaitDeath: (known) => {
       const check: Effect.Effect<ReadonlyArray<string>> = Effect.suspend(() => {

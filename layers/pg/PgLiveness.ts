@@ -102,7 +102,7 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
       const registrations = `baton_registered_${lockKeyOf(options, "").replace("-", "m")}`
 
       /** One session holding the lock: resolves `ready` once held and recorded, then waits until the session ends. */
-      const session = (key: string, lockKey: string, ready: Deferred.Deferred<void, StoreError>) =>
+      const session = (key: string, lockKey: string, ready: Deferred.Deferred<void, StoreError>, state: { held: boolean }) =>
         Effect.scoped(Effect.gen(function*() {
           const connection = yield* PgConnection.make(lockConfig).pipe(Effect.mapError(failed("connect")))
           // PG 14+ only; older servers have no idle session timeout to switch off.
@@ -134,24 +134,30 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           )
           const lost = yield* Effect.scoped(Effect.gen(function*() {
             const notifications = yield* connection.listen(channelOf(lockKey))
+            state.held = true
             yield* Deferred.succeed(ready, void 0)
             return yield* Effect.forever(Queue.take(notifications))
           })).pipe(Effect.flip)
           return yield* Effect.fail(failed("hold", `the liveness session ended: ${sqlErrorDetail(lost as SqlError)}`)(lost as SqlError))
         }))
 
-      const register = (key: string) =>
+      const register = (key: string, onLost?: () => void) =>
         Effect.gen(function*() {
           const lockKey = lockKeyOf(options, key)
           const ready = yield* Deferred.make<void, StoreError>()
+          const state = { held: false }
           // Held for the scope: a lost session is opened and locked again; a first one that cannot be had fails `register`.
-          const loop = session(key, lockKey, ready).pipe(
+          const loop = session(key, lockKey, ready, state).pipe(
             Effect.catch((e) =>
               Effect.flatMap(Deferred.isDone(ready), (registered) =>
                 registered
-                  ? Effect.logWarning(`instance liveness lock lost; taking it again (peers may take this instance's trees meanwhile): ${e.message}`).pipe(
+                  ? Effect.sync(() => {
+                    // Told at once: peers may take this instance's trees from now on.
+                    if (state.held) onLost?.()
+                    state.held = false
+                  }).pipe(Effect.andThen(Effect.logWarning(`instance liveness lock lost; taking it again (peers may take this instance's trees meanwhile): ${e.message}`).pipe(
                     Effect.andThen(Effect.sleep(Duration.millis(200)))
-                  )
+                  )))
                   : e.kind === "Busy"
                   ? Effect.sleep(Duration.millis(20))
                   : Effect.andThen(Deferred.fail(ready, e), Effect.never))
@@ -160,6 +166,7 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           )
           const fiber = yield* Effect.forkScoped(loop)
           yield* Deferred.await(ready).pipe(Effect.onError(() => Fiber.interrupt(fiber)))
+          return { held: () => state.held }
         })
 
       const deadAmong = (keys: ReadonlyArray<string>) =>

@@ -138,7 +138,7 @@ export const make = (path: string): InstanceLivenessShape => {
             }
             db.close()
           })
-      ),
+      ).pipe(Effect.as({ held: () => true })),
     deadAmong: (keys) => Effect.sync(() => keys.filter((k) => probe(k) === "free")),
     awaitDeath: (known) =>
       Effect.callback<ReadonlyArray<string>>((resume) => {

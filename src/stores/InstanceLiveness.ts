@@ -41,9 +41,22 @@ import type { StoreError } from "./Errors.ts"
 export interface InstanceLivenessShape {
   /** What the signal is, for the logs and readiness (e.g. "Postgres session advisory lock"). */
   readonly kind: string
-  readonly register: (key: string) => Effect.Effect<void, StoreError, Scope.Scope>
+  readonly register: (key: string, onLost?: () => void) => Effect.Effect<Registration, StoreError, Scope.Scope>
   readonly deadAmong: (keys: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StoreError>
   readonly awaitDeath: (known: ReadonlyArray<string>) => Effect.Effect<ReadonlyArray<string>, StoreError>
+}
+
+/**
+ * A held registration: `held()` is false while the signal is lost though the
+ * process lives (its connection cut: peers may take the instance's trees
+ * now), true again once the backend took it back. `register`'s `onLost` runs
+ * each time it is lost, before peers can know of it where the backend allows.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export interface Registration {
+  readonly held: () => boolean
 }
 
 /**

@@ -79,6 +79,12 @@ export interface HolderOptions {
    * known to be gone (see `Takeover`), read at the same `readAt`.
    */
   readonly takeOver?: ((readAt: number) => Effect.Effect<Option.Option<Lease>, StoreError | InvalidInputError, LeaseStore>) | undefined
+  /**
+   * False while this instance's liveness signal is lost (see `Takeover`):
+   * other instances may take its trees at once, so the holder stops at its
+   * next check (a write, `leaseHeld`) as if the lease were lost.
+   */
+  readonly stillLive?: (() => boolean) | undefined
 }
 
 /**
@@ -133,7 +139,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     if (lostError === undefined && ended) lostError = lostWith("the pass ended and released the lease")
     return lostError
   }
-  const markLost = (reason: string, kind: "renewal-refused" | "deadline" | "fenced-write"): LeaseLostError => {
+  const markLost = (reason: string, kind: "renewal-refused" | "deadline" | "fenced-write" | "liveness"): LeaseLostError => {
     const already = stopped()
     if (already !== undefined) return already
     count(Metrics.leaseLosses, { reason: kind })
@@ -206,6 +212,9 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     now: () => clock.currentTimeMillisUnsafe(),
     refusal: () => {
       if (lostError !== undefined || ended) return stopped()
+      if (options.stillLive !== undefined && !options.stillLive()) {
+        return markLost("this instance's liveness signal was lost (its connection cut): other instances may take its trees at once", "liveness")
+      }
       return clock.currentTimeMillisUnsafe() >= kept.confirmedUntil() ? markLost(deadlineReason(), "deadline") : undefined
     },
     confirmed: (at, expiresAt, renewed) => renewed ? kept.confirm(at) : kept.confirmExpiry(at, expiresAt),

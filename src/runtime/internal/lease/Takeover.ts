@@ -26,7 +26,7 @@
  */
 import { Clock, Context, Duration, Effect, Option, type Scope } from "effect"
 import type { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
-import { InstanceLiveness, type InstanceLivenessShape, keyOfHolder } from "../../../stores/InstanceLiveness.ts"
+import { InstanceLiveness, type InstanceLivenessShape, keyOfHolder, type Registration } from "../../../stores/InstanceLiveness.ts"
 import type { Lease } from "../../../stores/Lease.ts"
 import { LeaseStore } from "../../../stores/LeaseStore.ts"
 import type { HealthComponent } from "../../Health.ts"
@@ -47,6 +47,8 @@ interface State {
   mode: Mode
   readonly ownKey: string
   liveness: InstanceLivenessShape | undefined
+  /** This instance's own registration: not held while its signal is lost. */
+  registration: Registration | undefined
   /** Keys of other instances found dead (checked again before a takeover), with when (Clock) it was last seen. */
   readonly dead: Map<string, number>
   /** Wakes the sweep when an instance died. */
@@ -73,6 +75,7 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
       mode: { _tag: "LeaseExpiry", reason: "starting" },
       ownKey: `${instance.instanceId}#${instance.incarnation}`,
       liveness: undefined,
+      registration: undefined,
       dead: new Map(),
       deaths: Signal.make(),
       changed: Signal.make()
@@ -89,12 +92,18 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
     if (Option.isNone(liveness)) return yield* fallBack("the stores provide no InstanceLiveness")
     const store = Context.get(instance.services as Context.Context<LeaseStore>, LeaseStore)
     if (store.takeOver === undefined) return yield* fallBack("the LeaseStore cannot take a lease over (it has no takeOver)")
-    const registered = yield* Effect.exit(liveness.value.register(state.ownKey))
+    const context = yield* Effect.context<never>()
+    const lost = () =>
+      Effect.runForkWith(context)(Effect.logWarning(
+        "crash takeover: this instance's liveness signal was lost (its connection cut?): other instances may take its trees; its passes stop at their next check, and it takes the signal again"
+      ).pipe(Effect.annotateLogs({ instanceId: instance.instanceId })))
+    const registered = yield* Effect.exit(liveness.value.register(state.ownKey, () => void lost()))
     if (registered._tag === "Failure") {
       const error = registered.cause.reasons.find((r) => r._tag === "Fail")
       return yield* fallBack(`registering this instance's liveness failed: ${error?._tag === "Fail" ? (error.error as StoreError).message : "interrupted"}`)
     }
     state.liveness = liveness.value
+    state.registration = registered.value
     state.mode = { _tag: "Liveness", kind: liveness.value.kind }
     yield* Effect.logInfo(`crash takeover: a dead instance's trees move at once (liveness: ${liveness.value.kind})`)
     yield* Effect.forkScoped(watch(state, liveness.value))
@@ -132,6 +141,17 @@ const watch = (state: State, liveness: InstanceLivenessShape) =>
       )
     }
   })
+
+/**
+ * Whether this instance's own signal is held now (undefined without liveness): see `LeaseHolder`'s `stillLive`.
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const selfLive = (instance: InstanceShape): (() => boolean) | undefined => {
+  const registration = states.get(instance)?.registration
+  return registration === undefined ? undefined : registration.held
+}
 
 /**
  * The mode in force, or undefined before `start`.

@@ -117,7 +117,8 @@ const acquireFor = (pass: TrackedPass) =>
       onConfirmed,
       beforeRelease: bodiesSettled(pass, instance),
       instanceId: instance.instanceId,
-      takeOver: Takeover.attempt(instance, pass.tenantId, pass.rootExecutionId, pass.holder, config.leaseMillis)
+      takeOver: Takeover.attempt(instance, pass.tenantId, pass.rootExecutionId, pass.holder, config.leaseMillis),
+      stillLive: Takeover.selfLive(instance)
     }).pipe(Effect.tap(Option.match({
       onNone: () => Effect.void,
       onSome: (h) => Effect.sync(() => pass.setHolder(h))
