@@ -115,7 +115,8 @@ const watch = (state: State, liveness: InstanceLivenessShape) =>
     const clock = yield* Clock.Clock
     let failing = false
     while (true) {
-      const known = [...state.dead.keys()]
+      // Its own key too: while this instance's signal is lost it reads as dead, and is no news to wait for.
+      const known = [state.ownKey, ...state.dead.keys()]
       const round = Effect.raceFirst(
         Effect.map(liveness.awaitDeath(known), Option.some),
         Effect.as(state.changed.next, Option.none<ReadonlyArray<string>>())
