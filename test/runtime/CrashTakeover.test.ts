@@ -2,16 +2,40 @@
  * Crash takeover in the harness (memory stores with `MemoryLiveness`, the
  * default 30 s lease): a killed instance's trees move at once with epoch + 1,
  * a frozen one's only at lease expiry, and readiness says which mode is in
- * force — lease expiry without a liveness signal.
+ * force — lease expiry without a liveness signal. An instance whose signal is
+ * lost while it lives (`MemoryLiveness.cut`) loses its tree at once and stops.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Layer } from "effect"
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { Effect, Fiber, Layer } from "effect"
 import { MemoryLiveness } from "../../layers/memory/index.ts"
+import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
+import * as Workflow from "../../src/runtime/Workflow.ts"
 import { makeObserver, Observer } from "../../src/runtime/Observer.ts"
 import * as Harness from "../../src/testing/Harness.ts"
-import { leaseOf, makeSideEffects, memoryStores, slow, statusOf, theRunningRoot } from "./fixtures.ts"
+import { errorTag, leaseOf, makeSideEffects, memoryStores, type SideEffects, slow, statusOf, theRunningRoot } from "./fixtures.ts"
 
 const withLiveness = Layer.merge(memoryStores, MemoryLiveness.layer)
+
+const State = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
+
+/** A long step whose effect is applied only while the pass still holds the lease, as a careful step does. */
+const careful = (fx: SideEffects) =>
+  Workflow.make({
+    name: "careful",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("long", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          fx.runs.push({ node: "long", instanceId: ctx.instanceId, key: ctx.idempotencyKey })
+          yield* Effect.sleep("5 seconds")
+          if (ctx.leaseHeld()) fx.apply(ctx.idempotencyKey)
+          return { log: ["long"] }
+        })
+      ))
+      .addEdge(START, "long")
+      .addEdge("long", END)
+  })
 
 const takeoverComponent = (h: Harness.Harness, index: number) =>
   Effect.map(h.instance(index).baton.checkReadiness, (r) => r.components.find((c) => c.name === "crash-takeover"))
@@ -79,6 +103,33 @@ describe("crash takeover", () => {
       assert.isTrue(lease?.holder.startsWith("instance-1#"))
       assert.strictEqual(lease?.epoch, 2)
     }).pipe(Effect.provide(Layer.fresh(withLiveness))))
+
+  it.effect("a live instance whose signal is cut: its tree is taken at once, it stops at its next check with LeaseLostError, the effect once", () => {
+    const liveness = MemoryLiveness.make()
+    return Effect.gen(function*() {
+      const fx = makeSideEffects()
+      const wf = careful(fx)
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+      const running = yield* h.run(0, (b) => b.execute(wf, { log: [] }))
+      yield* h.settle
+      const root = yield* theRunningRoot
+      const zero = h.instance(0).instance
+      liveness.cut(`${zero.instanceId}#${zero.incarnation}`)
+      yield* h.advance("10 millis")
+      const lease = yield* leaseOf(root.tenantId, root.executionId)
+      assert.strictEqual(lease?.epoch, 2, "taken at once")
+      assert.isTrue(lease?.holder.startsWith(`${h.instance(1).instanceId}#`))
+      const degraded = yield* takeoverComponent(h, 0)
+      assert.strictEqual(degraded?.status, "Degraded")
+      yield* h.advance("6 seconds")
+      assert.strictEqual(errorTag(yield* Fiber.await(running)), "LeaseLostError", "instance 0's call stops with LeaseLostError")
+      assert.strictEqual(yield* statusOf(root.tenantId, root.executionId), "Finished")
+      assert.deepStrictEqual(fx.runs.map((r) => r.instanceId), [h.instance(0).instanceId, h.instance(1).instanceId])
+      assert.deepStrictEqual([...fx.applied.values()], [1], "the step's effect once: instance 0 no longer held the lease")
+      liveness.restore(`${zero.instanceId}#${zero.incarnation}`)
+      assert.strictEqual((yield* takeoverComponent(h, 0))?.status, "Healthy")
+    }).pipe(Effect.provide(Layer.fresh(Layer.merge(memoryStores, Layer.succeed(InstanceLiveness, liveness)))))
+  })
 
   it.effect("without a liveness signal: lease expiry, and readiness says so", () =>
     Effect.gen(function*() {

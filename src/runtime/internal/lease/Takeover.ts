@@ -240,10 +240,17 @@ export const attempt = (
  * @since 0.1.0
  */
 export const readiness = (instance: InstanceShape): ReadonlyArray<HealthComponent> => {
-  const mode = modeOf(instance)
+  const state = states.get(instance)
+  const mode = state?.mode
   if (mode === undefined) return []
   return [
-    mode._tag === "Liveness"
+    mode._tag === "Liveness" && state?.registration?.held() === false
+      ? {
+        name: "crash-takeover",
+        status: "Degraded",
+        message: `liveness (${mode.kind}) lost: other instances may take this instance's trees; taking the signal again`
+      }
+      : mode._tag === "Liveness"
       ? { name: "crash-takeover", status: "Healthy", message: `liveness (${mode.kind}): a dead instance's trees move at once` }
       : {
         name: "crash-takeover",
