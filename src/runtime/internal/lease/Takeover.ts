@@ -49,6 +49,8 @@ interface State {
   liveness: InstanceLivenessShape | undefined
   /** This instance's own registration: not held while its signal is lost. */
   registration: Registration | undefined
+  /** How many times this instance's own signal was lost: a lease held across a loss may have been taken. */
+  losses: number
   /** Keys of other instances found dead (checked again before a takeover), with when (Clock) it was last seen. */
   readonly dead: Map<string, number>
   /** Wakes the sweep when an instance died. */
@@ -76,6 +78,7 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
       ownKey: `${instance.instanceId}#${instance.incarnation}`,
       liveness: undefined,
       registration: undefined,
+      losses: 0,
       dead: new Map(),
       deaths: Signal.make(),
       changed: Signal.make()
@@ -97,7 +100,10 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
       Effect.runForkWith(context)(Effect.logWarning(
         "crash takeover: this instance's liveness signal was lost (its connection cut?): other instances may take its trees; its passes stop at their next check, and it takes the signal again"
       ).pipe(Effect.annotateLogs({ instanceId: instance.instanceId })))
-    const registered = yield* Effect.exit(liveness.value.register(state.ownKey, () => void lost()))
+    const registered = yield* Effect.exit(liveness.value.register(state.ownKey, () => {
+      state.losses++
+      lost()
+    }))
     if (registered._tag === "Failure") {
       const error = registered.cause.reasons.find((r) => r._tag === "Fail")
       return yield* fallBack(`registering this instance's liveness failed: ${error?._tag === "Fail" ? (error.error as StoreError).message : "interrupted"}`)
@@ -144,14 +150,19 @@ const watch = (state: State, liveness: InstanceLivenessShape) =>
   })
 
 /**
- * Whether this instance's own signal is held now (undefined without liveness): see `LeaseHolder`'s `stillLive`.
+ * For one lease holder about to acquire (undefined without liveness): true
+ * while this instance's own signal was not lost since — once lost, others may
+ * have taken the lease, even after the signal is back. See `LeaseHolder`'s `stillLive`.
  *
  * @category internal
  * @since 0.1.0
  */
 export const selfLive = (instance: InstanceShape): (() => boolean) | undefined => {
-  const registration = states.get(instance)?.registration
-  return registration === undefined ? undefined : registration.held
+  const state = states.get(instance)
+  const registration = state?.registration
+  if (state === undefined || registration === undefined) return undefined
+  const losses = state.losses
+  return () => state.losses === losses && registration.held()
 }
 
 /**
