@@ -128,6 +128,11 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
             lockKey
           ]).pipe(Effect.mapError(failed("register")))
           yield* connection.query("SELECT pg_notify($1, '')", [registrations]).pipe(Effect.ignore)
+          // Crashed instances' keys are kept (so they read as dead) for a day, far past any lease: then forgotten.
+          yield* connection.query(
+            `DELETE FROM ${table} WHERE registered_at < now() - interval '1 day'
+               AND CASE WHEN pg_try_advisory_lock_shared(lock_key) THEN pg_advisory_unlock_shared(lock_key) ELSE false END`
+          ).pipe(Effect.ignore)
           // A graceful end: the key is forgotten before the session (and its lock) goes, so it never reads as dead.
           yield* Effect.addFinalizer((exit) =>
             Exit.hasInterrupts(exit) ? connection.query(`DELETE FROM ${table} WHERE instance_key = $1`, [key]).pipe(Effect.ignore) : Effect.void

@@ -22,7 +22,7 @@
  */
 import { Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
-import { existsSync, mkdirSync, readdirSync, renameSync, unlinkSync } from "node:fs"
+import { existsSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync } from "node:fs"
 import { join } from "node:path"
 import { DatabaseSync } from "node:sqlite"
 import { StoreError } from "../../src/stores/Errors.ts"
@@ -46,8 +46,8 @@ export const make = (path: string): InstanceLivenessShape => {
   const fileOf = (key: string) => join(dir, `${createHash("sha256").update(key).digest("hex").slice(0, 32)}.lock`)
 
   /** "held" while the owner's lock stands, "free" when it can be read (the owner is gone), "absent" without a file. */
-  const probe = (key: string): "held" | "free" | "absent" => {
-    const file = fileOf(key)
+  const probe = (key: string): "held" | "free" | "absent" => probeFile(fileOf(key))
+  const probeFile = (file: string): "held" | "free" | "absent" => {
     if (!existsSync(file)) return "absent"
     let db: DatabaseSync
     try {
@@ -62,6 +62,19 @@ export const make = (path: string): InstanceLivenessShape => {
       return (e as { errcode?: number }).errcode === 5 || /locked|busy/i.test(String((e as Error).message)) ? "held" : "absent"
     } finally {
       db.close()
+    }
+  }
+
+  /** Crashed instances' files are kept (so they read as dead) for a day, far past any lease: then removed. */
+  const forgetOld = () => {
+    try {
+      for (const f of readdirSync(dir)) {
+        const file = join(dir, f)
+        if (!f.endsWith(".lock") || Date.now() - statSync(file).mtimeMs < 86_400_000) continue
+        if (probeFile(file) === "free") unlinkSync(file)
+      }
+    } catch {
+      // best effort: another instance may remove the same file
     }
   }
 
@@ -115,6 +128,7 @@ export const make = (path: string): InstanceLivenessShape => {
               db.prepare("INSERT INTO instance (key) VALUES (?)").run(key)
               db.exec("BEGIN EXCLUSIVE")
               renameSync(pending, file)
+            forgetOld()
             } catch (e) {
               db.close()
               throw e
