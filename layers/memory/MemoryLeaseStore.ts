@@ -72,6 +72,15 @@ export const make = MemoryState.useSync((rows) =>
         row.expiresAt = Math.max(row.expiresAt, now + ttl)
         return true
       }),
+    takeOver: (current, holder, ttl, now) =>
+      Effect.sync(() => {
+        const row = rows.leases.get(key(current.tenantId, current.rootExecutionId))
+        if (row === undefined || row.holder === null || row.holder !== current.holder || row.epoch !== current.epoch) return Option.none()
+        row.epoch += 1
+        row.holder = holder
+        row.expiresAt = now + ttl
+        return Option.some(toLease(row))
+      }),
     release: (lease) =>
       Effect.sync(() => {
         const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))

@@ -64,6 +64,7 @@ import * as SqlStores from "../sql/SqlStores.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
+import * as PgLiveness from "./PgLiveness.ts"
 import * as PgWakeups from "./PgWakeups.ts"
 
 export type {
@@ -162,7 +163,8 @@ export const layer = (options: PgStoresOptions = {}): Layer.Layer<
   Failure
 > =>
   checkedLayer(options, fields, () => {
-    const stores = onClient(options).pipe(Layer.provideMerge(IdGenerator.layer))
+    // With the instances' liveness locks (crash takeover; see PgLiveness).
+    const stores = Layer.merge(onClient(options), PgLiveness.layer(options)).pipe(Layer.provideMerge(IdGenerator.layer))
     const withWakeups = options.wakeups === false ? stores : Layer.merge(stores, PgWakeups.layer(options))
     return withWakeups.pipe(Layer.provideMerge(PgClient.layer(options)))
   })

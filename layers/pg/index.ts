@@ -9,6 +9,7 @@
 // First: on an unsupported Node.js, stop at once with one line saying which is needed.
 import "../../src/internal/nodeVersion.ts"
 export * as PgClient from "./PgClient.ts"
+export * as PgLiveness from "./PgLiveness.ts"
 export * as PgMigrations from "./PgMigrations.ts"
 export * as PgStores from "./PgStores.ts"
 export * as PgWakeups from "./PgWakeups.ts"

@@ -54,7 +54,9 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
             LeaseRows.getMany(sql, leases, roots),
             (rows) => rows.map((row: any) => LeaseRows.toLease({ tenantId: row.tenant_id, rootExecutionId: row.root_execution_id }, row))
           )),
-      ping: Store.ping(store, sql)
+      ping: Store.ping(store, sql),
+      takeOver: (lease, holder, ttl, now) =>
+        run(store, "takeOver", () => Effect.map(LeaseRows.takeOver(sql, leases, lease, holder, ttl, now), leaseOf(lease)))
     }
     return LeaseStore.make(impl)
   })

@@ -66,6 +66,7 @@ import * as SqlRecordStore from "../sql/SqlRecordStore.ts"
 import * as SqlStores from "../sql/SqlStores.ts"
 import * as SqlTreeStore from "../sql/SqlTreeStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
+import * as SqliteLiveness from "./SqliteLiveness.ts"
 import * as SqliteMigrations from "./SqliteMigrations.ts"
 import * as SqliteWakeups from "./SqliteWakeups.ts"
 
@@ -146,7 +147,8 @@ export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.
   checked(options, () => bundle(options))
 
 const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> => {
-  const stores = onClient(options).pipe(
+  // With the instances' liveness locks next to the file (crash takeover; see SqliteLiveness).
+  const stores = Layer.merge(onClient(options), SqliteLiveness.layer).pipe(
     Layer.provide(SqliteClient.layer(options)),
     Layer.provideMerge(IdGenerator.layer)
   )

@@ -47,6 +47,21 @@ export interface LeaseStoreShape {
    * never taken or released is absent. At most `maxGetMany` roots a call.
    */
   readonly getMany: (roots: ReadonlyArray<LeaseKey>) => Effect.Effect<ReadonlyArray<Lease>, StoreError | InvalidInputError>
+  /**
+   * Optional: takes a lease from a holder known to be gone (see
+   * `InstanceLiveness`) before it expires. Only while the stored lease is
+   * still `current` (same holder and epoch, held): the caller becomes the
+   * holder with epoch + 1 and `expiresAt = now + ttl`, whatever the stored
+   * expiry; otherwise `None` and nothing changes. Every later write under
+   * `current` is refused by its epoch. A store without it keeps lease expiry
+   * as the only way a tree changes hands.
+   */
+  readonly takeOver?: ((
+    current: Lease,
+    holder: InstanceId,
+    ttlMillis: number,
+    now: number
+  ) => Effect.Effect<Option.Option<Lease>, StoreError | InvalidInputError>) | undefined
   /** One cheap round trip to the backend. */
   readonly ping: Effect.Effect<void, StoreError>
 }
@@ -107,7 +122,17 @@ export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("
         Effect.forEach(roots, (r) => impl.get(r.tenantId, r.rootExecutionId)),
         (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
       ))
+    const takeOver = impl.takeOver
     return {
+      ...(takeOver === undefined ? {} : {
+        takeOver: (current: Lease, holder: InstanceId, ttl: number, now: number) =>
+          V.checked([
+            ...checkLease("LeaseStore.takeOver", current),
+            V.nonEmpty("LeaseStore.takeOver", "holder", holder),
+            V.positiveMillis("LeaseStore.takeOver", "ttlMillis", ttl),
+            V.time("LeaseStore.takeOver", "now", now)
+          ], () => takeOver(current, holder, ttl, now))
+      }),
       acquire: (tenantId, root, holder, ttl, now) =>
         V.checked([
           ...V.ids("LeaseStore.acquire", { tenantId, rootExecutionId: root, holder }),

@@ -12,6 +12,8 @@ import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
 import { MemoryState } from "../../layers/memory/MemoryState.ts"
 import * as MemoryChildQueueStore from "../../layers/memory/MemoryChildQueueStore.ts"
 import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
+import * as MemoryLiveness from "../../layers/memory/MemoryLiveness.ts"
+import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import * as MemoryPauseStore from "../../layers/memory/MemoryPauseStore.ts"
 import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
 import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
@@ -62,6 +64,8 @@ interface World {
   /** Accepted fenced checkpoint writes per tree, as epochs in acceptance order. */
   readonly acceptedEpochs: Map<string, Array<number>>
   readonly log: Array<string>
+  /** The instances' liveness signals: a kill ends one (crash takeover), a cut loses one while its instance lives. */
+  readonly liveness: MemoryLiveness.MemoryLiveness
 }
 
 const State = Annotation.Root({
@@ -218,7 +222,8 @@ const sqliteStoresFor = (world: World) => {
     SqlTreeStore.layer(),
     SqlRateLimitStore.layer(),
     SqlChildQueueStore.layer(),
-    checkpoints
+    checkpoints,
+    Layer.succeed(InstanceLiveness, world.liveness)
   ).pipe(
     Layer.provide(SqliteMigrations.layer()),
     Layer.provideMerge(Layer.merge(SqliteClient.layer({ path: ":memory:", busyTimeout: 0 }), IdGenerator.layerSequential))
@@ -243,9 +248,13 @@ const memoryStoresFor = (world: World) => {
     MemoryTreeStore.layer,
     MemoryRateLimitStore.layer,
     MemoryChildQueueStore.layer,
-    checkpoints
+    checkpoints,
+    Layer.succeed(InstanceLiveness, world.liveness)
   ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
 }
+
+/** An instance's liveness key (its holder ids' prefix), as it registered it. */
+const livenessKey = (x: Harness.HarnessInstance) => `${x.instance.instanceId}#${x.instance.incarnation}`
 
 const expectedFailures = new Set([
   "LeaseLostError",
@@ -307,7 +316,9 @@ const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>,
 
 /** Runs one seed; answers the violations found (none when all is well). Needs a TestClock. */
 export const simulate = (seed: number, options: { readonly steps?: number; readonly store?: SimulationStore; readonly quota?: Quota.SimQuota | undefined } = {}) => {
-  const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [] }
+  const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [], liveness: MemoryLiveness.make() }
+  /** The liveness keys cut and not restored yet. */
+  const cutKeys = new Set<string>()
   const random = prng(seed)
   const pick = <A>(xs: ReadonlyArray<A>): A => xs[Math.floor(random() * xs.length)]!
   const wfs = workflows(world)
@@ -365,10 +376,16 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
           const r = pick(moving)
           yield* call(pick(alive), `cancel ${r.threadId}`, (b) => b.cancel(r.threadId))
         }
-      } else if (roll < 0.52 && alive.length > 1) {
+      } else if (roll < 0.50 && alive.length > 1) {
         const i = pick(alive)
         say(`kill ${h.instance(i).instanceId}`)
         yield* h.kill(i)
+      } else if (roll < 0.52 && alive.length > 1) {
+        // Its liveness signal lost while it lives (a cut connection): the others take its trees; the fence stops it.
+        const i = pick(alive)
+        say(`cut the liveness of ${h.instance(i).instanceId}`)
+        world.liveness.cut(livenessKey(h.instance(i)))
+        cutKeys.add(livenessKey(h.instance(i)))
       } else if (roll < 0.58 && alive.length > 1 && h.instances.every((x) => x.state !== "frozen")) {
         const i = pick(alive)
         say(`freeze ${h.instance(i).instanceId}`)
@@ -379,6 +396,11 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
         yield* call(i, `close(${timeout} s)`, (b) => b.close({ timeout: Duration.seconds(timeout) }))
       } else if (roll < 0.72) {
         for (const x of h.instances) {
+          if (cutKeys.has(livenessKey(x)) && random() < 0.6) {
+            say(`restore the liveness of ${x.instanceId}`)
+            world.liveness.restore(livenessKey(x))
+            cutKeys.delete(livenessKey(x))
+          }
           if (x.state === "frozen" && random() < 0.6) {
             say(`thaw ${x.instanceId}`)
             yield* h.thaw(x.index)
@@ -398,6 +420,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
 
     // Heal: every instance alive again, then let time pass for recoveries and waiting calls.
     for (const x of h.instances) {
+      world.liveness.restore(livenessKey(x))
       if (x.state === "frozen") yield* h.thaw(x.index)
       if (x.state === "dead" || x.instance.lifecycle.stopping()) yield* h.restart(x.index)
     }

@@ -77,6 +77,16 @@ export const release = (sql: SqlClient, table: string, lease: Lease) =>
       WHERE ${keyOf(sql, lease)} AND holder = ${lease.holder} AND epoch = ${lease.epoch}
       RETURNING epoch`
 
+/**
+ * `lease` passes to `holder` with epoch + 1 while it is still the dead
+ * holder's (same holder, same epoch), whatever its expiry: one conditional
+ * `UPDATE … RETURNING`, atomic on SQLite and Postgres without a transaction.
+ */
+export const takeOver = (sql: SqlClient, table: string, lease: Lease, holder: string, ttl: number, now: number) =>
+  sql`UPDATE ${sql(table)} SET holder = ${holder}, epoch = epoch + 1, expires_at = ${now + ttl}
+      WHERE ${keyOf(sql, lease)} AND holder = ${lease.holder} AND epoch = ${lease.epoch}
+      RETURNING holder, epoch, expires_at`
+
 /** The held lease of `key`'s tree (live or not), none once released. */
 export const get = (sql: SqlClient, table: string, key: TreeKey) =>
   sql`SELECT holder, epoch, expires_at FROM ${sql(table)}

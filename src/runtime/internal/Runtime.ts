@@ -38,6 +38,7 @@ import * as Reads from "./calls/Reads.ts"
 import * as Retention from "./background/Retention.ts"
 import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
+import * as Takeover from "./lease/Takeover.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
 
 /** Why a workflow name cannot be kept by every store (a name is a key of records, history and the child queue), if it cannot. */
@@ -182,6 +183,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const childState = ChildWorker.makeState()
   const instance = yield* makeInstance(config, slots, childState.runner)
+  // Registered first, so released last: the instance's liveness (crash takeover) for its whole scope.
+  yield* Takeover.start(instance)
   const capped = [...registered.values()].find((w) => w.maxConcurrentExecutions !== undefined)
   if (capped !== undefined && Option.isNone(Context.getOption(instance.services, RateLimitStore))) {
     return yield* new BatonConfigError({
@@ -265,7 +268,7 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,
-      Effect.map(Effect.all([StepSlots.readiness(slots), providerHealth]), (parts) => parts.flat())
+      Effect.map(Effect.all([StepSlots.readiness(slots), providerHealth]), (parts) => [...parts.flat(), ...Takeover.readiness(instance)])
     ))
   }
 })

@@ -270,6 +270,41 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
         }
       }))
 
+    it.effect("takeOver (when the store has it): a live lease passes at once with epoch + 1, only from the holder and epoch named; of racers one wins; the old lease is refused after", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        if (stores.first.takeOver === undefined) {
+          // Optional: a store without it keeps lease expiry, and says nothing it does not do.
+          assert.strictEqual(stores.second.takeOver, undefined, "both handles of one store agree")
+          return
+        }
+        const { root, tenant } = tree()
+        const [a, b, c] = [ids("holder"), ids("holder"), ids("holder")]
+        const t = yield* now
+        const old = some(yield* stores.first.acquire(tenant, root, a, ttl, t), "a acquires")
+        none(yield* stores.second.takeOver!({ ...old, epoch: old.epoch + 1 }, b, ttl, t), "takeOver naming another epoch")
+        none(yield* stores.second.takeOver!({ ...old, holder: c }, b, ttl, t), "takeOver naming another holder")
+        assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), old, "refused takeOvers changed nothing")
+        yield* TestClock.adjust(1)
+        const t2 = yield* now
+        const exits = yield* race(racers, (i) => stores.at(i).takeOver!(old, ids(`taker${i}x`), ttl, t2))
+        const won = successes(exits).filter(Option.isSome).map((o) => o.value)
+        assert.strictEqual(successes(exits).length, racers, "every takeOver answers")
+        assert.strictEqual(won.length, 1, "exactly one racer takes the lease over")
+        const taken = won[0]!
+        assert.strictEqual(taken.epoch, old.epoch + 1)
+        assert.strictEqual(taken.expiresAt, t2 + ttl, "the lease before expiry, pushed to now + ttl")
+        assert.deepStrictEqual(some(yield* stores.second.get(tenant, root), "get after takeOver"), taken)
+        assert.isFalse(yield* stores.first.renew(old, ttl, t2), "the old holder's renewal is refused")
+        assert.isFalse(yield* stores.first.release(old), "the old holder's release is refused")
+        none(yield* stores.first.acquire(tenant, root, a, ttl, t2), "the old holder cannot take it back while live")
+        assert.isTrue(yield* stores.second.release(taken), "the new holder releases")
+        none(yield* stores.first.takeOver!(taken, c, ttl, t2), "a released lease is not taken over")
+        yield* expectInvalid(stores.first.takeOver!({ ...taken, epoch: 0 }, c, ttl, t2), "lease.epoch", "takeOver, epoch 0")
+        yield* expectInvalid(stores.first.takeOver!(taken, "", ttl, t2), "holder", "takeOver, empty holder")
+        yield* expectInvalid(stores.first.takeOver!(taken, c, 0, t2), "ttlMillis", "takeOver, ttl 0")
+      }))
+
     it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
       Effect.gen(function*() {
         const s = (yield* Stores).first

@@ -36,6 +36,7 @@ import * as Metering from "../observe/Metering.ts"
 import * as Metrics from "../../Metrics.ts"
 import * as RecoveryFailures from "./RecoveryFailures.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
+import * as Takeover from "../lease/Takeover.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as VisitOrder from "./VisitOrder.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
@@ -185,6 +186,8 @@ const leaseLive = Effect.fnUntraced(function*(record: ExecutionRecord, onLive: (
     ? Option.fromNullishOr(page.leases.get(key))
     : yield* (yield* LeaseStore).get(record.tenantId, record.rootExecutionId)
   if (Option.isNone(lease) || lease.value.expiresAt <= (yield* Clock.currentTimeMillis)) return false
+  // Held by an instance known to be gone: free to take now (see Takeover).
+  if (Takeover.heldByDead(yield* Instance, lease.value)) return false
   onLive(lease.value.expiresAt)
   return true
 })
@@ -437,7 +440,12 @@ export const run = Effect.fnUntraced(function*(recoveries: FiberSet.FiberSet<unk
     const wait = Math.max(1, Math.min(instance.config.sweepMillis, earliest - now, RecoveryFailures.nextRetry(local, now) - now))
     // A look that stopped on its budget (`resume.stopped`) goes on as soon as a recovery ends: the
     // release that wakes it may come before that recovery stops counting as running.
-    const wakes = [Effect.sleep(Duration.millis(wait)), Fiber.join(released), ...(resume.stopped ? [aRecoveryEnds(running)] : [])]
+    const wakes = [
+      Effect.sleep(Duration.millis(wait)),
+      Fiber.join(released),
+      Takeover.deaths(instance),
+      ...(resume.stopped ? [aRecoveryEnds(running)] : [])
+    ]
     yield* Effect.raceAllFirst(wakes).pipe(Effect.ensuring(Fiber.interrupt(released)))
   }
 })

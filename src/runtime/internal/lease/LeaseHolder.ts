@@ -74,6 +74,17 @@ export interface HolderOptions {
   readonly beforeRelease?: Effect.Effect<void> | undefined
   /** The instance whose metrics count this holder's acquisitions, renewals and losses (none without). */
   readonly instanceId?: string | undefined
+  /**
+   * Asked when `acquire` was refused: may take the lease over from a holder
+   * known to be gone (see `Takeover`), read at the same `readAt`.
+   */
+  readonly takeOver?: ((readAt: number) => Effect.Effect<Option.Option<Lease>, StoreError | InvalidInputError, LeaseStore>) | undefined
+  /**
+   * False while this instance's liveness signal is lost (see `Takeover`):
+   * other instances may take its trees at once, so the holder stops at its
+   * next check (a write, `leaseHeld`) as if the lease were lost.
+   */
+  readonly stillLive?: (() => boolean) | undefined
 }
 
 /**
@@ -94,7 +105,8 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
   const wakeups = yield* LeaseWakeups
   const { holder, leaseMillis, renewMillis, rootExecutionId, tenantId } = options
   const readAt = clock.currentTimeMillisUnsafe()
-  const acquired = yield* store.acquire(tenantId, rootExecutionId, holder, leaseMillis, readAt)
+  const answered = yield* store.acquire(tenantId, rootExecutionId, holder, leaseMillis, readAt)
+  const acquired = Option.isNone(answered) && options.takeOver !== undefined ? yield* options.takeOver(readAt) : answered
   yield* Effect.annotateCurrentSpan("baton.acquired", Option.isSome(acquired))
   if (Option.isNone(acquired)) return Option.none()
   const lease = acquired.value
@@ -127,7 +139,7 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     if (lostError === undefined && ended) lostError = lostWith("the pass ended and released the lease")
     return lostError
   }
-  const markLost = (reason: string, kind: "renewal-refused" | "deadline" | "fenced-write"): LeaseLostError => {
+  const markLost = (reason: string, kind: "renewal-refused" | "deadline" | "fenced-write" | "liveness"): LeaseLostError => {
     const already = stopped()
     if (already !== undefined) return already
     count(Metrics.leaseLosses, { reason: kind })
@@ -200,6 +212,9 @@ export const acquire = Effect.fnUntraced(function*(options: HolderOptions): Effe
     now: () => clock.currentTimeMillisUnsafe(),
     refusal: () => {
       if (lostError !== undefined || ended) return stopped()
+      if (options.stillLive !== undefined && !options.stillLive()) {
+        return markLost("this instance's liveness signal was lost (its connection cut): other instances may take its trees at once", "liveness")
+      }
       return clock.currentTimeMillisUnsafe() >= kept.confirmedUntil() ? markLost(deadlineReason(), "deadline") : undefined
     },
     confirmed: (at, expiresAt, renewed) => renewed ? kept.confirm(at) : kept.confirmExpiry(at, expiresAt),

@@ -15,6 +15,7 @@ import { currentOutput, type ExecutionOutput, inputKeyName, type PassStart, runP
 import type { IdGenerator } from "../../../stores/Ids.ts"
 import { type ActivePass, Instance, type InstanceShape } from "../Instance.ts"
 import * as LeaseHolder from "../lease/LeaseHolder.ts"
+import * as Takeover from "../lease/Takeover.ts"
 import * as QuotaPermit from "../limits/QuotaPermit.ts"
 import { LeaseStore } from "../../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
@@ -110,7 +111,9 @@ const acquireFor = (pass: TrackedPass) =>
       renewMillis: config.renewMillis,
       onConfirmed,
       beforeRelease: bodiesSettled(pass, instance),
-      instanceId: instance.instanceId
+      instanceId: instance.instanceId,
+      takeOver: Takeover.attempt(instance, pass.tenantId, pass.rootExecutionId, pass.holder, config.leaseMillis),
+      stillLive: Takeover.selfLive(instance)
     }).pipe(Effect.tap(Option.match({
       onNone: () => Effect.void,
       onSome: (h) => Effect.sync(() => pass.setHolder(h))
