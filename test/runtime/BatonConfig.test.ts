@@ -36,7 +36,7 @@ describe("Baton.layer configuration", () => {
       assert.strictEqual(failedField(yield* buildWith({ workflows: [nameless] })), "workflows")
     }))
 
-  it.effect("good values build, with the defaults of design.md", () =>
+  it.effect("good values build, with the documented defaults", () =>
     Effect.gen(function*() {
       // Through Baton.layer's own path: options checked into a BatonConfig, the runtime built over it.
       const { config } = yield* Runtime.make([wf]).pipe(
