@@ -85,6 +85,6 @@ describe("store options that cannot work are refused at build", () => {
       assert.match(yield* tryBuild(SqliteStores.layer({ path: tmpFile(), wakeups: "no" as never })), /^BatonConfigError wakeups: .*true or false/)
       assert.match(yield* tryBuild(SqliteClient.layer({ path: tmpFile(), busyRetries: 1e12 })), /^BatonConfigError busyRetries: .*from 0 to 100000/)
       assert.match(yield* tryBuild(SqliteClient.layer({ path: tmpFile(), statementCacheSize: 1e12 })), /^BatonConfigError statementCacheSize: .*from 1 to 100000/)
-      assert.match(yield* tryBuild(SqliteStores.layer({ path: tmpFile(), wakeups: { pollInterval: "1 nanos" } })), /^BatonConfigError wakeups.pollInterval: .*at least 1 ms/)
+      assert.match(yield* tryBuild(SqliteStores.layer({ path: tmpFile(), wakeups: { pollInterval: "1 nanos" } })), /^BatonConfigError wakeups.pollInterval: .*at least 5 ms/)
     }))
 })
