@@ -384,3 +384,12 @@ export const pollPeriod: Check<number> = duration({
   minWhy: "looking more often only spins",
   maxWhy: "the longest timer"
 })
+
+/**
+ * How long an idle circuit breaker's entry is kept before it starts again
+ * as Closed: 1 second to 366 days (every backend's `idleTimeToLive`).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const idleTimeToLive: Check<number> = duration({ min: 1_000, max: 366 * 24 * 60 * 60 * 1000 })
