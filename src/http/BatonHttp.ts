@@ -43,8 +43,7 @@ import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
-import { fieldsOf, refuseUnknown, unknownField } from "../stores/internal/options.ts"
-import * as V from "../stores/internal/validate.ts"
+import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 
 /**
  * Who a request acts for: every control call is scoped to this tenant and checked against this owner.
@@ -301,11 +300,11 @@ const listenRefusal = (host: string, port: number, cause: unknown): BatonConfigE
   }
 }
 
-/** A port a server can listen on: a whole number from 0 to 65535 (0: any free one). */
-const checkPort = (port: unknown) =>
-  typeof port === "number" && Number.isInteger(port) && port >= 0 && port <= 65535
-    ? Effect.void
-    : Effect.fail(new BatonConfigError({ field: "port", reason: `must be a whole number from 0 to 65535, 0 for any free one (got ${V.shown(port)})` }))
+/** A port a server can listen on: a whole number from 0 to 65535 (0: any free one); required. */
+const checkPort = (port: unknown) => setting("port", port ?? Number.NaN, whole({ min: 0, max: 65535, why: "0: any free one" }), 0)
+
+/** A host name or address: 1 to 253 characters (the longest DNS name). */
+const checkHost = (host: unknown) => setting("host", host, text({ minLength: 1, maxLength: 253, why: "the longest host name" }), "127.0.0.1")
 
 /**
  * A Node HTTP server with the routes, listening on `host:port` (port 0: any
@@ -321,7 +320,7 @@ export const layerServer = (options: Options & { readonly port: number; readonly
   const host = givenHost ?? "127.0.0.1"
   // Built in the Layer's scope (the server closes with it); a failure to listen says where and why.
   const server = Layer.effectContext(Effect.andThen(
-    Effect.andThen(refuseUnknown(options, [...optionFields, "port", "host"]), checkPort(port)),
+    Effect.andThen(refuseUnknown(options, [...optionFields, "port", "host"]), Effect.andThen(checkPort(port), checkHost(givenHost))),
     Layer.build(NodeHttpServer.layer(() => createServer(), { port, host })).pipe(
       Effect.catchTag("ServeError", (e) => Effect.fail(listenRefusal(host, port, e.cause)))
     )

@@ -196,6 +196,8 @@ export interface DurationRange {
   readonly max: number
   readonly minWhy?: string | undefined
   readonly maxWhy?: string | undefined
+  /** A value that works, shown with every refusal (e.g. `"25 seconds"`). */
+  readonly example?: string | undefined
 }
 
 const ms = (millis: number) => `${millis} ms`
@@ -211,13 +213,16 @@ const ms = (millis: number) => `${millis} ms`
  */
 export const duration = (range: DurationRange): Check<number> => (input) => {
   const span = `from ${ms(range.min)} to ${range.max === Infinity ? "Infinity" : ms(range.max)}`
+  const eg = range.example === undefined ? "" : `, e.g. ${JSON.stringify(range.example)}`
   const millis = millisOf(input)
-  if (millis === undefined) return refusal(`is ${show(input)}, which is not a duration (e.g. "30 seconds" or a number of milliseconds): it must be a duration ${span}`)
-  if (Number.isNaN(millis)) return refusal(`is NaN: it must be a duration ${span}`)
+  if (millis === undefined) {
+    return refusal(`is ${show(input)}, which is not a duration (e.g. ${JSON.stringify(range.example ?? "30 seconds")} or a number of milliseconds): it must be a duration ${span}`)
+  }
+  if (Number.isNaN(millis)) return refusal(`is NaN: it must be a duration ${span}${eg}`)
   if (millis === Infinity && range.max === Infinity) return millis
-  if (!Number.isFinite(millis)) return refusal(`is ${millis > 0 ? "" : "-"}Infinity: it must be a finite duration ${span}`)
-  if (millis < range.min) return refusal(`is ${ms(millis)}: it must be at least ${ms(range.min)}${range.minWhy === undefined ? "" : ` (${range.minWhy})`}`)
-  if (millis > range.max) return refusal(`is ${ms(millis)}: it must be at most ${ms(range.max)}${range.maxWhy === undefined ? "" : ` (${range.maxWhy})`}`)
+  if (!Number.isFinite(millis)) return refusal(`is ${millis > 0 ? "" : "-"}Infinity: it must be a finite duration ${span}${eg}`)
+  if (millis < range.min) return refusal(`is ${ms(millis)}: it must be at least ${ms(range.min)}${range.minWhy === undefined ? "" : ` (${range.minWhy})`}${eg}`)
+  if (millis > range.max) return refusal(`is ${ms(millis)}: it must be at most ${ms(range.max)}${range.maxWhy === undefined ? "" : ` (${range.maxWhy})`}${eg}`)
   return millis
 }
 
