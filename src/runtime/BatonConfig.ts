@@ -470,7 +470,9 @@ const readKeys = Effect.gen(function*() {
             Effect.fail(
               new BatonConfigError({
                 field,
-                reason: `is ${text === undefined ? "unreadable" : Options.show(text)}: it must be ${expected} (${e.message.split("\n")[0]}; read from ${configKeys[field]})`
+                reason: text === undefined
+                  ? `could not be read (${e.message.split("\n")[0]}; read from ${configKeys[field]})`
+                  : `is ${Options.show(text)}: it must be ${expected} (read from ${configKeys[field]})`
               })
             )
           )
