@@ -5,11 +5,11 @@
  *
  * @since 0.1.0
  */
-import { type Duration, Layer } from "effect"
+import { type Duration, Effect, Layer } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
+import { checkedLayer, fieldsOf, idleTimeToLive, setting } from "../../src/stores/internal/options.ts"
 
 /**
  * What `layer` takes.
@@ -18,7 +18,7 @@ import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
  * @since 0.1.0
  */
 export interface MemoryLimitersOptions {
-  /** How long an idle circuit breaker's state is kept (effect's default when unset). */
+  /** How long an idle circuit breaker's state is kept: 1 second to 366 days (effect's default when unset). */
   readonly idleTimeToLive?: Duration.Input | undefined
 }
 
@@ -37,6 +37,10 @@ export const layer: {
   (options: MemoryLimitersOptions | undefined): Layer.Layer<RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore, BatonConfigError>
 } = (options?: MemoryLimitersOptions) =>
   // Without options nothing is checked that could fail: the overload without them says so.
-  checkedLayer(options, fields, () => Layer.merge(RateLimiter.layerStoreMemory, CircuitBreaker.layerStoreMemory(options))) as Layer.Layer<
+  checkedLayer(options, fields, () =>
+    Layer.unwrap(Effect.as(
+      setting("idleTimeToLive", options?.idleTimeToLive, idleTimeToLive, undefined),
+      Layer.merge(RateLimiter.layerStoreMemory, CircuitBreaker.layerStoreMemory(options))
+    ))) as Layer.Layer<
     RateLimiter.RateLimiterStore | CircuitBreaker.CircuitBreakerStore
   >

@@ -26,6 +26,7 @@ import { Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "eff
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import * as Options from "../../src/stores/internal/options.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 
 /**
@@ -50,11 +51,11 @@ export interface PgClientOptions {
    * the server's `search_path` (usually `public`). A plain identifier.
    */
   readonly schema?: string | undefined
-  /** Connections in the pool. Default 10. */
+  /** Connections in the pool: 1 to 1,000. Default 10. */
   readonly maxConnections?: number | undefined
-  /** How long opening one connection (TCP, TLS, login) may take. Default 5 seconds. */
+  /** How long opening one connection (TCP, TLS, login) may take: 1 ms to 10 minutes. Default 5 seconds. */
   readonly connectTimeout?: Duration.Input | undefined
-  /** Shown in `pg_stat_activity`. Default `"baton"`. */
+  /** Shown in `pg_stat_activity`: at most 63 bytes (what Postgres keeps of it), no control characters. Default `"baton"`. */
   readonly applicationName?: string | undefined
   /** TLS: `true`, node's TLS options, or from the URL's `sslmode` when unset. */
   readonly ssl?: PgClient.PgClientConfig["ssl"]
@@ -91,6 +92,24 @@ export interface PgTarget {
 }
 
 const identifier = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/
+
+/** The most connections one pool opens. */
+const maxPoolSize = 1_000
+
+/** Postgres keeps 63 bytes of a name (NAMEDATALEN − 1); a longer startup parameter breaks the connection. */
+const maxNameBytes = 63
+
+const checkApplicationName = (name: unknown): Effect.Effect<string, BatonConfigError> =>
+  Effect.flatMap(Options.setting("applicationName", name, Options.text({ maxLength: maxNameBytes, why: "what Postgres keeps of it" }), "baton"), (text) => {
+    // deno-lint-ignore no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(text)) {
+      return Effect.fail(new BatonConfigError({ field: "applicationName", reason: `is ${show(text)}: it must hold no control characters` }))
+    }
+    const bytes = new TextEncoder().encode(text).length
+    return bytes <= maxNameBytes
+      ? Effect.succeed(text)
+      : Effect.fail(new BatonConfigError({ field: "applicationName", reason: `is ${bytes} bytes in UTF-8: it must be at most ${maxNameBytes} (what Postgres keeps of it)` }))
+  })
 const defaultConnectTimeout = Duration.seconds(5)
 
 /**
@@ -164,7 +183,8 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
       return yield* new BatonConfigError({ field, reason: `names port ${url.port}: it must be 1 to 65535` })
     }
     yield* checkSchema(options.schema)
-    const maxConnections = yield* wholeNumber("maxConnections", options.maxConnections ?? 10, 1)
+    const maxConnections = yield* wholeNumber("maxConnections", options.maxConnections ?? 10, 1, maxPoolSize, "a server allows 100 connections by default")
+    const applicationName = yield* checkApplicationName(options.applicationName)
     // The option, else the URL's `connect_timeout` (seconds) when > 0, else 5 s: never unbounded.
     const fromUrl = Number(url.searchParams.get("connect_timeout") ?? NaN)
     const timeout = options.connectTimeout !== undefined
@@ -187,7 +207,7 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
       url: Redacted.make(raw.trim()),
       maxConnections,
       connectTimeout: timeout.value,
-      applicationName: options.applicationName ?? "baton",
+      applicationName,
       ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
       ...(options.schema !== undefined ? { startupParameters: { search_path: `"${options.schema}"` } } : {})
     }

@@ -32,12 +32,12 @@
  * @since 0.1.0
  */
 import type { PgClient as EffectPgClient } from "@effect/sql-pg"
-import { Config, Layer } from "effect"
+import { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
+import { boolean, checkedLayer, fieldsOf, setting } from "../../src/stores/internal/options.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -88,7 +88,8 @@ export interface PgStoresOptions extends PgClient.PgClientOptions, SqlCircuitBre
   /**
    * LISTEN/NOTIFY wake-ups between instances (default true): a lease released
    * or a child queued on one instance wakes the waiters of every other at
-   * once; polling stays the fallback. Holds one more connection.
+   * once; polling stays the fallback. Holds one more connection. `true` or
+   * `false` only.
    */
   readonly wakeups?: boolean | undefined
 }
@@ -162,12 +163,15 @@ export const layer = (options: PgStoresOptions = {}): Layer.Layer<
   SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
 > =>
-  checkedLayer(options, fields, () => {
-    // With the instances' liveness locks (crash takeover; see PgLiveness).
-    const stores = Layer.merge(onClient(options), PgLiveness.layer(options)).pipe(Layer.provideMerge(IdGenerator.layer))
-    const withWakeups = options.wakeups === false ? stores : Layer.merge(stores, PgWakeups.layer(options))
-    return withWakeups.pipe(Layer.provideMerge(PgClient.layer(options)))
-  })
+  checkedLayer(options, fields, () => Layer.unwrap(Effect.as(setting("wakeups", options?.wakeups, boolean, true), withWakeups(options))))
+
+/** The bundle once `wakeups` is a boolean (or unset). */
+const withWakeups = (options: PgStoresOptions) => {
+  // With the instances' liveness locks (crash takeover; see PgLiveness).
+  const stores = Layer.merge(onClient(options), PgLiveness.layer(options)).pipe(Layer.provideMerge(IdGenerator.layer))
+  const woken = options.wakeups === false ? stores : Layer.merge(stores, PgWakeups.layer(options))
+  return woken.pipe(Layer.provideMerge(PgClient.layer(options)))
+}
 
 /**
  * `layer` with its options read through Effect `Config`

@@ -41,7 +41,7 @@ import { lockKey } from "./PgMigrations.ts"
 export interface PgWakeupsOptions extends SqlStoreOptions {
   /** The schema of the deployment (see `PgClient`): part of the channel's identity. */
   readonly schema?: string | undefined
-  /** How long to wait before listening again after the listener's connection failed. Default 1 second. */
+  /** How long to wait before listening again after the listener's connection failed: 10 ms to 10 minutes. Default 1 second. */
   readonly reconnectDelay?: Duration.Input | undefined
 }
 
@@ -108,7 +108,12 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
       const origin = originOf(hub)
       const name = channel(options)
       const reconnectDelay = options.reconnectDelay === undefined ? Duration.seconds(1) : Duration.millis(
-        yield* durationMillis("reconnectDelay", options.reconnectDelay, { min: 1, max: 600_000, why: "a longer pause leaves other instances polling" })
+        yield* durationMillis("reconnectDelay", options.reconnectDelay, {
+          min: 10,
+          max: 600_000,
+          minWhy: "retrying more often only spins against a server that is down",
+          why: "a longer pause leaves other instances polling"
+        })
       )
 
       // Outgoing NOTIFYs, sent in order by one fiber so `released` never blocks.

@@ -34,6 +34,7 @@ import {
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, type StoreError } from "../../src/stores/Errors.ts"
+import * as Options from "../../src/stores/internal/options.ts"
 import * as Steps from "./internal/breakerSteps.ts"
 import * as LockedState from "./internal/lockedState.ts"
 import { sqlErrorDetail } from "./internal/rows.ts"
@@ -47,9 +48,9 @@ import * as SqlTables from "./SqlTables.ts"
  * @since 0.1.0
  */
 export interface SqlCircuitBreakerStoreOptions extends SqlTables.SqlStoreOptions {
-  /** How long a HalfOpen probe holds the circuit without renewing (default 10 seconds). */
+  /** How long a HalfOpen probe holds the circuit without renewing: a lease, 1 second to 24 hours (default 10 seconds). */
   readonly probeLease?: Duration.Input | undefined
-  /** An entry idle this long starts again as Closed (default 1 hour). */
+  /** An entry idle this long starts again as Closed: 1 second to 366 days (default 1 hour). */
   readonly idleTimeToLive?: Duration.Input | undefined
 }
 
@@ -73,13 +74,6 @@ const failed = (operation: string) => (error: SqlError) =>
     reason: new CircuitBreakerStoreError({ message: `CircuitBreakerStore.${operation} failed: ${sqlErrorDetail(error)}`, cause: error })
   })
 
-const positiveMillis = (field: string, input: Duration.Input) => {
-  const d = Duration.fromInput(input)
-  const millis = d._tag === "Some" ? Duration.toMillis(d.value) : NaN
-  return Number.isFinite(millis) && millis > 0
-    ? Effect.succeed(millis)
-    : Effect.fail(new BatonConfigError({ field, reason: `is ${String(input)}: it must be a finite duration > 0` }))
-}
 
 const toState = (key: string, e: Steps.Entry | undefined, now: number): State => {
   if (e === undefined || e.state === "Closed") return { _tag: "Closed", key }
@@ -99,8 +93,9 @@ export const make = (options: SqlCircuitBreakerStoreOptions = {}): Effect.Effect
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const states = LockedState.make(sql, (yield* SqlTables.make(options)).limiterStates)
-    const leaseMillis = yield* positiveMillis("probeLease", options.probeLease ?? "10 seconds")
-    const idleMillis = yield* positiveMillis("idleTimeToLive", options.idleTimeToLive ?? "1 hour")
+    // the probe's lease, checked as every lease (1 s to 24 h), with its own default
+    const leaseMillis = yield* Options.setting("probeLease", options.probeLease, Options.leaseLength, 10_000)
+    const idleMillis = yield* Options.setting("idleTimeToLive", options.idleTimeToLive, Options.idleTimeToLive, 60 * 60 * 1000)
     const timing = Effect.map(Clock.currentTimeMillis, (now): Steps.Timing => ({ now, leaseMillis, idleMillis }))
 
     // stops once the lease is gone: a renewal never wins it back

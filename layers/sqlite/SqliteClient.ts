@@ -72,17 +72,18 @@ export const pathSetting = "BATON_SQLITE_PATH"
 export interface SqliteClientOptions {
   /** A file path, or `":memory:"`. Default: the `BATON_SQLITE_PATH` config. */
   readonly path?: string | undefined
-  /** How long a statement waits for another connection's write lock. Default 5 seconds. */
+  /** How long a statement waits for another connection's write lock: 0 to 60 seconds (node:sqlite waits synchronously). Default 5 seconds. */
   readonly busyTimeout?: Duration.Input | undefined
   /** `"NORMAL"` (default: safe against a process crash) or `"FULL"` (also against power loss; an fsync per commit). */
   readonly synchronous?: "NORMAL" | "FULL" | undefined
   /**
    * How many times a statement that found the database locked outside a
    * transaction is retried after yielding the fiber. Default 1000 — cheap, and
-   * what one-process tests with `busyTimeout: 0` rely on.
+   * what one-process tests with `busyTimeout: 0` rely on. A whole number
+   * from 0 to 100,000.
    */
   readonly busyRetries?: number | undefined
-  /** Prepared statements kept per connection (the oldest prepared goes first). Default 256. */
+  /** Prepared statements kept per connection (the oldest prepared goes first): 1 to 100,000. Default 256. */
   readonly statementCacheSize?: number | undefined
 }
 
@@ -390,6 +391,12 @@ const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly pat
  */
 export const maxBusyTimeoutMillis = 60_000
 
+/** The most `busyRetries` (each retry may wait the busy timeout again). */
+const maxBusyRetries = 100_000
+
+/** The most prepared statements a connection keeps. */
+const maxStatementCacheSize = 100_000
+
 const checkOptions = (options: SqliteClientOptions) =>
   Effect.gen(function*() {
     const busyTimeoutMillis = options.busyTimeout === undefined ? 5000 : Math.round(
@@ -403,8 +410,8 @@ const checkOptions = (options: SqliteClientOptions) =>
     if (synchronous !== "NORMAL" && synchronous !== "FULL") {
       return yield* new BatonConfigError({ field: "synchronous", reason: `is ${show(synchronous)}: it must be "NORMAL" or "FULL"` })
     }
-    const busyRetries = yield* wholeNumber("busyRetries", options.busyRetries ?? 1000, 0)
-    const statementCacheSize = yield* wholeNumber("statementCacheSize", options.statementCacheSize ?? 256, 1)
+    const busyRetries = yield* wholeNumber("busyRetries", options.busyRetries ?? 1000, 0, maxBusyRetries, "each retry may wait the busy timeout again")
+    const statementCacheSize = yield* wholeNumber("statementCacheSize", options.statementCacheSize ?? 256, 1, maxStatementCacheSize)
     return { busyTimeoutMillis, synchronous, busyRetries, statementCacheSize } as const
   })
 

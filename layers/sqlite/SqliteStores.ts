@@ -39,8 +39,8 @@ import { Config, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
-import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import { checkedLayer, fieldsOf, refuseUnknown } from "../../src/stores/internal/options.ts"
+import { BatonConfigError, type StoreError } from "../../src/stores/Errors.ts"
+import { checkedLayer, fieldsOf, refuseUnknown, show } from "../../src/stores/internal/options.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -113,12 +113,21 @@ const fields = fieldsOf<SqliteStoresOptions>({ ...SqliteClient.optionFields, ...
 /** The fields of an object given as `wakeups`. */
 const wakeupsFields = fieldsOf<Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep">>({ pollInterval: true, keep: true })
 
-/** `make()` once `options` hold only known fields (an object `wakeups` too). */
+/** `wakeups`: a boolean, or an object of known fields whose values can work. */
+const checkWakeups = (wakeups: unknown): Effect.Effect<void, BatonConfigError> => {
+  if (wakeups === undefined || typeof wakeups === "boolean") return Effect.void
+  if (typeof wakeups !== "object" || wakeups === null || Array.isArray(wakeups)) {
+    return Effect.fail(new BatonConfigError({
+      field: "wakeups",
+      reason: `is ${show(wakeups)}: it must be true or false, or an object of wake-up options (pollInterval, keep)`
+    }))
+  }
+  return Effect.andThen(refuseUnknown(wakeups, wakeupsFields, "wakeups."), SqliteWakeups.checkOptions(wakeups, "wakeups."))
+}
+
+/** `make()` once `options` hold only known fields (an object `wakeups` too) and `wakeups` can work. */
 const checked = <A, R>(options: SqliteStoresOptions, make: () => Layer.Layer<A, Failure, R>): Layer.Layer<A, Failure, R> =>
-  checkedLayer(options, fields, () =>
-    typeof options?.wakeups === "object" && options.wakeups !== null
-      ? Layer.unwrap(Effect.as(refuseUnknown(options.wakeups, wakeupsFields, "wakeups."), make()))
-      : make())
+  checkedLayer(options, fields, () => Layer.unwrap(Effect.as(checkWakeups(options?.wakeups), make())))
 
 /**
  * The options read through Effect `Config` (any `ConfigProvider`; the

@@ -20,9 +20,10 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Layer, Option, Queue } from "effect"
+import { Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import * as Options from "../../src/stores/internal/options.ts"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 import * as SqliteClient from "./SqliteClient.ts"
@@ -36,9 +37,9 @@ import { transaction } from "../sql/internal/rows.ts"
  * @since 0.1.0
  */
 export interface SqliteWakeupsOptions extends SqliteClient.SqliteClientOptions, SqlTables.SqlStoreOptions {
-  /** How often the watcher reads new releases. Default 25 milliseconds; at least 1 ms. */
+  /** How often the watcher reads new releases: 5 ms to 1 minute. Default 25 milliseconds. */
   readonly pollInterval?: Duration.Input | undefined
-  /** How many of the latest release rows the table keeps. Default 10,000. */
+  /** How many of the latest release rows the table keeps: 1 to 1,000,000. Default 10,000. */
   readonly keep?: number | undefined
 }
 
@@ -67,16 +68,31 @@ interface Settings {
   readonly table: string
 }
 
+/** How often the watcher reads: 5 ms (more often only spins on the file) to 1 minute (a handover would wait that long). */
+const pollRange = Options.duration({ min: 5, max: 60_000, minWhy: "reading more often only spins on the file", maxWhy: "a handover waits that long" })
+
+/** How many release rows are kept: 1 to 1,000,000. */
+const keepRange = Options.whole({ min: 1, max: 1_000_000 })
+
+/**
+ * The poll and the rows kept, checked (fields named under `prefix`, e.g.
+ * `"wakeups."` when given as `SqliteStores`' `wakeups` object).
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const checkOptions = (options: Pick<SqliteWakeupsOptions, "pollInterval" | "keep">, prefix = "") =>
+  Effect.gen(function*() {
+    const pollMillis = yield* Options.setting(`${prefix}pollInterval`, options.pollInterval, pollRange, 25)
+    const keep = yield* Options.setting(`${prefix}keep`, options.keep, keepRange, 10_000)
+    return { pollInterval: Duration.millis(pollMillis), keep }
+  })
+
 const settings = (options: SqliteWakeupsOptions) =>
   Effect.gen(function*() {
     const tables = yield* SqlTables.make(options)
-    const poll = Duration.fromInput(options.pollInterval ?? Duration.millis(25))
-    if (Option.isNone(poll) || !Duration.isFinite(poll.value) || Duration.toMillis(poll.value) < 1) {
-      return yield* new BatonConfigError({ field: "pollInterval", reason: "must be a finite duration ≥ 1 millisecond" })
-    }
-    const keep = options.keep ?? 10_000
-    if (!Number.isInteger(keep) || keep < 1) return yield* new BatonConfigError({ field: "keep", reason: "must be a whole number ≥ 1" })
-    return { pollInterval: poll.value, keep, table: tableName(tables.prefix) } satisfies Settings
+    const { keep, pollInterval } = yield* checkOptions(options)
+    return { pollInterval, keep, table: tableName(tables.prefix) } satisfies Settings
   })
 
 const storeError = (operation: string) => (cause: unknown) =>

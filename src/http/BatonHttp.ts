@@ -50,7 +50,7 @@ import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/Executi
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 import * as OpenApiDocument from "./internal/openApi.ts"
 import * as Statuses from "./internal/statuses.ts"
-import { fieldsOf, refuseUnknown, unknownField } from "../stores/internal/options.ts"
+import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
 /**
@@ -387,11 +387,11 @@ const listenRefusal = (host: string, port: number, cause: unknown): BatonConfigE
   }
 }
 
-/** A port a server can listen on: a whole number from 0 to 65535 (0: any free one). */
-const checkPort = (port: unknown) =>
-  typeof port === "number" && Number.isInteger(port) && port >= 0 && port <= 65535
-    ? Effect.void
-    : Effect.fail(new BatonConfigError({ field: "port", reason: `must be a whole number from 0 to 65535, 0 for any free one (got ${V.shown(port)})` }))
+/** A port a server can listen on: a whole number from 0 to 65535 (0: any free one); required. */
+const checkPort = (port: unknown) => setting("port", port ?? Number.NaN, whole({ min: 0, max: 65535, why: "0: any free one" }), 0)
+
+/** A host name or address: 1 to 253 characters (the longest DNS name). */
+const checkHost = (host: unknown) => setting("host", host, text({ minLength: 1, maxLength: 253, why: "the longest host name" }), "127.0.0.1")
 
 /**
  * What `layerServer` takes: the routes' options, and where to listen.
@@ -426,7 +426,7 @@ export const layerServer = (options: ServerOptions) => {
   const host = givenHost ?? "127.0.0.1"
   // Built in the Layer's scope (the server closes with it); a failure to listen says where and why.
   const server = Layer.effectContext(Effect.andThen(
-    Effect.andThen(refuseUnknown(options, [...optionFields, "port", "host"]), checkPort(port)),
+    Effect.andThen(refuseUnknown(options, [...optionFields, "port", "host"]), Effect.andThen(checkPort(port), checkHost(givenHost))),
     Layer.build(NodeHttpServer.layer(() => createServer(), { port, host })).pipe(
       Effect.catchTag("ServeError", (e) => Effect.fail(listenRefusal(host, port, e.cause)))
     )

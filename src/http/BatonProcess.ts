@@ -14,8 +14,8 @@
  */
 import { Cause, Duration, Effect, Exit, Layer } from "effect"
 import { Baton } from "../runtime/Baton.ts"
-import { BatonConfigError } from "../stores/Errors.ts"
-import * as V from "../stores/internal/validate.ts"
+import type { BatonConfigError } from "../stores/Errors.ts"
+import * as Options from "../stores/internal/options.ts"
 
 /**
  * How `runMain` stops.
@@ -24,7 +24,10 @@ import * as V from "../stores/internal/validate.ts"
  * @since 0.1.0
  */
 export interface RunMainOptions {
-  /** How long a graceful close may take (default 25 s; see `Baton.close`). Not a duration ≥ 0: `BatonConfigError` at start. */
+  /**
+   * How long a graceful close may take: 0 to 24 hours (default 25 s; see
+   * `Baton.close`). Anything else: `BatonConfigError` at start.
+   */
   readonly timeout?: Duration.Input | undefined
   /** The signals that stop the instance (default SIGTERM and SIGINT). */
   readonly signals?: ReadonlyArray<NodeJS.Signals> | undefined
@@ -46,6 +49,9 @@ export const waitForSignal = (signals: ReadonlyArray<NodeJS.Signals> = ["SIGTERM
     return Effect.sync(() => handlers.forEach(([signal, handler]) => process.removeListener(signal, handler)))
   })
 
+/** A close's grace: 0 (stop at once) to 24 hours. */
+const closeTimeout = Options.duration({ min: 0, max: 24 * 60 * 60 * 1000, example: "25 seconds" })
+
 /**
  * The app's instance, closed gracefully at the first signal: an Effect that
  * ends once the close ended (for apps with their own main).
@@ -57,9 +63,7 @@ export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJ
   Effect.gen(function*() {
     const baton = yield* Baton
     // Checked now, not at the signal: a bad value found at shutdown would skip the graceful close.
-    const timeout = yield* V.durationMillis("BatonProcess", "timeout", options.timeout ?? Duration.seconds(25)).pipe(
-      Effect.mapError((e) => new BatonConfigError({ field: "timeout", reason: e.reason }))
-    )
+    const timeout = yield* Options.setting("timeout", options.timeout, closeTimeout, 25_000)
     const signal = yield* waitForSignal(options.signals)
     yield* Effect.logInfo(`${signal}: closing instance ${baton.instanceId} (grace ${Duration.format(Duration.millis(timeout))})`)
     yield* Effect.orDie(baton.close({ timeout: Duration.millis(timeout) })) // checked above: close refuses nothing else

@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, Duration, Effect, Layer, Option } from "effect"
+import { Config, Context, type Duration, Effect, Layer, Option, Schema } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import * as Options from "../stores/internal/options.ts"
@@ -30,29 +30,42 @@ import * as Limits from "./internal/limits/QuotaConfig.ts"
 export interface BatonConfigOptions extends ChildConfig.ChildOptions {
   /** This instance's id: 1–200 characters, no control characters; generated when absent. */
   readonly instanceId?: InstanceId | undefined
-  /** Lease length of a tree this instance moves: 1 s to 24 h. Default 30 seconds. */
+  /**
+   * Lease length of a tree this instance moves: 1 second (renewals cannot
+   * keep a shorter one) to 24 hours (a crashed holder blocks its trees that
+   * long). Default 30 seconds. The same lease option as `Leader`,
+   * `TenantQuota` and `ProviderSlots` take.
+   */
   readonly lease?: Duration.Input | undefined
-  /** How often the holder renews: at least 100 ms and shorter than the lease. Default a third of the lease. */
+  /** How often the holder renews: at least 100 ms and shorter than the lease. Default a third of the lease (10 seconds). */
   readonly renewEvery?: Duration.Input | undefined
-  /** How often a call waiting for a held lease looks again (a release in this process wakes it at once). Default 1 second. */
+  /**
+   * How often a call waiting for a held lease looks again (a release in this
+   * process wakes it at once): 10 ms (more often only spins) to 2^31 − 1 ms
+   * (the longest timer, about 24.8 days). Default 1 second.
+   */
   readonly waitPoll?: Duration.Input | undefined
-  /** How often the recovery sweep looks for orphaned trees. Default 30 seconds. */
+  /**
+   * How often the recovery sweep looks for orphaned trees: 100 ms (each look
+   * queries the stores) to 2^31 − 1 ms (the longest timer). Default 30 seconds.
+   */
   readonly sweepInterval?: Duration.Input | undefined
-  /** How long answered or withdrawn pauses are kept. Default 24 hours. */
+  /** How long answered or withdrawn pauses are kept: 1 second to 2^53 − 1 ms. Default 24 hours. */
   readonly pauseRetention?: Duration.Input | undefined
-  /** How long execution history snapshots are kept (with an `ExecutionHistoryStore`). Default 30 days. */
+  /** How long execution history snapshots are kept (with an `ExecutionHistoryStore`): 1 second to 2^53 − 1 ms. Default 30 days. */
   readonly historyRetention?: Duration.Input | undefined
   /**
    * How long a request idempotency key (`requestKey` of `start`, `execute`,
    * `resume`) is kept: a repeated call within it gets the first call's
-   * execution; after it the key is free again. Default 24 hours.
+   * execution; after it the key is free again. 1 second (a claim must
+   * outlive the call that made it) to 366 days. Default 24 hours.
    */
   readonly requestRetention?: Duration.Input | undefined
-  /** Records read per page by the sweep. Default 100. */
+  /** Records read per page by the sweep: a whole number from 1 to 10,000 (one query reads a page). Default 100. */
   readonly sweepPageSize?: number | undefined
   /**
    * How many steps (node visits, across trees and tenants) this instance
-   * runs at once: a whole number ≥ 1. A step without a free slot waits its
+   * runs at once: a whole number from 1 to 2^53 − 1. A step without a free slot waits its
    * turn. Unset: no cap.
    */
   readonly maxConcurrentSteps?: number | undefined
@@ -60,25 +73,27 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * How many recoveries the sweep of this instance runs at once: a look
    * starts at most this many, counting those earlier looks started that still
    * run, and leaves the other orphaned trees to the next look (woken when a
-   * recovery ends). A whole number ≥ 1. Default 100.
+   * recovery ends). A whole number from 1 to 10,000 (each is a fiber with a
+   * lease). Default 100.
    */
   readonly maxRecoveriesPerLook?: number | undefined
   /**
    * How many recoveries of one execution may fail (the graph or a store
    * failing it while its record stays Running) before the sweep marks it
-   * Failed with the last cause: a whole number ≥ 1. Default 5.
+   * Failed with the last cause: a whole number from 1 to 2^53 − 1. Default 5.
    */
   readonly maxRecoveryAttempts?: number | undefined
   /**
    * The wait before retrying a failed recovery; it doubles with each failure
-   * of the same execution, up to `recoveryBackoffMax`. Default 1 second.
+   * of the same execution, up to `recoveryBackoffMax`: 10 ms to 2^31 − 1 ms.
+   * Default 1 second.
    */
   readonly recoveryBackoff?: Duration.Input | undefined
-  /** The longest wait between two recoveries of one execution: at least `recoveryBackoff`. Default 5 minutes. */
+  /** The longest wait between two recoveries of one execution: at least `recoveryBackoff`, at most 2^31 − 1 ms (the longest timer). Default 5 minutes. */
   readonly recoveryBackoffMax?: Duration.Input | undefined
   /**
    * A fleet-wide cap on the execution trees one tenant runs at once: a whole
-   * number ≥ 1 (unset: no cap). A permit is a lease held by the tree's holder
+   * number from 1 to 2^53 − 1 (unset: no cap). A permit is a lease held by the tree's holder
    * for its pass (see `TenantQuota`); the same value on every instance.
    */
   readonly tenantQuota?: number | undefined
@@ -101,7 +116,7 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * a whole number from 1 to 100. Default 5.
    */
   readonly undoAttempts?: number | undefined
-  /** The wait after a failed try of an undo; it doubles per try, up to `undoBackoffMax`. Default 1 second. */
+  /** The wait after a failed try of an undo; it doubles per try, up to `undoBackoffMax`: 10 ms to 1 hour. Default 1 second. */
   readonly undoBackoff?: Duration.Input | undefined
   /** The longest wait between two tries of an undo: at least `undoBackoff`, at most 1 hour. Default 30 seconds. */
   readonly undoBackoffMax?: Duration.Input | undefined
@@ -179,7 +194,12 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
 export class BatonConfig extends Context.Service<BatonConfig, BatonConfigShape>()("baton/BatonConfig") {}
 
 /**
- * The values used for options left out.
+ * The values used for options left out: a 30 s lease renewed every 10 s,
+ * waits polled every second, a sweep every 30 s reading pages of 100
+ * records and starting at most 100 recoveries a look, answered pauses and
+ * request keys kept 24 hours, history 30 days, 5 recovery attempts 1 s
+ * apart doubling up to 5 minutes, 5 tries of an undo 1 s apart doubling up
+ * to 30 s; no step cap, no tenant quota.
  *
  * @category defaults
  * @since 0.1.0
@@ -239,14 +259,26 @@ type Field = keyof typeof configKeys
 
 const optionFields = [...Object.keys(configKeys), "providers"] as ReadonlyArray<Field | "providers">
 
-const maxTimerMillis = 2 ** 31 - 1
 const dayMillis = 24 * 60 * 60 * 1000
+const timer = "the longest timer"
 
-/** A value as a reader should see it: NaN and Infinity as themselves (JSON would print null). */
-const show = (value: unknown): string =>
-  typeof value === "number" || typeof value === "bigint" ? String(value) : typeof value === "string" ? JSON.stringify(value) : typeof value === "object" ? JSON.stringify(value) ?? String(value) : String(value)
-
-const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
+/** The check of every option but the lease, the instance id and the limit and child options (each of those has its own). */
+const checks = {
+  waitPoll: Options.pollPeriod,
+  sweepInterval: Options.duration({ min: 100, max: Options.maxTimerMillis, minWhy: "each look queries the stores", maxWhy: timer }),
+  pauseRetention: Options.duration({ min: 1_000, max: Number.MAX_SAFE_INTEGER }),
+  historyRetention: Options.duration({ min: 1_000, max: Number.MAX_SAFE_INTEGER }),
+  requestRetention: Options.duration({ min: 1_000, max: 366 * dayMillis, minWhy: "a claim must outlive the call that made it" }),
+  sweepPageSize: Options.whole({ min: 1, max: 10_000, why: "one query reads a page" }),
+  maxConcurrentSteps: Options.whole({ min: 1, max: Number.MAX_SAFE_INTEGER, unset: "unset for no cap" }),
+  maxRecoveriesPerLook: Options.whole({ min: 1, max: 10_000, why: "each is a fiber holding a lease" }),
+  maxRecoveryAttempts: Options.whole({ min: 1, max: Number.MAX_SAFE_INTEGER }),
+  recoveryBackoff: Options.duration({ min: 10, max: Options.maxTimerMillis, maxWhy: timer }),
+  recoveryBackoffMax: Options.duration({ min: 10, max: Options.maxTimerMillis, maxWhy: timer }),
+  undoAttempts: Options.whole({ min: 1, max: 100, why: "an undo that failed 100 times needs a person" }),
+  undoBackoff: Options.duration({ min: 10, max: 60 * 60 * 1000, maxWhy: "the holder keeps the tree meanwhile" }),
+  undoBackoffMax: Options.duration({ min: 10, max: 60 * 60 * 1000, maxWhy: "the holder keeps the tree meanwhile" })
+} as const
 
 /**
  * Fails on any field of `options` not in `known`, naming it, the known field
@@ -258,25 +290,6 @@ const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigErr
  */
 export const refuseUnknown = (options: object, known: ReadonlyArray<string>): Effect.Effect<void, BatonConfigError> =>
   Options.refuseUnknown(options, known)
-
-const millis = (field: Field, input: Duration.Input | undefined, fallback: number) =>
-  Effect.suspend((): Effect.Effect<number, BatonConfigError> => {
-    if (input === undefined) return Effect.succeed(fallback)
-    const d = Duration.fromInput(input)
-    if (Option.isNone(d)) return refuse(field, `is not a duration such as "30 seconds" or a number of milliseconds (got ${show(input)})`)
-    const ms = Duration.toMillis(d.value)
-    return Number.isFinite(ms) && ms > 0
-      ? Effect.succeed(ms)
-      : refuse(field, `must be a finite duration greater than 0 (got ${show(input)})`)
-  })
-
-const wholeNumber = (field: Field, value: unknown, fallback: number | undefined, unset: string) =>
-  Effect.suspend((): Effect.Effect<number | undefined, BatonConfigError> => {
-    if (value === undefined) return Effect.succeed(fallback)
-    return typeof value === "number" && Number.isSafeInteger(value) && value >= 1
-      ? Effect.succeed(value)
-      : refuse(field, `must be a whole number from 1 to ${Number.MAX_SAFE_INTEGER}${unset} (got ${show(value)})`)
-  })
 
 /**
  * The longest `instanceId`: a holder id adds `#` and up to 39 characters to
@@ -291,74 +304,55 @@ export const maxInstanceIdLength = 160
 const checkInstanceId = (id: unknown) => {
   if (id === undefined) return Effect.void
   if (typeof id !== "string" || id.length === 0 || id.length > maxInstanceIdLength) {
-    return refuse(
-      "instanceId",
-      `must be a string of 1 to ${maxInstanceIdLength} characters when given (holder ids add up to 40 to it; got ${typeof id === "string" ? `${id.length} characters` : show(id)})`
-    )
+    return Effect.fail(new BatonConfigError({
+      field: "instanceId",
+      reason: `must be a string of 1 to ${maxInstanceIdLength} characters when given (holder ids add up to 40 to it; got ${
+        typeof id === "string" ? `${id.length} characters` : Options.show(id)
+      })`
+    }))
   }
   // deno-lint-ignore no-control-regex
   return /[\u0000-\u001f\u007f-\u009f]/.test(id)
-    ? refuse("instanceId", "must hold no NUL or other control characters: stores and logs cannot keep them")
+    ? Effect.fail(new BatonConfigError({ field: "instanceId", reason: "must hold no NUL or other control characters: stores and logs cannot keep them" }))
     : !V.isWellFormed(id)
-    ? refuse("instanceId", V.illFormedReason)
+    ? Effect.fail(new BatonConfigError({ field: "instanceId", reason: V.illFormedReason }))
     : Effect.void
 }
 
-const atMost = (field: Field, ms: number, ceiling: number, what: string) =>
-  ms <= ceiling ? Effect.void : refuse(field, `must be at most ${what} (got ${ms} ms)`)
-
-/** A request key is kept at least 1 s (a claim must outlive the call that made it) and at most a year. */
-const checkRequestRetention = (ms: number) =>
-  Number.isFinite(ms) && ms >= 1_000
-    ? atMost("requestRetention", ms, 366 * dayMillis, "366 days")
-    : refuse("requestRetention", `must be a finite duration of at least 1 second (got ${show(ms)} ms)`)
-
-/** The recovery limits: a whole number of attempts, a positive backoff no longer than its cap, a cap a timer can hold. */
-const checkRecovery = Effect.fnUntraced(function*(config: BatonConfigShape) {
-  yield* wholeNumber("maxRecoveryAttempts", config.maxRecoveryAttempts, undefined, "")
-  const { recoveryBackoffMaxMillis: cap, recoveryBackoffMillis: base } = config
-  if (!(Number.isFinite(base) && base > 0)) return yield* refuse("recoveryBackoff", `must be a finite duration greater than 0 (got ${show(base)} ms)`)
-  yield* atMost("recoveryBackoffMax", cap, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
-  if (!(cap >= base)) return yield* refuse("recoveryBackoffMax", `must be at least recoveryBackoff (${base} ms) (got ${show(cap)} ms)`)
-})
-
-/** The undo retries: 1 to 100 tries, a positive backoff no longer than its cap, a cap of at most an hour. */
-const checkUndo = Effect.fnUntraced(function*(config: BatonConfigShape) {
-  const attempts = yield* wholeNumber("undoAttempts", config.undoAttempts, undefined, "")
-  if (attempts! > 100) return yield* refuse("undoAttempts", `must be at most 100: an undo that failed 100 times needs a person (got ${attempts})`)
-  const { undoBackoffMaxMillis: cap, undoBackoffMillis: base } = config
-  if (!(Number.isFinite(base) && base > 0)) return yield* refuse("undoBackoff", `must be a finite duration greater than 0 (got ${show(base)} ms)`)
-  yield* atMost("undoBackoffMax", cap, 60 * 60 * 1000, "1 hour: the holder keeps the tree meanwhile")
-  if (!(cap >= base)) return yield* refuse("undoBackoffMax", `must be at least undoBackoff (${base} ms) (got ${show(cap)} ms)`)
-})
+/** A backoff no longer than its cap (both already within their ranges). */
+const capAtLeast = (field: Field, cap: number, base: Field, baseMillis: number) =>
+  cap >= baseMillis
+    ? Effect.void
+    : Effect.fail(new BatonConfigError({ field, reason: `is ${cap} ms: it must be at least ${base} (${baseMillis} ms)` }))
 
 /**
  * Checks a configuration's values against what the runtime, its timers and
- * the stores can hold.
+ * the stores can hold: the same checks as `make` applies to options, on the
+ * milliseconds of the shape.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* checkInstanceId(config.instanceId)
-  const { leaseMillis, pauseRetentionMillis, renewMillis, sweepMillis, waitPollMillis } = config
-  if (leaseMillis < 1_000) return yield* refuse("lease", `must be at least 1 second: renewals cannot keep a shorter lease (got ${leaseMillis} ms)`)
-  yield* atMost("lease", leaseMillis, dayMillis, "24 hours")
-  if (renewMillis < 100) return yield* refuse("renewEvery", `must be at least 100 ms (got ${renewMillis} ms)`)
-  if (renewMillis >= leaseMillis) {
-    return yield* refuse("renewEvery", `must be shorter than the lease (${leaseMillis} ms), or the lease expires between renewals`)
-  }
-  yield* atMost("waitPoll", waitPollMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
-  yield* atMost("sweepInterval", sweepMillis, maxTimerMillis, `${maxTimerMillis} ms (the longest timer)`)
-  yield* atMost("pauseRetention", pauseRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
-  yield* atMost("historyRetention", config.historyRetentionMillis, Number.MAX_SAFE_INTEGER, `${Number.MAX_SAFE_INTEGER} ms`)
-  yield* checkRequestRetention(config.requestRetentionMillis)
-  yield* wholeNumber("sweepPageSize", config.sweepPageSize, undefined, "")
-  yield* wholeNumber("maxConcurrentSteps", config.maxConcurrentSteps, undefined, ", or unset for no cap")
-  yield* wholeNumber("maxRecoveriesPerLook", config.maxRecoveriesPerLook, undefined, "")
-  yield* checkRecovery(config)
+  yield* Options.leaseTiming(config.leaseMillis, config.renewMillis)
+  yield* Options.setting("waitPoll", config.waitPollMillis, checks.waitPoll, 0)
+  yield* Options.setting("sweepInterval", config.sweepMillis, checks.sweepInterval, 0)
+  yield* Options.setting("pauseRetention", config.pauseRetentionMillis, checks.pauseRetention, 0)
+  yield* Options.setting("historyRetention", config.historyRetentionMillis, checks.historyRetention, 0)
+  yield* Options.setting("requestRetention", config.requestRetentionMillis, checks.requestRetention, 0)
+  yield* Options.setting("sweepPageSize", config.sweepPageSize, checks.sweepPageSize, 0)
+  yield* Options.setting("maxConcurrentSteps", config.maxConcurrentSteps, checks.maxConcurrentSteps, undefined)
+  yield* Options.setting("maxRecoveriesPerLook", config.maxRecoveriesPerLook, checks.maxRecoveriesPerLook, 0)
+  yield* Options.setting("maxRecoveryAttempts", config.maxRecoveryAttempts, checks.maxRecoveryAttempts, 0)
+  yield* Options.setting("recoveryBackoff", config.recoveryBackoffMillis, checks.recoveryBackoff, 0)
+  yield* Options.setting("recoveryBackoffMax", config.recoveryBackoffMaxMillis, checks.recoveryBackoffMax, 0)
+  yield* capAtLeast("recoveryBackoffMax", config.recoveryBackoffMaxMillis, "recoveryBackoff", config.recoveryBackoffMillis)
   yield* Limits.validate(config)
-  yield* checkUndo(config)
+  yield* Options.setting("undoAttempts", config.undoAttempts, checks.undoAttempts, 0)
+  yield* Options.setting("undoBackoff", config.undoBackoffMillis, checks.undoBackoff, 0)
+  yield* Options.setting("undoBackoffMax", config.undoBackoffMaxMillis, checks.undoBackoffMax, 0)
+  yield* capAtLeast("undoBackoffMax", config.undoBackoffMaxMillis, "undoBackoff", config.undoBackoffMillis)
   yield* ChildConfig.validate(config)
   yield* InputSize.validate(config.maxInputBytes)
   return config
@@ -366,34 +360,35 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
 
 /**
  * Checks options and answers the configuration they give; a bad value fails
- * with `BatonConfigError` naming the field.
+ * with `BatonConfigError` naming the field and the range it may take.
  *
  * @category constructors
  * @since 0.1.0
  */
 export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}) {
-  if (typeof options !== "object" || options === null) return yield* refuse("options", "must be an object")
+  if (typeof options !== "object" || options === null) return yield* Effect.fail(new BatonConfigError({ field: "options", reason: "must be an object" }))
   yield* refuseUnknown(options, optionFields)
   yield* checkInstanceId(options.instanceId)
-  const leaseMillis = yield* millis("lease", options.lease, defaults.leaseMillis)
+  const { leaseMillis, renewMillis } = yield* Options.leaseTiming(options.lease, options.renewEvery)
+  const set = <K extends keyof typeof checks, D>(field: K, fallback: D) => Options.setting(field, options[field], checks[field], fallback)
   return yield* validate({
     instanceId: options.instanceId,
     leaseMillis,
-    renewMillis: yield* millis("renewEvery", options.renewEvery, leaseMillis / 3),
-    waitPollMillis: yield* millis("waitPoll", options.waitPoll, defaults.waitPollMillis),
-    sweepMillis: yield* millis("sweepInterval", options.sweepInterval, defaults.sweepMillis),
-    pauseRetentionMillis: yield* millis("pauseRetention", options.pauseRetention, defaults.pauseRetentionMillis),
-    historyRetentionMillis: yield* millis("historyRetention", options.historyRetention, defaults.historyRetentionMillis),
-    requestRetentionMillis: yield* millis("requestRetention", options.requestRetention, defaults.requestRetentionMillis),
-    sweepPageSize: (yield* wholeNumber("sweepPageSize", options.sweepPageSize, defaults.sweepPageSize, ""))!,
-    maxConcurrentSteps: yield* wholeNumber("maxConcurrentSteps", options.maxConcurrentSteps, undefined, ", or unset for no cap"),
-    maxRecoveriesPerLook: (yield* wholeNumber("maxRecoveriesPerLook", options.maxRecoveriesPerLook, defaults.maxRecoveriesPerLook, ""))!,
-    maxRecoveryAttempts: (yield* wholeNumber("maxRecoveryAttempts", options.maxRecoveryAttempts, defaults.maxRecoveryAttempts, ""))!,
-    recoveryBackoffMillis: yield* millis("recoveryBackoff", options.recoveryBackoff, defaults.recoveryBackoffMillis),
-    recoveryBackoffMaxMillis: yield* millis("recoveryBackoffMax", options.recoveryBackoffMax, defaults.recoveryBackoffMaxMillis),
-    undoAttempts: (yield* wholeNumber("undoAttempts", options.undoAttempts, defaults.undoAttempts, ""))!,
-    undoBackoffMillis: yield* millis("undoBackoff", options.undoBackoff, defaults.undoBackoffMillis),
-    undoBackoffMaxMillis: yield* millis("undoBackoffMax", options.undoBackoffMax, defaults.undoBackoffMaxMillis),
+    renewMillis,
+    waitPollMillis: yield* set("waitPoll", defaults.waitPollMillis),
+    sweepMillis: yield* set("sweepInterval", defaults.sweepMillis),
+    pauseRetentionMillis: yield* set("pauseRetention", defaults.pauseRetentionMillis),
+    historyRetentionMillis: yield* set("historyRetention", defaults.historyRetentionMillis),
+    requestRetentionMillis: yield* set("requestRetention", defaults.requestRetentionMillis),
+    sweepPageSize: yield* set("sweepPageSize", defaults.sweepPageSize),
+    maxConcurrentSteps: yield* set("maxConcurrentSteps", undefined),
+    maxRecoveriesPerLook: yield* set("maxRecoveriesPerLook", defaults.maxRecoveriesPerLook),
+    maxRecoveryAttempts: yield* set("maxRecoveryAttempts", defaults.maxRecoveryAttempts),
+    recoveryBackoffMillis: yield* set("recoveryBackoff", defaults.recoveryBackoffMillis),
+    recoveryBackoffMaxMillis: yield* set("recoveryBackoffMax", defaults.recoveryBackoffMaxMillis),
+    undoAttempts: yield* set("undoAttempts", defaults.undoAttempts),
+    undoBackoffMillis: yield* set("undoBackoff", defaults.undoBackoffMillis),
+    undoBackoffMaxMillis: yield* set("undoBackoffMax", defaults.undoBackoffMaxMillis),
     // the limit options appear only when set (unset: no quota, over quota waits, no providers)
     ...(options.tenantQuota === undefined ? {} : { tenantQuota: options.tenantQuota }),
     ...(options.onOverQuota === undefined ? {} : { onOverQuota: options.onOverQuota }),
@@ -421,52 +416,89 @@ export const layer = (options?: BatonConfigOptions): Layer.Layer<BatonConfig, Ba
  */
 export const layerDefaults: Layer.Layer<BatonConfig> = Layer.succeed(BatonConfig)(defaults)
 
-/** A number as text becomes that number; anything else stays text, for the check to report as it was written. */
-const numberOrText = (text: string): number | string => {
-  const trimmed = text.trim()
-  return trimmed !== "" && /^[-+0-9.eE]+$/.test(trimmed) && !Number.isNaN(Number(trimmed)) ? Number(trimmed) : text
-}
+/** A duration as config text: `"30 seconds"` (any unit `Duration` reads) or a number of milliseconds. */
+const DurationText = Schema.Union([Schema.DurationFromString, Schema.FiniteFromString.pipe(Schema.decodeTo(Schema.DurationFromMillis))])
 
-const optionalText = (key: string) => Config.option(Config.String(key)).pipe(Config.map(Option.getOrUndefined))
+const durationKey = (key: string) => Config.schema(DurationText, key)
+
+/** What each kind of key holds, for a value that is not one. */
+const durationText = `a duration such as "30 seconds", or a number of milliseconds`
+const intText = "a whole number"
+
+/** The typed reader of each `BATON_*` key, with what a value of it looks like. */
+const readers = {
+  instanceId: [Config.String(configKeys.instanceId), "a text"],
+  lease: [durationKey(configKeys.lease), durationText],
+  renewEvery: [durationKey(configKeys.renewEvery), durationText],
+  waitPoll: [durationKey(configKeys.waitPoll), durationText],
+  sweepInterval: [durationKey(configKeys.sweepInterval), durationText],
+  pauseRetention: [durationKey(configKeys.pauseRetention), durationText],
+  historyRetention: [durationKey(configKeys.historyRetention), durationText],
+  requestRetention: [durationKey(configKeys.requestRetention), durationText],
+  sweepPageSize: [Config.Int(configKeys.sweepPageSize), intText],
+  maxConcurrentSteps: [Config.Int(configKeys.maxConcurrentSteps), intText],
+  maxRecoveriesPerLook: [Config.Int(configKeys.maxRecoveriesPerLook), intText],
+  maxRecoveryAttempts: [Config.Int(configKeys.maxRecoveryAttempts), intText],
+  recoveryBackoff: [durationKey(configKeys.recoveryBackoff), durationText],
+  recoveryBackoffMax: [durationKey(configKeys.recoveryBackoffMax), durationText],
+  tenantQuota: [Config.Int(configKeys.tenantQuota), intText],
+  onOverQuota: [Config.Literals(["wait", "fail"], configKeys.onOverQuota), `"wait" or "fail"`],
+  undoAttempts: [Config.Int(configKeys.undoAttempts), intText],
+  undoBackoff: [durationKey(configKeys.undoBackoff), durationText],
+  undoBackoffMax: [durationKey(configKeys.undoBackoffMax), durationText],
+  maxClaimedChildren: [Config.Int(configKeys.maxClaimedChildren), intText],
+  maxInlineChildren: [Config.Int(configKeys.maxInlineChildren), intText],
+  maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText]
+} as const satisfies { readonly [K in Field]: readonly [Config.Config<Required<BatonConfigOptions>[K]>, string] }
+
+const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> => Config.map(Config.option(config), Option.getOrUndefined)
 
 /**
  * The options read from `BATON_*` keys (see `configKeys`) of the current
- * `ConfigProvider` — the environment by default. A duration is text such as
- * `30 seconds` or a number of milliseconds; every key is optional.
+ * `ConfigProvider` — the environment by default — each typed as it is read
+ * (`Config.Duration`-like durations, which also take a number of
+ * milliseconds; `Config.Int` counts; `Config.Literals` choices); every key
+ * is optional. Their ranges are checked by `make`, as for options in code.
  *
  * @category config
  * @since 0.1.0
  */
-export const config: Config.Config<BatonConfigOptions> = Config.all({
-  instanceId: optionalText(configKeys.instanceId),
-  lease: optionalText(configKeys.lease).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  renewEvery: optionalText(configKeys.renewEvery).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  waitPoll: optionalText(configKeys.waitPoll).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  sweepInterval: optionalText(configKeys.sweepInterval).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  pauseRetention: optionalText(configKeys.pauseRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  historyRetention: optionalText(configKeys.historyRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  requestRetention: optionalText(configKeys.requestRetention).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  sweepPageSize: optionalText(configKeys.sweepPageSize).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxConcurrentSteps: optionalText(configKeys.maxConcurrentSteps).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxRecoveriesPerLook: optionalText(configKeys.maxRecoveriesPerLook).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxRecoveryAttempts: optionalText(configKeys.maxRecoveryAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  recoveryBackoff: optionalText(configKeys.recoveryBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  recoveryBackoffMax: optionalText(configKeys.recoveryBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  tenantQuota: optionalText(configKeys.tenantQuota).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  onOverQuota: optionalText(configKeys.onOverQuota).pipe(Config.map((t) => t as "wait" | "fail" | undefined)),
-  undoAttempts: optionalText(configKeys.undoAttempts).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  undoBackoff: optionalText(configKeys.undoBackoff).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  undoBackoffMax: optionalText(configKeys.undoBackoffMax).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as Duration.Input)),
-  maxClaimedChildren: optionalText(configKeys.maxClaimedChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxInlineChildren: optionalText(configKeys.maxInlineChildren).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number)),
-  maxInputBytes: optionalText(configKeys.maxInputBytes).pipe(Config.map((t) => t === undefined ? t : numberOrText(t) as number))
-})
+export const config: Config.Config<BatonConfigOptions> = Config.all(
+  Object.fromEntries(Object.entries(readers).map(([field, [reader]]) => [field, optional(reader as Config.Config<unknown>)])) as {
+    readonly [K in Field]: Config.Config<BatonConfigOptions[K]>
+  }
+)
 
 /** The key a field was read from, added to a refusal of a value from config. */
 const fromKey = (error: BatonConfigError) => {
   const key = (configKeys as Record<string, string>)[error.field]
   return key === undefined ? error : new BatonConfigError({ field: error.field, reason: `${error.reason} (read from ${key})` })
 }
+
+/** Reads the `BATON_*` keys one by one, so that a value of the wrong kind is refused naming its field and key. */
+const readKeys = Effect.gen(function*() {
+  const read: Record<string, unknown> = {}
+  for (const [field, [reader, expected]] of Object.entries(readers) as Array<[Field, readonly [Config.Config<unknown>, string]]>) {
+    read[field] = yield* optional(reader).pipe(
+      Effect.catch((e: Config.ConfigError) =>
+        optional(Config.String(configKeys[field])).pipe(
+          Effect.orElseSucceed(() => undefined),
+          Effect.flatMap((text) =>
+            Effect.fail(
+              new BatonConfigError({
+                field,
+                reason: text === undefined
+                  ? `could not be read (${e.message.split("\n")[0]}; read from ${configKeys[field]})`
+                  : `is ${Options.show(text)}: it must be ${expected} (read from ${configKeys[field]})`
+              })
+            )
+          )
+        )
+      )
+    )
+  }
+  return read as BatonConfigOptions
+})
 
 /**
  * A `BatonConfig` from `Config` (by default `config`: the `BATON_*` keys of
@@ -482,11 +514,12 @@ export const layerConfig = (
   options: Config.Config<BatonConfigOptions> = config
 ): Layer.Layer<BatonConfig, BatonConfigError> =>
   Layer.effect(BatonConfig)(Effect.gen(function*() {
+    if (options === config) return yield* make(yield* readKeys).pipe(Effect.mapError(fromKey))
     const read = yield* Effect.mapError(
       Effect.gen(function*() {
         return yield* options
       }),
       (e) => new BatonConfigError({ field: "config", reason: `could not be read: ${e.message}` })
     )
-    return yield* make(read).pipe(Effect.mapError(options === config ? fromKey : (e) => e))
+    return yield* make(read)
   }))

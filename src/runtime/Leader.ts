@@ -27,6 +27,7 @@ import { Clock, Context, Deferred, Duration, Effect, type Exit, Fiber, Option } 
 import { InvalidInputError, type LeaseLostError, type StoreError } from "../stores/Errors.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../stores/LeaseWakeups.ts"
+import * as Options from "../stores/internal/options.ts"
 import * as LeaseHolder from "./internal/lease/LeaseHolder.ts"
 
 /**
@@ -54,9 +55,9 @@ export const leaseKey = (name: string) => `@baton/leader/${name}`
 export interface LeaderOptions {
   /** Who campaigns: unique per call of `run` (default: a random id). Two calls with one holder id are one campaigner. */
   readonly holder?: string | undefined
-  /** Lease length: how long a crashed leader blocks the others. Default 30 seconds. */
+  /** Lease length: how long a crashed leader blocks the others. 1 second to 24 hours; default 30 seconds. */
   readonly lease?: Duration.Input | undefined
-  /** How often the leader renews: shorter than the lease. Default a third of the lease. */
+  /** How often the leader renews: at least 100 ms and shorter than the lease. Default a third of the lease. */
   readonly renewEvery?: Duration.Input | undefined
 }
 
@@ -87,23 +88,9 @@ export interface LeadershipShape {
  */
 export class Leadership extends Context.Service<Leadership, LeadershipShape>()("baton/Leadership") {}
 
-const defaultLeaseMillis = 30_000
-
-/** The checked lease and renewal lengths; bad options are a typed error naming the field. */
+/** The checked lease and renewal lengths (the lease option every lease of the runtime takes); bad options are a typed error naming the field. */
 const timingOf = (options: LeaderOptions | undefined) =>
-  Effect.gen(function*() {
-    const millis = (field: string, input: Duration.Input | undefined, fallback: number) => {
-      if (input === undefined) return Effect.succeed(fallback)
-      const d = Duration.fromInput(input)
-      return Option.isSome(d) && Number.isFinite(Duration.toMillis(d.value)) && Duration.toMillis(d.value) > 0
-        ? Effect.succeed(Duration.toMillis(d.value))
-        : Effect.fail(invalid(field, "must be a finite duration greater than 0"))
-    }
-    const leaseMillis = yield* millis("lease", options?.lease, defaultLeaseMillis)
-    const renewMillis = yield* millis("renewEvery", options?.renewEvery, Math.max(1, Math.floor(leaseMillis / 3)))
-    if (renewMillis >= leaseMillis) return yield* Effect.fail(invalid("renewEvery", "must be shorter than the lease"))
-    return { leaseMillis, renewMillis }
-  })
+  Effect.mapError(Options.leaseTiming(options?.lease, options?.renewEvery), Options.asArgument("Leader.run"))
 
 const invalid = (field: string, reason: string) => new InvalidInputError({ operation: "Leader.run", field, reason })
 

@@ -3,8 +3,9 @@
  * Effect `Config`, and a `ConfigError` turned into a `BatonConfigError` that
  * names the setting.
  */
-import { Config, Duration, Effect, Layer, Option } from "effect"
+import { Config, type Duration, Effect, Layer, Option } from "effect"
 import { BatonConfigError } from "../../../src/stores/Errors.ts"
+import * as Options from "../../../src/stores/internal/options.ts"
 
 /** A setting that may be absent (undefined then, so the option's default applies). */
 export const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
@@ -30,33 +31,20 @@ export const layerFromConfig = <O, A, E, R>(
   Layer.unwrap(Effect.map(Effect.mapError(Config.unwrap(config), configError), make))
 
 /** A value as a message shows it: NaN and Infinity as themselves (JSON would say null). */
-export const show = (value: unknown): string =>
-  typeof value === "number" || typeof value === "bigint" ? String(value) : value === undefined ? "undefined" : JSON.stringify(value) ?? String(value)
+export const show = Options.show
 
 /**
- * A duration option in milliseconds, checked: not NaN, finite, within
- * `[min, max]`; anything else is a `BatonConfigError` naming `field` and
- * saying what the value was.
+ * A duration option in milliseconds, checked by the package's one duration
+ * parser: not NaN, finite, within `[min, max]`; anything else is a
+ * `BatonConfigError` naming `field` and saying what the value was.
  */
 export const durationMillis = (
   field: string,
   input: Duration.Input,
-  bounds: { readonly min: number; readonly max: number; readonly why: string }
-): Effect.Effect<number, BatonConfigError> => {
-  const fail = (reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
-  if (typeof input === "number" && Number.isNaN(input)) return fail(`is NaN: it must be a duration from ${bounds.min} ms to ${bounds.max} ms`)
-  const decoded = Duration.fromInput(input)
-  if (Option.isNone(decoded)) return fail(`is ${show(input)}, which is not a duration (e.g. "5 seconds" or a number of milliseconds)`)
-  const millis = Duration.toMillis(decoded.value)
-  if (Number.isNaN(millis)) return fail(`is NaN: it must be a duration from ${bounds.min} ms to ${bounds.max} ms`)
-  if (!Number.isFinite(millis)) return fail(`is ${millis > 0 ? "" : "-"}Infinity: it must be a finite duration, at most ${bounds.max} ms`)
-  if (millis < bounds.min) return fail(`is ${millis} ms: it must be at least ${bounds.min} ms`)
-  if (millis > bounds.max) return fail(`is ${millis} ms: it must be at most ${bounds.max} ms (${bounds.why})`)
-  return Effect.succeed(millis)
-}
+  bounds: { readonly min: number; readonly max: number; readonly why: string; readonly minWhy?: string }
+): Effect.Effect<number, BatonConfigError> =>
+  Options.setting(field, input, Options.duration({ min: bounds.min, max: bounds.max, maxWhy: bounds.why, minWhy: bounds.minWhy }), Number.NaN)
 
-/** A whole-number option, checked: NaN and Infinity reported as what they are. */
-export const wholeNumber = (field: string, value: unknown, min: number): Effect.Effect<number, BatonConfigError> =>
-  typeof value === "number" && Number.isInteger(value) && value >= min
-    ? Effect.succeed(value)
-    : Effect.fail(new BatonConfigError({ field, reason: `is ${show(value)}: it must be a whole number ≥ ${min}` }))
+/** A whole-number option from `min` to `max`, checked: NaN and Infinity reported as what they are. */
+export const wholeNumber = (field: string, value: unknown, min: number, max: number, why?: string): Effect.Effect<number, BatonConfigError> =>
+  Options.setting(field, value, Options.whole({ min, max, why }), Number.NaN)

@@ -35,6 +35,7 @@ import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import type { BatonConfigError, InvalidInputError, StoreError } from "../../stores/Errors.ts"
 import type { InstanceId } from "../../stores/Ids.ts"
+import * as Options from "../../stores/internal/options.ts"
 import type { LedgerStore } from "../../stores/LedgerStore.ts"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import * as Budget from "./Budget.ts"
@@ -114,7 +115,7 @@ export type GuardServices = RateLimitStore | RateLimiter.RateLimiterStore | Circ
  */
 export const make: (definition: Provider) => Effect.Effect<Provider, BatonConfigError> = Definition.make
 
-const windowKey = (p: Provider, w: Window) => `${p.key}/${w.unit ?? "calls"}/${w.algorithm ?? "fixed-window"}/${Duration.toMillis(Duration.fromInputUnsafe(w.window))}`
+const windowKey = (p: Provider, w: Window) => `${p.key}/${w.unit ?? "calls"}/${w.algorithm ?? "fixed-window"}/${Options.millisOf(w.window)}`
 
 /** Waits while the provider is paused fleet-wide (a 429's cooldown), however often it is extended. */
 const honourCooldown = (key: string): Effect.Effect<void, StoreError | InvalidInputError, RateLimitStore> =>
@@ -137,10 +138,14 @@ const honourCooldown = (key: string): Effect.Effect<void, StoreError | InvalidIn
  */
 export const cooldown = (provider: Provider, retryAfter: Duration.Input): Effect.Effect<number, StoreError | InvalidInputError, RateLimitStore> =>
   Effect.gen(function*() {
+    const afterMillis = yield* Options.argument("Provider.cooldown", "retryAfter", retryAfter, retryAfterCheck, 0)
     const store = yield* RateLimitStore
     const now = yield* Clock.currentTimeMillis
-    return yield* store.pauseUntil(provider.key, now + Math.max(0, Duration.toMillis(Duration.fromInputUnsafe(retryAfter))))
+    return yield* store.pauseUntil(provider.key, now + Math.max(0, afterMillis))
   })
+
+/** A Retry-After: any duration (a negative one counts as none); not NaN, not text that is no duration. */
+const retryAfterCheck = Options.duration({ min: Number.NEGATIVE_INFINITY, max: Number.POSITIVE_INFINITY })
 
 const consumeWindows = (p: Provider, tokens: number) =>
   Effect.gen(function*() {
@@ -174,7 +179,7 @@ const adaptiveAdmit = (p: Provider, tokens: number) =>
         key: adaptiveKey(p),
         tokens,
         fallbackLimit: adaptive.limit,
-        fallbackWindow: Duration.fromInputUnsafe(adaptive.window)
+        fallbackWindow: Duration.millis(Options.millisOf(adaptive.window) ?? Number.NaN)
       })
       if (!Duration.isZero(admitted.delay)) yield* Effect.sleep(admitted.delay)
       // a cooldown is waited out, then the call asks again (it may start the learning)
@@ -187,8 +192,12 @@ const withAdaptiveFeedback = <A, E, R>(p: Provider, admitted: RateLimiter.Adapti
   admitted === undefined || p.retryAfter === undefined ? call : Effect.tapError(call, (e) => {
     const after = p.retryAfter!(e)
     if (after === undefined) return Effect.void
+    const afterMillis = Options.millisOf(after)
+    if (afterMillis === undefined || Number.isNaN(afterMillis)) {
+      return Effect.logWarning(`provider ${p.key}: retryAfter answered ${Options.show(after)}, which is not a duration: the 429 is not learnt from`)
+    }
     return Effect.ignore(Effect.flatMap(RateLimiter.make, (limiter) =>
-      limiter.adaptiveFeedback({ key: adaptiveKey(p), epoch: admitted.epoch, tokens, status: 429, retryAfter: Duration.fromInputUnsafe(after) })))
+      limiter.adaptiveFeedback({ key: adaptiveKey(p), epoch: admitted.epoch, tokens, status: 429, retryAfter: Duration.millis(Math.max(0, afterMillis)) })))
   })
 
 /** The call with its 429s turned into the shared cooldown. */

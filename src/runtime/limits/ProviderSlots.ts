@@ -52,11 +52,11 @@ export interface SlotOptions {
   readonly max: number
   /** The instance holding the slot (its lease holder). */
   readonly holder: InstanceId
-  /** How long a slot is held without renewal: a dead holder's slot returns after it (default 30 s). */
+  /** How long a slot is held without renewal: a dead holder's slot returns after it. 1 second to 24 hours, default 30 s (the runtime's one lease option). */
   readonly lease?: Duration.Input | undefined
-  /** How long to wait for a slot before `SlotTimeoutError` (default 60 s). */
+  /** How long to wait for a slot before `SlotTimeoutError`: 0 to Infinity (default 60 s). */
   readonly timeout?: Duration.Input | undefined
-  /** How often a waiting call looks again for releases by other instances (default 1 s). */
+  /** How often a waiting call looks again for releases by other instances: at least 10 ms (default 1 s). */
   readonly pollInterval?: Duration.Input | undefined
 }
 
@@ -76,15 +76,7 @@ export type SlotError = SlotTimeoutError | StoreError | InvalidInputError
  */
 export const withSlot = (key: string, options: SlotOptions) =>
 <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E | SlotError, R | RateLimitStore> =>
-  LeasedSlots.hold(
-    key,
-    {
-      max: options.max,
-      holder: options.holder,
-      leaseMillis: LeasedSlots.millisOf(options.lease, 30_000),
-      timeoutMillis: LeasedSlots.millisOf(options.timeout, 60_000),
-      pollMillis: LeasedSlots.millisOf(options.pollInterval, 1_000)
-    },
-    call,
-    (waitedMillis) => Effect.fail(new SlotTimeoutError({ key, max: options.max, waitedMillis }))
+  Effect.flatMap(
+    LeasedSlots.holdOptions("ProviderSlots.withSlot", options, { field: "max", value: options.max }, 60_000),
+    (o) => LeasedSlots.hold(key, o, call, (waitedMillis) => Effect.fail(new SlotTimeoutError({ key, max: options.max, waitedMillis })))
   )

@@ -49,13 +49,13 @@ export interface QuotaOptions {
   readonly cap: number
   /** The instance that will run the tree (the permit's holder). */
   readonly holder: InstanceId
-  /** A permit nobody renews is free again after this (default 30 s). */
+  /** A permit nobody renews is free again after this: 1 second to 24 hours, default 30 s (the runtime's one lease option). */
   readonly lease?: Duration.Input | undefined
   /** Over quota: `"wait"` (default) or `"fail"` at once. */
   readonly onFull?: "wait" | "fail" | undefined
-  /** With `"wait"`: give up after this (default: never). */
+  /** With `"wait"`: give up after this, 0 to Infinity (default: never). */
   readonly timeout?: Duration.Input | undefined
-  /** How often a waiter looks again for permits freed elsewhere (default 1 s). */
+  /** How often a waiter looks again for permits freed elsewhere: at least 10 ms (default 1 s). */
   readonly pollInterval?: Duration.Input | undefined
 }
 
@@ -75,15 +75,12 @@ export const permitKey = (tenantId: TenantId): string => `tenant-quota/${tenantI
  */
 export const withPermit = (tenantId: TenantId, options: QuotaOptions) =>
 <A, E, R>(run: Effect.Effect<A, E, R>): Effect.Effect<A, E | TenantQuotaExceededError | StoreError | InvalidInputError, R | RateLimitStore> =>
-  LeasedSlots.hold(
-    permitKey(tenantId),
-    {
-      max: options.cap,
-      holder: options.holder,
-      leaseMillis: LeasedSlots.millisOf(options.lease, 30_000),
-      timeoutMillis: options.onFull === "fail" ? 0 : LeasedSlots.millisOf(options.timeout, Number.POSITIVE_INFINITY),
-      pollMillis: LeasedSlots.millisOf(options.pollInterval, 1_000)
-    },
-    run,
-    (waitedMillis) => Effect.fail(new TenantQuotaExceededError({ tenantId, cap: options.cap, waitedMillis }))
+  Effect.flatMap(
+    LeasedSlots.holdOptions(
+      "TenantQuota.withPermit",
+      options.onFull === "fail" ? { ...options, timeout: 0 } : options,
+      { field: "cap", value: options.cap },
+      Number.POSITIVE_INFINITY
+    ),
+    (o) => LeasedSlots.hold(permitKey(tenantId), o, run, (waitedMillis) => Effect.fail(new TenantQuotaExceededError({ tenantId, cap: options.cap, waitedMillis })))
   )

@@ -3,8 +3,10 @@
  * backend — ours or a user's — rejects the same bad input the same way,
  * before anything is written.
  */
-import { Duration, Effect, Option } from "effect"
+import type { Duration } from "effect"
+import { Effect } from "effect"
 import { InvalidInputError } from "../Errors.ts"
+import { millisOf } from "./options.ts"
 import { maxIdLength } from "../Ids.ts"
 
 type Check = Effect.Effect<void, InvalidInputError>
@@ -136,8 +138,8 @@ export const shown = (value: unknown): string => {
  * @since 0.1.0
  */
 export const durationMillis = (operation: string, field: string, value: Duration.Input): Effect.Effect<number, InvalidInputError> => {
-  // effect reads a NaN number as 0: here it is refused, like every NaN option.
-  const millis = Number.isNaN(value) ? Number.NaN : Option.match(Duration.fromInput(value), { onNone: () => Number.NaN, onSome: Duration.toMillis })
+  // the package's one reading of durations (a NaN number stays NaN: refused, like every NaN option)
+  const millis = millisOf(value) ?? Number.NaN
   return millis >= 0
     ? Effect.succeed(millis)
     : Effect.fail(new InvalidInputError({ operation, field, reason: `must be a duration ≥ 0, e.g. "25 seconds" or 25000 (got ${shown(value)})` }))

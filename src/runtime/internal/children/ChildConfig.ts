@@ -6,7 +6,8 @@
  * @since 0.1.0
  */
 import { Effect } from "effect"
-import { BatonConfigError } from "../../../stores/Errors.ts"
+import type { BatonConfigError } from "../../../stores/Errors.ts"
+import * as Options from "../../../stores/internal/options.ts"
 
 /**
  * The child-execution options of a configuration.
@@ -55,12 +56,8 @@ export const defaultInlineChildren = 16
  */
 export const maxChildren = 10_000
 
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value))
-
-const whole = (field: keyof ChildOptions, value: unknown, least: number, what: string) =>
-  value === undefined || (typeof value === "number" && Number.isSafeInteger(value) && value >= least && value <= maxChildren)
-    ? Effect.void
-    : Effect.fail(new BatonConfigError({ field, reason: `must be a whole number from ${least} to ${maxChildren}${what} (got ${show(value)})` }))
+const whole = (field: keyof ChildOptions, value: unknown, least: number, unset: string) =>
+  Options.setting(field, value, Options.whole({ min: least, max: maxChildren, unset }), undefined)
 
 /**
  * Checks the child options; a bad one fails with `BatonConfigError` naming it.
@@ -70,8 +67,8 @@ const whole = (field: keyof ChildOptions, value: unknown, least: number, what: s
  */
 export const validate = (config: ChildOptions): Effect.Effect<void, BatonConfigError> =>
   Effect.andThen(
-    whole("maxClaimedChildren", config.maxClaimedChildren, 0, " (0: this instance claims no queued children), or unset"),
-    whole("maxInlineChildren", config.maxInlineChildren, 1, ", or unset for 16")
+    whole("maxClaimedChildren", config.maxClaimedChildren, 0, "unset (0: this instance claims no queued children)"),
+    whole("maxInlineChildren", config.maxInlineChildren, 1, `unset for ${defaultInlineChildren}`)
   )
 
 /**

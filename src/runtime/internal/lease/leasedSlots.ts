@@ -17,6 +17,7 @@
  */
 import { Clock, Deferred, Duration, Effect, Option, type Scope } from "effect"
 import type { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
+import * as Options from "../../../stores/internal/options.ts"
 import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../../stores/RateLimitStore.ts"
 import * as KeptLease from "./KeptLease.ts"
 
@@ -172,5 +173,32 @@ export const hold = <A, E, R, E2>(
 ): Effect.Effect<A, E | E2 | StoreError | InvalidInputError, R | RateLimitStore> =>
   Effect.scoped(Effect.andThen(holdScoped(key, o, onFull), effect))
 
-export const millisOf = (input: Duration.Input | undefined, fallback: number): number =>
-  input === undefined ? fallback : Duration.toMillis(Duration.fromInputUnsafe(input))
+/** How long a call may wait for a slot: 0 (ask once) to Infinity (no deadline). */
+const waitLength = Options.duration({ min: 0, max: Infinity })
+
+/**
+ * The options of a slot call, checked — the lease with the one lease parser
+ * of the runtime (1 s to 24 h, default 30 s), the poll from 10 ms (default
+ * 1 s), the wait from 0 to Infinity — or an `InvalidInputError` of
+ * `operation` naming the field.
+ */
+export const holdOptions = (
+  operation: string,
+  options: {
+    readonly holder: string
+    readonly lease?: Duration.Input | undefined
+    readonly timeout?: Duration.Input | undefined
+    readonly pollInterval?: Duration.Input | undefined
+  },
+  max: { readonly field: string; readonly value: number },
+  defaultTimeoutMillis: number
+): Effect.Effect<HoldOptions, InvalidInputError> =>
+  Effect.gen(function*() {
+    return {
+      max: yield* Options.argument(operation, max.field, max.value, Options.whole({ min: 1, max: Number.MAX_SAFE_INTEGER }), 0),
+      holder: options.holder,
+      leaseMillis: yield* Effect.mapError(Options.lease(options.lease), Options.asArgument(operation)),
+      timeoutMillis: yield* Options.argument(operation, "timeout", options.timeout, waitLength, defaultTimeoutMillis),
+      pollMillis: yield* Options.argument(operation, "pollInterval", options.pollInterval, Options.pollPeriod, 1_000)
+    }
+  })

@@ -5,9 +5,10 @@
  *
  * @since 0.1.0
  */
-import { Duration, Effect, Schedule } from "effect"
+import { type Duration, Effect, Schedule } from "effect"
 import type * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import { BatonConfigError } from "../../../stores/Errors.ts"
+import * as Options from "../../../stores/internal/options.ts"
 import type * as ProviderSlots from "../../limits/ProviderSlots.ts"
 
 /**
@@ -63,10 +64,17 @@ export interface Provider {
 
 const configError = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
 
-const validDuration = (input: Duration.Input) => {
-  const d = Duration.fromInput(input)
-  return d._tag === "Some" && Duration.toMillis(d.value) > 0 && Duration.isFinite(d.value)
-}
+/** A rate window or a breaker's open time: 1 ms (the stores count in milliseconds) to 366 days. */
+const period = Options.duration({ min: 1, max: 366 * 24 * 60 * 60 * 1000, minWhy: "the stores count in milliseconds" })
+
+/** How each slot option is checked: the lease with the runtime's one lease parser, the wait from 0 to Infinity, the poll from 10 ms. */
+const slotChecks = {
+  lease: Options.leaseLength,
+  timeout: Options.duration({ min: 0, max: Infinity }),
+  pollInterval: Options.pollPeriod
+} as const
+
+const checked = (field: string, value: unknown, check: Options.Check<unknown>) => Options.setting(field, value, check, undefined)
 
 /**
  * A checked provider definition; a bad field fails with `BatonConfigError` naming it.
@@ -80,24 +88,24 @@ export const make = (definition: Provider): Effect.Effect<Provider, BatonConfigE
     if (typeof d.key !== "string" || d.key === "") return yield* configError("provider.key", "must be a non-empty string")
     const at = `provider ${d.key}`
     if (d.slots !== undefined) {
-      if (!Number.isInteger(d.slots.max) || d.slots.max < 1) return yield* configError(`${at}: slots.max`, `is ${d.slots.max}: it must be a whole number ≥ 1`)
-      for (const field of ["lease", "timeout", "pollInterval"] as const) {
-        const v = d.slots[field]
-        if (v !== undefined && !validDuration(v)) return yield* configError(`${at}: slots.${field}`, "must be a finite duration > 0")
-      }
+      yield* checked(`${at}: slots.max`, d.slots.max ?? Number.NaN, Options.whole({ min: 1, max: Number.MAX_SAFE_INTEGER }))
+      for (const field of ["lease", "timeout", "pollInterval"] as const) yield* checked(`${at}: slots.${field}`, d.slots[field], slotChecks[field])
     }
     for (const [i, w] of (d.windows ?? []).entries()) {
       if (!(w.limit > 0) || !Number.isFinite(w.limit)) return yield* configError(`${at}: windows[${i}].limit`, `is ${w.limit}: it must be a number > 0`)
-      if (!validDuration(w.window)) return yield* configError(`${at}: windows[${i}].window`, "must be a finite duration > 0")
+      yield* checked(`${at}: windows[${i}].window`, w.window ?? Number.NaN, period)
     }
     if (d.adaptive !== undefined) {
       if (!(d.adaptive.limit > 0) || !Number.isFinite(d.adaptive.limit)) return yield* configError(`${at}: adaptive.limit`, `is ${d.adaptive.limit}: it must be a number > 0`)
-      if (!validDuration(d.adaptive.window)) return yield* configError(`${at}: adaptive.window`, "must be a finite duration > 0")
+      yield* checked(`${at}: adaptive.window`, d.adaptive.window ?? Number.NaN, period)
       if (d.retryAfter === undefined) return yield* configError(`${at}: adaptive`, "needs retryAfter: it learns from the call's 429s, which retryAfter recognises")
     }
-    if (d.breaker !== undefined && !Schedule.isSchedule(d.breaker.openDuration) && !validDuration(d.breaker.openDuration)) {
-      return yield* configError(`${at}: breaker.openDuration`, "must be a finite duration > 0 or a Schedule")
+    if (d.breaker !== undefined && !Schedule.isSchedule(d.breaker.openDuration)) {
+      yield* checked(`${at}: breaker.openDuration`, d.breaker.openDuration ?? Number.NaN, period).pipe(
+        Effect.mapError((e) => new BatonConfigError({ field: e.field, reason: `${e.reason}, or a Schedule` }))
+      )
     }
+    if (d.breaker?.maxOpenDuration !== undefined) yield* checked(`${at}: breaker.maxOpenDuration`, d.breaker.maxOpenDuration, period)
     return d
   })
 

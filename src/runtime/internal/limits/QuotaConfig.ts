@@ -6,6 +6,7 @@
  */
 import { Effect } from "effect"
 import { BatonConfigError } from "../../../stores/Errors.ts"
+import * as Options from "../../../stores/internal/options.ts"
 import * as Definition from "./ProviderDefinition.ts"
 
 /**
@@ -30,7 +31,10 @@ export interface LimitOptions {
 
 const refuse = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
 
-const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(value) : String(value))
+const show = Options.show
+
+const quota = Options.whole({ min: 1, max: Number.MAX_SAFE_INTEGER, why: "trees one tenant runs at once", unset: "unset for no cap" })
+const overQuota = Options.oneOf(["wait", "fail"])
 
 /**
  * Checks the limit options; a bad one fails with `BatonConfigError` naming it.
@@ -40,12 +44,8 @@ const show = (value: unknown) => (typeof value === "string" ? JSON.stringify(val
  */
 export const validate = Effect.fnUntraced(function*(config: LimitOptions) {
   const { onOverQuota, providers, tenantQuota } = config
-  if (tenantQuota !== undefined && !(typeof tenantQuota === "number" && Number.isSafeInteger(tenantQuota) && tenantQuota >= 1)) {
-    return yield* refuse("tenantQuota", `must be a whole number ≥ 1 (trees one tenant runs at once), or unset for no cap (got ${show(tenantQuota)})`)
-  }
-  if (onOverQuota !== undefined && onOverQuota !== "wait" && onOverQuota !== "fail") {
-    return yield* refuse("onOverQuota", `must be "wait" or "fail" (got ${show(onOverQuota)})`)
-  }
+  yield* Options.setting("tenantQuota", tenantQuota, quota, undefined)
+  yield* Options.setting("onOverQuota", onOverQuota, overQuota, undefined)
   if (providers === undefined) return
   if (!Array.isArray(providers)) return yield* refuse("providers", "must be an array of provider definitions (see Provider)")
   const keys = new Set<string>()

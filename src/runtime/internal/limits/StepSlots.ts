@@ -36,6 +36,7 @@ import { AsyncLocalStorage } from "node:async_hooks"
 import type { HealthComponent } from "../../Health.ts"
 import type { InstanceShape } from "../Instance.ts"
 import type { GraphBuilder } from "../../Workflow.ts"
+import * as Options from "../../../stores/internal/options.ts"
 
 /**
  * Each period of waiting counts as one level deeper.
@@ -258,8 +259,9 @@ export const makeUnsafe = (
   options?: { readonly agingPeriod?: Duration.Input | undefined }
 ): StepSlotsShape => {
   if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`step slots: capacity must be a whole number ≥ 1 (got ${capacity})`)
-  const aging = options?.agingPeriod === undefined ? agingPeriod : Duration.fromInputUnsafe(options.agingPeriod)
-  return new SlotsImpl(capacity, clock, Duration.toMillis(aging))
+  const agingMillis = options?.agingPeriod === undefined ? Duration.toMillis(agingPeriod) : Options.millisOf(options.agingPeriod)
+  if (agingMillis === undefined || !(agingMillis > 0)) throw new RangeError(`step slots: agingPeriod must be a duration > 0 (got ${Options.show(options?.agingPeriod)})`)
+  return new SlotsImpl(capacity, clock, agingMillis)
 }
 
 /**
