@@ -138,6 +138,7 @@ export {
 export type { Lease } from "./stores/Lease.ts"
 export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape, maxGetMany } from "./stores/LeaseStore.ts"
 export { LeaseWakeups, type LeaseWakeupsShape, type NextOptions, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
+export { InstanceLiveness, type InstanceLivenessShape, keyOfHolder, type Registration } from "./stores/InstanceLiveness.ts"
 export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreBackend, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
 export { PauseStore, type PauseStoreBackend, type PauseStoreShape, type RootCursor } from "./stores/PauseStore.ts"
