@@ -9,6 +9,7 @@
  */
 import { Effect, Layer } from "effect"
 import { InstanceLiveness, type InstanceLivenessShape } from "../../src/stores/InstanceLiveness.ts"
+import * as Signal from "../../src/stores/internal/signal.ts"
 
 /**
  * The in-memory signals, with what a test needs to lose one while its
@@ -34,19 +35,7 @@ export const make = (): MemoryLiveness => {
   const alive = new Map<string, number>()
   const cuts = new Set<string>()
   const onLost = new Map<string, Set<() => void>>()
-  const waiters = new Set<() => void>()
-  const changed = {
-    next: Effect.callback<void>((resume) => {
-      const f = () => resume(Effect.void)
-      waiters.add(f)
-      return Effect.sync(() => waiters.delete(f))
-    }),
-    notify: () => {
-      const woken = [...waiters]
-      waiters.clear()
-      for (const f of woken) f()
-    }
-  }
+  const changed = Signal.make()
   const dead = (key: string) => registered.has(key) && ((alive.get(key) ?? 0) === 0 || cuts.has(key))
   return {
     kind: "in-memory registration scope",

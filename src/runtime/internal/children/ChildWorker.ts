@@ -39,7 +39,7 @@ import * as StepSlots from "../limits/StepSlots.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import type { ExecutionOutput } from "../pass/Executor.ts"
 import * as ChildClaim from "../lease/ChildClaim.ts"
-import * as Signal from "../Signal.ts"
+import * as Signal from "../../../stores/internal/signal.ts"
 import * as LeasedSlots from "../lease/leasedSlots.ts"
 
 /**

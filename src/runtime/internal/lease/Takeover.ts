@@ -31,7 +31,7 @@ import type { Lease } from "../../../stores/Lease.ts"
 import { LeaseStore } from "../../../stores/LeaseStore.ts"
 import type { HealthComponent } from "../../Health.ts"
 import type { InstanceShape } from "../Instance.ts"
-import * as Signal from "../Signal.ts"
+import * as Signal from "../../../stores/internal/signal.ts"
 
 /**
  * How this instance learns that another one died.

@@ -10,7 +10,7 @@
  * @since 0.1.0
  */
 import type { Effect } from "effect"
-import * as Signal from "../Signal.ts"
+import * as Signal from "../../../stores/internal/signal.ts"
 
 /**
  * A pass this instance is moving (or waiting to move).

@@ -1,6 +1,7 @@
 /**
- * A wake-up signal inside one instance: `next` resolves at the next
- * `notify`, for every fiber waiting then.
+ * A wake-up signal inside one process: `next` resolves at the next
+ * `notify`, for every fiber waiting then (the runtime's pass ends and claim
+ * loop, the memory backend's liveness table).
  *
  * @since 0.1.0
  */
