@@ -24,10 +24,18 @@ import { Effect, Layer } from "effect"
 import { createHash } from "node:crypto"
 import { existsSync, mkdirSync, readdirSync, renameSync, statSync, unlinkSync } from "node:fs"
 import { join } from "node:path"
-import { DatabaseSync } from "node:sqlite"
+import type { DatabaseSync } from "node:sqlite"
 import { StoreError } from "../../src/stores/Errors.ts"
 import { InstanceLiveness, type InstanceLivenessShape } from "../../src/stores/InstanceLiveness.ts"
 import { SqliteClient } from "./SqliteClient.ts"
+
+
+/**
+ * `node:sqlite`'s `DatabaseSync`, loaded when a side file is first opened
+ * rather than imported: on a Node without it, the entry point's one-line
+ * Node check speaks first (as `SqliteClient` does).
+ */
+const openSqlite = (): typeof DatabaseSync => process.getBuiltinModule("node:sqlite").DatabaseSync
 
 /** How often `awaitChange` probes the held locks, in real milliseconds. */
 const probeMillis = 25
@@ -51,7 +59,7 @@ export const make = (path: string): InstanceLivenessShape => {
     if (!existsSync(file)) return "absent"
     let db: DatabaseSync
     try {
-      db = new DatabaseSync(file, { readOnly: true, timeout: 0 })
+      db = new (openSqlite())(file, { readOnly: true, timeout: 0 })
     } catch {
       return "absent"
     }
@@ -90,7 +98,7 @@ export const make = (path: string): InstanceLivenessShape => {
     for (const f of files) {
       let db: DatabaseSync
       try {
-        db = new DatabaseSync(join(dir, f), { readOnly: true, timeout: 0 })
+        db = new (openSqlite())(join(dir, f), { readOnly: true, timeout: 0 })
       } catch {
         continue
       }
@@ -122,7 +130,7 @@ export const make = (path: string): InstanceLivenessShape => {
             // Written and locked under a name no peer reads, then renamed (the lock is the file's, not its
             // name's): a peer never sees the file of a live instance unlocked.
             const pending = `${file}.${process.pid}.new`
-            const db = new DatabaseSync(pending, { timeout: 1000 })
+            const db = new (openSqlite())(pending, { timeout: 1000 })
             try {
               db.exec("CREATE TABLE IF NOT EXISTS instance (key TEXT NOT NULL)")
               db.prepare("INSERT INTO instance (key) VALUES (?)").run(key)
