@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as StepClock from "../StepClock.ts"
 import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option } from "effect"
 import * as Cancel from "../undo/Cancel.ts"
@@ -212,16 +213,7 @@ const makeHandle = (
   let pseudonymKey: Promise<Uint8Array> | undefined
   // The order steps of this pass finished in (with the lease epoch: the order of the tree's undos).
   let undoSeq = 0
-  // Every method delegates to the instance's Clock (a spread would drop the live Clock's prototype methods).
-  const bodyClock: Clock.Clock = {
-    currentTimeMillisUnsafe: () => clock.currentTimeMillisUnsafe(),
-    currentTimeMillis: clock.currentTimeMillis,
-    currentTimeNanosUnsafe: () => clock.currentTimeNanosUnsafe(),
-    currentTimeNanos: clock.currentTimeNanos,
-    monotonicTimeNanosUnsafe: () => clock.monotonicTimeNanosUnsafe(),
-    monotonicTimeNanos: clock.monotonicTimeNanos,
-    sleep: (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1))
-  }
+  const bodyClock = StepClock.withSleep(clock, (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)))
   return {
     tenantId: record.tenantId,
     threadId: record.threadId,

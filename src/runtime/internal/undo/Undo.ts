@@ -54,6 +54,7 @@
  *
  * @since 0.1.0
  */
+import * as StepClock from "../StepClock.ts"
 import { Cause, Clock, Deferred, Duration, Effect, Exit, Option } from "effect"
 import { type InvalidInputError, LeaseLostError, type StoreError } from "../../../stores/Errors.ts"
 import { ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
@@ -618,7 +619,7 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
     undo._tag === "Effect"
       ? Effect.suspend(() => undo.run(registration.result, ctx)).pipe(
         // Waits of the undo on the Clock leave the pass idle for a test harness.
-        Effect.provideService(Clock.Clock, { ...clock, sleep: (d) => waiting(u, instance, clock.sleep(d)) }),
+        Effect.provideService(Clock.Clock, StepClock.withSleep(clock, (d) => waiting(u, instance, clock.sleep(d)))),
         Effect.provideContext(instance.services),
         Effect.mapError((e) => ({ undoFailed: e })),
         Effect.catchDefect((d) => Effect.fail({ undoFailed: d }))
