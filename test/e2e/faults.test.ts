@@ -5,7 +5,9 @@
  * - a parent whose instance is SIGKILLed while its 20 children (placement
  *   `"any"`) run, and wait queued, on two other processes: every child applies
  *   its effect once under its one idempotency key, another process finishes
- *   the parent, and no execution stays Running;
+ *   the parent, and no execution stays Running; and again with the parent's
+ *   instance SIGKILLed inside its launching step and a worker SIGKILLed
+ *   mid-child (the other worker finishes every child, each effect once per key);
  * - the holder of a tree SIGKILLed inside an undo: the other process takes the
  *   tree, skips the undo already compensated, runs the interrupted one again
  *   under its key and the rest, and the execution ends Failed with every
@@ -85,61 +87,90 @@ const listUntil = async (p: Proc, what: string, ms: number, check: (all: Array<S
 const linesOf = (procs: ReadonlyArray<Proc>, match: (l: string) => boolean) => procs.flatMap((p) => p.lines.filter(match))
 const n = (rows: Array<Row>) => Number(rows[0]!["n"])
 
+/**
+ * A parent `fan` started on `p` (which claims no children) launches 20 children, placement "any"; `w1` and `w2`
+ * claim 4 each at a time, so children also wait queued. `p` is SIGKILLed once a child runs on a worker, or as soon
+ * as it starts the launching step (the kill lands in the launch or just after it); with `killWorker`, `w1` is then
+ * SIGKILLed as soon as it runs a child, and `w2` is left to finish.
+ */
+const childrenScenario = async (options: { readonly killParent: "children running" | "launching"; readonly killWorker: boolean }) => {
+  const began = Date.now()
+  const db = await makeDb()
+  try {
+    const p = startWorker(db.schema, "p", 0)
+    const w1 = startWorker(db.schema, "w1", 4)
+    const w2 = startWorker(db.schema, "w2", 4)
+    await ready([p, w1, w2])
+    p.send("fan fan-1")
+    const isLeafRun = (l: string) => / run leaf /.test(l)
+    if (options.killParent === "launching") {
+      await within(20_000, "p starts the launching step", p.until((l) => l.startsWith("p run fan ")))
+    } else {
+      await within(20_000, "a child runs on a worker", Promise.race([w1.until(isLeafRun), w2.until(isLeafRun)]))
+    }
+    p.child.kill("SIGKILL")
+    await p.exited
+    const runningAtKill = linesOf([w1, w2], isLeafRun).length
+    if (options.killParent === "children running") assert.isBelow(runningAtKill, 20, "children were still queued when the parent's instance died")
+    const live = options.killWorker ? [w2] : [w1, w2]
+    let killedMidChild = 0
+    if (options.killWorker) {
+      await within(20_000, "a child runs on w1", w1.until(isLeafRun))
+      w1.child.kill("SIGKILL")
+      await w1.exited
+      const applied = new Set((await db.all("SELECT key FROM f_effects WHERE instance = 'w1'")).map((r) => String(r["key"])))
+      killedMidChild = linesOf([w1], isLeafRun).map((l) => l.split(" ")[3]!).filter((k) => !applied.has(k)).length
+    }
+
+    const all = await listUntil(live[0]!, "the parent finishes", 40_000, (all) =>
+      all.some((e) => e.threadId === "fan-1" && e.status === "Finished") && all.every((e) => e.status !== "Running"))
+    const root = all.find((e) => e.threadId === "fan-1")!
+    const children = all.filter((e) => e.parentExecutionId === root.executionId)
+    assert.strictEqual(children.length, 20, "20 child executions on record")
+    assert.deepStrictEqual(all.filter((e) => e.status !== "Finished"), [], "every execution Finished, none Running")
+    assert.strictEqual(all.length, 21, "the parent and its 20 children, nothing else")
+
+    // Each child: its effect applied under its one key (the outside world dedups by it).
+    const leafEffects = await db.all("SELECT key, execution, instance FROM f_effects WHERE node = 'leaf'")
+    assert.strictEqual(leafEffects.length, 20, "20 child effects, one per key")
+    assert.deepStrictEqual(
+      new Set(leafEffects.map((r) => String(r["execution"]))),
+      new Set(children.map((c) => c.executionId)),
+      "one key per child execution, every child's effect applied"
+    )
+    assert.deepStrictEqual(leafEffects.filter((r) => r["instance"] === "p"), [], "no child ran on the parent's process")
+    // Runs that reached the effect: once per key, except a run on the killed worker that died between its
+    // effect and its checkpoint (then it runs again under the same key: at least once).
+    const twice = await db.all("SELECT key, array_agg(instance ORDER BY seq) AS instances FROM f_runs WHERE node = 'leaf' GROUP BY key HAVING count(*) > 1")
+    for (const r of twice) {
+      const instances = r["instances"] as Array<string>
+      assert.isTrue(options.killWorker && instances.length === 2 && instances[0] === "w1", `a child's effect ran again only after its worker died: ${JSON.stringify(r)}`)
+    }
+    // The parent: its launching step's effect (after the launch) and its next step, once each, by a live process.
+    const parentEffects = await db.all("SELECT node, instance FROM f_effects WHERE node IN ('fan', 'after') ORDER BY node")
+    assert.deepStrictEqual(parentEffects.map((r) => r["node"]), ["after", "fan"])
+    for (const r of parentEffects) assert.include(live.map((l) => l.id), r["instance"], "the parent was continued by a live process")
+    assert.strictEqual(n(await db.all("SELECT count(*) AS n FROM f_runs WHERE node IN ('fan', 'after')")), 2, "the parent's effects ran once each")
+    console.log(
+      `faults children (parent killed ${options.killParent}${options.killWorker ? ", w1 killed mid-child" : ""}): ` +
+        `${((Date.now() - began) / 1000).toFixed(1)} s; ${runningAtKill} child step(s) started at the parent's kill; ` +
+        `${killedMidChild} child step(s) killed on w1 before their effect, ${twice.length} effect(s) run twice under their key; ` +
+        `children's effects on w1 ${leafEffects.filter((r) => r["instance"] === "w1").length}, on w2 ${leafEffects.filter((r) => r["instance"] === "w2").length}`
+    )
+    for (const w of live) w.child.kill("SIGKILL")
+    await Promise.all(live.map((w) => w.exited))
+  } finally {
+    await db.close()
+  }
+}
+
 describe("fault probes of children and undo, real processes over Postgres", () => {
   it("the parent's instance SIGKILLed while its 20 children run on two others: each child's effect once, the parent finished elsewhere, nothing Running", async () => {
-    const began = Date.now()
-    const db = await makeDb()
-    try {
-      // The parent's process claims no children; the two workers claim 4 each at once, so children wait queued too.
-      const p = startWorker(db.schema, "p", 0)
-      const w1 = startWorker(db.schema, "w1", 4)
-      const w2 = startWorker(db.schema, "w2", 4)
-      await ready([p, w1, w2])
-      p.send("fan fan-1")
-      const isLeafRun = (l: string) => / run leaf /.test(l)
-      await within(20_000, "a child runs on a worker", Promise.race([w1.until(isLeafRun), w2.until(isLeafRun)]))
-      p.child.kill("SIGKILL")
-      await p.exited
-      const runningAtKill = linesOf([w1, w2], isLeafRun).length
-      assert.isBelow(runningAtKill, 20, "children were still queued when the parent's instance died")
+    await childrenScenario({ killParent: "children running", killWorker: false })
+  }, 90_000)
 
-      const all = await listUntil(w1, "the parent finishes", 40_000, (all) =>
-        all.some((e) => e.threadId === "fan-1" && e.status === "Finished") && all.every((e) => e.status !== "Running"))
-      const root = all.find((e) => e.threadId === "fan-1")!
-      const children = all.filter((e) => e.parentExecutionId === root.executionId)
-      assert.strictEqual(children.length, 20, "20 child executions on record")
-      assert.deepStrictEqual(all.filter((e) => e.status !== "Finished"), [], "every execution Finished, none Running")
-      assert.strictEqual(all.length, 21, "the parent and its 20 children, nothing else")
-
-      // Each child: its effect applied under one key, and the effect's run once (no worker died: nothing to re-run).
-      const leafEffects = await db.all("SELECT key, execution, instance FROM f_effects WHERE node = 'leaf'")
-      assert.strictEqual(leafEffects.length, 20, "20 child effects, one per key")
-      assert.deepStrictEqual(
-        new Set(leafEffects.map((r) => String(r["execution"]))),
-        new Set(children.map((c) => c.executionId)),
-        "one key per child execution, every child's effect applied"
-      )
-      assert.deepStrictEqual(
-        await db.all("SELECT key, count(*)::int AS n FROM f_runs WHERE node = 'leaf' GROUP BY key HAVING count(*) > 1"),
-        [],
-        "no child's effect ran twice"
-      )
-      assert.deepStrictEqual([...new Set(leafEffects.map((r) => String(r["instance"])))].sort().filter((i) => i === "p"), [], "no child ran on the parent's process")
-      // The parent: its launching step's effect (after the launch) and its next step, once each, by a live process.
-      const parentEffects = await db.all("SELECT node, instance FROM f_effects WHERE node IN ('fan', 'after') ORDER BY node")
-      assert.deepStrictEqual(parentEffects.map((r) => r["node"]), ["after", "fan"])
-      for (const r of parentEffects) assert.include(["w1", "w2"], r["instance"], "the parent was continued by a live process")
-      assert.strictEqual(n(await db.all("SELECT count(*) AS n FROM f_runs WHERE node IN ('fan', 'after')")), 2, "the parent's effects ran once each")
-      console.log(
-        `faults children: ${((Date.now() - began) / 1000).toFixed(1)} s; ${runningAtKill} child step(s) started at the kill; ` +
-          `children on w1 ${leafEffects.filter((r) => r["instance"] === "w1").length}, on w2 ${leafEffects.filter((r) => r["instance"] === "w2").length}`
-      )
-      w1.child.kill("SIGKILL")
-      w2.child.kill("SIGKILL")
-      await Promise.all([w1.exited, w2.exited])
-    } finally {
-      await db.close()
-    }
+  it("the parent's instance SIGKILLed in its launching step, then a worker SIGKILLed mid-child: 20 children, each child's effect once per key, nothing Running", async () => {
+    await childrenScenario({ killParent: "launching", killWorker: true })
   }, 90_000)
 
   it("the holder SIGKILLed inside an undo: the other process finishes the unwinding, each compensation applied once per key, Failed, nothing Running", async () => {
