@@ -112,8 +112,8 @@ const Fan = Workflow.make({
 const started = new Set<string>()
 
 const UndoState = Annotation.Root({ log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }) })
-// Promise steps and undos: an Effect undo that reads the Clock (a span, an SQL query, a Schedule) fails on the live
-// Clock (the undo's Clock service lacks the live Clock's methods), so the ledger is written from a Promise here.
+// Promise steps and undos (the Effect form is covered by test/runtime/undo/UndoEffectClock.test.ts, which this probe
+// led to: an Effect undo reading the live Clock used to fail every try).
 const undoable = (node: string) =>
   Workflow.step(
     async (_s: typeof UndoState.State, ctx: Workflow.StepContext) => {
