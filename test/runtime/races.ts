@@ -4,7 +4,8 @@
  * instances in one process, on the live Clock.
  *
  * - A root is born leased: while instance A starts many roots, instance B's
- *   recovery sweep looks every millisecond (and at every release, which the
+ *   recovery sweep looks as often as its floor allows, every 100 ms (and at
+ *   every release, which the
  *   process's wake-up hub tells it). Before, a root was recorded before its
  *   lease was taken, so B could take it as orphaned and A's start died with
  *   a defect.
@@ -52,14 +53,15 @@ const listAll = (b: BatonShape, tenantId: string) =>
   })
 
 /**
- * `roots` executions started on A (all at once) while B sweeps every
- * millisecond: no call ends in a defect, every start answers a handle, and
+ * `roots` executions started on A (all at once) while B sweeps as often as
+ * it may (every 100 ms, `sweepInterval`'s floor, and at every release its
+ * wake-up hub tells it of): no call ends in a defect, every start answers a handle, and
  * every execution finishes, awaited on B.
  */
 export const bornLeased = (storesA: Layer.Layer<BatonStores, unknown>, storesB: Layer.Layer<BatonStores, unknown>, roots: number) =>
   Effect.gen(function*() {
     const a = yield* instance("instance-a", storesA, "1 hour")
-    const b = yield* instance("instance-b", storesB, "1 millis")
+    const b = yield* instance("instance-b", storesB, "100 millis")
     const tenantId = `race-${Math.random().toString(36).slice(2, 10)}`
     const starts = yield* Effect.forEach(
       Array.from({ length: roots }, (_, i) => i),

@@ -10,7 +10,7 @@ import { tempDb } from "./tmp.ts"
 const path = tempDb("races")
 
 describe("start races on SQLite, two connections", () => {
-  it.live("200 roots start on one instance while the other sweeps every millisecond: no defect, every one finishes", () =>
+  it.live("200 roots start on one instance while the other sweeps as often as it may: no defect, every one finishes", () =>
     bornLeased(SqliteStores.layer({ path }), SqliteStores.layer({ path }), 200), { timeout: 120_000 })
 
   it.live("8 concurrent start/execute calls on one idle thread across two instances: exactly one starts", () =>
