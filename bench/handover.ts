@@ -16,27 +16,20 @@
  *
  * Usage: npm run bench:handover [-- --trials N]   (default 20; Postgres: BATON_TEST_PG_URL or the local test database)
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Redacted } from "effect"
-import { Reactivity } from "effect/reactivity"
 import { mkdtempSync, rmSync } from "node:fs"
 import { cpus, loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { withAdmin } from "../test/pg/admin.ts"
 import { killAll, type Proc, sleep, start } from "../test/e2e/processes.ts"
 
 const trialsArg = process.argv.indexOf("--trials")
 const trials = trialsArg === -1 ? 20 : Number(process.argv[trialsArg + 1])
 const lease = 2000
 const sweep = 5000
-const url = process.env.BATON_TEST_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test"
 const worker = fileURLToPath(new URL("../test/e2e/handoverWorker.ts", import.meta.url))
 const now = () => performance.timeOrigin + performance.now()
 
-const admin = <A>(f: (sql: PgClient.PgClient) => Effect.Effect<A, unknown>) =>
-  Effect.runPromise(
-    Effect.scoped(Effect.flatMap(PgClient.make({ url: Redacted.make(url), maxConnections: 1 }), f)).pipe(Effect.provide(Reactivity.layer))
-  )
 
 type Kind = "sqlite" | "pg"
 
@@ -160,7 +153,7 @@ const main = async () => {
   } finally {
     killAll()
     rmSync(dir, { recursive: true, force: true })
-    await admin((sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`)
+    await withAdmin((sql) => sql`DROP SCHEMA IF EXISTS ${sql(schema)} CASCADE`)
   }
 }
 
