@@ -128,12 +128,21 @@ export { type Fence, type FenceCheck, type FencedWrite, renewalDueBefore } from 
 export {
   defaultTenant,
   type ExecutionId,
+  ExecutionIdSchema,
+  Id,
   IdGenerator,
-  maxIdLength,
+  illFormedReason,
   type InstanceId,
+  InstanceIdSchema,
+  isWellFormed,
+  maxIdLength,
   type PauseId,
+  PauseIdSchema,
   type TenantId,
-  type ThreadId
+  TenantIdSchema,
+  Text,
+  type ThreadId,
+  ThreadIdSchema
 } from "./stores/Ids.ts"
 export type { Lease } from "./stores/Lease.ts"
 export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape, maxGetMany } from "./stores/LeaseStore.ts"

@@ -3,53 +3,70 @@
  * backend — ours or a user's — rejects the same bad input the same way,
  * before anything is written.
  */
-import type { Duration } from "effect"
-import { Effect } from "effect"
+import type { Duration, SchemaIssue } from "effect"
+import { Cause, Effect, Schema } from "effect"
 import { InvalidInputError } from "../Errors.ts"
 import { millisOf } from "./options.ts"
-import { maxIdLength } from "../Ids.ts"
+import { Id, maxIdLength, Text } from "../Ids.ts"
 
 type Check = Effect.Effect<void, InvalidInputError>
 
 const fail = (operation: string, field: string, reason: string): Check =>
   Effect.fail(new InvalidInputError({ operation, field, reason }))
 
+/** Re-exported for the checks outside the contracts (config, workflow names). */
+export { illFormedReason, isWellFormed } from "../Ids.ts"
+
 /**
- * Whether a string is well-formed Unicode: no lone surrogate. A backend that
- * keeps text as UTF-8 (SQLite, Postgres) stores a lone surrogate as U+FFFD,
- * so "x\uD800y" and "x\uFFFDy" would be one key there and two in memory.
+ * The first message a schema gives for a value it refuses (the texts the
+ * `Text` and `Id` schemas carry: what the value must be, and what it held).
  */
-export const isWellFormed = (value: string): boolean => (value as string & { isWellFormed(): boolean }).isWellFormed()
+const reasonOf = (schema: Schema.Decoder<unknown>, value: unknown, otherwise: string): string => {
+  const exit = Schema.decodeUnknownExit(schema)(value)
+  if (exit._tag === "Success") return otherwise
+  const error = Cause.findErrorOption(exit.cause)
+  const issue = error._tag === "Some" && Schema.isSchemaError(error.value) ? error.value.issue : undefined
+  const message = issue === undefined ? undefined : firstMessage(issue)
+  return message ?? otherwise
+}
 
-/** The reason given for text that is not well-formed Unicode. */
-export const illFormedReason =
-  "must be well-formed Unicode, but holds a lone surrogate (half of a UTF-16 pair), which UTF-8 stores cannot keep apart from U+FFFD: pass whole characters (check with String.prototype.isWellFormed, or mend with toWellFormed), or encode a binary id as hex or base64url"
+const firstMessage = (issue: SchemaIssue.Issue): string | undefined => {
+  switch (issue._tag) {
+    case "Filter":
+      return issue.issue._tag === "InvalidValue" && typeof issue.issue.annotations?.message === "string"
+        ? issue.issue.annotations.message
+        : firstMessage(issue.issue)
+    case "Composite":
+      return issue.issues.length > 0 ? firstMessage(issue.issues[0]) : undefined
+    case "Pointer":
+      return firstMessage(issue.issue)
+    case "InvalidValue":
+      return typeof issue.annotations?.message === "string" ? issue.annotations.message : undefined
+    default:
+      return undefined
+  }
+}
 
-/** What every text a store keys or compares by must be: at most {@link maxIdLength} characters, no NUL, well-formed Unicode. */
-const storable = (operation: string, field: string, value: string): Check =>
-  value.length > maxIdLength
-    ? fail(operation, field, `must be at most ${maxIdLength} characters (got ${value.length})`)
-    : value.includes("\u0000")
-    ? fail(operation, field, "must not contain a NUL character")
-    : !isWellFormed(value)
-    ? fail(operation, field, illFormedReason)
-    : Effect.void
+const isText = Schema.is(Text)
+const isId = Schema.is(Id)
 
 /**
- * A key or id: every string a store contract checks with this is one it keys
- * or indexes, so it must be non-empty, at most {@link maxIdLength} characters,
- * hold no NUL and be well-formed Unicode — what every backend can index and
- * compare the same way.
+ * A key or id, checked by the `Id` schema: every string a store contract
+ * checks with this is one it keys or indexes, so it must be non-empty, at
+ * most {@link maxIdLength} characters, hold no NUL and be well-formed
+ * Unicode — what every backend can index and compare the same way.
  */
 export const nonEmpty = (operation: string, field: string, value: unknown): Check =>
-  typeof value !== "string" || value.length === 0 ? fail(operation, field, "must be a non-empty string") : storable(operation, field, value)
+  isId(value)
+    ? Effect.void
+    : fail(operation, field, typeof value !== "string" ? "must be a non-empty string" : reasonOf(Id, value, "must be a non-empty string"))
 
 /**
- * A text a store compares by that may be empty (a key prefix): a string,
- * with no NUL, well-formed Unicode.
+ * A text a store compares by that may be empty (a key prefix), checked by
+ * the `Text` schema: a string, with no NUL, well-formed Unicode.
  */
 export const text = (operation: string, field: string, value: unknown): Check =>
-  typeof value !== "string" ? fail(operation, field, "must be a string") : storable(operation, field, value)
+  isText(value) ? Effect.void : fail(operation, field, typeof value !== "string" ? "must be a string" : reasonOf(Text, value, "must be a string"))
 
 export const positiveMillis = (operation: string, field: string, value: unknown): Check =>
   typeof value === "number" && Number.isFinite(value) && value > 0
