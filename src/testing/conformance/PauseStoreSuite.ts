@@ -4,9 +4,9 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
+import type { LeaseStore } from "../../stores/LeaseStore.ts"
 import type { Pause, PauseStatus } from "../../stores/Pause.ts"
 import { PauseStore, type PauseStoreShape } from "../../stores/PauseStore.ts"
 import {
@@ -23,10 +23,10 @@ import {
   successes,
   type SuiteOptions
 } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineSuite, withLeases, type WithLeases } from "./SuiteDefinition.ts"
 
 /** The pause store, and the lease store its fenced save checks. */
-type WithLeases = PauseStoreShape & { readonly leases: LeaseStoreShape }
+type Leased = WithLeases<PauseStoreShape>
 
 /**
  * Registers the PauseStore conformance tests (call it at the top level of a
@@ -39,8 +39,8 @@ type WithLeases = PauseStoreShape & { readonly leases: LeaseStoreShape }
 export const pauseStoreSuite = (options: SuiteOptions<PauseStore | LeaseStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {
     contract: "PauseStore",
-    pick: (ctx): WithLeases => ({ ...Context.get(ctx, PauseStore), leases: Context.get(ctx, LeaseStore) }),
-    ping: (s) => s.ping
+    pick: withLeases(PauseStore),
+    ping: (s: Leased) => s.ping
   })
   const base = 1_000_000_000_000
   const ttl = 30_000
@@ -69,7 +69,7 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore | LeaseStore>):
   })
 
   /** A store without a fenced save (`fenced: false`): `saveFenced` is `save`, whatever the lease. */
-  const unfencedSave = Effect.fnUntraced(function*(s: WithLeases) {
+  const unfencedSave = Effect.fnUntraced(function*(s: Leased) {
     const tenantId = ids("tenant")
     const root = ids("root")
     const lease = some(yield* s.leases.acquire(tenantId, root, "holder-1", ttl, base), "acquire")
@@ -101,7 +101,7 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore | LeaseStore>):
         assert.isTrue(yield* stores.second.saveFenced(p, lease, base + 1), "the holder's save")
         assert.isFalse(yield* stores.first.saveFenced({ ...p, payload: "other" }, lease, base + 2), "an id that exists is kept")
         assert.deepStrictEqual(some(yield* stores.first.get(tenantId, p.pauseId), "get"), p)
-        const refusedWith = Effect.fnUntraced(function*(s: WithLeases, at: number, by: typeof lease, what: string) {
+        const refusedWith = Effect.fnUntraced(function*(s: Leased, at: number, by: typeof lease, what: string) {
           const q = pending(tenantId, root, at)
           const error = yield* expectTag(s.saveFenced(q, by, at), "LeaseLostError", what)
           assert.strictEqual(error.holder, by.holder, `${what}: names the refused holder`)

@@ -4,11 +4,11 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor, StartRootResult } from "../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../stores/Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
+import type { LeaseStore } from "../../stores/LeaseStore.ts"
 import { maxErrorTextLength } from "../../stores/internal/storable.ts"
 import { RecordStore, type RecordStoreShape } from "../../stores/RecordStore.ts"
 import {
@@ -25,7 +25,7 @@ import {
   type SuiteOptions,
   unicodeTwins
 } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineSuite, withLeases, type WithLeases } from "./SuiteDefinition.ts"
 
 const compare = (a: RecordCursor, b: RecordCursor) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
@@ -39,7 +39,7 @@ const newestFirst = (a: ExecutionRecord, b: ExecutionRecord) =>
   b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
 
 /** A record store, with the lease store whose leases its fenced transitions check. */
-type Both = RecordStoreShape & { readonly leases: LeaseStoreShape }
+type Both = WithLeases<RecordStoreShape>
 
 /**
  * Registers the RecordStore conformance tests (call it at the top level of a
@@ -53,8 +53,8 @@ type Both = RecordStoreShape & { readonly leases: LeaseStoreShape }
 export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {
     contract: "RecordStore",
-    pick: (ctx): Both => ({ ...Context.get(ctx, RecordStore), leases: Context.get(ctx, LeaseStore) }),
-    ping: (s) => s.ping
+    pick: withLeases(RecordStore),
+    ping: (s: Both) => s.ping
   })
 
   const record = (
@@ -91,6 +91,16 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
     const lease = some(yield* s.leases.acquire(tenantId, r.executionId, holder, ttl, t), "acquire the new root's lease")
     assert.deepStrictEqual(yield* s.startRoot(r), started)
     return { r, lease }
+  })
+
+  /** A Running record of a fresh tenant and thread, written by the first store; then the Clock moves `after` ms on (`t`). */
+  const recorded = Effect.fnUntraced(function*(after: number) {
+    const stores = yield* Stores
+    const tenantId = ids("tenant")
+    const r = record(tenantId, ids("thread"), yield* now)
+    assert.isTrue(yield* stores.first.createRecord(r))
+    if (after > 0) yield* TestClock.adjust(after)
+    return { r, stores, t: yield* now, tenantId }
   })
 
   register((it) => {
@@ -154,12 +164,7 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
 
     it.effect("setStatus is a compare-and-set: a wrong `from` changes nothing", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const tenantId = ids("tenant")
-        const r = record(tenantId, ids("thread"), yield* now)
-        assert.isTrue(yield* stores.first.createRecord(r))
-        yield* TestClock.adjust(1_000)
-        const t = yield* now
+        const { r, stores, t, tenantId } = yield* recorded(1_000)
         assert.isFalse(yield* stores.second.setStatus({ tenantId, executionId: r.executionId, from: "Paused", to: "Finished", now: t }))
         assert.deepStrictEqual(some(yield* stores.first.getRecord(tenantId, r.executionId), "unchanged"), r)
         assert.isFalse(
@@ -202,12 +207,7 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
 
     it.effect("noteRecoveryFailure counts a failed recovery of a Running record once per count; the record keeps it", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const tenantId = ids("tenant")
-        const r = record(tenantId, ids("thread"), yield* now)
-        assert.isTrue(yield* stores.first.createRecord(r))
-        yield* TestClock.adjust(1_000)
-        const t = yield* now
+        const { r, stores, t, tenantId } = yield* recorded(1_000)
         const note = (i: number, failures: number, error: string) =>
           stores.at(i).noteRecoveryFailure({ tenantId, executionId: r.executionId, failures, retryAt: t + 2_000, error, now: t })
         const exits = yield* race(racers, (i) => note(i, 0, `racer ${i}`))
@@ -232,11 +232,7 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
 
     it.effect("a move on (not to Failed, not Running to Running) clears the count of failed recoveries and their cause", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const tenantId = ids("tenant")
-        const t = yield* now
-        const r = record(tenantId, ids("thread"), t)
-        assert.isTrue(yield* stores.first.createRecord(r))
+        const { r, stores, t, tenantId } = yield* recorded(0)
         const get = Effect.map(stores.second.getRecord(tenantId, r.executionId), (o) => some(o, "the record"))
         const move = (from: ExecutionStatus, to: ExecutionStatus, error?: string) =>
           stores.first.setStatus({ tenantId, executionId: r.executionId, from, to, now: t, error })
@@ -258,12 +254,7 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
 
     it.effect(`of ${racers} racers moving a record from Running exactly one wins`, () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const tenantId = ids("tenant")
-        const r = record(tenantId, ids("thread"), yield* now)
-        assert.isTrue(yield* stores.first.createRecord(r))
-        yield* TestClock.adjust(1_000)
-        const t = yield* now
+        const { r, stores, t, tenantId } = yield* recorded(1_000)
         const to = (i: number): ExecutionStatus => (i % 3 === 0 ? "Finished" : i % 3 === 1 ? "Failed" : "Cancelled")
         const exits = yield* race(racers, (i) =>
           stores.at(i).setStatus({ tenantId, executionId: r.executionId, from: "Running", to: to(i), now: t, error: `racer ${i}` }))

@@ -8,7 +8,8 @@
  */
 import type { Vitest } from "@effect/vitest"
 import { layer } from "../internal/vitest.ts"
-import { type Context, Effect } from "effect"
+import { Context, Effect } from "effect"
+import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { type Instances, instancesKey, instancesLayer, makeIds, racersOf, type SuiteOptions } from "./Suite.ts"
 
 /**
@@ -65,3 +66,24 @@ export const defineSuite = <I, S>(options: SuiteOptions<I>, spec: {
   return { Stores, ids: makeIds(), racers: spec.racers ?? racersOf(options), register }
 }
 
+
+/**
+ * A store under test with the `LeaseStore` over the same database, whose
+ * leases its fenced writes check in the same atomic step.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type WithLeases<S> = S & { readonly leases: LeaseStoreShape }
+
+/**
+ * The `pick` of a suite whose store fences its writes by lease: the store
+ * `tag` names, with the built `LeaseStore` as `leases`.
+ *
+ * @category conformance
+ * @since 0.2.0
+ */
+export const withLeases = <I, S>(tag: Context.Key<I, S>) => (context: Context.Context<I | LeaseStore>): WithLeases<S> => ({
+  ...Context.get(context, tag),
+  leases: Context.get(context, LeaseStore)
+})

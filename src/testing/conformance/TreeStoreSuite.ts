@@ -4,14 +4,14 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
-import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
+import { Effect, Option } from "effect"
+import type { LeaseStore } from "../../stores/LeaseStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
 import { expectInvalid, expectTag, illFormedIds, none, nonJsonValues, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineSuite, withLeases, type WithLeases } from "./SuiteDefinition.ts"
 
 /** The tree store, and the lease store its fenced writes check. */
-type WithLeases = TreeStoreShape & { readonly leases: LeaseStoreShape }
+type Leased = WithLeases<TreeStoreShape>
 
 /**
  * Registers the TreeStore conformance tests (call it at the top level of a
@@ -24,8 +24,8 @@ type WithLeases = TreeStoreShape & { readonly leases: LeaseStoreShape }
 export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {
     contract: "TreeStore",
-    pick: (ctx): WithLeases => ({ ...Context.get(ctx, TreeStore), leases: Context.get(ctx, LeaseStore) }),
-    ping: (s) => s.ping
+    pick: withLeases(TreeStore),
+    ping: (s: Leased) => s.ping
   })
   const base = 1_000_000_000_000
   const ttl = 30_000
