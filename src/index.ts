@@ -50,6 +50,7 @@ export { ChildExecutionsFailedError } from "./runtime/Children.ts"
 // Fleet-wide limits
 export * as Budget from "./runtime/limits/Budget.ts"
 export * as Provider from "./runtime/limits/Provider.ts"
+export * as ProviderFallbacks from "./runtime/limits/ProviderFallbacks.ts"
 export * as ProviderSlots from "./runtime/limits/ProviderSlots.ts"
 export * as TenantQuota from "./runtime/limits/TenantQuota.ts"
 

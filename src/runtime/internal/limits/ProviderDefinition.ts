@@ -60,6 +60,15 @@ export interface Provider {
    * `retryAfter`, which recognises the 429s it learns from.
    */
   readonly adaptive?: { readonly limit: number; readonly window: Duration.Input } | undefined
+  /**
+   * Other models (or endpoints) to call, in order, when this one is
+   * unavailable: its circuit open, or rate-limited (a 429 now, or a
+   * fleet-wide cooldown still running). Each is a provider of its own, with
+   * its own key and limits; a fallback lists no fallbacks of its own. Used
+   * by `ProviderFallbacks.guard` (the plain `Provider.guard` calls only this
+   * provider).
+   */
+  readonly fallbacks?: ReadonlyArray<Provider> | undefined
 }
 
 const configError = (field: string, reason: string) => Effect.fail(new BatonConfigError({ field, reason }))
@@ -106,6 +115,24 @@ export const make = (definition: Provider): Effect.Effect<Provider, BatonConfigE
       )
     }
     if (d.breaker?.maxOpenDuration !== undefined) yield* checked(`${at}: breaker.maxOpenDuration`, d.breaker.maxOpenDuration, period)
+    if (d.fallbacks !== undefined) yield* checkFallbacks(at, d)
     return d
+  })
+
+/** Each fallback is a valid provider with a key of its own and no fallbacks of its own. */
+const checkFallbacks = (at: string, d: Provider): Effect.Effect<void, BatonConfigError> =>
+  Effect.gen(function*() {
+    if (!Array.isArray(d.fallbacks)) return yield* configError(`${at}: fallbacks`, "must be a list of providers")
+    const keys = new Set([d.key])
+    for (const [i, f] of d.fallbacks.entries()) {
+      const field = `${at}: fallbacks[${i}]`
+      if (f === null || typeof f !== "object") return yield* configError(field, "must be a provider definition ({ key, ... })")
+      if (f.fallbacks !== undefined) {
+        return yield* configError(`${field}.fallbacks`, "a fallback lists no fallbacks of its own: put every model in the primary's list, in the order to try them")
+      }
+      yield* make(f).pipe(Effect.mapError((e) => new BatonConfigError({ field: `${field}: ${e.field}`, reason: e.reason })))
+      if (keys.has(f.key)) return yield* configError(`${field}.key`, `is ${JSON.stringify(f.key)}, which the provider or an earlier fallback already uses: each model needs a key of its own (its limits and circuit are kept by key)`)
+      keys.add(f.key)
+    }
   })
 
