@@ -34,7 +34,7 @@ import { Clock, Duration, Effect, type Exit, Scope } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import type { BatonConfigError, InvalidInputError, StoreError } from "../../stores/Errors.ts"
-import type { InstanceId } from "../../stores/Ids.ts"
+import type { InstanceId, TenantId } from "../../stores/Ids.ts"
 import * as Options from "../../stores/internal/options.ts"
 import type { LedgerStore } from "../../stores/LedgerStore.ts"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
@@ -77,6 +77,8 @@ export type {
 export interface GuardOptions {
   /** The instance making the call (it holds the slot): the step context's `instanceId`. */
   readonly holder: InstanceId
+  /** The tenant the call is for (the step context's `tenantId`): waiting calls of one instance take tenants in turn for the provider's slots. */
+  readonly tenantId?: TenantId | undefined
   /** Tokens the call is expected to use, counted by `"tokens"` windows (default 1). */
   readonly tokens?: number | undefined
   /** Budgets checked before the call; `cost` is charged to them atomically. */
@@ -250,7 +252,7 @@ export const guard = (provider: Provider, options: GuardOptions) =>
     const breakered = throughBreaker(provider, withAdaptiveFeedback(provider, admitted, options.tokens ?? 1, withCooldownOn429(provider, call)))
     return yield* provider.slots === undefined
       ? breakered
-      : ProviderSlots.withSlot(provider.key, { ...provider.slots, holder: options.holder })(breakered)
+      : ProviderSlots.withSlot(provider.key, { ...provider.slots, holder: options.holder, tenantId: options.tenantId })(breakered)
   })
 
 /**

@@ -21,7 +21,7 @@
  */
 import { type Duration, Effect, Schema } from "effect"
 import type { InvalidInputError, StoreError } from "../../stores/Errors.ts"
-import type { InstanceId } from "../../stores/Ids.ts"
+import type { InstanceId, TenantId } from "../../stores/Ids.ts"
 import type { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import * as LeasedSlots from "../internal/lease/leasedSlots.ts"
 
@@ -52,6 +52,14 @@ export interface SlotOptions {
   readonly max: number
   /** The instance holding the slot (its lease holder). */
   readonly holder: InstanceId
+  /**
+   * The tenant the call is for. The calls waiting on one instance take
+   * tenants in turn (a tenant's n-th waiter after every other tenant's
+   * n-th), so one tenant's burst does not keep another's call waiting behind
+   * it; calls naming none count as one tenant. Between instances a free slot
+   * goes to whichever instance takes its lease first.
+   */
+  readonly tenantId?: TenantId | undefined
   /** How long a slot is held without renewal: a dead holder's slot returns after it. 1 second to 24 hours, default 30 s (the runtime's one lease option). */
   readonly lease?: Duration.Input | undefined
   /** How long to wait for a slot before `SlotTimeoutError`: 0 to Infinity (default 60 s). */
@@ -77,6 +85,6 @@ export type SlotError = SlotTimeoutError | StoreError | InvalidInputError
 export const withSlot = (key: string, options: SlotOptions) =>
 <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E | SlotError, R | RateLimitStore> =>
   Effect.flatMap(
-    LeasedSlots.holdOptions("ProviderSlots.withSlot", options, { field: "max", value: options.max }, 60_000),
+    Effect.map(LeasedSlots.holdOptions("ProviderSlots.withSlot", options, { field: "max", value: options.max }, 60_000), (o) => ({ ...o, fairBy: options.tenantId })),
     (o) => LeasedSlots.hold(key, o, call, (waitedMillis) => Effect.fail(new SlotTimeoutError({ key, max: options.max, waitedMillis })))
   )

@@ -3,7 +3,10 @@
  * effect runs — shared by provider concurrency slots and tenant permits.
  *
  * - Waiters of one key in one process form a line: only its head asks the
- *   store, so this process's waiters get slots in the order they came. The
+ *   store, so this process's waiters get slots in the order they came —
+ *   fair between tenants when the waiters name theirs (`fairBy`): a tenant's
+ *   n-th waiter stands after every other tenant's n-th, so one tenant's
+ *   burst cannot keep another's single call waiting behind it. The
  *   head is woken at once when a slot of the key is released in this process
  *   (by any fiber on the same `RateLimitStore` service) or when the head
  *   before it got its slot; it also polls every `pollMillis` on the Clock for
@@ -30,10 +33,15 @@ export interface HoldOptions {
   readonly pollMillis: number
   /** Who renews the slot: a fiber of its own every third of the lease (default), or the caller ("caller"). */
   readonly renewal?: "own" | "caller" | undefined
+  /** The tenant the waiter waits for: the line takes tenants in turn (waiters naming none count as one tenant). */
+  readonly fairBy?: string | undefined
 }
 
 interface Waiter {
   wake: Deferred.Deferred<void>
+  readonly tenant: string
+  /** Its turn: the line is kept in order of rounds, and of arrival within a round. */
+  readonly round: number
 }
 
 const lines = new WeakMap<object, Map<string, Array<Waiter>>>()
@@ -45,6 +53,28 @@ const lineOf = (store: RateLimitStoreShape, key: string): Array<Waiter> => {
   if (line === undefined) byKey.set(key, line = [])
   return line
 }
+
+/**
+ * Puts `me` in line: after every waiter of an earlier or the same round, so
+ * the line takes tenants in turn and each tenant's waiters in the order they
+ * came. With one tenant this is the end of the line.
+ */
+const join = (line: Array<Waiter>, me: Waiter) => {
+  let at = line.length
+  while (at > 1 && line[at - 1].round > me.round) at--
+  line.splice(at, 0, me)
+}
+
+/**
+ * A new waiter of `tenant`: the round after its tenant's last waiter in
+ * line, and never before the head's round (a tenant coming back after a
+ * while gets no credit for the turns it was away).
+ */
+const waiter = (wake: Deferred.Deferred<void>, line: ReadonlyArray<Waiter>, tenant: string): Waiter => ({
+  wake,
+  tenant,
+  round: line.reduce((round, w) => (w.tenant === tenant ? Math.max(round, w.round + 1) : round), line[0]?.round ?? 0)
+})
 
 const wakeHead = (store: RateLimitStoreShape, key: string) =>
   Effect.suspend(() => {
@@ -74,9 +104,9 @@ const acquire = (
   onSlot: (slot: SlotLease) => Effect.Effect<void, never, Scope.Scope>
 ) =>
   Effect.gen(function*() {
-    const me: Waiter = { wake: yield* Deferred.make<void>() }
     const line = lineOf(store, key)
-    line.push(me)
+    const me = waiter(yield* Deferred.make<void>(), line, o.fairBy ?? "")
+    join(line, me)
     const start = yield* Clock.currentTimeMillis
     return yield* Effect.gen(function*() {
       while (true) {

@@ -46,7 +46,7 @@ export interface BreakerPolicy {
  */
 export interface Provider {
   readonly key: string
-  readonly slots?: Omit<ProviderSlots.SlotOptions, "holder"> | undefined
+  readonly slots?: Omit<ProviderSlots.SlotOptions, "holder" | "tenantId"> | undefined
   readonly windows?: ReadonlyArray<Window> | undefined
   readonly breaker?: BreakerPolicy | undefined
   /** The Retry-After of a rate-limit error of the call (a 429), or undefined for any other error. */
