@@ -11,7 +11,7 @@
  *
  * @since 0.1.0
  */
-import { Config, Context, type Duration, Effect, Layer, Option, Schema } from "effect"
+import { Config, Context, type Duration, Effect, Layer, Option, Redacted, Schema } from "effect"
 import { BatonConfigError } from "../stores/Errors.ts"
 import type { InstanceId } from "../stores/Ids.ts"
 import * as Options from "../stores/internal/options.ts"
@@ -127,6 +127,19 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * 1 MiB (1048576), as `baton/http`'s body limit.
    */
   readonly maxInputBytes?: number | undefined
+  /**
+   * One secret key for the pseudonyms of the whole application, instead of
+   * a key made per execution tree: `ctx.pseudonymize(value)` then gives the
+   * same token for the same value in every execution of a tenant (so tokens
+   * can be joined across executions), and `ctx.reidentify` reads any token
+   * of the tenant. Each tenant's tokens are made under a key of its own
+   * (derived from this one), so a token never reads in another tenant.
+   * Base64 of at least 32 random bytes (`openssl rand -base64 32`); give
+   * every instance the same key, and keep it secret (a `Redacted` from
+   * `Config.Redacted`, or `BATON_PSEUDONYM_KEY`). Unset: a key per tree,
+   * shared by its children.
+   */
+  readonly pseudonymKey?: Redacted.Redacted<string> | string | undefined
 }
 
 /**
@@ -183,6 +196,8 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly undoBackoffMaxMillis: number
   /** The largest input or decision, in bytes of JSON (`undefined`: 1 MiB). */
   readonly maxInputBytes?: number | undefined
+  /** The application's pseudonym key, base64 (`undefined`: a key per execution tree). */
+  readonly pseudonymKey?: Redacted.Redacted<string> | undefined
 }
 
 /**
@@ -252,7 +267,8 @@ export const configKeys = {
   undoBackoffMax: "BATON_UNDO_BACKOFF_MAX",
   maxClaimedChildren: "BATON_MAX_CLAIMED_CHILDREN",
   maxInlineChildren: "BATON_MAX_INLINE_CHILDREN",
-  maxInputBytes: "BATON_MAX_INPUT_BYTES"
+  maxInputBytes: "BATON_MAX_INPUT_BYTES",
+  pseudonymKey: "BATON_PSEUDONYM_KEY"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
 type Field = keyof typeof configKeys
@@ -355,8 +371,24 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* capAtLeast("undoBackoffMax", config.undoBackoffMaxMillis, "undoBackoff", config.undoBackoffMillis)
   yield* ChildConfig.validate(config)
   yield* InputSize.validate(config.maxInputBytes)
+  if (config.pseudonymKey !== undefined) yield* checkPseudonymKey(config.pseudonymKey)
   return config
 })
+
+/** The fewest bytes an application pseudonym key holds (AES-256 and HMAC-SHA-256 keys). */
+const pseudonymKeyBytes = 32
+
+/** A pseudonym key must be base64 of at least 32 bytes; the reason never shows the key. */
+const checkPseudonymKey = (key: unknown): Effect.Effect<void, BatonConfigError> => {
+  const text = Redacted.isRedacted(key) ? Redacted.value(key) : key
+  const fail = (reason: string) => Effect.fail(new BatonConfigError({ field: "pseudonymKey", reason }))
+  if (typeof text !== "string") return fail("must be a base64 text (or a Redacted one)")
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text)) return fail("must be base64 (make one with `openssl rand -base64 32`)")
+  const bytes = Buffer.from(text, "base64").length
+  return bytes < pseudonymKeyBytes
+    ? fail(`holds ${bytes} bytes: it must hold at least ${pseudonymKeyBytes} random bytes (make one with \`openssl rand -base64 32\`)`)
+    : Effect.void
+}
 
 /**
  * Checks options and answers the configuration they give; a bad value fails
@@ -395,9 +427,13 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.providers === undefined ? {} : { providers: options.providers }),
     ...(options.maxClaimedChildren === undefined ? {} : { maxClaimedChildren: options.maxClaimedChildren }),
     ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren }),
-    ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes })
+    ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes }),
+    ...(options.pseudonymKey === undefined ? {} : { pseudonymKey: redacted(options.pseudonymKey) })
   })
 })
+
+const redacted = (key: Redacted.Redacted<string> | string): Redacted.Redacted<string> =>
+  Redacted.isRedacted(key) ? key : Redacted.make(key, { label: "pseudonymKey" })
 
 /**
  * A `BatonConfig` from options given in code (unset ones take `defaults`).
@@ -448,7 +484,8 @@ const readers = {
   undoBackoffMax: [durationKey(configKeys.undoBackoffMax), durationText],
   maxClaimedChildren: [Config.Int(configKeys.maxClaimedChildren), intText],
   maxInlineChildren: [Config.Int(configKeys.maxInlineChildren), intText],
-  maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText]
+  maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText],
+  pseudonymKey: [Config.Redacted(configKeys.pseudonymKey), "a base64 key"]
 } as const satisfies { readonly [K in Field]: readonly [Config.Config<Required<BatonConfigOptions>[K]>, string] }
 
 const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> => Config.map(Config.option(config), Option.getOrUndefined)

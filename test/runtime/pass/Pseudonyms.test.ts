@@ -1,6 +1,7 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber, Layer } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer, Redacted } from "effect"
+import * as BatonConfig from "../../../src/runtime/BatonConfig.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 import { backends, statusOf, theRunningRoot } from "../fixtures.ts"
@@ -82,3 +83,60 @@ for (const backend of backends) {
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
+
+/** An application pseudonym key: 32 bytes, base64. */
+const applicationKey = Buffer.alloc(32, 7).toString("base64")
+
+for (const backend of backends) {
+  describe(`an application pseudonym key on ${backend.name}`, () => {
+    it.effect("every execution of a tenant, on any instance, makes one token per value and reads the others' tokens; another tenant's do not read", () =>
+      Effect.gen(function*() {
+        const seen: Array<Seen> = []
+        const wf = pseudonymous(seen)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], pseudonymKey: applicationKey } })
+        const first = yield* h.run(0, (b) => b.execute(wf, { foreign: null, tokens: [] }))
+        yield* h.settle
+        yield* h.advance("45 seconds")
+        assert.strictEqual((yield* Fiber.join(first))._tag, "Finished")
+        const token = seen[0]!.token
+        assert.notInclude(token, personal)
+
+        const second = yield* h.run(1, (b) => b.execute(wf, { foreign: token, tokens: [] }))
+        yield* h.settle
+        yield* h.advance("45 seconds")
+        assert.strictEqual((yield* Fiber.join(second))._tag, "Finished")
+        const [, , secondFirst, secondLast] = seen
+        assert.strictEqual(secondFirst?.instanceId, "instance-1")
+        assert.strictEqual(secondFirst?.token, token, "another execution on another instance makes the same token")
+        assert.strictEqual(secondLast?.foreign, `decoded:${personal}`, "a token of another execution of the tenant reads")
+
+        const otherTenant = yield* h.run(1, (b) => b.execute(wf, { foreign: token, tokens: [] }, { tenantId: "other-tenant" }))
+        yield* h.settle
+        yield* h.advance("45 seconds")
+        assert.strictEqual((yield* Fiber.join(otherTenant))._tag, "Finished")
+        const [, , , , otherFirst, otherLast] = seen
+        assert.notStrictEqual(otherFirst?.token, token, "another tenant makes another token for the value")
+        assert.strictEqual(otherLast?.foreign, "refused:PseudonymError", "a token of another tenant does not read")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+  })
+}
+
+describe("the pseudonymKey option", () => {
+  it.effect("a key that is not base64 of at least 32 bytes fails at build naming pseudonymKey, without showing the key; BATON_PSEUDONYM_KEY is read as a secret", () =>
+    Effect.gen(function*() {
+      const short = Buffer.alloc(16, 1).toString("base64")
+      const e = yield* Effect.flip(BatonConfig.make({ pseudonymKey: short }))
+      assert.strictEqual(e.field, "pseudonymKey")
+      assert.include(e.reason, "16 bytes")
+      assert.notInclude(e.message, short)
+      const notBase64 = yield* Effect.flip(BatonConfig.make({ pseudonymKey: "not a key!" }))
+      assert.strictEqual(notBase64.field, "pseudonymKey")
+      const config = yield* Effect.service(BatonConfig.BatonConfig).pipe(
+        Effect.provide(BatonConfig.layerConfig()),
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ BATON_PSEUDONYM_KEY: applicationKey })))
+      )
+      assert.isTrue(Redacted.isRedacted(config.pseudonymKey))
+      assert.strictEqual(Redacted.value(config.pseudonymKey!), applicationKey)
+      assert.notInclude(String(config.pseudonymKey), applicationKey)
+    }))
+})

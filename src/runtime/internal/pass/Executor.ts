@@ -6,7 +6,7 @@
  */
 import * as StepClock from "../StepClock.ts"
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option, Redacted } from "effect"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
@@ -224,7 +224,9 @@ const makeHandle = (
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
     pseudonymKey: () =>
-      pseudonymKey ??= Effect.runPromise(Pseudonyms.keyOf(tree, record.tenantId, record.rootExecutionId)).catch((e) => {
+      pseudonymKey ??= (instance.config.pseudonymKey !== undefined
+        ? Promise.resolve(Pseudonyms.tenantKey(Redacted.value(instance.config.pseudonymKey), record.tenantId))
+        : Effect.runPromise(Pseudonyms.keyOf(tree, record.tenantId, record.rootExecutionId))).catch((e) => {
         pseudonymKey = undefined
         throw e
       }),

@@ -10,6 +10,11 @@
  *
  * The key is made on first use: only executions whose steps pseudonymize
  * have one. Of two instances making it at once, the tree store keeps one.
+ * Children use their root's key (it is kept with the tree).
+ *
+ * With the application option `pseudonymKey`, no key is made: each tenant's
+ * key is derived from the application's, so a value gives one token in
+ * every execution of its tenant.
  *
  * @since 0.1.0
  */
@@ -49,6 +54,17 @@ export const keyOf = (tree: TreeStoreShape, tenantId: string, rootExecutionId: s
   })
 
 const subkey = (key: Uint8Array, use: string) => createHmac("sha256", key).update(use).digest()
+
+/**
+ * A tenant's key under the application's pseudonym key (base64): the same
+ * on every instance, another for every tenant, so a token of one tenant
+ * never reads in another.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const tenantKey = (applicationKey: string, tenantId: string): Uint8Array =>
+  subkey(Buffer.from(applicationKey, "base64"), `tenant:${tenantId}`)
 
 /**
  * The value's token under `key`: the same for the same value and key.
