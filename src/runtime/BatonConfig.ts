@@ -20,6 +20,7 @@ import type { AnyWorkflow } from "./Workflow.ts"
 import * as ChildConfig from "./internal/children/ChildConfig.ts"
 import * as InputSize from "./internal/calls/InputSize.ts"
 import * as Limits from "./internal/limits/QuotaConfig.ts"
+import * as Budget from "./limits/Budget.ts"
 
 /**
  * The options of one instance's runtime, every one optional (see `defaults`).
@@ -140,6 +141,13 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * shared by its children.
    */
   readonly pseudonymKey?: Redacted.Redacted<string> | string | undefined
+  /**
+   * Budgets of the whole application, given to every step as `ctx.budgets`
+   * with its tree's root workflow's (see `Budget.DeclaredBudget`): a
+   * `"tree"` budget caps every execution tree, a `"tenant"` one each
+   * tenant. In code only: no `BATON_*` key.
+   */
+  readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
 }
 
 /**
@@ -198,6 +206,8 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly maxInputBytes?: number | undefined
   /** The application's pseudonym key, base64 (`undefined`: a key per execution tree). */
   readonly pseudonymKey?: Redacted.Redacted<string> | undefined
+  /** The application's declared budgets (`undefined`: none). */
+  readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
 }
 
 /**
@@ -269,11 +279,11 @@ export const configKeys = {
   maxInlineChildren: "BATON_MAX_INLINE_CHILDREN",
   maxInputBytes: "BATON_MAX_INPUT_BYTES",
   pseudonymKey: "BATON_PSEUDONYM_KEY"
-} as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
+} as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers" | "budgets">>]: string }
 
 type Field = keyof typeof configKeys
 
-const optionFields = [...Object.keys(configKeys), "providers"] as ReadonlyArray<Field | "providers">
+const optionFields = [...Object.keys(configKeys), "providers", "budgets"] as ReadonlyArray<Field | "providers" | "budgets">
 
 const dayMillis = 24 * 60 * 60 * 1000
 const timer = "the longest timer"
@@ -372,6 +382,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* ChildConfig.validate(config)
   yield* InputSize.validate(config.maxInputBytes)
   if (config.pseudonymKey !== undefined) yield* checkPseudonymKey(config.pseudonymKey)
+  yield* Budget.validateDeclared("budgets", config.budgets)
   return config
 })
 
@@ -428,7 +439,8 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.maxClaimedChildren === undefined ? {} : { maxClaimedChildren: options.maxClaimedChildren }),
     ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren }),
     ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes }),
-    ...(options.pseudonymKey === undefined ? {} : { pseudonymKey: redacted(options.pseudonymKey) })
+    ...(options.pseudonymKey === undefined ? {} : { pseudonymKey: redacted(options.pseudonymKey) }),
+    ...(options.budgets === undefined ? {} : { budgets: options.budgets })
   })
 })
 

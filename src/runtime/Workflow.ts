@@ -23,6 +23,7 @@ import { launchIdOf } from "./Children.ts"
 import { InvalidInputError } from "../stores/Errors.ts"
 import * as Pseudonyms from "./internal/pass/Pseudonyms.ts"
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "../stores/Ids.ts"
+import type * as Budget from "./limits/Budget.ts"
 
 /**
  * The structural view of a `StateGraph` builder baton needs (any `StateGraph` has it).
@@ -82,6 +83,13 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * slots in `RateLimitStore`); undefined: no cap.
    */
   readonly maxConcurrentExecutions?: number | undefined
+  /**
+   * Budgets of every execution tree rooted at this workflow (its children's
+   * spend included, wherever they run), given to each step as `ctx.budgets`
+   * with the application's (see `Budget.DeclaredBudget`). A child's own
+   * declarations count when it runs as a root.
+   */
+  readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -180,6 +188,8 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
   readonly resumeAnyway?: boolean | undefined
   /** A whole number ≥ 1: at most this many of its launched children run at once, fleet-wide (see `Workflow.maxConcurrentExecutions`). */
   readonly maxConcurrentExecutions?: number | undefined
+  /** Budgets of each tree rooted at this workflow (see `Workflow.budgets`). */
+  readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
 }
 
 /**
@@ -228,6 +238,7 @@ export const make = <
     children,
     resumeAnyway: given.resumeAnyway ?? false,
     maxConcurrentExecutions: given.maxConcurrentExecutions,
+    ...(given.budgets === undefined ? {} : { budgets: given.budgets }),
     configHash,
     schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision }
   }
@@ -347,6 +358,14 @@ export interface StepContext extends RunsIn {
   readonly launch: <I, O>(workflow: Workflow<I, O, any, any>, inputs: ReadonlyArray<I>, options?: LaunchOptions) => Promise<ReadonlyArray<O>>
   /** The id of this step's `n`th launch (0-based): read its children with `Children.launched`. */
   readonly launchId: (n: number) => string
+  /**
+   * The budgets declared for this execution: the application's and its
+   * tree's root workflow's (`Workflow.make({ budgets })`), made concrete — a
+   * tree budget counts under the root's id, so a child's spend reaches its
+   * root's counter. Pass them to `Provider.guard({ budgets: ctx.budgets })`
+   * or `Budget.spend`.
+   */
+  readonly budgets: ReadonlyArray<Budget.Budget>
 }
 
 /**
@@ -378,7 +397,8 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     reidentify: (token) => pass.pseudonymKey().then((key) => Pseudonyms.reidentify(key, token, pass.rootExecutionId)),
     launch: <I, O>(workflow: Workflow<I, O, any, any>, inputs: ReadonlyArray<I>, options?: LaunchOptions) =>
       pass.launch(idempotencyKey, launches++, workflow, inputs, options) as Promise<ReadonlyArray<O>>,
-    launchId: (n) => launchIdOf(pass.tenantId, pass.executionId, idempotencyKey, n)
+    launchId: (n) => launchIdOf(pass.tenantId, pass.executionId, idempotencyKey, n),
+    budgets: pass.budgets
   }
 }
 

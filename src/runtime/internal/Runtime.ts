@@ -20,6 +20,7 @@ import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import * as BatonConfig from "../BatonConfig.ts"
 import * as Health from "../Health.ts"
+import * as Budget from "../limits/Budget.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./calls/CancelThread.ts"
 import * as ChildLaunch from "./children/ChildLaunch.ts"
@@ -87,6 +88,9 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
     if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
     }
+    yield* Budget.validateDeclared(`workflow "${w.name}": budgets`, w.budgets).pipe(
+      Effect.mapError((e) => new BatonConfigError({ field: "workflows", reason: `${e.field} ${e.reason}` }))
+    )
     workflows.set(w.name, w)
     // Its children, and theirs (a child may launch children of its own); a name taken by another graph is a conflict.
     const addChildren = (parent: AnyWorkflow): string | undefined => {

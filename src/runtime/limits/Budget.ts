@@ -20,8 +20,8 @@
  * @since 0.1.0
  */
 import { Clock, Effect, Schema } from "effect"
-import type { InvalidInputError, StoreError } from "../../stores/Errors.ts"
-import type { TenantId } from "../../stores/Ids.ts"
+import { BatonConfigError, type InvalidInputError, type StoreError } from "../../stores/Errors.ts"
+import type { ExecutionId, TenantId } from "../../stores/Ids.ts"
 import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
 
 /**
@@ -152,4 +152,66 @@ export const spent = (key: SpendKey): Effect.Effect<number, StoreError | Invalid
   Effect.gen(function*() {
     const ledger = yield* LedgerStore
     return yield* ledger.get(ledgerKey(key, yield* Clock.currentTimeMillis))
+  })
+
+/**
+ * A budget a workflow (`Workflow.make({ budgets })`) or the application
+ * (`Baton.layer({ budgets })`) declares, made concrete for each step as
+ * `ctx.budgets`:
+ * - `"tree"`: the spend of one execution tree — its root and every child,
+ *   nested ones too, on whichever instance each runs — counted under the
+ *   root's execution id (scope `"execution"`). Default window `"lifetime"`.
+ * - `"tenant"`: the spend of the tenant the execution runs for. Default
+ *   window `"day"`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface DeclaredBudget {
+  readonly scope: "tree" | "tenant"
+  /** The most that may be spent in the window: a number > 0. */
+  readonly limit: number
+  readonly window?: "day" | "lifetime" | undefined
+}
+
+/**
+ * The budgets `declared` give an execution of the tree rooted at
+ * `rootExecutionId`: a tree budget counts under the root's id, so a child's
+ * spend reaches its root's counter.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const declaredFor = (
+  declared: ReadonlyArray<DeclaredBudget>,
+  at: { readonly tenantId: TenantId; readonly rootExecutionId: ExecutionId }
+): ReadonlyArray<Budget> =>
+  declared.map((d): Budget =>
+    d.scope === "tree"
+      ? { tenantId: at.tenantId, scope: "execution", scopeId: at.rootExecutionId, limit: d.limit, window: d.window ?? "lifetime" }
+      : { tenantId: at.tenantId, scope: "tenant", scopeId: at.tenantId, limit: d.limit, window: d.window ?? "day" }
+  )
+
+/**
+ * Checks declared budgets; a bad one fails with `BatonConfigError` naming
+ * `field` and its index.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const validateDeclared = (field: string, declared: unknown): Effect.Effect<void, BatonConfigError> =>
+  Effect.suspend(() => {
+    const fail = (at: string, reason: string) => Effect.fail(new BatonConfigError({ field: at, reason }))
+    if (declared === undefined) return Effect.void
+    if (!Array.isArray(declared)) return fail(field, "must be a list of budgets ({ scope, limit, window? })")
+    for (const [i, d] of declared.entries()) {
+      const at = `${field}[${i}]`
+      if (d === null || typeof d !== "object") return fail(at, "must be a budget ({ scope, limit, window? })")
+      if (d.scope !== "tree" && d.scope !== "tenant") return fail(`${at}.scope`, `is ${JSON.stringify(d.scope)}: it must be "tree" or "tenant"`)
+      if (typeof d.limit !== "number" || !Number.isFinite(d.limit) || d.limit <= 0) return fail(`${at}.limit`, `is ${String(d.limit)}: it must be a number > 0`)
+      if (d.window !== undefined && d.window !== "day" && d.window !== "lifetime") {
+        return fail(`${at}.window`, `is ${JSON.stringify(d.window)}: it must be "day" or "lifetime"`)
+      }
+    }
+    return Effect.void
   })

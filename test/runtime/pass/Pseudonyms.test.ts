@@ -140,3 +140,54 @@ describe("the pseudonymKey option", () => {
       assert.notInclude(String(config.pseudonymKey), applicationKey)
     }))
 })
+
+const ChildPn = Annotation.Root({ parentToken: Annotation<string>(), token: Annotation<string>(), back: Annotation<string>() })
+const ParentPn = Annotation.Root({ token: Annotation<string>(), childTokens: Annotation<Array<string>>(), childBacks: Annotation<Array<string>>() })
+
+/** A child that pseudonymizes the value and re-identifies its parent's token. */
+const pseudonymousChild = Workflow.make({
+  name: "pseudonymous-child",
+  version: "1",
+  graph: new StateGraph(ChildPn)
+    .addNode("tokens", Workflow.step(async (s: { parentToken: string }, ctx) => ({
+      token: await ctx.pseudonymize(personal),
+      back: await ctx.reidentify(s.parentToken)
+    })))
+    .addEdge(START, "tokens")
+    .addEdge("tokens", END)
+})
+
+const pseudonymousParent = (placement: "parent" | "any") =>
+  Workflow.make({
+    name: `pseudonymous-parent-${placement}`,
+    version: "1",
+    children: [pseudonymousChild],
+    graph: new StateGraph(ParentPn)
+      .addNode("mine", Workflow.step(async (_s, ctx) => ({ token: await ctx.pseudonymize(personal) })))
+      .addNode("fan", Workflow.step(async (s: { token: string }, ctx) => {
+        const outs = await ctx.launch(pseudonymousChild, [{ parentToken: s.token }], { placement })
+        return { childTokens: outs.map((o) => o.token), childBacks: outs.map((o) => o.back) }
+      }))
+      .addEdge(START, "mine")
+      .addEdge("mine", "fan")
+      .addEdge("fan", END)
+  })
+
+for (const backend of backends) {
+  for (const placement of ["parent", "any"] as const) {
+    describe(`pseudonyms of children on ${backend.name}, placement ${placement}`, () => {
+      it.effect("a child uses its root's key: the same token for the same value, and the root's tokens read in it", () =>
+        Effect.gen(function*() {
+          const parent = pseudonymousParent(placement)
+          const h = yield* Harness.make({ instances: 2, baton: { workflows: [parent] } })
+          const run = yield* h.run(0, (b) => b.execute(parent, {}))
+          for (let i = 0; i < 30 && run.pollUnsafe() === undefined; i++) yield* h.advance("1 second")
+          const out = yield* Fiber.join(run)
+          assert.strictEqual(out._tag, "Finished")
+          const output = (out as { output: { token: string; childTokens: Array<string>; childBacks: Array<string> } }).output
+          assert.deepStrictEqual(output.childTokens, [output.token], "the child made its root's token")
+          assert.deepStrictEqual(output.childBacks, [personal], "the child read its root's token")
+        }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+    })
+  }
+}

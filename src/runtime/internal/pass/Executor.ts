@@ -24,9 +24,12 @@ import type { LeaseHolder } from "../lease/LeaseHolder.ts"
 import { Observer, type ResumeReason } from "../../Observer.ts"
 import type { Pause } from "../../../stores/Pause.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
-import { RecordStore } from "../../../stores/RecordStore.ts"
+import { RecordStore, type RecordStoreShape } from "../../../stores/RecordStore.ts"
 import * as Metering from "../observe/Metering.ts"
 import * as Metrics from "../../Metrics.ts"
+import * as DeclaredBudgets from "../limits/DeclaredBudgets.ts"
+import type { Budget } from "../../limits/Budget.ts"
+import * as TreeRoot from "../children/TreeRoot.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import * as Undo from "../undo/Undo.ts"
 import * as Unwind from "../undo/Unwind.ts"
@@ -161,6 +164,15 @@ const guardOf = (holder: LeaseHolder) =>
     return refused === undefined ? Effect.void : Effect.fail(refused)
   })
 
+/** The execution at the top of the record's tree (a child's pseudonyms are its top's); its own when the chain is gone. */
+const treeTop = (record: ExecutionRecord, records: RecordStoreShape) =>
+  record.parentExecutionId === null
+    ? Effect.succeed(record.rootExecutionId)
+    : TreeRoot.topOf(record).pipe(
+      Effect.provideService(RecordStore, records),
+      Effect.map((top) => Option.isSome(top) ? top.value.executionId : record.rootExecutionId)
+    )
+
 /**
  * The pass handle its nodes reach through LangGraph's config: step bodies
  * tracked until they settle, run in a step slot when the instance caps steps,
@@ -174,7 +186,9 @@ const makeHandle = (
   recorder: History.StepRecorder | undefined,
   steps: Effect.Success<ReturnType<typeof Tracing.stepRunner>>,
   continuation: { value: boolean },
-  tookSlot: (() => void) | undefined
+  tookSlot: (() => void) | undefined,
+  budgets: ReadonlyArray<Budget>,
+  records: RecordStoreShape
 ): PassHandle => {
   const { holder, pass, record, start, workflow } = options
   const touch = () => {
@@ -223,10 +237,11 @@ const makeHandle = (
     instanceId: instance.instanceId,
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
+    budgets,
     pseudonymKey: () =>
       pseudonymKey ??= (instance.config.pseudonymKey !== undefined
         ? Promise.resolve(Pseudonyms.tenantKey(Redacted.value(instance.config.pseudonymKey), record.tenantId))
-        : Effect.runPromise(Pseudonyms.keyOf(tree, record.tenantId, record.rootExecutionId))).catch((e) => {
+        : Effect.runPromise(Effect.flatMap(treeTop(record, records), (top) => Pseudonyms.keyOf(tree, record.tenantId, top)))).catch((e) => {
         pseudonymKey = undefined
         throw e
       }),
@@ -282,7 +297,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const steps = yield* Tracing.stepRunner(instance.services, Tracing.passAttributes(record, workflow.name, instance.instanceId, holder.lease.epoch))
   // Set when the pass continues a parent whose children ended: its first step closes that branch (slot priority).
   const continuation = { value: false }
-  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation, yield* StepSlots.FirstSlot)
+  const budgets = yield* DeclaredBudgets.ofPass(instance, record, workflow)
+  const handle = makeHandle(instance, options, clock, tree, recorder, steps, continuation, yield* StepSlots.FirstSlot, budgets, records)
   const metricsContext = yield* Effect.context<never>()
   /** Counts `metric` for this instance. */
   const count = (metric: Metric.Metric<number, unknown>, attributes?: Record<string, string>, by = 1) =>

@@ -5,6 +5,7 @@
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import type { Effect } from "effect"
 import type { LaunchOptions } from "../../Children.ts"
+import type { Budget } from "../../limits/Budget.ts"
 
 /**
  * The key of the pass handle in LangGraph's `config.configurable`.
@@ -52,6 +53,8 @@ export interface PassHandle {
    * any more (its lease lost) or the result is not JSON.
    */
   readonly registerUndo: (node: string, key: string, result: unknown) => Promise<void>
+  /** The budgets declared for this execution, made concrete (see `DeclaredBudgets`). */
+  readonly budgets: ReadonlyArray<Budget>
 }
 
 /**
