@@ -23,7 +23,7 @@
  * | GET | /executions | `?status&workflow&threadId&limit&cursor` → a page |
  * | GET | /executions/:executionId | its status view |
  * | GET | /threads/:threadId/pauses | its pending pauses |
- * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` → the output once it rests |
+ * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` or `{ reply }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
@@ -142,11 +142,15 @@ export const StartBody = Schema.Struct({
  * @category schemas
  * @since 0.1.0
  */
-export const ResumeBody = Schema.Struct({
-  decision: Schema.Json,
-  /** Safe to retry: the decision is recorded once per key (see `Baton.resume`). */
-  requestKey: Schema.optional(Schema.String)
-})
+export const ResumeBody = Schema.Union([
+  Schema.Struct({
+    decision: Schema.Json,
+    /** Safe to retry: the decision is recorded once per key (see `Baton.resume`). */
+    requestKey: Schema.optional(Schema.String)
+  }),
+  /** A free-text reply, read by the workflow's interpreter (see `Workflow.Interpreter`). */
+  Schema.Struct({ reply: Schema.String })
+])
 
 const statuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
 const activeStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused"]
@@ -319,8 +323,10 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/pauses/:pauseId/resume` as HttpRouter.PathInput, control((caller) =>
       Effect.gen(function*() {
         const pauseId = yield* param("pauseId")
-        const { decision, requestKey } = yield* body(ResumeBody, limit)
-        return json(yield* baton.resume({ ...scope(caller), pauseId, decision, requestKey }))
+        const given = yield* body(ResumeBody, limit)
+        return json(yield* baton.resume("reply" in given
+          ? { ...scope(caller), pauseId, reply: given.reply }
+          : { ...scope(caller), pauseId, decision: given.decision, requestKey: given.requestKey }))
       })
     ))
     const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit })

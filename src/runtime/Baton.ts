@@ -31,7 +31,7 @@ import type { CloseOptions } from "./internal/calls/Close.ts"
 import type { ExecuteOptions } from "./internal/calls/Execute.ts"
 import type { ExecutionOutput } from "./internal/pass/Executor.ts"
 import type { ExecutionPage, ExecutionStatusView, ListOptions, PauseView, ReadOptions } from "./internal/calls/Reads.ts"
-import type { ResumeInput } from "./internal/calls/Resume.ts"
+import type { ReplyInput, ResumeInput } from "./internal/calls/Resume.ts"
 import * as Runtime from "./internal/Runtime.ts"
 import type { AnyWorkflow, Requirements, Workflow } from "./Workflow.ts"
 
@@ -41,7 +41,7 @@ export type { CloseOptions } from "./internal/calls/Close.ts"
 export type { ExecuteOptions } from "./internal/calls/Execute.ts"
 export type { ExecutionOutput, PendingPause } from "./internal/pass/Executor.ts"
 export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions, PauseView, ReadOptions } from "./internal/calls/Reads.ts"
-export type { ResumeInput } from "./internal/calls/Resume.ts"
+export type { ReplyInput, ResumeInput } from "./internal/calls/Resume.ts"
 export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 
@@ -118,7 +118,7 @@ export interface BatonShape {
    * `requestKey`, a repeated call continues or awaits the same tree instead
    * of failing with `NotPausedError`.
    */
-  readonly resume: (input: ResumeInput) => EffectNs.Effect<ExecutionOutput, ResumeError>
+  readonly resume: (input: ResumeInput | ReplyInput) => EffectNs.Effect<ExecutionOutput, ResumeError>
   /**
    * Cancels the thread's running or paused execution, wherever it runs:
    * aborted at once here, ended under its lease when paused, or asked to stop

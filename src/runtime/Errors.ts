@@ -15,6 +15,43 @@ import type {
   UnknownPauseError
 } from "../stores/Errors.ts"
 /**
+ * A free-text reply to a pause that the workflow's interpreter could not
+ * map to a decision. Nothing was written: the pause is still pending.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ReplyNotUnderstoodError extends Schema.TaggedError<ReplyNotUnderstoodError>()("ReplyNotUnderstoodError", {
+  tenantId: Schema.String,
+  pauseId: Schema.String,
+  /** What the interpreter says it could not read (shown to whoever replied). */
+  reason: Schema.String
+}) {
+  override get message() {
+    return `The reply to pause ${this.pauseId} (tenant ${this.tenantId}) could not be read as a decision: ${this.reason}. Nothing was written and the pause is still pending: reply again more plainly, or give a decision.`
+  }
+}
+
+/**
+ * The workflow's interpreter failed while reading a free-text reply (its
+ * model call failed, a budget or limit refused it). Nothing was written: the
+ * pause is still pending.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ReplyInterpretationFailedError extends Schema.TaggedError<ReplyInterpretationFailedError>()("ReplyInterpretationFailedError", {
+  tenantId: Schema.String,
+  pauseId: Schema.String,
+  /** The interpreter's failure: its tag and message. */
+  cause: Schema.String
+}) {
+  override get message() {
+    return `Reading the reply to pause ${this.pauseId} (tenant ${this.tenantId}) failed: ${this.cause}. Nothing was written and the pause is still pending: retry once what failed (a provider, a budget) allows it, or give a decision.`
+  }
+}
+
+/**
  * The thread does not exist for this tenant (another tenant's thread is reported the same way).
  *
  * @category errors
@@ -267,7 +304,7 @@ export type ExecuteError =
  * @category errors
  * @since 0.1.0
  */
-export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError
+export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError | ReplyNotUnderstoodError | ReplyInterpretationFailedError
 
 /**
  * What `Baton.cancel` fails with.

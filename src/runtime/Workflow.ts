@@ -62,6 +62,38 @@ export interface Schemas<Input, Output, Decision> {
 }
 
 /**
+ * A free-text reply to a pause, as the workflow's interpreter is given it:
+ * the text, what the pause asked, where it stands, and the budgets of its
+ * tree (to pass to `Provider.guard`, so the interpreter's spend reaches them).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface Reply {
+  readonly reply: string
+  /** What the node's `interrupt(...)` asked (the pause's payload). */
+  readonly payload: unknown
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+  readonly executionId: ExecutionId
+  readonly pauseId: string
+  /** The instance that got the call (it holds no lease while interpreting). */
+  readonly instanceId: InstanceId
+  readonly budgets: ReadonlyArray<Budget.Budget>
+}
+
+/**
+ * What reads a free-text reply as a decision: typically a model call
+ * guarded by `Provider.guard`. Fail with `ReplyNotUnderstoodError` when the
+ * reply cannot be mapped; any other failure is reported as
+ * `ReplyInterpretationFailedError`. Either way the pause stays pending.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Interpreter<Decision, R> = (reply: Reply) => Effect.Effect<Decision, unknown, R>
+
+/**
  * A workflow: `Input` is what `start`/`execute` take, `Output` what a
  * finished execution hands back, `Decision` what `resume` takes for its
  * pauses, `R` the services its Effect steps need.
@@ -90,6 +122,8 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * declarations count when it runs as a root.
    */
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
+  /** Reads a free-text reply (`resume({ pauseId, reply })`) as a decision; none: replies are refused. */
+  readonly interpret?: Interpreter<unknown, any> | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -170,7 +204,7 @@ type UnsetOutput = typeof unsetOutput
  * @category constructors
  * @since 0.1.0
  */
-export interface MakeOptions<Input, Output, Decision, Steps, Children extends ReadonlyArray<AnyWorkflow>>
+export interface MakeOptions<Input, Output, Decision, Steps, Children extends ReadonlyArray<AnyWorkflow>, IR = never>
   extends Schemas<Input, Output, Decision>
 {
   readonly name: string
@@ -190,6 +224,13 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
   readonly maxConcurrentExecutions?: number | undefined
   /** Budgets of each tree rooted at this workflow (see `Workflow.budgets`). */
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
+  /**
+   * Reads a free-text reply to one of its pauses as a decision (see
+   * {@link Interpreter}); it runs on the instance that got the `resume`,
+   * before the pause is resolved and holding no lease. The decision it
+   * answers is decoded by `decision` like any other.
+   */
+  readonly interpret?: Interpreter<Decision, IR> | undefined
 }
 
 /**
@@ -208,14 +249,15 @@ export const make = <
   Decision = unknown,
   const Steps extends Readonly<Record<string, unknown>> = {},
   const Children extends ReadonlyArray<AnyWorkflow> = [],
-  G extends GraphBuilder = GraphBuilder
+  G extends GraphBuilder = GraphBuilder,
+  IR = never
 >(
-  options: MakeOptions<Input, Output, Decision, Steps, Children> & { readonly graph: G }
+  options: MakeOptions<Input, Output, Decision, Steps, Children, IR> & { readonly graph: G }
 ): Workflow<
   Input,
   [Output] extends [UnsetOutput] ? GraphOutput<G> : Output,
   Decision,
-  StepsRequirements<Steps> | Requirements<Children[number]>
+  StepsRequirements<Steps> | Requirements<Children[number]> | IR
 > => {
   // Options that cannot work (from JavaScript, past the types) are hashed as they are; Baton.layer refuses them, naming what to pass.
   // No options object at all is a workflow without name, version or graph: refused there the same way.
@@ -239,6 +281,7 @@ export const make = <
     resumeAnyway: given.resumeAnyway ?? false,
     maxConcurrentExecutions: given.maxConcurrentExecutions,
     ...(given.budgets === undefined ? {} : { budgets: given.budgets }),
+    ...(given.interpret === undefined ? {} : { interpret: given.interpret as Interpreter<unknown, any> }),
     configHash,
     schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision }
   }

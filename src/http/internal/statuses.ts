@@ -25,6 +25,9 @@ const table: { readonly [T in CallError["_tag"]]: Status<Extract<CallError, { re
   RequestConflictError: 409,
   ExecutionFailedError: 422,
   ExecutionCancelledError: 422,
+  ReplyNotUnderstoodError: 422,
+  // The interpreter's model or limits failed: a retry later may read it.
+  ReplyInterpretationFailedError: 503,
   TenantQuotaExceededError: 429,
   InstanceStoppingError: 503,
   LeaseLostError: 503,

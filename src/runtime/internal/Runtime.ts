@@ -37,7 +37,8 @@ import * as Metering from "./observe/Metering.ts"
 import * as RecoverySweep from "./background/RecoverySweep.ts"
 import * as Reads from "./calls/Reads.ts"
 import * as Retention from "./background/Retention.ts"
-import { resume, type ResumeInput } from "./calls/Resume.ts"
+import { type ReplyInput, resume, type ResumeInput } from "./calls/Resume.ts"
+import * as Replies from "./calls/Replies.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
@@ -257,14 +258,16 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
         ),
         run(Reads.pendingPauses(options))
       ),
-    resume: (input: ResumeInput) =>
+    resume: (input: ResumeInput | ReplyInput) =>
       Effect.andThen(
         Effect.andThen(
           Arguments.object("Baton.resume", "input", "such as { tenantId, ownerId, pauseId, decision }", input),
           Arguments.scope("Baton.resume", input, { pauseId: input?.pauseId })
         ),
-        run(Effect.flatMap(resume(input), (out) =>
-          ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId }))))
+        run(Effect.flatMap(
+          Effect.flatMap(Replies.isReply(input) ? Replies.interpret(input) : Effect.succeed(input), resume),
+          (out) => ChildLaunch.untilNotOnChildren(out, () => awaitExecution(out.executionId, { tenantId: out.tenantId, ownerId: input.ownerId }))
+        ))
       ),
     cancel: (threadId: string, options?: CancelOptions) =>
       Effect.andThen(Arguments.scope("Baton.cancel", options, { threadId }), run(cancel(threadId, options))),

@@ -49,6 +49,18 @@ export interface ResumeInput {
   readonly requestKey?: string | undefined
 }
 
+/**
+ * A free-text reply instead of a decision: read by the workflow's
+ * interpreter (`Workflow.make({ interpret })`) on the instance that got the
+ * call, before the pause is resolved (see `Replies`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ReplyInput extends Omit<ResumeInput, "decision" | "requestKey"> {
+  readonly reply: string
+}
+
 /** The record statuses of a tree that ended. */
 const ended: ReadonlySet<string> = new Set(["Finished", "Failed", "Cancelled"])
 
@@ -88,7 +100,7 @@ const decodeFor = Effect.fnUntraced(function*(record: ExecutionRecord, raw: unkn
 })
 
 /** The pause, or `UnknownPauseError`. */
-const pauseOf = Effect.fnUntraced(function*(tenantId: TenantId, pauseId: string) {
+export const pauseOf = Effect.fnUntraced(function*(tenantId: TenantId, pauseId: string) {
   const pause = yield* (yield* PauseStore).get(tenantId, pauseId)
   if (Option.isNone(pause)) return yield* new UnknownPauseError({ tenantId, pauseId })
   return pause.value
