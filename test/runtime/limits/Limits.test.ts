@@ -11,33 +11,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Exit, Fiber, Layer, Schema } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
-import * as Fs from "node:fs"
-import * as Os from "node:os"
-import * as Path from "node:path"
-import { MemoryLimiters } from "../../../layers/memory/index.ts"
-import { SqliteLimiters, SqliteStores } from "../../../layers/sqlite/index.ts"
 import * as Provider from "../../../src/runtime/limits/Provider.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
-import { errorTag, memoryStores } from "../fixtures.ts"
+import { errorTag } from "../fixtures.ts"
+import { limitBackends } from "./limitBackends.ts"
 
 /** A provider's answer "429 Too Many Requests" with its Retry-After. */
 class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", { retryAfterSeconds: Schema.Number }) {}
 class ProviderDown extends Schema.TaggedError<ProviderDown>()("ProviderDown", {}) {}
 
-const sqliteAll = Layer.unwrap(
-  Effect.acquireRelease(
-    Effect.sync(() => Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-limits-"))),
-    (dir) => Effect.sync(() => Fs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.map((dir) => {
-    const path = Path.join(dir, "stores.sqlite")
-    return Layer.merge(SqliteStores.layer({ path, busyTimeout: 0 }), SqliteLimiters.layer({ path, busyTimeout: 0 }))
-  }))
-)
-
-const backends = [
-  { name: "memory", stores: Layer.merge(memoryStores, MemoryLimiters.layer()) },
-  { name: "sqlite", stores: sqliteAll }
-] as const
+const backends = limitBackends
 
 /** What the provider saw: each call's start as `instance@second`, and the most calls at once. */
 const makeTrace = () => {
