@@ -153,6 +153,7 @@ export {
   type SetStatusInput
 } from "./stores/RecordStore.ts"
 export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
+export { type Signal, type SignalInput, type Timer, type TimerKind, TimerStore, type TimerStoreShape } from "./stores/TimerStore.ts"
 export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into
