@@ -97,7 +97,7 @@ export interface MemoryRows {
  * @category models
  * @since 0.2.0
  */
-export type SignalRow = Mutable<Omit<Signal, "payload">> & { payload: string }
+export type SignalRow = Mutable<Omit<Signal, "payload">> & { payload: string; timedOut?: boolean }
 
 /** An inbound request row: the handle as JSON text, the answer as JSON text once recorded (null before). */
 export interface RequestRow {

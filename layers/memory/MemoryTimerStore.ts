@@ -5,10 +5,10 @@
  * @since 0.2.0
  */
 import { Effect, Layer, Option } from "effect"
-import { type Signal, type Timer, TimerStore } from "../../src/stores/TimerStore.ts"
+import { type Signal, type Taken, type Timer, TimerStore } from "../../src/stores/TimerStore.ts"
 import { key, MemoryState, type SignalRow } from "./MemoryState.ts"
 
-const toSignal = (row: SignalRow): Signal => ({ ...row, payload: JSON.parse(row.payload) })
+const toSignal = ({ timedOut: _, ...row }: SignalRow): Signal => ({ ...row, payload: JSON.parse(row.payload) })
 
 /** Claim order: earliest `wakesAt` first, then the key. */
 const byWake = (a: Timer, b: Timer) =>
@@ -72,15 +72,20 @@ export const make = MemoryState.useSync((rows) => {
         }
         return toSignal(row)
       }),
-    consume: ({ name, pauseId, rootExecutionId, tenantId }) =>
-      Effect.sync(() => {
+    consume: ({ name, now, pauseId, rootExecutionId, tenantId, threadId, timeUp }) =>
+      Effect.sync((): Taken => {
         const list = signalsOf(tenantId, rootExecutionId)
         const taken = list.find((s) => s.consumedBy === pauseId)
-        if (taken !== undefined) return Option.some(toSignal(taken))
+        if (taken !== undefined) return taken.timedOut === true ? { _tag: "TimedOut" } : { _tag: "Signal", signal: toSignal(taken) }
         const next = list.find((s) => s.consumedBy === null && s.name === name)
-        if (next === undefined) return Option.none()
-        next.consumedBy = pauseId
-        return Option.some(toSignal(next))
+        if (next !== undefined) {
+          next.consumedBy = pauseId
+          return { _tag: "Signal", signal: toSignal(next) }
+        }
+        if (!timeUp) return { _tag: "Waiting" }
+        const seal: SignalRow = { tenantId, threadId, rootExecutionId, seq: ++rows.signalSeq.value, name, payload: "null", sentAt: now, consumedBy: pauseId, timedOut: true }
+        rows.signals.set(key(tenantId, rootExecutionId), [...list, seal])
+        return { _tag: "TimedOut" }
       }),
     discard: (tenantId, root, seq) =>
       Effect.sync(() => {
@@ -90,7 +95,7 @@ export const make = MemoryState.useSync((rows) => {
         rows.signals.set(key(tenantId, root), list.filter((_, i) => i !== at))
         return true
       }),
-    listSignals: (tenantId, root) => Effect.sync(() => signalsOf(tenantId, root).map(toSignal)),
+    listSignals: (tenantId, root) => Effect.sync(() => signalsOf(tenantId, root).filter((s) => s.timedOut !== true).map(toSignal)),
     deleteRoot: (tenantId, root) =>
       Effect.sync(() => {
         let n = signalsOf(tenantId, root).length

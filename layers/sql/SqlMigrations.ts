@@ -338,7 +338,8 @@ export const findableKeyCondition = (name: string): string => `tree_key = ${keyL
  * 13: durable timers and signals (`TimerStore`). One timer row per resting
  * sleep or signal wait, found by the due-time index alone (`wakes_at`, NULL
  * for a wait only a signal wakes); signals numbered in send order by an
- * identity column (SQLite: the rowid), each taken by at most one pause.
+ * identity column (SQLite: the rowid), each taken by at most one pause; a
+ * wait that timed out keeps a sealing row (`timed_out`) instead.
  */
 const timersAndSignals = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
   `CREATE TABLE "${t.timers}" (
@@ -364,7 +365,8 @@ const timersAndSignals = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<strin
     name ${y.key} NOT NULL,
     payload ${y.text} NOT NULL,
     sent_at ${y.time} NOT NULL,
-    consumed_by ${y.key}
+    consumed_by ${y.key},
+    timed_out ${y.int} NOT NULL DEFAULT 0
   )`,
   `CREATE INDEX "${t.signals}_root_idx" ON "${t.signals}" (tenant_id, root_execution_id, name, seq)`,
   `CREATE UNIQUE INDEX "${t.signals}_taken_idx" ON "${t.signals}" (tenant_id, consumed_by) WHERE consumed_by IS NOT NULL`

@@ -17,7 +17,7 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { type Signal, type Timer, type TimerKind, TimerStore, type TimerStoreShape } from "../../src/stores/TimerStore.ts"
+import { type Signal, type Taken, type Timer, type TimerKind, TimerStore, type TimerStoreShape } from "../../src/stores/TimerStore.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import type * as SqlMigrations from "./SqlMigrations.ts"
@@ -48,6 +48,9 @@ const toSignal = (row: any): Signal => ({
   sentAt: num(row.sent_at),
   consumedBy: textOrNull(row.consumed_by)
 })
+
+/** A row a pause took: its signal, or its timeout seal. */
+const takenOf = (row: any): Taken => num(row.timed_out) === 1 ? { _tag: "TimedOut" } : { _tag: "Signal", signal: toSignal(row) }
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -125,19 +128,23 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
               WHERE tenant_id = ${s.tenantId} AND root_execution_id = ${s.rootExecutionId} AND kind = 'Signal' AND name = ${s.name}`
             return toSignal(rows[0])
           }))),
-      consume: ({ name, pauseId, rootExecutionId, tenantId }) =>
+      consume: ({ name, now, pauseId, rootExecutionId, tenantId, threadId, timeUp }) =>
         run(store, "consume", () =>
           transaction(sql, Effect.gen(function*() {
             yield* lockTree(tenantId, rootExecutionId)
             const taken = yield* sql`SELECT * FROM ${signals} WHERE tenant_id = ${tenantId} AND consumed_by = ${pauseId}`
-            if (taken.length > 0) return firstOf(toSignal)(taken)
+            if (taken.length > 0) return takenOf(taken[0])
             const next = yield* sql`SELECT * FROM ${signals}
               WHERE tenant_id = ${tenantId} AND root_execution_id = ${rootExecutionId} AND name = ${name} AND consumed_by IS NULL
               ORDER BY seq LIMIT 1`
-            if (next.length === 0) return firstOf(toSignal)(next)
-            return firstOf(toSignal)(
-              yield* sql`UPDATE ${signals} SET consumed_by = ${pauseId} WHERE seq = ${num((next[0] as any).seq)} RETURNING *`
-            )
+            if (next.length > 0) {
+              const rows = yield* sql`UPDATE ${signals} SET consumed_by = ${pauseId} WHERE seq = ${num((next[0] as any).seq)} RETURNING *`
+              return takenOf(rows[0])
+            }
+            if (!timeUp) return { _tag: "Waiting" } satisfies Taken as Taken
+            yield* sql`INSERT INTO ${signals} (tenant_id, thread_id, root_execution_id, name, payload, sent_at, consumed_by, timed_out)
+              VALUES (${tenantId}, ${threadId}, ${rootExecutionId}, ${name}, 'null', ${now}, ${pauseId}, 1)`
+            return { _tag: "TimedOut" } satisfies Taken as Taken
           }))),
       discard: (tenantId, root, seq) =>
         run(store, "discard", () => Effect.map(
@@ -148,7 +155,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
         )),
       listSignals: (tenantId, root) =>
         run(store, "listSignals", () => Effect.map(
-          sql`SELECT * FROM ${signals} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} ORDER BY seq`,
+          sql`SELECT * FROM ${signals} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND timed_out = 0 ORDER BY seq`,
           (rows) => rows.map(toSignal)
         )),
       deleteRoot: (tenantId, root) =>

@@ -74,12 +74,41 @@ export interface Signal {
 }
 
 /**
+ * What `consume` takes: the wait's pause, tree, thread and signal name;
+ * `timeUp` when its timeout has passed (at `now`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ConsumeInput {
+  readonly tenantId: TenantId
+  readonly rootExecutionId: ExecutionId
+  readonly threadId: ThreadId
+  readonly name: string
+  readonly pauseId: PauseId
+  readonly timeUp: boolean
+  readonly now: number
+}
+
+/**
  * What `send` takes: a signal without its `seq` (the store gives it).
  *
  * @category models
  * @since 0.2.0
  */
 export type SignalInput = Omit<Signal, "seq" | "consumedBy">
+
+/**
+ * What a signal wait took, as `consume` answers it: a signal, its timeout
+ * (sealed: no signal goes to the pause after it), or nothing yet.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Taken =
+  | { readonly _tag: "Signal"; readonly signal: Signal }
+  | { readonly _tag: "TimedOut" }
+  | { readonly _tag: "Waiting" }
 
 /**
  * Semantics every implementation keeps:
@@ -97,11 +126,13 @@ export type SignalInput = Omit<Signal, "seq" | "consumedBy">
  * - `send` gives the signal the next `seq` and, in the same atomic step,
  *   makes every signal wait of that tree and name due at `sentAt` and
  *   unclaimed;
- * - `consume(…, pauseId)` answers the signal the pause took already, else
- *   marks the tree's earliest untaken signal of `name` taken by the pause and
- *   answers it, atomically with `send` of that tree: a signal is taken by
- *   exactly one pause, a pause takes at most one signal, and a wait that
- *   looked after a `send` returned sees its signal;
+ * - `consume(…, pauseId)` answers what the pause took already (a signal, or
+ *   its timeout), else marks the tree's earliest untaken signal of `name`
+ *   taken by the pause and answers it, else — with `timeUp` — seals the
+ *   pause as timed out (`TimedOut`), else `Waiting`; atomically with `send`
+ *   of that tree: a signal is taken by exactly one pause, a pause takes at
+ *   most one signal or its timeout and keeps it, and a wait that looked
+ *   after a `send` returned sees its signal;
  * - `discard` deletes a signal nobody took (true), never a taken one;
  * - `deleteRoot` deletes a tree's timers and signals.
  *
@@ -118,14 +149,9 @@ export interface TimerStoreShape {
   /** The tree's timers, by pause id. */
   readonly listByRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<ReadonlyArray<Timer>, Failure>
   readonly send: (signal: SignalInput) => Effect.Effect<Signal, Failure>
-  readonly consume: (input: {
-    readonly tenantId: TenantId
-    readonly rootExecutionId: ExecutionId
-    readonly name: string
-    readonly pauseId: PauseId
-  }) => Effect.Effect<Option.Option<Signal>, Failure>
+  readonly consume: (input: ConsumeInput) => Effect.Effect<Taken, Failure>
   readonly discard: (tenantId: TenantId, rootExecutionId: ExecutionId, seq: number) => Effect.Effect<boolean, Failure>
-  /** The tree's signals in send order, taken ones included. */
+  /** The tree's signals in send order, taken ones included (timeout seals are not signals: left out). */
   readonly listSignals: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<ReadonlyArray<Signal>, Failure>
   /** Answers how many timers and signals were deleted. */
   readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
@@ -182,10 +208,17 @@ export class TimerStore extends Context.Service<TimerStore, TimerStoreShape>()("
         V.checked(V.ids("TimerStore.listByRoot", { tenantId, rootExecutionId: root }), () => impl.listByRoot(tenantId, root)),
       send: (s) => V.checked(signalChecks("TimerStore.send", s), () => impl.send(s)),
       consume: (input) =>
-        V.checked(
-          V.ids("TimerStore.consume", { tenantId: input?.tenantId, rootExecutionId: input?.rootExecutionId, name: input?.name, pauseId: input?.pauseId }),
-          () => impl.consume(input)
-        ),
+        V.checked([
+          ...V.ids("TimerStore.consume", {
+            tenantId: input?.tenantId,
+            rootExecutionId: input?.rootExecutionId,
+            threadId: input?.threadId,
+            name: input?.name,
+            pauseId: input?.pauseId
+          }),
+          V.oneOf("TimerStore.consume", "timeUp", String(input?.timeUp), ["true", "false"]),
+          V.time("TimerStore.consume", "now", input?.now)
+        ], () => impl.consume(input)),
       discard: (tenantId, root, seq) =>
         V.checked([
           ...V.ids("TimerStore.discard", { tenantId, rootExecutionId: root }),

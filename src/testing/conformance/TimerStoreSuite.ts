@@ -4,13 +4,19 @@
  * @since 0.2.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Context, Effect } from "effect"
 import { TestClock } from "effect/testing"
-import { type Timer, TimerStore, type TimerStoreShape } from "../../stores/TimerStore.ts"
+import { type Taken, type Timer, TimerStore, type TimerStoreShape } from "../../stores/TimerStore.ts"
 import { expectInvalid, type Instances, none, nonJsonValues, now, race, some, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
 const claimFor = 30_000
+
+/** The signal a consume answered, failing the test on anything else. */
+const signalTaken = (taken: Taken) => {
+  if (taken._tag !== "Signal") return assert.fail(`expected a signal, got ${taken._tag}`)
+  return taken.signal
+}
 
 /**
  * Registers the TimerStore conformance tests (call it at the top level of a
@@ -178,23 +184,39 @@ export const timerStoreSuite = (options: SuiteOptions<TimerStore>): void => {
         Effect.gen(function*() {
           const x = timer()
           const root = { tenantId: x.tenantId, rootExecutionId: x.rootExecutionId, threadId: x.threadId }
-          const input = (pauseId: string, name = "approve") => ({ tenantId: root.tenantId, rootExecutionId: root.rootExecutionId, name, pauseId })
-          none(yield* stores.first.consume(input("p-none")), "no signal yet")
+          const input = (pauseId: string, timeUp = false, name = "approve") => ({ ...root, name, pauseId, timeUp, now: t })
+          assert.deepStrictEqual(yield* stores.first.consume(input("p-none")), { _tag: "Waiting" }, "no signal yet")
           const other = yield* stores.first.send(signalOf(root, "reject", 0, t))
           const a = yield* stores.first.send(signalOf(root, "approve", "a", t))
           const b = yield* stores.second.send(signalOf(root, "approve", "b", t))
           const p1 = ids("pause")
           const p2 = ids("pause")
-          assert.strictEqual(some(yield* stores.second.consume(input(p1)), "p1").seq, a.seq, "the earliest of the name")
-          assert.strictEqual(some(yield* stores.first.consume(input(p1)), "p1 again").seq, a.seq, "the same one again for the same pause")
-          const taken = some(yield* stores.first.consume(input(p2)), "p2")
-          assert.deepStrictEqual([taken.seq, taken.payload, taken.consumedBy], [b.seq, "b", p2])
-          none(yield* stores.first.consume(input(ids("pause"))), "every approve is taken")
+          assert.strictEqual(signalTaken(yield* stores.second.consume(input(p1))).seq, a.seq, "the earliest of the name")
+          assert.strictEqual(signalTaken(yield* stores.first.consume(input(p1, true))).seq, a.seq, "the same one again for the same pause")
+          const taken = signalTaken(yield* stores.first.consume(input(p2, true)))
+          assert.deepStrictEqual([taken.seq, taken.payload, taken.consumedBy], [b.seq, "b", p2], "a signal before the timeout")
+          assert.deepStrictEqual(yield* stores.first.consume(input(ids("pause"))), { _tag: "Waiting" }, "every approve is taken")
           assert.isFalse(yield* stores.first.discard(root.tenantId, root.rootExecutionId, a.seq), "a taken signal stays")
           assert.isTrue(yield* stores.second.discard(root.tenantId, root.rootExecutionId, other.seq))
           assert.deepStrictEqual((yield* stores.first.listSignals(root.tenantId, root.rootExecutionId)).map((s) => s.consumedBy), [p1, p2])
           assert.isTrue((yield* stores.first.deleteRoot(root.tenantId, root.rootExecutionId)) >= 2)
           assert.deepStrictEqual(yield* stores.first.listSignals(root.tenantId, root.rootExecutionId), [])
+        })
+      ))
+
+    it.effect("a wait whose time is up is sealed timed out: a signal sent after goes to the next wait, never to it", () =>
+      withTimers((stores, timer, t) =>
+        Effect.gen(function*() {
+          const x = timer()
+          const root = { tenantId: x.tenantId, rootExecutionId: x.rootExecutionId, threadId: x.threadId }
+          const late = ids("pause")
+          const input = (pauseId: string, timeUp: boolean) => ({ ...root, name: "approve", pauseId, timeUp, now: t })
+          assert.deepStrictEqual(yield* stores.first.consume(input(late, true)), { _tag: "TimedOut" })
+          const s = yield* stores.second.send(signalOf(root, "approve", "after", t))
+          assert.deepStrictEqual(yield* stores.second.consume(input(late, false)), { _tag: "TimedOut" }, "the seal is kept")
+          const next = ids("pause")
+          assert.strictEqual(signalTaken(yield* stores.first.consume(input(next, false))).seq, s.seq, "the signal waits for the next wait")
+          assert.deepStrictEqual((yield* stores.first.listSignals(root.tenantId, root.rootExecutionId)).map((x) => x.seq), [s.seq], "a seal is no signal")
         })
       ))
 
@@ -206,19 +228,20 @@ export const timerStoreSuite = (options: SuiteOptions<TimerStore>): void => {
           const sent = Math.max(1, Math.floor(racers / 2))
           for (let i = 0; i < sent; i++) yield* stores.at(i).send(signalOf(root, "go", i, t))
           const pauses = Array.from({ length: racers }, () => ids("pause"))
-          // every pause twice at once: a pause's two racers must answer the same signal
+          // every pause twice at once (once with its time up): a pause's two racers must answer the same
           const exits = yield* race(racers * 2, (i) =>
-            stores.at(i).consume({ tenantId: root.tenantId, rootExecutionId: root.rootExecutionId, name: "go", pauseId: pauses[i % racers]! }))
+            stores.at(i).consume({ ...root, name: "go", pauseId: pauses[i % racers]!, timeUp: i >= racers, now: t }))
           const answers = successes(exits)
           assert.strictEqual(answers.length, racers * 2)
-          const byPause = new Map<string, Set<number>>()
+          const byPause = new Map<string, Set<string>>()
           answers.forEach((o, i) => {
-            if (Option.isSome(o)) byPause.set(pauses[i % racers]!, (byPause.get(pauses[i % racers]!) ?? new Set()).add(o.value.seq))
+            const pause = pauses[i % racers]!
+            if (o._tag !== "Waiting") byPause.set(pause, (byPause.get(pause) ?? new Set()).add(o._tag === "Signal" ? String(o.signal.seq) : "timeout"))
           })
           const list = yield* stores.first.listSignals(root.tenantId, root.rootExecutionId)
-          for (const [pause, seqs] of byPause) {
-            const stored = list.filter((s) => s.consumedBy === pause).map((s) => s.seq)
-            assert.isTrue(stored.length === 1 && seqs.size <= 1 && (seqs.size === 0 || seqs.has(stored[0]!)), `pause ${pause} took one signal, the one it was answered`)
+          for (const [pause, got] of byPause) {
+            const stored = list.filter((s) => s.consumedBy === pause).map((s) => String(s.seq))
+            assert.isTrue(got.size === 1 && stored.length <= 1 && (stored.length === 0 ? got.has("timeout") : got.has(stored[0]!)), `pause ${pause} took one answer and kept it`)
           }
           assert.strictEqual(list.filter((s) => s.consumedBy !== null).length, sent, "every signal was taken, each once")
         })
