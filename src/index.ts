@@ -70,6 +70,7 @@ export {
   UnknownWorkflowError
 } from "./runtime/Errors.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./runtime/Errors.ts"
+export { type SignalError, ThreadNotRunningError, UnknownSignalError } from "./runtime/Errors.ts"
 export {
   afterRecorded,
   BatonConfigError,

@@ -52,6 +52,10 @@ export interface PassHandle {
    * any more (its lease lost) or the result is not JSON.
    */
   readonly registerUndo: (node: string, key: string, result: unknown) => Promise<void>
+  /** The Clock's time now (epoch milliseconds). */
+  readonly now: () => number
+  /** Whether the instance has a `TimerStore` (sleeps and signal waits need one). */
+  readonly timers: boolean
 }
 
 /**
