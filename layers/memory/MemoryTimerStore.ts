@@ -90,8 +90,9 @@ export const make = MemoryState.useSync((rows) => {
     discard: (tenantId, root, seq) =>
       Effect.sync(() => {
         const list = signalsOf(tenantId, root)
-        const at = list.findIndex((s) => s.seq === seq && s.consumedBy === null)
-        if (at < 0) return false
+        const at = list.findIndex((s) => s.seq === seq)
+        if (at < 0) return true
+        if (list[at]!.consumedBy !== null) return false
         rows.signals.set(key(tenantId, root), list.filter((_, i) => i !== at))
         return true
       }),

@@ -147,12 +147,13 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
             return { _tag: "TimedOut" } satisfies Taken as Taken
           }))),
       discard: (tenantId, root, seq) =>
-        run(store, "discard", () => Effect.map(
-          sql`DELETE FROM ${signals}
-              WHERE seq = ${seq} AND tenant_id = ${tenantId} AND root_execution_id = ${root} AND consumed_by IS NULL
-              RETURNING seq`,
-          (rows) => rows.length > 0
-        )),
+        run(store, "discard", () =>
+          Effect.gen(function*() {
+            yield* sql`DELETE FROM ${signals}
+              WHERE seq = ${seq} AND tenant_id = ${tenantId} AND root_execution_id = ${root} AND consumed_by IS NULL`
+            const left = yield* sql`SELECT seq FROM ${signals} WHERE seq = ${seq} AND tenant_id = ${tenantId} AND root_execution_id = ${root}`
+            return left.length === 0
+          })),
       listSignals: (tenantId, root) =>
         run(store, "listSignals", () => Effect.map(
           sql`SELECT * FROM ${signals} WHERE tenant_id = ${tenantId} AND root_execution_id = ${root} AND timed_out = 0 ORDER BY seq`,

@@ -133,7 +133,8 @@ export type Taken =
  *   of that tree: a signal is taken by exactly one pause, a pause takes at
  *   most one signal or its timeout and keeps it, and a wait that looked
  *   after a `send` returned sees its signal;
- * - `discard` deletes a signal nobody took (true), never a taken one;
+ * - `discard` deletes a signal no wait took and answers true (also when it
+ *   was gone already, deleted with its tree); a taken one stays (false);
  * - `deleteRoot` deletes a tree's timers and signals.
  *
  * @category models

@@ -198,6 +198,7 @@ export const timerStoreSuite = (options: SuiteOptions<TimerStore>): void => {
           assert.deepStrictEqual(yield* stores.first.consume(input(ids("pause"))), { _tag: "Waiting" }, "every approve is taken")
           assert.isFalse(yield* stores.first.discard(root.tenantId, root.rootExecutionId, a.seq), "a taken signal stays")
           assert.isTrue(yield* stores.second.discard(root.tenantId, root.rootExecutionId, other.seq))
+          assert.isTrue(yield* stores.first.discard(root.tenantId, root.rootExecutionId, other.seq), "gone already: no wait took it")
           assert.deepStrictEqual((yield* stores.first.listSignals(root.tenantId, root.rootExecutionId)).map((s) => s.consumedBy), [p1, p2])
           assert.isTrue((yield* stores.first.deleteRoot(root.tenantId, root.rootExecutionId)) >= 2)
           assert.deepStrictEqual(yield* stores.first.listSignals(root.tenantId, root.rootExecutionId), [])

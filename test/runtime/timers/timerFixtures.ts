@@ -3,7 +3,7 @@
  * sleeping until an instant, and a step that waits for a signal.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
-import { Schema } from "effect"
+import { Effect, Schema } from "effect"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({
@@ -75,4 +75,18 @@ export const collector = Workflow.make({
       return { got }
     }))
     .addEdge(START, "collect").addEdge("collect", END)
+})
+
+/** Like `approver`, but its first step takes 10 s (on the Clock): a signal sent meanwhile comes before the wait. */
+export const slowApprover = Workflow.make({
+  name: "slow-approver",
+  version: "1",
+  signals: { approve: Approve },
+  graph: new StateGraph(State)
+    .addNode("ask", Workflow.effectStep(() => Effect.as(Effect.sleep("10 seconds"), { log: ["ask"] })))
+    .addNode("wait", Workflow.step(async (_s, ctx) => {
+      const answer = await ctx.waitFor<{ by: string }>("approve")
+      return { got: answer, log: [answer._tag] }
+    }))
+    .addEdge(START, "ask").addEdge("ask", "wait").addEdge("wait", END)
 })
