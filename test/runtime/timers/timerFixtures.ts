@@ -3,7 +3,7 @@
  * sleeping until an instant, and a step that waits for a signal.
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
-import { Effect, Schema } from "effect"
+import { type Duration, Effect, Schema } from "effect"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({
@@ -17,7 +17,7 @@ export interface Runs {
 }
 
 /** before → nap (sleeps `napFor`, then notes when it woke) → after. */
-export const napper = (runs: Runs, napFor = "1 hour", name = "napper") =>
+export const napper = (runs: Runs, napFor: Duration.Input = "1 hour", name = "napper") =>
   Workflow.make({
     name,
     version: "1",
@@ -46,7 +46,7 @@ export const sleepsUntil = Workflow.make({
 export const Approve = Schema.Struct({ by: Schema.String })
 
 /** ask → wait (for "approve", with `timeout`) → record what it got. Declares "approve" and "note". */
-export const approver = (timeout?: string, name = "approver") =>
+export const approver = (timeout?: Duration.Input, name = "approver") =>
   Workflow.make({
     name,
     version: "1",

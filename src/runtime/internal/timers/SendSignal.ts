@@ -7,18 +7,17 @@
  *
  * @since 0.2.0
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect } from "effect"
 import { BatonConfigError, InvalidInputError } from "../../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import * as V from "../../../stores/internal/validate.ts"
-import { RecordStore } from "../../../stores/RecordStore.ts"
-import { ThreadNotRunningError, UnknownSignalError } from "../../Errors.ts"
+import { UnknownSignalError } from "../../Errors.ts"
 import * as Workflow from "../../Workflow.ts"
 import * as InputSize from "../calls/InputSize.ts"
-import { checkThread } from "../calls/Threads.ts"
 import { Instance, type InstanceShape, notStopping, workflowForRecord } from "../Instance.ts"
 import * as Deliver from "./Deliver.ts"
+import * as Signals from "./Signals.ts"
 
 /**
  * Whose thread `Baton.signal` signals.
@@ -45,8 +44,6 @@ export interface SentSignal {
   readonly name: string
   readonly seq: number
 }
-
-const ended = (status: string) => status === "Finished" || status === "Failed" || status === "Cancelled"
 
 /** The signal's payload, decoded by the workflow's schema for `name`; an undeclared name is `UnknownSignalError`. */
 const checkedPayload = Effect.fnUntraced(function*(record: ExecutionRecord, name: string, payload: unknown) {
@@ -76,18 +73,9 @@ export const signal = (threadId: ThreadId, name: string, payload: unknown, optio
     if (store === undefined) {
       return yield* new InvalidInputError({ operation: "Baton.signal", field: "stores", reason: "signals need a TimerStore: provide one (the store bundles do)" })
     }
-    yield* checkThread(tenantId, threadId, options?.ownerId)
-    const records = yield* RecordStore
-    const active = yield* records.findActiveRoot(tenantId, threadId)
-    if (Option.isNone(active)) return yield* new ThreadNotRunningError({ tenantId, threadId })
-    const root = active.value
+    const root = yield* Signals.activeRoot(tenantId, threadId, options?.ownerId)
     yield* checkedPayload(root, name, payload)
-    const sent = yield* store.send({ tenantId, threadId, rootExecutionId: root.rootExecutionId, name, payload, sentAt: yield* Clock.currentTimeMillis })
-    // A cancel (or an end) that raced the send: a signal no wait took goes, and the call says the thread ended.
-    const after = yield* records.getRecord(tenantId, root.rootExecutionId)
-    if (Option.isNone(after) || ended(after.value.status)) {
-      if (yield* store.discard(tenantId, root.rootExecutionId, sent.seq)) return yield* new ThreadNotRunningError({ tenantId, threadId })
-    }
+    const sent = yield* Signals.sendTo(store, root, name, payload)
     Deliver.poke(instance)
     return { tenantId, threadId, executionId: root.rootExecutionId, name, seq: sent.seq } satisfies SentSignal as SentSignal
   }).pipe(Effect.withSpan("Baton.signal"))
