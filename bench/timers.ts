@@ -1,0 +1,212 @@
+/**
+ * `npm run bench:timers` — the due-timer look over many sleeping trees on Postgres.
+ *
+ * In a fresh database (created and dropped here), two schemas are migrated
+ * and filled through the store (`TimerStore.arm`, 16 at once): `small` with
+ * BENCH_SMALL (10,000) sleeping trees, `large` with BENCH_LARGE (100,000),
+ * their wake times spread over 30 days. Then:
+ *
+ * 1. Page cost: the waker's look at a moment all of them are due —
+ *    `TimerStore.claimDue(now, 100, …)`, the one statement a page — timed as
+ *    round trips; after each page its claims are put back (untimed; the
+ *    tables vacuumed between rounds), so every page claims the 100 earliest
+ *    of a full table. Its SELECT is also timed
+ *    inside Postgres (EXPLAIN ANALYZE: execution time, shared buffers). Rounds
+ *    alternate between the schemas (BENCH_PAGES pages per round, BENCH_ROUNDS
+ *    rounds).
+ * 2. Wake latency (BENCH_LATENCY=1, the default): two baton instances in this
+ *    process on the real clock (each its own pool, as two processes would
+ *    have) over a third schema; BENCH_SLEEPERS (200) trees each sleep until
+ *    an instant 1–4 s ahead, and the step notes how late (real time) it ran
+ *    after that instant; p50 and p99. Both instances are in one process, so
+ *    this is not the figure across real processes.
+ *
+ * The last line is `ratio: page100k/page10k` (median page round trip on the
+ * large schema over the small one; goal ≤ 1.2).
+ *
+ * Usage: npm run bench:timers   (BATON_TEST_PG_URL: the server; default
+ * postgres://postgres@127.0.0.1:5432/test. BENCH_LARGE=100000
+ * BENCH_SMALL=10000 BENCH_PAGES=40 BENCH_ROUNDS=6 BENCH_LATENCY=1
+ * BENCH_SLEEPERS=200)
+ */
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
+import { Context, Effect, Layer, References } from "effect"
+import { SqlClient } from "effect/sql"
+import * as PgClient from "../layers/pg/PgClient.ts"
+import * as PgMigrations from "../layers/pg/PgMigrations.ts"
+import { PgStores } from "../layers/pg/index.ts"
+import * as SqlTimerStore from "../layers/sql/SqlTimerStore.ts"
+import { Baton } from "../src/runtime/Baton.ts"
+import * as Workflow from "../src/runtime/Workflow.ts"
+import type { Timer, TimerStoreShape } from "../src/stores/TimerStore.ts"
+import { url as testUrl, withAdmin } from "../test/pg/admin.ts"
+
+const large = Number(process.env.BENCH_LARGE ?? 100_000)
+const small = Number(process.env.BENCH_SMALL ?? 10_000)
+const pagesPerRound = Number(process.env.BENCH_PAGES ?? 40)
+const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
+const latency = process.env.BENCH_LATENCY !== "0"
+const sleepers = Number(process.env.BENCH_SLEEPERS ?? 200)
+const pageSize = 100
+const day = 86_400_000
+const base = Date.UTC(2030, 0, 1)
+const database = `bench_timers_${Math.random().toString(36).slice(2, 8)}`
+const dbUrl = (() => {
+  const u = new URL(testUrl)
+  u.pathname = `/${database}`
+  return u.toString()
+})()
+
+const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!
+const pct = (xs: ReadonlyArray<number>, p: number) => {
+  const s = [...xs].sort((a, b) => a - b)
+  return s[Math.min(s.length - 1, Math.floor(s.length * p))]!
+}
+const ms = (x: number) => `${x.toFixed(2)} ms`
+
+/** A schema's migrated client (a pool of `connections`) and its TimerStore. */
+const openSchema = (schema: string, connections: number) =>
+  Effect.gen(function*() {
+    const context = yield* Layer.build(PgClient.layer({ url: dbUrl, schema, maxConnections: connections }))
+    yield* Effect.provide(PgMigrations.migrate({ schema }), context)
+    const store = yield* Effect.provide(SqlTimerStore.make(), context)
+    const sql = Context.get(context, SqlClient.SqlClient)
+    return { schema, store, sql }
+  })
+
+type Side = Effect.Success<ReturnType<typeof openSchema>> & {
+  readonly n: number
+  readonly times: Array<number>
+  readonly server: Array<number>
+  readonly buffers: Array<number>
+}
+
+/** `n` sleeping trees, one timer each, armed through the store; wake times spread over 30 days. */
+const fill = (store: TimerStoreShape, n: number) =>
+  Effect.forEach(Array.from({ length: n }, (_, i) => i), (i) => {
+    const dueAt = base + Math.floor((i * 30 * day) / n)
+    const timer: Timer = {
+      tenantId: `tenant-${i % 10}`,
+      pauseId: `pause-${String(i).padStart(7, "0")}`,
+      rootExecutionId: `root-${String(i).padStart(7, "0")}`,
+      threadId: `thread-${String(i).padStart(7, "0")}`,
+      kind: "Sleep",
+      name: null,
+      dueAt,
+      wakesAt: dueAt,
+      claimedBy: null,
+      createdAt: base - day
+    }
+    return store.arm(timer)
+  }, { concurrency: 16, discard: true })
+
+/** Execution time and shared buffers of the look's SELECT, from EXPLAIN (ANALYZE, BUFFERS). */
+const explainLook = (side: Side, now: number) =>
+  Effect.map(
+    side.sql.unsafe<{ "QUERY PLAN": any }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT tenant_id, pause_id FROM "${side.schema}"."baton_timers"
+       WHERE wakes_at IS NOT NULL AND wakes_at <= $1 ORDER BY wakes_at LIMIT ${pageSize} FOR UPDATE SKIP LOCKED`,
+      [now]
+    ),
+    (rows) => {
+      const [top] = rows[0]!["QUERY PLAN"] as Array<any>
+      const buffers = (node: any): number =>
+        (node["Shared Hit Blocks"] ?? 0) + (node["Shared Read Blocks"] ?? 0)
+      return { ms: top["Execution Time"] as number, buffers: buffers(top.Plan) }
+    }
+  )
+
+/** One timed page: the claim of the 100 earliest due timers; then (untimed) its claims put back. */
+const page = (side: Side, now: number) =>
+  Effect.gen(function*() {
+    const started = performance.now()
+    const claimed = yield* side.store.claimDue(now, pageSize, "bench", day)
+    side.times.push(performance.now() - started)
+    if (claimed.length !== pageSize) return yield* Effect.die(new Error(`a page of ${claimed.length} timers, not ${pageSize}`))
+    const keys = claimed.map((t) => `('${t.tenantId}', '${t.pauseId}')`).join(", ")
+    yield* side.sql.unsafe(`UPDATE "${side.schema}"."baton_timers" SET wakes_at = due_at, claimed_by = NULL WHERE (tenant_id, pause_id) IN (${keys})`)
+  })
+
+const pageCost = Effect.gen(function*() {
+  const sides: Array<Side> = []
+  for (const [schema, n] of [["small", small], ["large", large]] as const) {
+    const opened = yield* openSchema(schema, 16)
+    const started = performance.now()
+    yield* fill(opened.store, n)
+    yield* opened.sql.unsafe(`ANALYZE "${schema}"."baton_timers"`)
+    console.log(`filled ${schema}: ${n} sleeping trees through TimerStore.arm in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+    sides.push({ ...opened, n, times: [], server: [], buffers: [] })
+  }
+  const now = base + 31 * day
+  // Warm both (plans, caches) before timing.
+  for (const side of sides) for (let i = 0; i < 5; i++) yield* page(side, now)
+  for (const side of sides) side.times.length = 0
+  for (let round = 0; round < rounds; round++) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+      for (let i = 0; i < pagesPerRound; i++) {
+        yield* page(side, now)
+        const explained = yield* explainLook(side, now)
+        side.server.push(explained.ms)
+        side.buffers.push(explained.buffers)
+      }
+    }
+    // The put-back updates leave dead index entries at the front of both indexes alike: cleared between rounds.
+    for (const side of sides) yield* side.sql.unsafe(`VACUUM "${side.schema}"."baton_timers"`)
+  }
+  for (const side of sides) {
+    console.log(
+      `page of ${pageSize} due timers of ${side.n} (all due): round trip median ${ms(median(side.times))}, p99 ${ms(pct(side.times, 0.99))}; ` +
+        `inside Postgres ${ms(median(side.server))}, ${median(side.buffers)} shared buffers (${side.times.length} pages)`
+    )
+  }
+  return median(sides[1]!.times) / median(sides[0]!.times)
+})
+
+/** Phase 2: two instances on the real clock; how late each sleeper ran after its instant. */
+const wakeLatency = Effect.gen(function*() {
+  const late: Array<number> = []
+  const State = Annotation.Root({ at: Annotation<number>() })
+  const sleeper = Workflow.make({
+    name: "bench-sleeper",
+    version: "1",
+    graph: new StateGraph(State)
+      .addNode("nap", Workflow.sleepNode<{ at: number }>({ until: (s) => s.at }))
+      .addNode("woke", Workflow.step(async (s: { at: number }) => (late.push(Date.now() - s.at), {})))
+      .addEdge(START, "nap").addEdge("nap", "woke").addEdge("woke", END)
+  })
+  const instance = (id: string) =>
+    Baton.layer({ workflows: [sleeper], instanceId: id }).pipe(Layer.provide(PgStores.layer({ url: dbUrl, schema: "latency", maxConnections: 8 })))
+  const a = yield* Layer.build(instance("bench-a"))
+  yield* Layer.build(instance("bench-b"))
+  const baton = Context.get(a, Baton)
+  const now = Date.now()
+  yield* Effect.forEach(Array.from({ length: sleepers }, (_, i) => i), (i) =>
+    baton.start(sleeper, { at: now + 1_000 + Math.floor((i * 3_000) / sleepers) }), { concurrency: 8, discard: true })
+  const until = now + 15_000
+  while (late.length < sleepers && Date.now() < until) yield* Effect.sleep("100 millis")
+  console.log(
+    `wake latency after the due instant (${late.length}/${sleepers} sleepers, two instances in one process, real clock): ` +
+      `p50 ${ms(median(late))}, p99 ${ms(pct(late, 0.99))}, max ${ms(Math.max(...late))}`
+  )
+})
+
+const main = Effect.gen(function*() {
+  console.log(`timers bench (Postgres, database ${database}): ${small} and ${large} sleeping trees`)
+  const ratio = yield* Effect.scoped(pageCost)
+  if (latency) yield* Effect.scoped(wakeLatency)
+  return ratio
+}).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
+
+await withAdmin((sql) => sql.unsafe(`CREATE DATABASE ${database}`))
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    withAdmin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`)).finally(() => process.exit(130))
+  })
+}
+let ratio: number
+try {
+  ratio = await Effect.runPromise(main)
+} finally {
+  await withAdmin((sql) => sql.unsafe(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`))
+}
+console.log(`ratio: ${ratio.toFixed(2)}`)
