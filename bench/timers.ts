@@ -11,14 +11,14 @@
  *    round trips; after each page its claims are put back (untimed; the
  *    tables vacuumed between rounds), so every page claims the 100 earliest
  *    of a full table. Its SELECT is also timed
- *    inside Postgres (EXPLAIN ANALYZE: execution time, shared buffers). Rounds
- *    alternate between the schemas (BENCH_PAGES pages per round, BENCH_ROUNDS
- *    rounds).
+ *    inside Postgres (EXPLAIN ANALYZE: execution time, shared buffers). Pages
+ *    alternate between the schemas, the order swapped each page (BENCH_PAGES
+ *    pages of each per round, BENCH_ROUNDS rounds).
  * 2. Wake latency (BENCH_LATENCY=1, the default): two baton instances in this
  *    process on the real clock (each its own pool, as two processes would
- *    have) over a third schema; BENCH_SLEEPERS (200) trees each sleep until
- *    an instant 1–4 s ahead, and the step notes how late (real time) it ran
- *    after that instant; p50 and p99. Both instances are in one process, so
+ *    have) over a third schema; BENCH_SLEEPERS (50) trees, one started every
+ *    100 ms, each sleep until 2 s after its start, and the step after the
+ *    sleep notes how late (real time) it ran after that instant; p50 and p99. Both instances are in one process, so
  *    this is not the figure across real processes.
  *
  * The last line is `ratio: page100k/page10k` (median page round trip on the
@@ -27,7 +27,7 @@
  * Usage: npm run bench:timers   (BATON_TEST_PG_URL: the server; default
  * postgres://postgres@127.0.0.1:5432/test. BENCH_LARGE=100000
  * BENCH_SMALL=10000 BENCH_PAGES=40 BENCH_ROUNDS=6 BENCH_LATENCY=1
- * BENCH_SLEEPERS=200)
+ * BENCH_SLEEPERS=50)
  */
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect, Layer, References } from "effect"
@@ -46,7 +46,7 @@ const small = Number(process.env.BENCH_SMALL ?? 10_000)
 const pagesPerRound = Number(process.env.BENCH_PAGES ?? 40)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
 const latency = process.env.BENCH_LATENCY !== "0"
-const sleepers = Number(process.env.BENCH_SLEEPERS ?? 200)
+const sleepers = Number(process.env.BENCH_SLEEPERS ?? 50)
 const pageSize = 100
 const day = 86_400_000
 const base = Date.UTC(2030, 0, 1)
@@ -142,8 +142,9 @@ const pageCost = Effect.gen(function*() {
   for (const side of sides) for (let i = 0; i < 5; i++) yield* page(side, now)
   for (const side of sides) side.times.length = 0
   for (let round = 0; round < rounds; round++) {
-    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      for (let i = 0; i < pagesPerRound; i++) {
+    // Page by page, the two schemas in turn (the order swapped each page): load on the machine falls on both alike.
+    for (let i = 0; i < pagesPerRound; i++) {
+      for (const side of i % 2 === 0 ? sides : [...sides].reverse()) {
         yield* page(side, now)
         const explained = yield* explainLook(side, now)
         side.server.push(explained.ms)
@@ -179,10 +180,10 @@ const wakeLatency = Effect.gen(function*() {
   const a = yield* Layer.build(instance("bench-a"))
   yield* Layer.build(instance("bench-b"))
   const baton = Context.get(a, Baton)
-  const now = Date.now()
-  yield* Effect.forEach(Array.from({ length: sleepers }, (_, i) => i), (i) =>
-    baton.start(sleeper, { at: now + 1_000 + Math.floor((i * 3_000) / sleepers) }), { concurrency: 8, discard: true })
-  const until = now + 15_000
+  // One tree started every 100 ms, each sleeping 2 s from its start: a steady 10 wakes a second.
+  yield* Effect.forEach(Array.from({ length: sleepers }, (_, i) => i), () =>
+    Effect.andThen(baton.start(sleeper, { at: Date.now() + 2_000 }), Effect.sleep("100 millis")), { discard: true })
+  const until = Date.now() + 15_000
   while (late.length < sleepers && Date.now() < until) yield* Effect.sleep("100 millis")
   console.log(
     `wake latency after the due instant (${late.length}/${sleepers} sleepers, two instances in one process, real clock): ` +

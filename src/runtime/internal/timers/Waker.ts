@@ -7,7 +7,7 @@
  * instance has it and one that dies with it leaves it due again a lease
  * later), answers each pause whose wait is over, and continues its tree here
  * (when its lease is free; else the holder takes the answer before it rests,
- * or the recovery sweep does). A timer claimed by a signal whose signal went
+ * or the recovery sweep does), 16 timers of a page at a time. A timer claimed by a signal whose signal went
  * to another wait is set back. A full page is followed by the next at once,
  * at most `maxPages` in a row. Between looks the waker sleeps on the Clock
  * until the earliest wake the store holds, at most `sweepInterval`, and is
@@ -25,6 +25,9 @@ import * as Deliver from "./Deliver.ts"
 
 /** Pages a look takes in a row before it sleeps (a backlog is taken on at the next look). */
 const maxPages = 10
+
+/** Timers of a page answered at once (each a few store calls; the trees then continue in their own fibers). */
+const wakeConcurrency = 16
 
 /** Continues a tree whose wait was answered, in a fiber of `continues` (its lease taken if free). */
 const continueTree = Effect.fnUntraced(function*(timer: Timer, continues: FiberSet.FiberSet<unknown, unknown>) {
@@ -59,7 +62,7 @@ const look = Effect.fnUntraced(function*(store: TimerStoreShape, continues: Fibe
   for (let page = 0; page < maxPages; page++) {
     const now = yield* Clock.currentTimeMillis
     const due = yield* store.claimDue(now, sweepPageSize, instance.instanceId, leaseMillis)
-    for (const timer of due) yield* wake(store, timer, continues)
+    yield* Effect.forEach(due, (timer) => wake(store, timer, continues), { concurrency: wakeConcurrency, discard: true })
     if (due.length < sweepPageSize) return
   }
 })
