@@ -10,8 +10,9 @@
  *    `TimerStore.claimDue(now, 100, …)`, the one statement a page — timed as
  *    round trips; after each page its claims are put back (untimed; the
  *    tables vacuumed between rounds), so every page claims the 100 earliest
- *    of a full table. Its SELECT is also timed
- *    inside Postgres (EXPLAIN ANALYZE: execution time, shared buffers). Pages
+ *    of a full table. The same statement is also timed inside Postgres
+ *    (EXPLAIN ANALYZE in a transaction rolled back: execution time, shared
+ *    buffers). Pages
  *    alternate between the schemas, the order swapped each page (BENCH_PAGES
  *    pages of each per round, BENCH_ROUNDS rounds).
  * 2. Wake latency (BENCH_LATENCY=1, the default): two baton instances in this
@@ -21,8 +22,10 @@
  *    sleep notes how late (real time) it ran after that instant; p50 and p99. Both instances are in one process, so
  *    this is not the figure across real processes.
  *
- * The last line is `ratio: page100k/page10k` (median page round trip on the
- * large schema over the small one; goal ≤ 1.2).
+ * The last line is `ratio: page100k/page10k`: the claim statement's median
+ * execution time inside Postgres on the large schema over the small one
+ * (goal ≤ 1.2); the round trips' ratio is printed before it (on a shared
+ * machine most of a round trip is waiting for a core).
  *
  * Usage: npm run bench:timers   (BATON_TEST_PG_URL: the server; default
  * postgres://postgres@127.0.0.1:5432/test. BENCH_LARGE=100000
@@ -71,7 +74,9 @@ const openSchema = (schema: string, connections: number) =>
     yield* Effect.provide(PgMigrations.migrate({ schema }), context)
     const store = yield* Effect.provide(SqlTimerStore.make(), context)
     const sql = Context.get(context, SqlClient.SqlClient)
-    return { schema, store, sql }
+    // One connection of its own, for the EXPLAINs inside a transaction that is rolled back.
+    const single = Context.get(yield* Layer.build(PgClient.layer({ url: dbUrl, schema, maxConnections: 1 })), SqlClient.SqlClient)
+    return { schema, store, sql, single }
   })
 
 type Side = Effect.Success<ReturnType<typeof openSchema>> & {
@@ -100,21 +105,26 @@ const fill = (store: TimerStoreShape, n: number) =>
     return store.arm(timer)
   }, { concurrency: 16, discard: true })
 
-/** Execution time and shared buffers of the look's SELECT, from EXPLAIN (ANALYZE, BUFFERS). */
+/**
+ * Execution time and shared buffers of the look's claim statement inside
+ * Postgres: `EXPLAIN (ANALYZE, BUFFERS)` of the very UPDATE `claimDue` runs,
+ * in a transaction rolled back (nothing stays claimed).
+ */
 const explainLook = (side: Side, now: number) =>
-  Effect.map(
-    side.sql.unsafe<{ "QUERY PLAN": any }>(
-      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) SELECT tenant_id, pause_id FROM "${side.schema}"."baton_timers"
-       WHERE wakes_at IS NOT NULL AND wakes_at <= $1 ORDER BY wakes_at LIMIT ${pageSize} FOR UPDATE SKIP LOCKED`,
-      [now]
-    ),
-    (rows) => {
-      const [top] = rows[0]!["QUERY PLAN"] as Array<any>
-      const buffers = (node: any): number =>
-        (node["Shared Hit Blocks"] ?? 0) + (node["Shared Read Blocks"] ?? 0)
-      return { ms: top["Execution Time"] as number, buffers: buffers(top.Plan) }
-    }
-  )
+  Effect.gen(function*() {
+    const t = `"${side.schema}"."baton_timers"`
+    yield* side.single.unsafe("BEGIN")
+    const rows = yield* side.single.unsafe<{ "QUERY PLAN": any }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) UPDATE ${t} SET wakes_at = $1, claimed_by = 'explain'
+       WHERE (tenant_id, pause_id) IN (
+         SELECT tenant_id, pause_id FROM ${t} WHERE wakes_at IS NOT NULL AND wakes_at <= $2 ORDER BY wakes_at LIMIT ${pageSize} FOR UPDATE SKIP LOCKED
+       ) AND wakes_at <= $2 RETURNING *`,
+      [now + day, now]
+    )
+    yield* side.single.unsafe("ROLLBACK")
+    const [top] = rows[0]!["QUERY PLAN"] as Array<any>
+    return { ms: top["Execution Time"] as number, buffers: (top.Plan["Shared Hit Blocks"] ?? 0) + (top.Plan["Shared Read Blocks"] ?? 0) }
+  })
 
 /** One timed page: the claim of the 100 earliest due timers; then (untimed) its claims put back. */
 const page = (side: Side, now: number) =>
@@ -160,7 +170,8 @@ const pageCost = Effect.gen(function*() {
         `inside Postgres ${ms(median(side.server))}, ${median(side.buffers)} shared buffers (${side.times.length} pages)`
     )
   }
-  return median(sides[1]!.times) / median(sides[0]!.times)
+  console.log(`round trips large/small: ${(median(sides[1]!.times) / median(sides[0]!.times)).toFixed(2)} (a busy machine's scheduling is most of a round trip)`)
+  return median(sides[1]!.server) / median(sides[0]!.server)
 })
 
 /** Phase 2: two instances on the real clock; how late each sleeper ran after its instant. */
