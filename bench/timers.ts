@@ -84,6 +84,7 @@ type Side = Effect.Success<ReturnType<typeof openSchema>> & {
   readonly times: Array<number>
   readonly server: Array<number>
   readonly buffers: Array<number>
+  readonly plans: Set<string>
 }
 
 /** `n` sleeping trees, one timer each, armed through the store; wake times spread over 30 days. */
@@ -116,14 +117,21 @@ const explainLook = (side: Side, now: number) =>
     yield* side.single.unsafe("BEGIN")
     const rows = yield* side.single.unsafe<{ "QUERY PLAN": any }>(
       `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) UPDATE ${t} SET wakes_at = $1, claimed_by = 'explain'
-       WHERE (tenant_id, pause_id) IN (
-         SELECT tenant_id, pause_id FROM ${t} WHERE wakes_at IS NOT NULL AND wakes_at <= $2 ORDER BY wakes_at LIMIT ${pageSize} FOR UPDATE SKIP LOCKED
-       ) AND wakes_at <= $2 RETURNING *`,
+       WHERE ctid = ANY(ARRAY(
+         SELECT ctid FROM ${t} WHERE wakes_at IS NOT NULL AND wakes_at <= $2 ORDER BY wakes_at LIMIT ${pageSize} FOR UPDATE SKIP LOCKED
+       )) AND wakes_at <= $2 RETURNING *`,
       [now + day, now]
     )
     yield* side.single.unsafe("ROLLBACK")
     const [top] = rows[0]!["QUERY PLAN"] as Array<any>
-    return { ms: top["Execution Time"] as number, buffers: (top.Plan["Shared Hit Blocks"] ?? 0) + (top.Plan["Shared Read Blocks"] ?? 0) }
+    // How the timers were found: the scan nodes of the plan (an index scan of the wake index, or a sequential scan).
+    const scans: Array<string> = []
+    const walk = (node: any) => {
+      if (/Scan/.test(node["Node Type"])) scans.push(`${node["Node Type"]}${node["Index Name"] === undefined ? "" : ` ${node["Index Name"]}`}`)
+      for (const child of node.Plans ?? []) walk(child)
+    }
+    walk(top.Plan)
+    return { ms: top["Execution Time"] as number, buffers: (top.Plan["Shared Hit Blocks"] ?? 0) + (top.Plan["Shared Read Blocks"] ?? 0), scans: scans.join(", ") }
   })
 
 /** One timed page: the claim of the 100 earliest due timers (claimed for 60 days: past the rest, they stay out of later pages). */
@@ -143,7 +151,7 @@ const pageCost = Effect.gen(function*() {
     yield* fill(opened.store, n)
     yield* opened.sql.unsafe(`ANALYZE "${schema}"."baton_timers"`)
     console.log(`filled ${schema}: ${n} sleeping trees through TimerStore.arm in ${((performance.now() - started) / 1000).toFixed(1)} s`)
-    sides.push({ ...opened, n, times: [], server: [], buffers: [] })
+    sides.push({ ...opened, n, times: [], server: [], buffers: [], plans: new Set() })
   }
   const now = base + 31 * day
   if ((rounds * pagesPerRound + 5) * pageSize > Math.min(small, large)) {
@@ -160,6 +168,7 @@ const pageCost = Effect.gen(function*() {
         const explained = yield* explainLook(side, now)
         side.server.push(explained.ms)
         side.buffers.push(explained.buffers)
+        side.plans.add(explained.scans)
       }
     }
     // Each claim leaves dead index entries at the front of both indexes alike: cleared between rounds.
@@ -168,7 +177,7 @@ const pageCost = Effect.gen(function*() {
   for (const side of sides) {
     console.log(
       `page of ${pageSize} due timers of ${side.n} (all due): round trip median ${ms(median(side.times))}, p99 ${ms(pct(side.times, 0.99))}; ` +
-        `inside Postgres ${ms(median(side.server))}, ${median(side.buffers)} shared buffers (${side.times.length} pages)`
+        `inside Postgres ${ms(median(side.server))}, ${median(side.buffers)} shared buffers (${side.times.length} pages; plan: ${[...side.plans].join(" | ")})`
     )
   }
   console.log(`round trips large/small: ${(median(sides[1]!.times) / median(sides[0]!.times)).toFixed(2)} (a busy machine's scheduling is most of a round trip)`)

@@ -1,11 +1,13 @@
 /**
  * `TimerStore` over any `SqlClient`. Payloads are JSON text.
  *
- * `claimDue` is one `UPDATE … WHERE (tenant, pause) IN (SELECT … WHERE
- * wakes_at <= now ORDER BY wakes_at LIMIT n) RETURNING *` over the partial
+ * `claimDue` is one `UPDATE … RETURNING *` of the rows an inner `SELECT …
+ * WHERE wakes_at <= now ORDER BY wakes_at LIMIT n` finds over the partial
  * index on `wakes_at`: its cost is the page's, not the table's. On SQLite
- * the statement holds the write lock; on Postgres the inner select takes its
- * rows `FOR UPDATE SKIP LOCKED`, so two sweepers take different timers.
+ * the statement holds the write lock (the rows matched by key); on Postgres
+ * the inner select takes its rows `FOR UPDATE SKIP LOCKED`, so two sweepers
+ * take different timers, and the update reaches them by their `ctid`s (a TID
+ * scan, whatever the planner thinks of the table's size).
  *
  * `send` and `consume` of one tree run in transactions that serialize per
  * tree (Postgres: a transaction-scoped advisory lock on the tree; SQLite:
@@ -63,7 +65,6 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
     const { isPg, limitOf, sql, tables: t } = yield* Store.open(options)
     const timers = sql(t.timers)
     const signals = sql(t.signals)
-    const skipLocked = sql.literal(isPg ? " FOR UPDATE SKIP LOCKED" : "")
     /** Serializes the tree's signal transactions (SQLite's `BEGIN IMMEDIATE` does it already). */
     const lockTree = (tenantId: string, root: string) =>
       isPg
@@ -86,14 +87,25 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
         )),
       claimDue: (now, limit, claimant, claimMillis) =>
         run(store, "claimDue", () => Effect.map(
-          sql`UPDATE ${timers} SET wakes_at = ${now + claimMillis}, claimed_by = ${claimant}
-              WHERE (tenant_id, pause_id) IN (
-                SELECT tenant_id, pause_id FROM ${timers}
-                WHERE wakes_at IS NOT NULL AND wakes_at <= ${now}
-                ORDER BY wakes_at
-                LIMIT ${limitOf(limit)}${skipLocked}
-              ) AND wakes_at <= ${now}
-              RETURNING *`,
+          isPg
+            // By the rows' ctids, locked by the inner select: a TID scan whatever the table's size (a join on the key
+            // lets the planner scan a small table whole, and the page's cost then grows with the table).
+            ? sql`UPDATE ${timers} SET wakes_at = ${now + claimMillis}, claimed_by = ${claimant}
+                WHERE ctid = ANY(ARRAY(
+                  SELECT ctid FROM ${timers}
+                  WHERE wakes_at IS NOT NULL AND wakes_at <= ${now}
+                  ORDER BY wakes_at
+                  LIMIT ${limitOf(limit)} FOR UPDATE SKIP LOCKED
+                )) AND wakes_at <= ${now}
+                RETURNING *`
+            : sql`UPDATE ${timers} SET wakes_at = ${now + claimMillis}, claimed_by = ${claimant}
+                WHERE (tenant_id, pause_id) IN (
+                  SELECT tenant_id, pause_id FROM ${timers}
+                  WHERE wakes_at IS NOT NULL AND wakes_at <= ${now}
+                  ORDER BY wakes_at
+                  LIMIT ${limitOf(limit)}
+                ) AND wakes_at <= ${now}
+                RETURNING *`,
           (rows) => rows.map(toTimer)
         )),
       nextWake: run(store, "nextWake", () => Effect.map(
