@@ -10,12 +10,22 @@
  * tree) or is refused with `ThreadNotRunningError` (nothing kept).
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
-import { MemoryStores } from "../../../layers/memory/index.ts"
+import { Effect, Exit, Fiber, Layer } from "effect"
+import {
+  MemoryCheckpointStore,
+  MemoryLeaseStore,
+  MemoryPauseStore,
+  MemoryRecordStore,
+  MemoryState,
+  MemoryStores,
+  MemoryTreeStore
+} from "../../../layers/memory/index.ts"
+import { Baton } from "../../../src/runtime/Baton.ts"
+import { IdGenerator } from "../../../src/stores/Ids.ts"
 import { TimerStore } from "../../../src/stores/TimerStore.ts"
 import { Harness } from "../../../src/testing/index.ts"
 import type { StoreCall } from "../../../src/testing/Harness.ts"
-import { approver, collector, slowApprover } from "./timerFixtures.ts"
+import { approver, collector, napper, slowApprover } from "./timerFixtures.ts"
 
 const signalsOf = (root: string) => TimerStore.use((t) => t.listSignals("default", root))
 
@@ -187,4 +197,27 @@ describe("signals", () => {
       assert.strictEqual((yield* h.baton(0).status(started.executionId)).status, "Cancelled")
       assert.deepStrictEqual(yield* signalsOf(started.executionId), [], "nothing kept")
     }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+})
+
+describe("sleeps and signals without a TimerStore", () => {
+  const bare = Layer.mergeAll(
+    MemoryLeaseStore.layer,
+    MemoryRecordStore.layer,
+    MemoryPauseStore.layer,
+    MemoryTreeStore.layer,
+    MemoryCheckpointStore.layer
+  ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer)))
+
+  it.effect("a workflow declaring signals fails the Layer with BatonConfigError on stores; a sleep fails its step saying what to provide", () =>
+    Effect.gen(function*() {
+      const refused = yield* Effect.exit(Effect.scoped(Layer.build(Baton.layer({ workflows: [approver(undefined, "no-store")] }).pipe(Layer.provide(bare)))))
+      assert.strictEqual(tagOf(refused), "BatonConfigError")
+      assert.strictEqual(Exit.isFailure(refused) && (refused.cause.reasons[0] as { error: { field: string } }).error.field, "stores")
+      const sleeper = napper({ at: [] }, "1 minute", "no-store-napper")
+      const failed = yield* Effect.exit(Baton.use((b) => b.execute(sleeper, {})).pipe(
+        Effect.provide(Baton.layer({ workflows: [sleeper] }).pipe(Layer.provide(bare)))
+      ))
+      assert.strictEqual(tagOf(failed), "ExecutionFailedError")
+      assert.include(Exit.isFailure(failed) ? String((failed.cause.reasons[0] as { error: { message: string } }).error.message) : "", "TimerStore")
+    }))
 })
