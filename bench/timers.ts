@@ -21,6 +21,11 @@
  *    100 ms, each sleep until 2 s after its start, and the step after the
  *    sleep notes how late (real time) it ran after that instant; p50 and p99. Both instances are in one process, so
  *    this is not the figure across real processes.
+ * 3. Wake latency across real processes (with BENCH_LATENCY): process A
+ *    starts BENCH_SLEEPERS trees sleeping until instants 4 s ahead, 50 ms
+ *    apart, and is SIGKILLed once they rest; processes B and C (the
+ *    default 30 s sweep interval) wake them; p50 and p99 of how late the step
+ *    after the sleep ran (real time), and which process woke how many.
  *
  * The last line is `ratio: page100k/page10k`: the claim statement's median
  * execution time inside Postgres on the large schema over the small one
@@ -43,6 +48,8 @@ import { Baton } from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 import type { Timer, TimerStoreShape } from "../src/stores/TimerStore.ts"
 import { url as testUrl, withAdmin } from "../test/pg/admin.ts"
+import { killAll, sleep, start } from "../test/e2e/processes.ts"
+import { fileURLToPath } from "node:url"
 
 const large = Number(process.env.BENCH_LARGE ?? 100_000)
 const small = Number(process.env.BENCH_SMALL ?? 10_000)
@@ -212,10 +219,43 @@ const wakeLatency = Effect.gen(function*() {
   )
 })
 
+/**
+ * Phase 3: real processes. A starts the sleepers and is SIGKILLed once they
+ * rest; B and C wake them. How late each woke (real time), and where.
+ */
+const processLatency = async () => {
+  const worker = fileURLToPath(new URL("../test/e2e/timersWorker.ts", import.meta.url))
+  const procs = [["proc-a", String(sleepers)], ["proc-b"], ["proc-c"]].map(([id, ...rest]) => start(worker, [dbUrl, "procs", id!, ...rest], id!))
+  await Promise.all(procs.map((p) => p.until((l) => l.endsWith(" ready"))))
+  const [a, ...wakers] = procs as [typeof procs[0], ...typeof procs]
+  // The first sleep ends well after A has started every tree and been killed.
+  const first = Date.now() + 5_000 + sleepers * 60
+  a.send(`go ${first}`)
+  await a.until((l) => l.endsWith(" started"))
+  await sleep(1_000) // real processes: let A's last trees reach their rest
+  const killedEarly = Date.now() >= first
+  a.child.kill("SIGKILL")
+  const woke = () => wakers.flatMap((w) => w.lines.filter((l) => l.includes(" woke ")))
+  const until = Date.now() + 40_000
+  while (woke().length < sleepers && Date.now() < until) await sleep(100)
+  const late = woke().map((l) => Number(l.split(" ")[3]))
+  const byWho = wakers.map((w) => `${w.id} ${w.lines.filter((l) => l.includes(" woke ")).length}`).join(", ")
+  killAll()
+  if (late.length === 0 || killedEarly) {
+    console.log(`wake latency across real processes: not measured (${late.length} woke; the starter was killed ${killedEarly ? "after" : "before"} the first due instant)`)
+    return
+  }
+  console.log(
+    `wake latency across real processes (the starter SIGKILLed, two others wake; ${late.length}/${sleepers} woke: ${byWho}): ` +
+      `p50 ${ms(median(late))}, p99 ${ms(pct(late, 0.99))}, max ${ms(Math.max(...late))}`
+  )
+}
+
 const main = Effect.gen(function*() {
   console.log(`timers bench (Postgres, database ${database}): ${small} and ${large} sleeping trees`)
   const ratio = yield* Effect.scoped(pageCost)
   if (latency) yield* Effect.scoped(wakeLatency)
+  if (latency) yield* Effect.promise(processLatency)
   return ratio
 }).pipe(Effect.provideService(References.MinimumLogLevel, "Warn"))
 

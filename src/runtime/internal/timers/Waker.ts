@@ -11,11 +11,15 @@
  * to another wait is set back. A full page is followed by the next at once,
  * at most `maxPages` in a row. Between looks the waker sleeps on the Clock
  * until the earliest wake the store holds, at most `sweepInterval`, and is
- * woken at once when a timer is armed or a signal sent in this process.
+ * woken at once when a timer is armed or a signal sent in this process, or
+ * a tree that did not end is released anywhere the lease wake-ups reach
+ * (another process's tree resting on a new timer: Postgres NOTIFY, the
+ * SQLite poll).
  *
  * @since 0.2.0
  */
-import { Cause, Clock, Deferred, Duration, Effect, FiberSet, Option } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Fiber, FiberSet, Option } from "effect"
+import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import type { Timer, TimerStoreShape } from "../../../stores/TimerStore.ts"
@@ -77,11 +81,14 @@ export const run = Effect.fnUntraced(function*(continues: FiberSet.FiberSet<unkn
   const instance = yield* Instance
   const store = Deliver.storeOf(instance)
   if (store === undefined) return
+  const wakeups = yield* LeaseWakeups
   let poked = yield* Deferred.make<void>()
   Deliver.onPoke(instance, () => Deferred.doneUnsafe(poked, Effect.void))
   while (true) {
-    // A poke during the look wakes the next one at once.
+    // A poke during the look wakes the next one at once; so does a release of a tree that did not end, on any
+    // instance the wake-ups reach (Postgres NOTIFY, the SQLite poll): a tree that rests may have armed a timer.
     const current = poked
+    const released = yield* Effect.forkChild(wakeups.next(undefined, undefined, { skipEnded: () => true }), { startImmediately: true })
     yield* look(store, continues).pipe(
       Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("timer look failed", cause))
     )
@@ -89,7 +96,9 @@ export const run = Effect.fnUntraced(function*(continues: FiberSet.FiberSet<unkn
     const next = yield* store.nextWake.pipe(Effect.catch(() => Effect.succeed(Option.none<number>())))
     const wait = Math.max(0, Math.min(instance.config.sweepMillis, Option.getOrElse(next, () => Infinity) - now))
     // A timer of this look (due, but past the page) is taken at once; else sleep until the next wake.
-    yield* Effect.raceFirst(Effect.sleep(Duration.millis(Math.max(wait, 1))), Deferred.await(current))
+    yield* Effect.raceAllFirst([Effect.sleep(Duration.millis(Math.max(wait, 1))), Deferred.await(current), Fiber.join(released)]).pipe(
+      Effect.ensuring(Fiber.interrupt(released))
+    )
     if (Deferred.isDoneUnsafe(current)) poked = yield* Deferred.make<void>()
   }
 })
