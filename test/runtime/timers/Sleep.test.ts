@@ -65,6 +65,19 @@ describe("durable sleep", () => {
       assert.notStrictEqual(runs.at[0]?.instanceId, "instance-0")
     }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
 
+  it.effect("a sleep shorter than the sweep interval, its starter killed: another instance heard the tree rest and wakes it on time", () =>
+    Effect.gen(function*() {
+      const runs: Runs = { at: [] }
+      const wf = napper(runs, "1 minute", "napper-short")
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], sweepInterval: "10 minutes" } })
+      const started = yield* h.baton(0).start(wf, {})
+      yield* h.settle
+      yield* h.kill(0)
+      yield* h.advance("1 minute")
+      assert.strictEqual((yield* h.baton(1).status(started.executionId)).status, "Finished", "woken at its time, not at the next sweep interval")
+      assert.deepStrictEqual(runs.at.map((r) => r.instanceId), ["instance-1"])
+    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+
   it.effect("two sweeping instances meet one due timer: exactly one wakes it", () =>
     Effect.gen(function*() {
       const runs: Runs = { at: [] }
