@@ -71,6 +71,7 @@ export {
   UnknownWorkflowError
 } from "./runtime/Errors.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./runtime/Errors.ts"
+export { type SignalError, ThreadNotRunningError, UnknownSignalError } from "./runtime/Errors.ts"
 export {
   afterRecorded,
   BatonConfigError,
@@ -163,6 +164,7 @@ export {
   type SetStatusInput
 } from "./stores/RecordStore.ts"
 export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
+export { type Signal, type SignalInput, type Timer, type TimerKind, TimerStore, type TimerStoreShape } from "./stores/TimerStore.ts"
 export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into

@@ -13,6 +13,7 @@ import type { QueuedChild } from "../../src/stores/ChildQueueStore.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
+import type { Signal, Timer } from "../../src/stores/TimerStore.ts"
 
 /**
  * A lease row: `holder` null once released (the epoch stays).
@@ -82,7 +83,21 @@ export interface MemoryRows {
   readonly history: Map<string, { readonly endedAt: number; readonly json: string }>
   /** Inbound requests by key(tenantId, requestKey). */
   readonly requests: Map<string, RequestRow>
+  /** Timers by key(tenantId, pauseId) (`TimerStore`). */
+  readonly timers: Map<string, Timer>
+  /** Signals by key(tenantId, rootExecutionId), in send order, payloads as JSON text (`TimerStore`). */
+  readonly signals: Map<string, Array<SignalRow>>
+  /** The last signal `seq` given. */
+  readonly signalSeq: { value: number }
 }
+
+/**
+ * A signal row: the payload as JSON text.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type SignalRow = Mutable<Omit<Signal, "payload">> & { payload: string; timedOut?: boolean }
 
 /** An inbound request row: the handle as JSON text, the answer as JSON text once recorded (null before). */
 export interface RequestRow {
@@ -117,7 +132,10 @@ export const emptyRows = (): MemoryRows => ({
   writes: new Map(),
   blobs: new Map(),
   history: new Map(),
-  requests: new Map()
+  requests: new Map(),
+  timers: new Map(),
+  signals: new Map(),
+  signalSeq: { value: 0 }
 })
 
 /**

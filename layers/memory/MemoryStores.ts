@@ -40,6 +40,7 @@ import * as MemoryRecordStore from "./MemoryRecordStore.ts"
 import * as MemoryRequestStore from "./MemoryRequestStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
+import * as MemoryTimerStore from "./MemoryTimerStore.ts"
 
 /**
  * The eight stores over the `MemoryState` and `IdGenerator` in context, and
@@ -60,6 +61,7 @@ export const layerOnState = Layer.mergeAll(
   MemoryChildQueueStore.layer,
   MemoryExecutionHistoryStore.layer,
   MemoryRequestStore.layer,
+  MemoryTimerStore.layer,
   MemoryLimiters.layer()
 )
 

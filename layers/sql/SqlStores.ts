@@ -18,6 +18,7 @@ import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
+import { TimerStore } from "../../src/stores/TimerStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
 import * as SqlExecutionHistoryStore from "./SqlExecutionHistoryStore.ts"
@@ -30,6 +31,7 @@ import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
+import * as SqlTimerStore from "./SqlTimerStore.ts"
 
 /**
  * The eight store services.
@@ -48,6 +50,7 @@ export type Stores =
   | ChildQueueStore
   | ExecutionHistoryStore
   | RequestStore
+  | TimerStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -74,6 +77,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
       Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
       Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
-      Context.add(RequestStore, yield* SqlRequestStore.make(options))
+      Context.add(RequestStore, yield* SqlRequestStore.make(options)),
+      Context.add(TimerStore, yield* SqlTimerStore.make(options))
     )
   }))

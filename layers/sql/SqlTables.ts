@@ -59,6 +59,10 @@ export interface SqlTables {
   readonly limiterStates: string
   readonly history: string
   readonly requests: string
+  /** `TimerStore` timers (migration 13). */
+  readonly timers: string
+  /** `TimerStore` signals (migration 13). */
+  readonly signals: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -97,6 +101,8 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     limiterWindows: `${prefix}limiter_windows`,
     limiterStates: `${prefix}limiter_states`,
     history: `${prefix}history`,
-    requests: `${prefix}requests`
+    requests: `${prefix}requests`,
+    timers: `${prefix}timers`,
+    signals: `${prefix}signals`
   })
 }

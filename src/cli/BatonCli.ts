@@ -17,6 +17,10 @@
  * - `cancel <thread> [--tenant T] [--owner O]` — cancels the thread's active
  *   execution (ended at once when paused; a running one is asked to stop
  *   through a durable request its holder reads within one renewal).
+ * - `signal <thread> <name> <json> [--tenant T] [--owner O]` — sends a signal
+ *   to the thread's running or paused execution; a wait for it is woken by
+ *   the fleet. As for `resume`, the workflow's signal schema is not checked
+ *   here (no workflow code): send through `BatonHttp` where it matters.
  * - `sweep` — one look now, as a sweep sees the fleet: orphaned Running trees
  *   (lease free or expired: an instance recovers them) and stranded decisions.
  *   Read-only: recovering a tree needs its workflow code, which instances have.
@@ -48,6 +52,8 @@ import { instanceOfHolder } from "../stores/Lease.ts"
 import type { Pause } from "../stores/Pause.ts"
 import { PauseStore, type RootCursor } from "../stores/PauseStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
+import { TimerStore, type TimerStoreShape } from "../stores/TimerStore.ts"
+import { ThreadNotRunningError, ThreadOwnerError, UnknownThreadError } from "../runtime/Errors.ts"
 
 /**
  * Which shared stores the command works on.
@@ -384,6 +390,49 @@ const cancel = Command.make("cancel", { thread: Argument.String("thread"), tenan
     yield* output({ cancelled: true, threadId: flags.thread }, () => `thread ${flags.thread}: cancelled`)
   }))).pipe(Command.withDescription("Cancel the thread's running or paused execution"))
 
+/**
+ * A signal as `Baton.signal` sends it, less the workflow's schema (no
+ * workflow code here): the thread and owner checked, its running or paused
+ * root found, the signal kept; one whose tree ended before a wait took it is
+ * dropped and refused.
+ */
+const sendSignal = Effect.fnUntraced(function*(timers: TimerStoreShape, tenantId: string, threadId: string, name: string, payload: unknown, ownerId: string | undefined) {
+  const records = yield* RecordStore
+  const thread = yield* records.getThread(tenantId, threadId)
+  if (Option.isNone(thread)) return yield* new UnknownThreadError({ tenantId, threadId })
+  if (thread.value.ownerId !== null && thread.value.ownerId !== ownerId) return yield* new ThreadOwnerError({ tenantId, threadId, ownerId })
+  const root = yield* records.findActiveRoot(tenantId, threadId)
+  if (Option.isNone(root)) return yield* new ThreadNotRunningError({ tenantId, threadId })
+  const { rootExecutionId } = root.value
+  const sent = yield* timers.send({ tenantId, threadId, rootExecutionId, name, payload, sentAt: yield* Clock.currentTimeMillis })
+  const after = yield* records.getRecord(tenantId, rootExecutionId)
+  const over = Option.isNone(after) || ["Finished", "Failed", "Cancelled"].includes(after.value.status)
+  if (over && (yield* timers.discard(tenantId, rootExecutionId, sent.seq))) return yield* new ThreadNotRunningError({ tenantId, threadId })
+  return sent
+})
+
+const signal = Command.make("signal", {
+  thread: Argument.String("thread"),
+  name: Argument.String("name"),
+  payload: Argument.String("json"),
+  tenant,
+  owner: Flag.String("owner").pipe(Flag.optional)
+}, (flags) =>
+  withStores(Effect.gen(function*() {
+    const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
+    let payload: unknown
+    try {
+      payload = JSON.parse(flags.payload)
+    } catch (e) {
+      return yield* Effect.fail(new CliFailure(ExitCode.usage, `the payload is not JSON: ${(e as Error).message}`))
+    }
+    const timers = yield* Effect.serviceOption(TimerStore)
+    if (Option.isNone(timers)) return yield* Effect.fail(new CliFailure(ExitCode.usage, "these stores have no TimerStore: signals need one"))
+    const sent = yield* sendSignal(timers.value, tenantId, flags.thread, flags.name, payload, Option.getOrUndefined(flags.owner))
+    yield* output({ sent: true, threadId: flags.thread, executionId: sent.rootExecutionId, name: flags.name, seq: sent.seq }, () =>
+      `signal ${flags.name} sent to thread ${flags.thread} (execution ${sent.rootExecutionId}, #${sent.seq}); a wait for it is woken by the fleet`)
+  }))).pipe(Command.withDescription("Send a signal to the thread's running or paused execution"))
+
 const sweep = Command.make("sweep", {}, () =>
   withStores(Effect.gen(function*() {
     const orphans = (yield* runningLeases).filter((l) => !l.live)
@@ -420,6 +469,7 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
     case "UnknownExecutionError":
       return { code: ExitCode.notFound, message: error.message ?? error._tag }
     case "NotPausedError":
+    case "ThreadNotRunningError":
     case "ThreadBusyError":
     case "ThreadOwnerError":
       return { code: ExitCode.conflict, message: error.message ?? error._tag }
@@ -444,7 +494,7 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
  * @since 0.1.0
  */
 export const run = (args: ReadonlyArray<string>, backends: Backends) => {
-  const commands = root.pipe(Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion)]))
+  const commands = root.pipe(Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal]))
   return Command.runWith(commands, { version: "0.1.0" })(args).pipe(
     Effect.provideService(CliBackends, backends),
     Effect.exit,

@@ -25,6 +25,7 @@
  * | GET | /threads/:threadId/pauses | its pending pauses |
  * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` or `{ reply }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
+ * | POST | /threads/:threadId/signals/:name | `{ payload }` → the signal kept: `{ tenantId, threadId, executionId, name, seq }` |
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
@@ -151,6 +152,17 @@ export const ResumeBody = Schema.Union([
   /** A free-text reply, read by the workflow's interpreter (see `Workflow.Interpreter`). */
   Schema.Struct({ reply: Schema.String })
 ])
+
+/**
+ * The body of `POST /threads/:threadId/signals/:name`.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
+export const SignalBody = Schema.Struct({
+  /** The signal's payload, JSON: checked by the schema the workflow declares for the signal (see `Baton.signal`). */
+  payload: Schema.Json
+})
 
 const statuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused", "Finished", "Failed", "Cancelled"]
 const activeStatuses: ReadonlyArray<ExecutionStatus> = ["Running", "Paused"]
@@ -329,7 +341,7 @@ const routes = (options: Options) =>
           : { ...scope(caller), pauseId, decision: given.decision, requestKey: given.requestKey }))
       })
     ))
-    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit })
+    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit, signalBody: SignalBody })
     yield* router.add("GET", `${prefix}/openapi.json` as HttpRouter.PathInput, Effect.succeed(json(openApi)))
     const history = yield* Effect.serviceOption(ExecutionHistoryStore)
     yield* router.add("GET", `${prefix}/threads/:threadId/history` as HttpRouter.PathInput, control((caller) =>
@@ -359,6 +371,14 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
       Effect.flatMap(param("threadId"), (threadId) => Effect.map(baton.cancel(threadId, scope(caller)), (r) => json(r))))
     )
+    yield* router.add("POST", `${prefix}/threads/:threadId/signals/:name` as HttpRouter.PathInput, control((caller) =>
+      Effect.gen(function*() {
+        const threadId = yield* param("threadId")
+        const name = yield* param("name")
+        const { payload } = yield* body(SignalBody, limit)
+        return json(yield* baton.signal(threadId, name, payload, scope(caller)))
+      })
+    ))
   })
 
 /**

@@ -16,7 +16,8 @@
  */
 import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
 import type { BatonConfigError, InvalidInputError } from "../stores/Errors.ts"
-import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
+import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError, SignalError } from "./Errors.ts"
+import type { SentSignal, SignalOptions } from "./internal/timers/SendSignal.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -44,6 +45,8 @@ export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions,
 export type { ReplyInput, ResumeInput } from "./internal/calls/Resume.ts"
 export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
+export type { SentSignal, SignalOptions } from "./internal/timers/SendSignal.ts"
+export type { RestingWait } from "./internal/timers/Waits.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -135,6 +138,20 @@ export interface BatonShape {
    * `timeout` that is not a duration ≥ 0 is `InvalidInputError` (nothing stops).
    */
   readonly close: (options?: CloseOptions) => EffectNs.Effect<void, InvalidInputError>
+  /**
+   * Sends signal `name` with `payload` to the thread's running or paused
+   * execution, from any instance: checked like `resume` (tenant, owner), the
+   * name against the workflow's `signals` (`UnknownSignalError`) and the
+   * payload against its schema (`InvalidInputError`), before anything is
+   * written. Kept durably in send order until a `ctx.waitFor(name)` takes it
+   * — exactly one wait takes each — and a wait resting on it is woken by any
+   * instance. A thread with no running or paused execution is
+   * `ThreadNotRunningError` (nothing written; also when a cancel ended the
+   * tree before any wait took the signal).
+   *
+   * @since 0.2.0
+   */
+  readonly signal: (threadId: ThreadId, name: string, payload: unknown, options?: SignalOptions) => EffectNs.Effect<SentSignal, SignalError>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
   readonly checkLiveness: EffectNs.Effect<Health.HealthReport>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */

@@ -336,3 +336,53 @@ export type AwaitError =
   | AwaitTimeoutError
   | UnknownWorkflowError
   | InstanceStoppingError
+
+/**
+ * A signal to a thread with no Running or Paused execution: it finished,
+ * failed or was cancelled (or never ran). Nothing was written.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ThreadNotRunningError extends Schema.TaggedError<ThreadNotRunningError>()("ThreadNotRunningError", {
+  tenantId: Schema.String,
+  threadId: Schema.String
+}) {
+  override get message() {
+    return `Thread ${this.threadId} (tenant ${this.tenantId}) has no running or paused execution to take a signal: it ended. Nothing was written; start a new execution on the thread to signal it.`
+  }
+}
+
+/**
+ * A signal whose name the thread's workflow does not declare in `signals`. Nothing was written.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class UnknownSignalError extends Schema.TaggedError<UnknownSignalError>()("UnknownSignalError", {
+  workflowName: Schema.String,
+  name: Schema.String,
+  declared: Schema.Array(Schema.String)
+}) {
+  override get message() {
+    return this.declared.length === 0
+      ? `Workflow "${this.workflowName}" declares no signals, so "${this.name}" cannot be sent to it. Declare it in Workflow.make({ …, signals: { ${JSON.stringify(this.name)}: schema } }). Nothing was written.`
+      : `Workflow "${this.workflowName}" declares no signal "${this.name}" (it declares ${this.declared.map((d) => JSON.stringify(d)).join(", ")}). Send one of those, or declare it in the workflow's \`signals\`. Nothing was written.`
+  }
+}
+
+/**
+ * What `Baton.signal` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type SignalError =
+  | StoreError
+  | InvalidInputError
+  | UnknownThreadError
+  | ThreadOwnerError
+  | ThreadNotRunningError
+  | UnknownSignalError
+  | UnknownWorkflowError
+  | InstanceStoppingError

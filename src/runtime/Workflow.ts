@@ -15,7 +15,8 @@ import type { ExtractStateType, LangGraphRunnableConfig, StateGraph } from "@lan
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import { inspect } from "node:util"
-import { Effect, Schema, SchemaIssue } from "effect"
+import { type Duration, Effect, Schema, SchemaIssue } from "effect"
+import * as StepWaits from "./internal/timers/StepWaits.ts"
 import * as InterruptPayload from "./internal/pass/InterruptPayload.ts"
 import { passOf } from "./internal/pass/pass.ts"
 import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
@@ -128,6 +129,13 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
   readonly schemas: Schemas<Input, Output, Decision>
+  /**
+   * The signals `Baton.signal` may send to its executions, by name, each with
+   * the schema its payload must pass (none: no signal is accepted).
+   *
+   * @since 0.2.0
+   */
+  readonly signals?: Readonly<Record<string, PayloadSchema<any>>> | undefined
   /** Phantom: the input type of `execute`. */
   readonly _Input?: (_: Input) => void
   /** Phantom: the output type. */
@@ -231,6 +239,14 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
    * answers is decoded by `decision` like any other.
    */
   readonly interpret?: Interpreter<Decision, IR> | undefined
+  /**
+   * The signals its executions take (`Baton.signal`, `ctx.waitFor`), by name,
+   * each with its payload's schema: another name, or a payload the schema
+   * refuses, is refused before anything is written.
+   *
+   * @since 0.2.0
+   */
+  readonly signals?: Readonly<Record<string, PayloadSchema<any>>> | undefined
 }
 
 /**
@@ -283,7 +299,8 @@ export const make = <
     ...(given.budgets === undefined ? {} : { budgets: given.budgets }),
     ...(given.interpret === undefined ? {} : { interpret: given.interpret as Interpreter<unknown, any> }),
     configHash,
-    schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision }
+    schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision },
+    signals: given.signals
   }
 }
 
@@ -320,6 +337,30 @@ export const decode = <W extends AnyWorkflow, P extends Payload>(
         operation,
         field: pathOf(payload, issues[0]?.path),
         reason: `does not match workflow "${workflow.name}"'s ${payload} schema (${named.join("; ")})`
+      })
+    })
+  )
+}
+
+/**
+ * Decodes a signal's payload with the schema `workflow` declares for `name`
+ * (see `MakeOptions.signals`); a payload it refuses fails with
+ * `InvalidInputError` naming the path under `payload`.
+ *
+ * @category decoding
+ * @since 0.2.0
+ */
+export const decodeSignal = (workflow: AnyWorkflow, name: string, value: unknown, operation: string): Effect.Effect<unknown, InvalidInputError> => {
+  const schema = workflow.signals?.[name] as PayloadSchema<unknown> | undefined
+  if (schema === undefined) return Effect.succeed(value)
+  return Schema.decodeUnknownEffect(schema)(value, { errors: "all" }).pipe(
+    Effect.mapError((error) => {
+      const issues = formatter(error.issue).issues
+      const named = issues.map((i) => `${pathOf("payload", i.path)}: ${i.message}`)
+      return new InvalidInputError({
+        operation,
+        field: pathOf("payload", issues[0]?.path),
+        reason: `does not match the schema workflow "${workflow.name}" declares for signal "${name}" (${named.join("; ")})`
       })
     })
   )
@@ -409,6 +450,33 @@ export interface StepContext extends RunsIn {
    * or `Budget.spend`.
    */
   readonly budgets: ReadonlyArray<Budget.Budget>
+  /**
+   * Sleeps durably for `duration` (on the Clock): the tree rests — no lease,
+   * no busy instance, one timer row — and any instance wakes it when the time
+   * comes (never before); the step then runs again from its start and this
+   * call answers at once. Code before the call runs again then: keep side
+   * effects after it, or key them. Like `interrupt`, do not catch what it
+   * throws. Needs a `TimerStore` (the store bundles have one).
+   *
+   * @since 0.2.0
+   */
+  readonly sleep: (duration: Duration.Input) => Promise<void>
+  /**
+   * `sleep` until `instant` (a `Date` or epoch milliseconds on the Clock); one in the past wakes at once.
+   *
+   * @since 0.2.0
+   */
+  readonly sleepUntil: (instant: Date | number) => Promise<void>
+  /**
+   * Waits for the next signal `name` sent to this execution (`Baton.signal`;
+   * one sent before the wait started counts): the tree rests as for a sleep,
+   * and answers `Received` with the payload and its place in send order — or
+   * `TimedOut` once `timeout` passed with no signal. Each signal is taken by
+   * exactly one wait, in send order. Needs a `TimerStore`.
+   *
+   * @since 0.2.0
+   */
+  readonly waitFor: <A = unknown>(name: string, options?: StepWaits.WaitForOptions) => Promise<StepWaits.SignalResult<A>>
 }
 
 /**
@@ -441,9 +509,36 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     launch: <I, O>(workflow: Workflow<I, O, any, any>, inputs: ReadonlyArray<I>, options?: LaunchOptions) =>
       pass.launch(idempotencyKey, launches++, workflow, inputs, options) as Promise<ReadonlyArray<O>>,
     launchId: (n) => launchIdOf(pass.tenantId, pass.executionId, idempotencyKey, n),
-    budgets: pass.budgets
+    budgets: pass.budgets,
+    sleep: (duration) => StepWaits.sleep(pass, duration),
+    sleepUntil: (instant) => StepWaits.sleepUntil(pass, instant),
+    waitFor: (name, options) => StepWaits.waitFor(pass, name, options)
   }
 }
+
+/**
+ * A node that sleeps durably (see `StepContext.sleep`) and changes no state:
+ * `duration` is a duration, or a function of the state answering one —
+ * or `{ until }`, an instant (a `Date` or epoch milliseconds) or a function
+ * of the state answering one. Add it to a graph like any node.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const sleepNode = <S = unknown>(
+  duration: Duration.Input | ((state: S) => Duration.Input) | { readonly until: Date | number | ((state: S) => Date | number) }
+): (state: S, config: LangGraphRunnableConfig) => Promise<Record<string, never>> =>
+  step(async (state: S, ctx) => {
+    if (typeof duration === "object" && duration !== null && "until" in duration) {
+      const until = duration.until
+      await ctx.sleepUntil(typeof until === "function" ? until(state) : until)
+    } else {
+      await ctx.sleep(typeof duration === "function" ? (duration as (state: S) => Duration.Input)(state) : duration)
+    }
+    return {} as Record<string, never>
+  })
+
+export type { SignalResult, WaitForOptions } from "./internal/timers/StepWaits.ts"
 
 /**
  * Why an execution unwinds: a step failed (or a child did), or it was cancelled.

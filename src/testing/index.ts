@@ -21,6 +21,7 @@ export {
   recordStoreSuite,
   requestStoreSuite,
   type SuiteOptions,
+  timerStoreSuite,
   treeStoreSuite
 } from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"

@@ -23,6 +23,7 @@ import {
   rateLimitStoreSuite,
   recordStoreSuite,
   requestStoreSuite,
+  timerStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 
@@ -46,6 +47,7 @@ for (const setup of setups) {
   childQueueStoreSuite(setup)
   executionHistoryStoreSuite(setup)
   requestStoreSuite(setup)
+  timerStoreSuite(setup)
   checkpointStoreSuite(setup)
 }
 

@@ -190,5 +190,22 @@ export const cliSuite = (target: {
           assert.include(bad.stderr, "a whole number ≥ 1")
         }
       }), 120_000)
+
+    it.effect("signal keeps a signal for a running thread; a finished or unknown thread is refused with nothing written", () =>
+      Effect.gen(function*() {
+        const args = target.args()
+        const [sent, finished, unknown, notJson] = yield* Effect.all([
+          baton([...args, "--json", "signal", "t-slow", "approve", `{"by":"cli"}`]),
+          baton([...args, "signal", "t1", "approve", "{}", "--tenant", "acme"]),
+          baton([...args, "signal", "t-none", "approve", "{}"]),
+          baton([...args, "signal", "t-slow", "approve", "{nope"])
+        ], { concurrency: 2 })
+        assert.strictEqual(sent.code, 0, sent.stderr)
+        assert.deepStrictEqual([sent.json.sent, sent.json.threadId, sent.json.name, typeof sent.json.seq], [true, "t-slow", "approve", "number"])
+        assert.strictEqual(finished.code, 4, "a finished thread: conflict")
+        assert.include(finished.stderr, "Nothing was written")
+        assert.strictEqual(unknown.code, 3)
+        assert.strictEqual(notJson.code, 2)
+      }), 120_000)
   })
 }

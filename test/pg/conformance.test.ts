@@ -12,6 +12,7 @@ import {
   rateLimitStoreSuite,
   recordStoreSuite,
   requestStoreSuite,
+  timerStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
@@ -31,4 +32,5 @@ rateLimitStoreSuite(setup)
 childQueueStoreSuite(setup)
 executionHistoryStoreSuite(setup)
 requestStoreSuite(setup)
+timerStoreSuite(setup)
 checkpointStoreSuite(setup)

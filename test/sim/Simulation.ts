@@ -6,7 +6,7 @@
  * nothing was lost and nothing happened twice.
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Duration, Effect, Exit, Fiber, Layer, Option, References } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, Layer, Option, References, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
 import { MemoryState } from "../../layers/memory/MemoryState.ts"
@@ -17,6 +17,9 @@ import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import * as MemoryPauseStore from "../../layers/memory/MemoryPauseStore.ts"
 import * as MemoryRecordStore from "../../layers/memory/MemoryRecordStore.ts"
 import * as MemoryTreeStore from "../../layers/memory/MemoryTreeStore.ts"
+import * as MemoryTimerStore from "../../layers/memory/MemoryTimerStore.ts"
+import * as SqlTimerStore from "../../layers/sql/SqlTimerStore.ts"
+import { isTimerWait } from "../../src/runtime/internal/timers/Waits.ts"
 import * as SqlCheckpointStore from "../../layers/sql/SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "../../layers/sql/SqlChildQueueStore.ts"
 import * as SqlLeaseStore from "../../layers/sql/SqlLeaseStore.ts"
@@ -66,6 +69,12 @@ interface World {
   readonly log: Array<string>
   /** The instances' liveness signals: a kill ends one (crash takeover), a cut loses one while its instance lives. */
   readonly liveness: MemoryLiveness.MemoryLiveness
+  /** Each sleep of sim-nap as the step after it saw it: its tree, when it was due, when (Clock) the step ran. */
+  readonly naps: Array<{ readonly root: string; readonly due: number; readonly woke: number }>
+  /** What each wait of sim-signal answered, by `<root>#<wait>`: a signal's seq, or "timeout@<at>". */
+  readonly waits: Map<string, Set<string>>
+  /** Signals `signal` accepted: their tree, seq, and the Clock when the call answered. */
+  readonly accepted: Array<{ readonly root: string; readonly seq: number; readonly at: number }>
 }
 
 const State = Annotation.Root({
@@ -82,6 +91,86 @@ const sideEffect = (world: World, node: string, ctx: Workflow.StepContext) =>
     if (!ctx.leaseHeld()) return
     world.applied.set(ctx.idempotencyKey, (world.applied.get(ctx.idempotencyKey) ?? 0) + 1)
   })
+
+const NapState = Annotation.Root({
+  log: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] }),
+  t0: Annotation<number>()
+})
+
+/** sim-nap: mark (the Clock's time) → nap (a durable sleep until 45 s after it) → check; sim-signal: two waits for "go". */
+const timerWorkflows = (world: World) => {
+  const nap = Workflow.make({
+    name: "sim-nap",
+    version: "1",
+    graph: new StateGraph(NapState)
+      .addNode("mark", Workflow.effectStep((_s, ctx) =>
+        Effect.gen(function*() {
+          yield* sideEffect(world, "mark", ctx)
+          return { log: ["mark"], t0: yield* Clock.currentTimeMillis }
+        })
+      ))
+      .addNode("nap", Workflow.sleepNode<{ t0: number }>({ until: (s) => s.t0 + 45_000 }))
+      .addNode("check", Workflow.effectStep((s: { t0: number }, ctx) =>
+        Effect.gen(function*() {
+          world.naps.push({ root: ctx.rootExecutionId, due: s.t0 + 45_000, woke: yield* Clock.currentTimeMillis })
+          yield* sideEffect(world, "check", ctx)
+          return { log: ["check"] }
+        })
+      ))
+      .addEdge(START, "mark").addEdge("mark", "nap").addEdge("nap", "check").addEdge("check", END)
+  })
+  const signalled = Workflow.make({
+    name: "sim-signal",
+    version: "1",
+    signals: { go: Schema.Number },
+    graph: new StateGraph(State)
+      .addNode("listen", Workflow.step(async (_s, ctx) => {
+        const answers: Array<string> = []
+        for (let i = 0; i < 2; i++) {
+          const r = await ctx.waitFor<number>("go", { timeout: "60 seconds" })
+          answers.push(r._tag === "Received" ? String(r.seq) : `timeout@${r.at}`)
+        }
+        answers.forEach((a, i) => {
+          const key = `${ctx.rootExecutionId}#${i}`
+          world.waits.set(key, (world.waits.get(key) ?? new Set()).add(a))
+        })
+        return { log: ["listen"] }
+      }))
+      .addEdge(START, "listen").addEdge("listen", END)
+  })
+  return [nap, signalled]
+}
+
+/** Sleeps never woke early; each wait answered one way; each signal taken once; none an earlier wait should have taken was lost. */
+const checkTimers = (world: World, finished: ReadonlySet<string>, violations: Array<string>) => {
+  for (const n of world.naps) if (n.woke < n.due) violations.push(`sleep of ${n.root} woke at ${n.woke}, before its due time ${n.due}`)
+  const takenBy = new Map<string, string>()
+  const received = new Map<string, Set<string>>()
+  for (const [key, answers] of world.waits) {
+    if (answers.size > 1) violations.push(`wait ${key} answered ${[...answers].join(" and ")}`)
+    const root = key.split("#")[0]!
+    for (const a of answers) {
+      if (a.startsWith("timeout@")) continue
+      const other = takenBy.get(a)
+      if (other !== undefined && other !== key) violations.push(`signal #${a} was taken by ${other} and by ${key}`)
+      takenBy.set(a, key)
+      received.set(root, (received.get(root) ?? new Set()).add(a))
+    }
+  }
+  for (const [key, answers] of world.waits) {
+    const root = key.split("#")[0]!
+    if (!finished.has(root)) continue
+    for (const a of answers) {
+      if (!a.startsWith("timeout@")) continue
+      const at = Number(a.slice("timeout@".length))
+      for (const s of world.accepted) {
+        if (s.root === root && s.at < at && !received.get(root)?.has(String(s.seq))) {
+          violations.push(`signal #${s.seq} to ${root}, accepted at ${s.at}, was lost: wait ${key} timed out at ${at}`)
+        }
+      }
+    }
+  }
+}
 
 const workflows = (world: World) => {
   const approval = Workflow.make({
@@ -184,7 +273,7 @@ const workflows = (world: World) => {
       .addEdge("fan", "after")
       .addEdge("after", END)
   })
-  return [approval, slow, branches, fanout]
+  return [approval, slow, branches, fanout, ...timerWorkflows(world)]
 }
 
 /** Checkpoint rows that record every fenced write the store accepted. */
@@ -222,6 +311,7 @@ const sqliteStoresFor = (world: World) => {
     SqlTreeStore.layer(),
     SqlRateLimitStore.layer(),
     SqlChildQueueStore.layer(),
+    SqlTimerStore.layer(),
     checkpoints,
     Layer.succeed(InstanceLiveness, world.liveness)
   ).pipe(
@@ -248,6 +338,7 @@ const memoryStoresFor = (world: World) => {
     MemoryTreeStore.layer,
     MemoryRateLimitStore.layer,
     MemoryChildQueueStore.layer,
+    MemoryTimerStore.layer,
     checkpoints,
     Layer.succeed(InstanceLiveness, world.liveness)
   ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
@@ -264,7 +355,9 @@ const expectedFailures = new Set([
   "UnknownPauseError",
   "StoreError",
   "ThreadBusyError",
-  "TenantQuotaExceededError"
+  "TenantQuotaExceededError",
+  // a signal to a tree that ended meanwhile
+  "ThreadNotRunningError"
 ])
 
 export interface SimulationResult {
@@ -277,6 +370,8 @@ export interface SimulationResult {
   readonly children: number
   readonly violations: ReadonlyArray<string>
   readonly log: ReadonlyArray<string>
+  /** Sleeps that woke, waits that answered, signals accepted: what the timer checks looked at. */
+  readonly timers: { readonly naps: number; readonly waits: number; readonly signals: number }
 }
 
 /**
@@ -306,7 +401,7 @@ const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>,
       if (r.status !== "Paused") continue
       // A children wait is the runtime's to answer: the reads leave it out.
       const stored = (yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"]))
-        .filter((p) => !isChildrenWait(p)).map((p) => p.pauseId).sort()
+        .filter((p) => !isChildrenWait(p) && !isTimerWait(p)).map((p) => p.pauseId).sort()
       const shown = status.pendingPauses.map((p) => p.pauseId).sort()
       const ofThread = (yield* read((b) => b.pendingPauses({ threadId: r.threadId }))).map((p) => p.pauseId).sort()
       if (JSON.stringify(shown) !== JSON.stringify(stored)) violations.push(`status of ${r.executionId} shows pauses [${shown}], stored [${stored}]`)
@@ -316,7 +411,16 @@ const checkReads = (h: Harness.Harness, records: ReadonlyArray<ExecutionRecord>,
 
 /** Runs one seed; answers the violations found (none when all is well). Needs a TestClock. */
 export const simulate = (seed: number, options: { readonly steps?: number; readonly store?: SimulationStore; readonly quota?: Quota.SimQuota | undefined } = {}) => {
-  const world: World = { applied: new Map(), keysOfStep: new Map(), acceptedEpochs: new Map(), log: [], liveness: MemoryLiveness.make() }
+  const world: World = {
+    applied: new Map(),
+    keysOfStep: new Map(),
+    acceptedEpochs: new Map(),
+    log: [],
+    liveness: MemoryLiveness.make(),
+    naps: [],
+    waits: new Map(),
+    accepted: []
+  }
   /** The liveness keys cut and not restored yet. */
   const cutKeys = new Set<string>()
   const random = prng(seed)
@@ -394,6 +498,20 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
         const i = pick(alive)
         const timeout = pick([0, 5, 10, 25])
         yield* call(i, `close(${timeout} s)`, (b) => b.close({ timeout: Duration.seconds(timeout) }))
+      } else if (roll < 0.80 && roll >= 0.72 && alive.length > 0) {
+        // A signal to a listening tree (sent before its waits, while they rest, or as the tree ends).
+        const listening = [
+          ...(yield* records.findByStatus("Running", 50, Option.none())),
+          ...(yield* records.findByStatus("Paused", 50, Option.none()))
+        ].filter((r) => r.workflowName === "sim-signal")
+        if (listening.length > 0) {
+          const r = pick(listening)
+          const value = Math.floor(random() * 1000)
+          yield* call(pick(alive), `signal go=${value} to ${r.threadId}`, (b) =>
+            b.signal(r.threadId, "go", value).pipe(
+              Effect.tap((sent) => Effect.map(Clock.currentTimeMillis, (at) => void world.accepted.push({ root: r.rootExecutionId, seq: sent.seq, at })))
+            ))
+        }
       } else if (roll < 0.72) {
         for (const x of h.instances) {
           if (cutKeys.has(livenessKey(x)) && random() < 0.6) {
@@ -471,7 +589,9 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
       "sim-slow": ["first", "work", "last"],
       "sim-branches": ["fork", "left", "right", "join"],
       "sim-fanout": ["fan", "after"],
-      "sim-child": ["work"]
+      "sim-child": ["work"],
+    "sim-nap": ["mark", "check"],
+    "sim-signal": ["listen"]
     }
     const saver = (yield* CheckpointStore).saver
     for (const { r, s } of all) {
@@ -484,6 +604,7 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
       }
     }
     for (const [key, n] of world.applied) if (n > 1) violations.push(`side effect ${key} applied ${n} times`)
+    checkTimers(world, new Set(all.filter((x) => x.s === "Finished").map((x) => x.r.rootExecutionId)), violations)
     for (const [step, keys] of world.keysOfStep) if (keys.size > 1) violations.push(`step ${step} ran under ${keys.size} idempotency keys`)
     if (all.length > 0 && world.acceptedEpochs.size === 0) violations.push("no fenced checkpoint write was recorded: the check saw nothing")
     for (const [tree, epochs] of world.acceptedEpochs) {
@@ -511,7 +632,8 @@ export const simulate = (seed: number, options: { readonly steps?: number; reado
       paused: all.filter((x) => x.s === "Paused").length,
       children: all.filter((x) => x.r.parentExecutionId !== null).length,
       violations,
-      log: world.log
+      log: world.log,
+      timers: { naps: world.naps.length, waits: world.waits.size, signals: world.accepted.length }
     } satisfies SimulationResult
   }).pipe(
     Effect.scoped,

@@ -13,6 +13,7 @@ import {
   rateLimitStoreSuite,
   recordStoreSuite,
   requestStoreSuite,
+  timerStoreSuite,
   treeStoreSuite
 } from "../../src/testing/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
@@ -40,5 +41,6 @@ for (const setup of setups) {
   childQueueStoreSuite(setup)
   executionHistoryStoreSuite(setup)
   requestStoreSuite(setup)
+  timerStoreSuite(setup)
   checkpointStoreSuite(setup)
 }

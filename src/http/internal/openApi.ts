@@ -38,6 +38,7 @@ export const document = (options: {
   readonly startBody: Schema.Top
   readonly resumeBody: Schema.Top
   readonly maxBodyBytes: number
+  readonly signalBody?: Schema.Top | undefined
 }): OpenApi.OpenAPISpec => {
   const executionId = { executionId: Schema.String }
   const threadId = { threadId: Schema.String }
@@ -86,6 +87,12 @@ export const document = (options: {
     .add(HttpApiEndpoint.post("cancel", "/threads/:threadId/cancel", {
       params: threadId,
       success: described("{ cancelled }"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.post("signal", "/threads/:threadId/signals/:name", {
+      params: { threadId: Schema.String, name: Schema.String },
+      payload: (options.signalBody ?? Schema.Struct({ payload: Json })) as never,
+      success: described("the signal kept: { tenantId, threadId, executionId, name, seq } (409 when the thread has no running execution)"),
       error: controlErrors
     }))
   const api = HttpApi.make("baton")

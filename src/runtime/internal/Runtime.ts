@@ -41,6 +41,8 @@ import { type ReplyInput, resume, type ResumeInput } from "./calls/Resume.ts"
 import * as Replies from "./calls/Replies.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
+import * as SendSignal from "./timers/SendSignal.ts"
+import * as Waker from "./timers/Waker.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
 
 /** Why a workflow name cannot be kept by every store (a name is a key of records, history and the child queue), if it cannot. */
@@ -199,6 +201,7 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   }
   const providerHealth = yield* ProviderHealth.providerReadiness(config.providers, instance.services)
   yield* QuotaPermit.check(instance)
+  yield* SendSignal.checkStores(instance)
   yield* Metering.registerGauges(instance, slots)
   const run = <A, E>(effect: Effect.Effect<A, E, Stores | Instance>): Effect.Effect<A, E> =>
     effect.pipe(Effect.provideService(Instance, instance), Effect.provide(instance.services), Effect.annotateLogs({ instanceId: instance.instanceId }))
@@ -211,10 +214,13 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   const children = yield* FiberSet.make()
   // A child run inline by its parent's step is owned here too: a closing (or killed) instance interrupts it.
   childState.state.run = (spec) => Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), Fiber.join)
+  // Trees whose sleep or signal wait was answered here continue in a set of their own.
+  const woken = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(Effect.all([
     RecoverySweep.run(recoveries),
     Retention.run,
-    ChildWorker.run(childState.state, children, recoveries)
+    ChildWorker.run(childState.state, children, recoveries),
+    Waker.run(woken)
   ], { concurrency: "unbounded", discard: true })))
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>
@@ -271,6 +277,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
       ),
     cancel: (threadId: string, options?: CancelOptions) =>
       Effect.andThen(Arguments.scope("Baton.cancel", options, { threadId }), run(cancel(threadId, options))),
+    signal: (threadId: string, name: string, payload: unknown, options?: SendSignal.SignalOptions) =>
+      Effect.andThen(Arguments.scope("Baton.signal", options, { threadId }), run(SendSignal.signal(threadId, name, payload, options))),
     close: (options?: CloseOptions) => Effect.andThen(Arguments.options("Baton.close", options), run(closeInstance(options))),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(

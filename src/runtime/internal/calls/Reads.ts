@@ -15,6 +15,7 @@ import type { Pause } from "../../../stores/Pause.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as Waits from "../timers/Waits.ts"
 import { checkThread } from "./Threads.ts"
 import * as Undo from "../undo/Undo.ts"
 
@@ -97,6 +98,20 @@ export interface ExecutionStatusView extends ExecutionSummary {
    * entry per launch still running. The runtime continues it when they end.
    */
   readonly waitingOnChildren: ReadonlyArray<ChildLaunch.ChildrenWait>
+  /**
+   * While Paused on sleeps or signal waits (`ctx.sleep`, `ctx.waitFor`): each
+   * of them. The runtime answers them; none is a pause to `resume`.
+   *
+   * @since 0.2.0
+   */
+  readonly waits?: ReadonlyArray<Waits.RestingWait> | undefined
+  /**
+   * The earliest time a resting wait wakes on its own (a sleep's end, a
+   * wait's timeout); null when none will (or nothing rests).
+   *
+   * @since 0.2.0
+   */
+  readonly wakesAt?: number | null | undefined
 }
 
 /**
@@ -212,7 +227,9 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
         onSome: (l) => ({ instanceId: instanceOfHolder(l.holder), holder: l.holder, epoch: l.epoch, expiresAt: l.expiresAt })
       }),
       pendingPauses,
-      unwinding
+      unwinding,
+      waits: Waits.restingWaits(pending),
+      wakesAt: Waits.earliestWake(Waits.restingWaits(pending))
     } satisfies ExecutionStatusView as ExecutionStatusView
   }).pipe(Effect.withSpan("Baton.status"))
 

@@ -21,6 +21,7 @@ import type { ExecutionOutput } from "../pass/Executor.ts"
 import * as InputSize from "./InputSize.ts"
 import * as Requests from "./Requests.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as Waits from "../timers/Waits.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 
@@ -77,6 +78,8 @@ const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: Tenant
   const records = yield* RecordStore
   // A children wait is answered by the runtime when the children end, never by a caller.
   if (ChildLaunch.isChildrenWait(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
+  // So is a sleep or a signal wait (send the signal with `signal`).
+  if (Waits.isTimerWait(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
   yield* checkThread(tenantId, pause.threadId, input.ownerId)
   const record = yield* records.getRecord(tenantId, pause.rootExecutionId)
   if (Option.isNone(record) || (pause.status === "Pending" && ended.has(record.value.status))) {

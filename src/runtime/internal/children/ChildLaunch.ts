@@ -40,6 +40,7 @@ export type { ChildrenWait } from "../../Children.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Workflow from "../../Workflow.ts"
 import * as ChildConfig from "./ChildConfig.ts"
+import * as Waits from "../timers/Waits.ts"
 import type { InstanceShape } from "../Instance.ts"
 
 /**
@@ -336,7 +337,7 @@ export const answerWait = (pauses: PauseStoreShape, pause: Pause, instanceId: st
  * @since 0.1.0
  */
 export const answerable = <P extends { readonly payload: unknown }>(pauses: ReadonlyArray<P>): ReadonlyArray<P> =>
-  pauses.filter((p) => !isChildrenWait(p))
+  pauses.filter((p) => !isChildrenWait(p) && !Waits.isTimerWait(p))
 
 /**
  * Clock time for a launch site.

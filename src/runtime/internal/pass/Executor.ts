@@ -9,6 +9,7 @@ import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option, Redacted } from "effect"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as Timers from "../timers/Deliver.ts"
 import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
@@ -271,7 +272,9 @@ const makeHandle = (
         yieldSlot: StepSlots.yieldSlot,
         now: () => clock.currentTimeMillisUnsafe()
       }, n, workflow as AnyWorkflow, inputs, launchOptions),
-    runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key)
+    runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key),
+    now: () => clock.currentTimeMillisUnsafe(),
+    timers: Timers.available(instance)
   }
 }
 
@@ -342,7 +345,10 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     count,
     touch,
     /** The tree ended: its keys go. */
-    dropTreeKeys: Effect.andThen(tree.deleteRoot(record.tenantId, record.rootExecutionId), ChildLaunch.dropRows(instance, record)),
+    dropTreeKeys: Effect.andThen(
+      Effect.andThen(tree.deleteRoot(record.tenantId, record.rootExecutionId), ChildLaunch.dropRows(instance, record)),
+      Timers.dropRows(instance, record)
+    ),
     failure: (error: unknown) =>
       new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error }),
     /** A cancel request written by any instance ends the tree here. */
@@ -596,6 +602,8 @@ const rest = Effect.fnUntraced(function*(p: Pass, interrupts: ReadonlyArray<Inte
   yield* savePauses(p, interrupts, waiting)
   // Children that all ended before their wait was saved: their finisher found no pause to answer.
   yield* ChildLaunch.answerEndedWaits(p.instance, p.pauses, p.record, p.now())
+  // Sleeps and signal waits: each gets its timer; one due already (a signal sent before it) is answered here.
+  yield* Timers.armWaits(p.instance, p.pauses, p.record, p.now())
   const late = yield* answersFor(p, waiting)
   if (late.length > 0) return answering(late)
   yield* p.honourCancelRequest

@@ -55,6 +55,10 @@ export interface PassHandle {
   readonly registerUndo: (node: string, key: string, result: unknown) => Promise<void>
   /** The budgets declared for this execution, made concrete (see `DeclaredBudgets`). */
   readonly budgets: ReadonlyArray<Budget>
+  /** The Clock's time now (epoch milliseconds). */
+  readonly now: () => number
+  /** Whether the instance has a `TimerStore` (sleeps and signal waits need one). */
+  readonly timers: boolean
 }
 
 /**

@@ -12,6 +12,7 @@ import { Clock, Effect, Option } from "effect"
 import { type LeaseLostError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError } from "../../Errors.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as Timers from "../timers/Deliver.ts"
 import * as History from "../observe/History.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../../stores/Lease.ts"
@@ -120,6 +121,8 @@ export const endTree = Effect.fnUntraced(function*(
     ended = yield* records.setStatusFenced({ tenantId, executionId: record.executionId, from, to: "Cancelled", now, error: "cancelled", lease })
   }
   yield* tree.deleteRoot(tenantId, rootExecutionId)
+  // Its timers and its signals no wait took go with it.
+  yield* Timers.dropRows(instance, record)
   // Its children's rows stay: a running child asked to stop is still ended (cancelled) by whoever claims it.
   if (ended) {
     yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Cancelled" })

@@ -68,6 +68,7 @@ import * as Metrics from "../../Metrics.ts"
 import * as History from "../observe/History.ts"
 import * as Metering from "../observe/Metering.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
+import * as Timers from "../timers/Deliver.ts"
 import { type ActivePass, Instance, type InstanceShape } from "../Instance.ts"
 import type { LeaseHolder } from "../lease/LeaseHolder.ts"
 
@@ -884,6 +885,7 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError) =>
     if (!moved) return
     u.holder.treeEnded()
     yield* tree.deleteRoot(record.tenantId, record.rootExecutionId)
+    yield* Timers.dropRows(instance, record)
     yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Failed" })
     yield* observer.onError({
       tenantId: record.tenantId,
