@@ -82,6 +82,21 @@ export interface MemoryRows {
   readonly history: Map<string, { readonly endedAt: number; readonly json: string }>
   /** Inbound requests by key(tenantId, requestKey). */
   readonly requests: Map<string, RequestRow>
+  /** Schedules by key(tenantId, scheduleId): definition and state as JSON text. */
+  readonly schedules: Map<string, ScheduleMemoryRow>
+}
+
+/** A schedule row: its definition and state as JSON text. */
+export interface ScheduleMemoryRow {
+  readonly tenantId: string
+  readonly scheduleId: string
+  readonly definition: string
+  readonly paused: boolean
+  readonly nextFireAt: number
+  readonly state: string
+  readonly version: number
+  readonly createdAt: number
+  readonly updatedAt: number
 }
 
 /** An inbound request row: the handle as JSON text, the answer as JSON text once recorded (null before). */
@@ -117,7 +132,8 @@ export const emptyRows = (): MemoryRows => ({
   writes: new Map(),
   blobs: new Map(),
   history: new Map(),
-  requests: new Map()
+  requests: new Map(),
+  schedules: new Map()
 })
 
 /**

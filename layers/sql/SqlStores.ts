@@ -17,6 +17,7 @@ import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { RequestStore } from "../../src/stores/RequestStore.ts"
+import { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
@@ -28,6 +29,7 @@ import * as SqlPauseStore from "./SqlPauseStore.ts"
 import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
+import * as SqlScheduleStore from "./SqlScheduleStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 
@@ -48,6 +50,7 @@ export type Stores =
   | ChildQueueStore
   | ExecutionHistoryStore
   | RequestStore
+  | ScheduleStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -74,6 +77,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
       Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
       Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
-      Context.add(RequestStore, yield* SqlRequestStore.make(options))
+      Context.add(RequestStore, yield* SqlRequestStore.make(options)),
+      Context.add(ScheduleStore, yield* SqlScheduleStore.make(options))
     )
   }))

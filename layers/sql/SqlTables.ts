@@ -59,6 +59,8 @@ export interface SqlTables {
   readonly limiterStates: string
   readonly history: string
   readonly requests: string
+  /** Schedules (migration 14). */
+  readonly schedules: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -97,6 +99,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     limiterWindows: `${prefix}limiter_windows`,
     limiterStates: `${prefix}limiter_states`,
     history: `${prefix}history`,
-    requests: `${prefix}requests`
+    requests: `${prefix}requests`,
+    schedules: `${prefix}schedules`
   })
 }

@@ -23,4 +23,5 @@ export {
   type SuiteOptions,
   treeStoreSuite
 } from "./conformance/index.ts"
+export { scheduleStoreSuite } from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"
