@@ -6,9 +6,10 @@
  * @since 0.1.0
  */
 import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "../../runtime/Errors.ts"
+import type { ScheduleError } from "../../runtime/Errors.ts"
 
 /** Every error a call answers. */
-type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError
+type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | ScheduleError
 
 /** An error's status: a number, or one read from the error itself. */
 type Status<E> = number | ((error: E) => number)
@@ -31,7 +32,10 @@ const table: { readonly [T in CallError["_tag"]]: Status<Extract<CallError, { re
   // No route awaits; a call that did reports an execution still running as the server's failure to answer in time.
   AwaitTimeoutError: 500,
   // A store fault a retry can fix is the service being unavailable; any other is the server's own failure.
-  StoreError: (e) => e.isRetryable ? 503 : 500
+  StoreError: (e) => e.isRetryable ? 503 : 500,
+  UnknownScheduleError: 404,
+  ScheduleOwnerError: 403,
+  ScheduleExistsError: 409
 }
 
 /**
