@@ -17,7 +17,7 @@ const tenantId = "acme"
 describe("schedule ticks", () => {
   it.effect("three instances: an hourly cron starts exactly one execution per tick, at the tick", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 3, baton: { workflows: [report] } })
+      const h = yield* Harness.make({ instances: 3, baton: { workflows: [report], waitPoll: "1 hour" } })
       const schedules = yield* api
       const made = yield* schedules.create("hourly", report, { log: [] }, { tenantId, cron: "0 * * * *" })
       assert.strictEqual(made.nextFireAt, hour)
@@ -39,7 +39,7 @@ describe("schedule ticks", () => {
 
   it.effect("the leader killed just before a tick: another instance fires it once, within the grace, and the ticks after", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 3, baton: { workflows: [report] } })
+      const h = yield* Harness.make({ instances: 3, baton: { workflows: [report], waitPoll: "1 hour" } })
       const schedules = yield* api
       yield* schedules.create("ten", report, { log: [] }, { tenantId, every: "10 minutes" })
       yield* h.advance("1 second")
@@ -59,7 +59,7 @@ describe("schedule ticks", () => {
 
   it.effect("a tick fired again (its row not moved on after the start) answers the execution it started: no second one", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 2, baton: { workflows: [report] } })
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [report], waitPoll: "1 hour" } })
       const schedules = yield* api
       yield* schedules.create("again", report, { log: [] }, { tenantId, cron: "0 * * * *" })
       yield* h.advance(hour)
@@ -81,7 +81,7 @@ describe("schedule ticks", () => {
 describe("missed ticks: every instance down across three ticks", () => {
   const downAcrossThreeTicks = (missed: "skip" | "one" | "all") =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 3, baton: { workflows: [report] } })
+      const h = yield* Harness.make({ instances: 3, baton: { workflows: [report], waitPoll: "1 hour" } })
       const schedules = yield* api
       yield* schedules.create("nightly", report, { log: [] }, { tenantId, cron: "0 * * * *", missed, overlap: "allow" })
       yield* h.advance(30 * minute)
@@ -119,7 +119,7 @@ describe("missed ticks: every instance down across three ticks", () => {
 
   it.effect("all is bounded by maxCatchUp: the latest ones fire", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 1, baton: { workflows: [report] } })
+      const h = yield* Harness.make({ instances: 1, baton: { workflows: [report], waitPoll: "1 hour" } })
       const schedules = yield* api
       yield* schedules.create("bounded", report, { log: [] }, { tenantId, every: "1 minute", missed: "all", maxCatchUp: 5, grace: 0, overlap: "allow" })
       yield* h.kill(0)
@@ -134,7 +134,7 @@ describe("missed ticks: every instance down across three ticks", () => {
 describe("overlap: a tick while the previous run still runs (paused)", () => {
   const twoTicks = (overlap: "skip" | "allow" | "cancel") =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 2, baton: { workflows: [waiting] } })
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [waiting], waitPoll: "1 hour" } })
       const schedules = yield* api
       yield* schedules.create("ask", waiting, { log: [] }, { tenantId, every: "1 hour", overlap })
       yield* h.advance(2 * hour)

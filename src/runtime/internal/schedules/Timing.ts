@@ -72,9 +72,13 @@ export const firstFrom = (timing: Timing, at: number): number => nextAfter(timin
 const maxSteps = 10_000
 
 /**
- * The ticks in `[from, now]`: the most recent `limit` of them, in time
- * order, and how many there are in all (at least that many, after a very
- * long stretch of cron ticks).
+ * The ticks in `[from, now]`, where `from` is itself a tick (a schedule's
+ * next tick, as `nextAfter` answered it): the most recent `limit` of them,
+ * in time order, and how many there are in all (at least that many, after a
+ * very long stretch of cron ticks). A cron's ticks are stepped forwards from
+ * `from` with `nextAfter` — never looked for again around `from`, since
+ * near a skipped local time effect's `Cron` may not answer the nearest tick
+ * for an instant just before it.
  *
  * @category internal
  * @since 0.2.0
@@ -93,7 +97,7 @@ export const due = (timing: Timing, from: number, now: number, limit: number): {
   }
   const ticks: Array<number> = []
   let total = 0
-  let t = firstFrom(timing, from)
+  let t = from
   while (t <= now) {
     total++
     ticks.push(t)
