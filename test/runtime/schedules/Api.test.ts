@@ -49,7 +49,13 @@ describe("Schedules API", () => {
       yield* schedules.create("shared", report, { log: [] }, { tenantId, every: "1 hour" })
       yield* schedules.create("bobs", report, { log: [] }, { tenantId, ownerId: "bob", every: "1 hour" })
       assert.strictEqual(errorTag(yield* failure(schedules.get("mine", { tenantId: "other", ownerId: "alice" }))), "UnknownScheduleError")
-      for (const call of [schedules.get("mine", { tenantId, ownerId: "bob" }), schedules.pause("mine", { tenantId }), schedules.resume("mine", { tenantId, ownerId: "bob" }), schedules.delete("mine", { tenantId, ownerId: "bob" })]) {
+      const calls: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
+        schedules.get("mine", { tenantId, ownerId: "bob" }),
+        schedules.pause("mine", { tenantId }),
+        schedules.resume("mine", { tenantId, ownerId: "bob" }),
+        schedules.delete("mine", { tenantId, ownerId: "bob" })
+      ]
+      for (const call of calls) {
         assert.strictEqual(errorTag(yield* failure(call)), "ScheduleOwnerError")
       }
       assert.isFalse((yield* schedules.get("mine", { tenantId, ownerId: "alice" })).paused, "nothing changed")

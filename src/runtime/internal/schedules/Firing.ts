@@ -16,16 +16,16 @@
  * - the row moves on by a compare-and-set of its version: a change in
  *   between (a pause, a delete, another leader) stops this look of it.
  *
- * A start a store refused (a `StoreError`) leaves the tick due: the next
- * look tries it again. A start refused for good (an unregistered workflow,
- * the tenant over its quota with `onOverQuota: "fail"`) is recorded as the
- * tick's outcome (`Failed`, with its error) and the schedule moves on.
+ * A start that failed for a passing reason (a store error, a lost lease, the
+ * instance closing) leaves the tick due: the next look tries it again, under
+ * the same request key. A start refused for good (an unregistered workflow,
+ * the tenant over its quota with `onOverQuota: "fail"`, input the workflow
+ * refuses) is recorded as the tick's outcome (`Failed`, with its error) and
+ * the schedule moves on.
  *
  * @since 0.2.0
  */
 import { Clock, Duration, Effect, Option } from "effect"
-import type { InstanceStoppingError } from "../../Errors.ts"
-import type { StoreError } from "../../../stores/Errors.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import { RequestStore } from "../../../stores/RequestStore.ts"
 import { type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "../../../stores/ScheduleStore.ts"
@@ -63,6 +63,21 @@ type Outcome =
   | { readonly _tag: "Skipped" }
   | { readonly _tag: "Failed"; readonly error: string }
 
+/**
+ * The start failures that refuse the tick for good: recorded as its outcome.
+ * Any other (a store failing, the instance stopping, a lease lost) leaves
+ * the tick due for the next look.
+ */
+const refusals = new Set([
+  "InvalidInputError",
+  "UnknownWorkflowError",
+  "TenantQuotaExceededError",
+  "RequestConflictError",
+  "ThreadBusyError",
+  "UnknownThreadError",
+  "ThreadOwnerError"
+])
+
 /** The rows one look reads at a time. */
 const pageSize = 100
 /** The most pages one look reads (rows a store keeps refusing stay due; the next look tries them). */
@@ -95,17 +110,14 @@ const fireTick = <R>(launcher: Launcher<R>, row: ScheduleRow, d: Definition, sta
     const requests = yield* Effect.serviceOption(RequestStore)
     if (Option.isNone(requests)) return { _tag: "Failed", error: "schedules need a RequestStore given to the Baton Layer (the store bundles provide one)" } as Outcome
     const key = tickKey(row.scheduleId, tickAt)
-    const kept = yield* requests.value.get(row.tenantId, key, now)
-    if (Option.isSome(kept)) {
-      const handle = kept.value.handle as { readonly executionId: string; readonly threadId: string }
-      return { _tag: "Started", executionId: handle.executionId, threadId: handle.threadId } as Outcome
-    }
+    // A kept key: the tick was fired before (its start follows that execution, or starts it if its starter died first).
+    const fired = Option.isSome(yield* requests.value.get(row.tenantId, key, now))
     const workflow = instance.config.workflows.get(d.workflow)
     if (workflow === undefined) {
       return { _tag: "Failed", error: `workflow "${d.workflow}" is not registered on instance ${instance.instanceId}: register the schedule's workflow on every instance` } as Outcome
     }
     const scope = { tenantId: row.tenantId, ownerId: d.ownerId ?? undefined }
-    if (d.overlap !== "allow" && (yield* previousRuns(row, state))) {
+    if (!fired && d.overlap !== "allow" && (yield* previousRuns(row, state))) {
       if (d.overlap === "skip") return { _tag: "Skipped" } as Outcome
       yield* launcher.cancel(state.lastThreadId!, scope).pipe(
         Effect.catch((e) => Effect.logWarning(`schedule ${row.scheduleId}: cancelling the previous run failed; starting anyway`, e))
@@ -114,9 +126,9 @@ const fireTick = <R>(launcher: Launcher<R>, row: ScheduleRow, d: Definition, sta
     return yield* launcher.start(workflow, d.input, { ...scope, requestKey: key }).pipe(
       Effect.map((h): Outcome => ({ _tag: "Started", executionId: h.executionId, threadId: h.threadId })),
       Effect.catch((e) =>
-        e._tag === "StoreError" || e._tag === "InstanceStoppingError"
-          ? Effect.fail(e as StoreError | InstanceStoppingError)
-          : Effect.succeed<Outcome>({ _tag: "Failed", error: `${e._tag}: ${e.message}` }))
+        refusals.has(e._tag)
+          ? Effect.succeed<Outcome>({ _tag: "Failed", error: `${e._tag}: ${e.message}` })
+          : Effect.fail(e))
     )
   })
 
