@@ -28,6 +28,10 @@
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
+ * When the app provides the `Schedules` service (`Schedules.Schedules.layer`), the schedule routes too:
+ * `POST /schedules` (`ScheduleBody` → 201), `GET /schedules` (`?limit&cursor`), `GET /schedules/:scheduleId`,
+ * `POST /schedules/:scheduleId/pause`, `POST /schedules/:scheduleId/resume`, `DELETE /schedules/:scheduleId`.
+ *
  * A request body over `maxBodyBytes` (default 1 MiB) is 413, and nothing is written.
  *
  * A body that does not decode is 400 with each issue's path, and nothing is
@@ -49,6 +53,8 @@ import { BatonConfigError } from "../stores/Errors.ts"
 import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/ExecutionHistoryStore.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 import * as OpenApiDocument from "./internal/openApi.ts"
+import * as ScheduleRoutes from "./internal/scheduleRoutes.ts"
+import { Schedules } from "../runtime/Schedules.ts"
 import * as Statuses from "./internal/statuses.ts"
 import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
@@ -353,6 +359,10 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
       Effect.flatMap(param("threadId"), (threadId) => Effect.map(baton.cancel(threadId, scope(caller)), (r) => json(r))))
     )
+    const schedules = yield* Effect.serviceOption(Schedules)
+    if (schedules._tag === "Some") {
+      yield* ScheduleRoutes.add({ router, prefix, control, body: (schema) => body(schema, limit), byName, schedules: schedules.value })
+    }
   })
 
 /**
