@@ -231,3 +231,11 @@ export class Schedules extends Context.Service<Schedules, SchedulesShape>()("bat
 export const make: Effect.Effect<SchedulesShape, never, ScheduleStore> = Effect.gen(function*() {
   return makeWith(yield* ScheduleStore)
 })
+
+/**
+ * The API over the `ScheduleStore` in context, as a Layer (`Schedules.Schedules.layer`).
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layer: Layer.Layer<Schedules, never, ScheduleStore> = Schedules.layer
