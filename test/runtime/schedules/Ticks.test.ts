@@ -57,6 +57,27 @@ describe("schedule ticks", () => {
       assert.deepStrictEqual([view.started, view.notStarted], [4, 0])
     }).pipe(Effect.provide(Layer.fresh(memoryStores))))
 
+  it.effect("a leader frozen before a tick and thawed after another fired it fires nothing twice", () =>
+    Effect.gen(function*() {
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [report], waitPoll: "1 hour" } })
+      const schedules = yield* api
+      yield* schedules.create("frozen", report, { log: [] }, { tenantId, every: "10 minutes" })
+      yield* h.advance("1 second")
+      const leader = (yield* leaderIndex)!
+      yield* h.advance(10 * minute - 2_000)
+      yield* h.freeze(leader) // its wake-up at the tick waits for the thaw
+      yield* h.advance(2 * minute)
+      const whileFrozen = yield* executionsOf(tenantId)
+      assert.strictEqual(whileFrozen.length, 1, "the other instance fired the tick after the frozen leader's lease expired")
+      assert.strictEqual(yield* leaderIndex, 1 - leader)
+      yield* h.thaw(leader)
+      yield* h.advance(9 * minute)
+      const all = yield* executionsOf(tenantId)
+      assert.strictEqual(all.length, 2, "the ticks at 10 and 20 minutes, each once")
+      assert.strictEqual(all[0]!.executionId, whileFrozen[0]!.executionId)
+      assert.deepStrictEqual((yield* schedules.get("frozen", { tenantId })).started, 2)
+    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+
   it.effect("a tick fired again (its row not moved on after the start) answers the execution it started: no second one", () =>
     Effect.gen(function*() {
       const h = yield* Harness.make({ instances: 2, baton: { workflows: [report], waitPoll: "1 hour" } })
