@@ -206,8 +206,12 @@ export const run = <R>(launcher: Launcher<R>) =>
     if (Option.isNone(store)) return
     const instance = yield* Instance
     const { leaseMillis, renewMillis, sweepMillis } = instance.config
+    // A failed check (leadership ending) stops the look; the campaign's own watch of the lease ends the term.
     const round = look(store.value, launcher).pipe(
-      Effect.catchIf((e) => (e as { _tag?: string })._tag !== "LeaseLostError", (e) => Effect.logWarning("schedules: a look failed; trying again", e)),
+      Effect.catch((e) =>
+        (e as { _tag?: string })._tag === "LeaseLostError"
+          ? Effect.logDebug("schedules: leadership ended during a look")
+          : Effect.logWarning("schedules: a look failed; trying again", e)),
       Effect.andThen(rest(store.value, sweepMillis).pipe(Effect.catch((e) => Effect.andThen(Effect.logWarning("schedules: reading the next tick failed", e), Effect.sleep(Duration.millis(Math.min(1_000, sweepMillis)))))))
     )
     return yield* Leader.run(leaderName, Effect.forever(round), {
