@@ -329,7 +329,9 @@ const routes = (options: Options) =>
         return json(yield* baton.resume({ ...scope(caller), pauseId, decision, requestKey }))
       })
     ))
-    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit })
+    const schedules = yield* Effect.serviceOption(Schedules)
+    const scheduleBody = schedules._tag === "Some" ? ScheduleRoutes.ScheduleBody : undefined
+    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit, scheduleBody })
     yield* router.add("GET", `${prefix}/openapi.json` as HttpRouter.PathInput, Effect.succeed(json(openApi)))
     const history = yield* Effect.serviceOption(ExecutionHistoryStore)
     yield* router.add("GET", `${prefix}/threads/:threadId/history` as HttpRouter.PathInput, control((caller) =>
@@ -359,7 +361,6 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
       Effect.flatMap(param("threadId"), (threadId) => Effect.map(baton.cancel(threadId, scope(caller)), (r) => json(r))))
     )
-    const schedules = yield* Effect.serviceOption(Schedules)
     if (schedules._tag === "Some") {
       yield* ScheduleRoutes.add({ router, prefix, control, body: (schema) => body(schema, limit), byName, schedules: schedules.value })
     }

@@ -70,6 +70,19 @@ describe("BatonHttp schedule routes", () => {
       const gone = yield* call(port, "GET", "/schedules/nightly")
       assert.deepStrictEqual([gone.status, gone.body.error], [404, "UnknownScheduleError"])
       assert.strictEqual((yield* call(port, "GET", "/schedules", undefined, {})).status, 401, "no caller")
+      const doc = (yield* call(port, "GET", "/openapi.json")).body
+      const scheduleOps = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+        .filter(([path]) => path.startsWith("/schedules"))
+        .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
+        .sort()
+      assert.deepStrictEqual(scheduleOps, [
+        "delete /schedules/{scheduleId}",
+        "get /schedules",
+        "get /schedules/{scheduleId}",
+        "post /schedules",
+        "post /schedules/{scheduleId}/pause",
+        "post /schedules/{scheduleId}/resume"
+      ], "the document names the schedule routes served")
     }).pipe(Effect.provide(server)))
 
   it("the schedule errors answer their statuses", () => {
