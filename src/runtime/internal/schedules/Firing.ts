@@ -1,6 +1,8 @@
 /**
  * The firing of schedule ticks, once per fleet: every instance with a
- * `ScheduleStore` campaigns for the `baton/schedules` leader lease; the
+ * `ScheduleStore` campaigns for the `baton/schedules` leader lease (from
+ * the first time it sees a schedule not paused: a fleet without schedules
+ * holds no such lease); the
  * leader looks at the due schedules, fires their ticks, and sleeps on the
  * Clock until the earliest next tick (at most `sweepInterval`, so it sees
  * schedules created by other processes; one created or resumed in this
@@ -192,6 +194,19 @@ const rest = (store: ScheduleStoreShape, sweepMillis: number) =>
     yield* Effect.raceFirst(Effect.sleep(Duration.millis(wait)), changed)
   })
 
+/** Waits until some schedule is not paused: looked at every `sweepMillis`, and at once on a change in this process. */
+const untilAnySchedule = (store: ScheduleStoreShape, sweepMillis: number) =>
+  Effect.gen(function*() {
+    while (true) {
+      const changed = yield* Changes.listen
+      const next = yield* store.nextDue.pipe(
+        Effect.catch((e) => Effect.as(Effect.logWarning("schedules: looking for a schedule failed", e), Option.none<number>()))
+      )
+      if (Option.isSome(next)) return
+      yield* Effect.raceFirst(Effect.sleep(Duration.millis(sweepMillis)), changed)
+    }
+  })
+
 /**
  * Campaigns for the schedules leader and, while leading, fires due ticks
  * (see the module); runs until interrupted. Without a `ScheduleStore` in
@@ -214,6 +229,8 @@ export const run = <R>(launcher: Launcher<R>) =>
           : Effect.logWarning("schedules: a look failed; trying again", e)),
       Effect.andThen(rest(store.value, sweepMillis).pipe(Effect.catch((e) => Effect.andThen(Effect.logWarning("schedules: reading the next tick failed", e), Effect.sleep(Duration.millis(Math.min(1_000, sweepMillis)))))))
     )
+    // No campaign (no leader lease to renew) until the fleet has a schedule to fire.
+    yield* untilAnySchedule(store.value, sweepMillis)
     return yield* Leader.run(leaderName, Effect.forever(round), {
       holder: `${instance.instanceId}/schedules#${instance.incarnation}`,
       lease: Duration.millis(leaseMillis),
