@@ -171,3 +171,7 @@ export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStor
 export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./stores/CheckpointRows.ts"
 export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./checkpoint/CheckpointSaver.ts"
 export * as CheckpointStores from "./checkpoint/CheckpointStores.ts"
+export * as Schedules from "./runtime/Schedules.ts"
+export { ScheduleExistsError, ScheduleOwnerError, UnknownScheduleError } from "./runtime/Errors.ts"
+export type { ScheduleError } from "./runtime/Errors.ts"
+export { type NewSchedule, type ScheduleChange, type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "./stores/ScheduleStore.ts"

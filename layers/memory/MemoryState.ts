@@ -89,6 +89,21 @@ export interface MemoryRows {
   readonly signals: Map<string, Array<SignalRow>>
   /** The last signal `seq` given. */
   readonly signalSeq: { value: number }
+  /** Schedules by key(tenantId, scheduleId): definition and state as JSON text. */
+  readonly schedules: Map<string, ScheduleMemoryRow>
+}
+
+/** A schedule row: its definition and state as JSON text. */
+export interface ScheduleMemoryRow {
+  readonly tenantId: string
+  readonly scheduleId: string
+  readonly definition: string
+  readonly paused: boolean
+  readonly nextFireAt: number
+  readonly state: string
+  readonly version: number
+  readonly createdAt: number
+  readonly updatedAt: number
 }
 
 /**
@@ -135,7 +150,8 @@ export const emptyRows = (): MemoryRows => ({
   requests: new Map(),
   timers: new Map(),
   signals: new Map(),
-  signalSeq: { value: 0 }
+  signalSeq: { value: 0 },
+  schedules: new Map()
 })
 
 /**

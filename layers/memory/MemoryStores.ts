@@ -21,6 +21,7 @@ import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
+import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -38,6 +39,7 @@ import * as MemoryPauseStore from "./MemoryPauseStore.ts"
 import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
 import * as MemoryRequestStore from "./MemoryRequestStore.ts"
+import * as MemoryScheduleStore from "./MemoryScheduleStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 import * as MemoryTimerStore from "./MemoryTimerStore.ts"
@@ -62,6 +64,7 @@ export const layerOnState = Layer.mergeAll(
   MemoryExecutionHistoryStore.layer,
   MemoryRequestStore.layer,
   MemoryTimerStore.layer,
+  MemoryScheduleStore.layer,
   MemoryLimiters.layer()
 )
 
@@ -165,3 +168,11 @@ export const layerExecutionHistoryStore: Layer.Layer<ExecutionHistoryStore> = al
  * @since 0.1.0
  */
 export const layerRequestStore: Layer.Layer<RequestStore> = alone(MemoryRequestStore.layer)
+
+/**
+ * `ScheduleStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerScheduleStore: Layer.Layer<ScheduleStore> = alone(MemoryScheduleStore.layer)

@@ -327,6 +327,27 @@ const findableTreeKeys = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
 ]
 
 /**
+ * 14: schedules — one row per (tenant, schedule id), the definition and the
+ * state of its ticks as JSON, and the index the firing leader reads the due
+ * rows by (not paused, earliest `next_fire_at` first).
+ */
+const schedules = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.schedules}" (
+    ${tenant(y)},
+    schedule_id ${y.key} NOT NULL,
+    definition ${y.text} NOT NULL,
+    paused ${y.int} NOT NULL DEFAULT 0,
+    next_fire_at ${y.time} NOT NULL,
+    state ${y.text},
+    version ${y.int} NOT NULL,
+    created_at ${y.time} NOT NULL,
+    updated_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, schedule_id)
+  )`,
+  `CREATE INDEX "${t.schedules}_due_idx" ON "${t.schedules}" (paused, next_fire_at, tenant_id, schedule_id)`
+]
+
+/**
  * The condition on `tree_key` that lets a query read `findableTreeKeys`' index for one findable name.
  *
  * @category utils
@@ -390,7 +411,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [9, "child_launches", childLaunches],
   [11, "child_config_hash", childConfigHash],
   [12, "findable_tree_keys", findableTreeKeys],
-  [13, "timers_and_signals", timersAndSignals]
+  [13, "timers_and_signals", timersAndSignals],
+  [14, "schedules", schedules]
 ]
 
 /**

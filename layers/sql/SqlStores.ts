@@ -17,6 +17,7 @@ import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { RequestStore } from "../../src/stores/RequestStore.ts"
+import { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { TimerStore } from "../../src/stores/TimerStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
@@ -29,6 +30,7 @@ import * as SqlPauseStore from "./SqlPauseStore.ts"
 import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
+import * as SqlScheduleStore from "./SqlScheduleStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 import * as SqlTimerStore from "./SqlTimerStore.ts"
@@ -51,6 +53,7 @@ export type Stores =
   | ExecutionHistoryStore
   | RequestStore
   | TimerStore
+  | ScheduleStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -78,6 +81,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
       Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
       Context.add(RequestStore, yield* SqlRequestStore.make(options)),
-      Context.add(TimerStore, yield* SqlTimerStore.make(options))
+      Context.add(TimerStore, yield* SqlTimerStore.make(options)),
+      Context.add(ScheduleStore, yield* SqlScheduleStore.make(options))
     )
   }))

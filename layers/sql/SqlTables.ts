@@ -63,6 +63,8 @@ export interface SqlTables {
   readonly timers: string
   /** `TimerStore` signals (migration 13). */
   readonly signals: string
+  /** Schedules (migration 14). */
+  readonly schedules: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -103,6 +105,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     history: `${prefix}history`,
     requests: `${prefix}requests`,
     timers: `${prefix}timers`,
-    signals: `${prefix}signals`
+    signals: `${prefix}signals`,
+    schedules: `${prefix}schedules`
   })
 }

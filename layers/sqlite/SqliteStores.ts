@@ -53,8 +53,10 @@ import * as SqlCheckpointStore from "../sql/SqlCheckpointStore.ts"
 import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
 import * as SqlExecutionHistoryStore from "../sql/SqlExecutionHistoryStore.ts"
 import * as SqlRequestStore from "../sql/SqlRequestStore.ts"
+import * as SqlScheduleStore from "../sql/SqlScheduleStore.ts"
 import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
+import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
 import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
@@ -292,3 +294,12 @@ export const layerExecutionHistoryStore = (options: SqliteStoresOptions = {}): L
  */
 export const layerRequestStore = (options: SqliteStoresOptions = {}): Layer.Layer<RequestStore, Failure> =>
   alone(SqlRequestStore.layer(options), options)
+
+/**
+ * `ScheduleStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerScheduleStore = (options: SqliteStoresOptions = {}): Layer.Layer<ScheduleStore, Failure> =>
+  alone(SqlScheduleStore.layer(options), options)

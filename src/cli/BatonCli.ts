@@ -26,6 +26,10 @@
  *   Read-only: recovering a tree needs its workflow code, which instances have.
  * - `migrate` — brings the store schema to the latest version (every command
  *   does so before it runs; this one only reports it).
+ * - `schedules list [--tenant T]`, `schedules show <id>`, `schedules pause <id>`,
+ *   `schedules resume <id>`, `schedules delete <id>` (each `[--tenant T] [--owner O]`) —
+ *   the fleet's schedules: next tick, last tick's outcome; pause, resume, delete.
+ *   (A schedule is created from the API or over HTTP, where the workflow's code is.)
  *
  * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
  * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
@@ -54,6 +58,8 @@ import { PauseStore, type RootCursor } from "../stores/PauseStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
 import { TimerStore, type TimerStoreShape } from "../stores/TimerStore.ts"
 import { ThreadNotRunningError, ThreadOwnerError, UnknownThreadError } from "../runtime/Errors.ts"
+import { ScheduleStore } from "../stores/ScheduleStore.ts"
+import type { ScheduleView, SchedulesShape } from "../runtime/Schedules.ts"
 
 /**
  * Which shared stores the command works on.
@@ -459,6 +465,67 @@ const migrate = (version: () => Promise<number>) =>
     Command.withDescription("Bring the stores' schema to the latest version")
   )
 
+/** The schedules API over the store of the target (a bundle without a ScheduleStore is refused). */
+const schedulesApi = Effect.gen(function*() {
+  const store = yield* Effect.serviceOption(ScheduleStore)
+  if (Option.isNone(store)) return yield* Effect.fail(new CliFailure(ExitCode.usage, "these stores keep no schedules (no ScheduleStore)"))
+  // Loaded only by the commands that need it, like the runtime for `cancel`.
+  const { makeWith } = yield* Effect.promise(() => import("../runtime/Schedules.ts"))
+  return makeWith(store.value)
+})
+
+const owner = Flag.String("owner").pipe(Flag.withDescription("the owner the schedule was created with"), Flag.optional)
+const scopeOf = (flags: { readonly tenant: Option.Option<string>; readonly owner: Option.Option<string> }) => ({
+  tenantId: Option.getOrElse(flags.tenant, () => defaultTenant),
+  ownerId: Option.getOrUndefined(flags.owner)
+})
+
+/** A schedule as a table row. */
+const scheduleRow = (v: ScheduleView) => ({
+  tenantId: v.tenantId,
+  scheduleId: v.scheduleId,
+  workflow: v.workflow,
+  timing: v.timing._tag === "Cron" ? `${v.timing.expression} (${v.timing.timeZone})` : `every ${v.timing.everyMillis} ms`,
+  paused: v.paused,
+  next: time(v.nextFireAt),
+  last: v.lastTickAt === null ? "" : `${time(v.lastTickAt)} ${v.lastOutcome ?? ""}`,
+  started: v.started
+})
+
+const scheduleColumns = ["scheduleId", "tenantId", "workflow", "timing", "paused", "next", "last", "started"]
+
+const scheduleList = Command.make("list", { tenant, owner }, (flags) =>
+  withStores(Effect.gen(function*() {
+    const api = yield* schedulesApi
+    const views: Array<ScheduleView> = []
+    let cursor: string | undefined
+    do {
+      const page = yield* api.list({ ...scopeOf(flags), cursor, limit: 1000 })
+      views.push(...page.schedules)
+      cursor = page.next ?? undefined
+    } while (cursor !== undefined && views.length < rowCap)
+    yield* output(views, () => table(views.map(scheduleRow), scheduleColumns))
+  }))).pipe(Command.withDescription("The tenant's schedules: timing, next tick, last tick's outcome"))
+
+/** A command on one schedule: `f` with the API, printing the view it answers. */
+const onSchedule = (name: string, description: string, f: (api: SchedulesShape, id: string, scope: ReturnType<typeof scopeOf>) => Effect.Effect<ScheduleView | { readonly deleted: true }, unknown>) =>
+  Command.make(name, { schedule: Argument.String("schedule"), tenant, owner }, (flags) =>
+    withStores(Effect.gen(function*() {
+      const answer = yield* f(yield* schedulesApi, flags.schedule, scopeOf(flags))
+      yield* output(answer, () => ("deleted" in answer ? `schedule ${flags.schedule}: deleted` : table([scheduleRow(answer)], scheduleColumns)))
+    }))).pipe(Command.withDescription(description))
+
+const schedules = Command.make("schedules").pipe(
+  Command.withDescription("The fleet's schedules: list, show, pause, resume, delete"),
+  Command.withSubcommands([
+    scheduleList,
+    onSchedule("show", "One schedule", (api, id, scope) => api.get(id, scope)),
+    onSchedule("pause", "Stop firing the schedule (kept with its state)", (api, id, scope) => api.pause(id, scope)),
+    onSchedule("resume", "Fire again from the next tick", (api, id, scope) => api.resume(id, scope)),
+    onSchedule("delete", "Delete the schedule (executions it started go on)", (api, id, scope) => api.delete(id, scope))
+  ])
+)
+
 /** The exit code and the message of a failed run. */
 const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readonly message: string } => {
   const error = Cause.squash(cause) as { readonly _tag?: string; readonly message?: string; readonly code?: number }
@@ -467,11 +534,14 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
     case "UnknownPauseError":
     case "UnknownThreadError":
     case "UnknownExecutionError":
+    case "UnknownScheduleError":
       return { code: ExitCode.notFound, message: error.message ?? error._tag }
     case "NotPausedError":
     case "ThreadNotRunningError":
     case "ThreadBusyError":
     case "ThreadOwnerError":
+    case "ScheduleOwnerError":
+    case "ScheduleExistsError":
       return { code: ExitCode.conflict, message: error.message ?? error._tag }
     case "StoreError":
       return { code: ExitCode.store, message: error.message ?? error._tag }
@@ -494,7 +564,7 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
  * @since 0.1.0
  */
 export const run = (args: ReadonlyArray<string>, backends: Backends) => {
-  const commands = root.pipe(Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal]))
+  const commands = root.pipe(Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules]))
   return Command.runWith(commands, { version: "0.1.0" })(args).pipe(
     Effect.provideService(CliBackends, backends),
     Effect.exit,

@@ -29,6 +29,10 @@
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
+ * When the app provides the `Schedules` service (`Schedules.Schedules.layer`), the schedule routes too:
+ * `POST /schedules` (`ScheduleBody` → 201), `GET /schedules` (`?limit&cursor`), `GET /schedules/:scheduleId`,
+ * `POST /schedules/:scheduleId/pause`, `POST /schedules/:scheduleId/resume`, `DELETE /schedules/:scheduleId`.
+ *
  * A request body over `maxBodyBytes` (default 1 MiB) is 413, and nothing is written.
  *
  * A body that does not decode is 400 with each issue's path, and nothing is
@@ -50,6 +54,8 @@ import { BatonConfigError } from "../stores/Errors.ts"
 import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/ExecutionHistoryStore.ts"
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 import * as OpenApiDocument from "./internal/openApi.ts"
+import * as ScheduleRoutes from "./internal/scheduleRoutes.ts"
+import { Schedules } from "../runtime/Schedules.ts"
 import * as Statuses from "./internal/statuses.ts"
 import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
@@ -341,7 +347,9 @@ const routes = (options: Options) =>
           : { ...scope(caller), pauseId, decision: given.decision, requestKey: given.requestKey }))
       })
     ))
-    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit, signalBody: SignalBody })
+    const schedules = yield* Effect.serviceOption(Schedules)
+    const scheduleBody = schedules._tag === "Some" ? ScheduleRoutes.ScheduleBody : undefined
+    const openApi = OpenApiDocument.document({ prefix, startBody: StartBody, resumeBody: ResumeBody, maxBodyBytes: limit, signalBody: SignalBody, scheduleBody })
     yield* router.add("GET", `${prefix}/openapi.json` as HttpRouter.PathInput, Effect.succeed(json(openApi)))
     const history = yield* Effect.serviceOption(ExecutionHistoryStore)
     yield* router.add("GET", `${prefix}/threads/:threadId/history` as HttpRouter.PathInput, control((caller) =>
@@ -379,6 +387,9 @@ const routes = (options: Options) =>
         return json(yield* baton.signal(threadId, name, payload, scope(caller)))
       })
     ))
+    if (schedules._tag === "Some") {
+      yield* ScheduleRoutes.add({ router, prefix, control, body: (schema) => body(schema, limit), byName, schedules: schedules.value })
+    }
   })
 
 /**

@@ -386,3 +386,57 @@ export type SignalError =
   | UnknownSignalError
   | UnknownWorkflowError
   | InstanceStoppingError
+
+/**
+ * No schedule with this id exists for the tenant (another tenant's schedule is reported the same way).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class UnknownScheduleError extends Schema.TaggedError<UnknownScheduleError>()("UnknownScheduleError", {
+  tenantId: Schema.String,
+  scheduleId: Schema.String
+}) {
+  override get message() {
+    return `No schedule ${this.scheduleId} exists for tenant ${this.tenantId}. Check the id and the tenant it was created under (Schedules.list shows them).`
+  }
+}
+
+/**
+ * The schedule belongs to another owner than the caller's `ownerId` (undefined: the caller gave none, and the schedule has an owner).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ScheduleOwnerError extends Schema.TaggedError<ScheduleOwnerError>()("ScheduleOwnerError", {
+  tenantId: Schema.String,
+  scheduleId: Schema.String,
+  ownerId: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return `Schedule ${this.scheduleId} (tenant ${this.tenantId}) belongs to another owner than ${this.ownerId ?? "the caller (who gave no ownerId)"}. Call with the owner it was created with.`
+  }
+}
+
+/**
+ * A schedule with this id already exists for the tenant with another definition (a create of the same definition answers the kept one).
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ScheduleExistsError extends Schema.TaggedError<ScheduleExistsError>()("ScheduleExistsError", {
+  tenantId: Schema.String,
+  scheduleId: Schema.String
+}) {
+  override get message() {
+    return `Schedule ${this.scheduleId} (tenant ${this.tenantId}) already exists with another definition. Delete it first to replace it, or pick another id.`
+  }
+}
+
+/**
+ * What the calls of `Schedules` (create, get, list, pause, resume, delete) fail with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type ScheduleError = StoreError | InvalidInputError | UnknownScheduleError | ScheduleOwnerError | ScheduleExistsError

@@ -24,4 +24,5 @@ export {
   timerStoreSuite,
   treeStoreSuite
 } from "./conformance/index.ts"
+export { scheduleStoreSuite } from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"

@@ -39,6 +39,8 @@ export const document = (options: {
   readonly resumeBody: Schema.Top
   readonly maxBodyBytes: number
   readonly signalBody?: Schema.Top | undefined
+  /** The body of `POST /schedules`, when the schedule routes are served. */
+  readonly scheduleBody?: Schema.Top | undefined
 }): OpenApi.OpenAPISpec => {
   const executionId = { executionId: Schema.String }
   const threadId = { threadId: Schema.String }
@@ -95,10 +97,32 @@ export const document = (options: {
       success: described("the signal kept: { tenantId, threadId, executionId, name, seq } (409 when the thread has no running execution)"),
       error: controlErrors
     }))
-  const api = HttpApi.make("baton")
+  const scheduleId = { scheduleId: Schema.String }
+  const schedules = HttpApiGroup.make("schedules")
+    .add(HttpApiEndpoint.post("createSchedule", "/schedules", {
+      payload: (options.scheduleBody ?? Json) as never,
+      success: described("the schedule: its definition, next tick, last tick's outcome").pipe(HttpApiSchema.status(201)),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.get("listSchedules", "/schedules", {
+      query: { limit: Schema.optional(Schema.String), cursor: Schema.optional(Schema.String) },
+      success: described("a page: { schedules, next }"),
+      error: controlErrors
+    }))
+    .add(HttpApiEndpoint.get("getSchedule", "/schedules/:scheduleId", { params: scheduleId, success: described("the schedule"), error: controlErrors }))
+    .add(HttpApiEndpoint.post("pauseSchedule", "/schedules/:scheduleId/pause", { params: scheduleId, success: described("the schedule, paused"), error: controlErrors }))
+    .add(HttpApiEndpoint.post("resumeSchedule", "/schedules/:scheduleId/resume", { params: scheduleId, success: described("the schedule, firing from its next tick"), error: controlErrors }))
+    .add(HttpApiEndpoint.delete("deleteSchedule", "/schedules/:scheduleId", { params: scheduleId, success: described("{ deleted: true }"), error: controlErrors }))
+  const served = HttpApi.make("baton")
     .add(options.prefix === "" ? probes : probes.prefix(options.prefix as HttpRouter.PathInput))
     .add(options.prefix === "" ? control : control.prefix(options.prefix as HttpRouter.PathInput))
-    .annotate(OpenApi.Title, "baton")
-    .annotate(OpenApi.Description, `Tenant-scoped control of baton executions. Every control route is authorized by the app's hook; request bodies are limited to ${options.maxBodyBytes} bytes.`)
-  return OpenApi.fromApi(api)
+  const title = "baton"
+  const description = `Tenant-scoped control of baton executions. Every control route is authorized by the app's hook; request bodies are limited to ${options.maxBodyBytes} bytes.`
+  return options.scheduleBody === undefined
+    ? OpenApi.fromApi(served.annotate(OpenApi.Title, title).annotate(OpenApi.Description, description))
+    : OpenApi.fromApi(
+      served.add(options.prefix === "" ? schedules : schedules.prefix(options.prefix as HttpRouter.PathInput))
+        .annotate(OpenApi.Title, title)
+        .annotate(OpenApi.Description, description)
+    )
 }

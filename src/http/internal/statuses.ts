@@ -5,10 +5,10 @@
  *
  * @since 0.1.0
  */
-import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError, SignalError } from "../../runtime/Errors.ts"
+import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError, ScheduleError, SignalError } from "../../runtime/Errors.ts"
 
 /** Every error a call answers. */
-type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | SignalError
+type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | SignalError | ScheduleError
 
 /** An error's status: a number, or one read from the error itself. */
 type Status<E> = number | ((error: E) => number)
@@ -36,7 +36,10 @@ const table: { readonly [T in CallError["_tag"]]: Status<Extract<CallError, { re
   // A store fault a retry can fix is the service being unavailable; any other is the server's own failure.
   StoreError: (e) => e.isRetryable ? 503 : 500,
   UnknownSignalError: 400,
-  ThreadNotRunningError: 409
+  ThreadNotRunningError: 409,
+  UnknownScheduleError: 404,
+  ScheduleOwnerError: 403,
+  ScheduleExistsError: 409
 }
 
 /**

@@ -43,6 +43,7 @@ import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
 import * as SendSignal from "./timers/SendSignal.ts"
 import * as Waker from "./timers/Waker.ts"
+import * as ScheduleFiring from "./schedules/Firing.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
 
 /** Why a workflow name cannot be kept by every store (a name is a key of records, history and the child queue), if it cannot. */
@@ -220,7 +221,12 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     RecoverySweep.run(recoveries),
     Retention.run,
     ChildWorker.run(childState.state, children, recoveries),
-    Waker.run(woken)
+    Waker.run(woken),
+    // Schedule ticks, once per fleet under the schedules leader (only with a ScheduleStore).
+    ScheduleFiring.run({
+      start: (workflow, input, options) => Effect.map(start(runs)(workflow, input, options), (started) => started.handle),
+      cancel
+    })
   ], { concurrency: "unbounded", discard: true })))
   // Added last, run first when the scope closes: from then on every call is refused and liveness is Unhealthy.
   yield* Effect.addFinalizer(() =>

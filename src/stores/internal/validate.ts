@@ -169,3 +169,7 @@ export const durationMillis = (operation: string, field: string, value: Duration
  */
 export const ids = (operation: string, fields: Readonly<Record<string, unknown>>): Array<Check> =>
   Object.entries(fields).map(([field, value]) => nonEmpty(operation, field, value))
+
+/** A boolean. */
+export const boolean = (operation: string, field: string, value: unknown): Check =>
+  typeof value === "boolean" ? Effect.void : fail(operation, field, "must be true or false")
