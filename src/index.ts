@@ -159,3 +159,7 @@ export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStor
 export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./stores/CheckpointRows.ts"
 export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./checkpoint/CheckpointSaver.ts"
 export * as CheckpointStores from "./checkpoint/CheckpointStores.ts"
+
+// Diagnostics: `describe` and `check`, and the store probe a backend offers for them
+export * as Diagnostics from "./runtime/Diagnostics.ts"
+export { type PgFacts, type PgPooling, type SqliteFacts, type StoreFacts, StoreProbe, type StoreProbeShape } from "./stores/StoreProbe.ts"

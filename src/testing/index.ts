@@ -24,3 +24,4 @@ export {
   treeStoreSuite
 } from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"
+export { storeProbeSuite } from "./conformance/index.ts"
