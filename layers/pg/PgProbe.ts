@@ -2,8 +2,8 @@
  * The `StoreProbe` of Postgres: how baton's connections reach the server —
  * straight, or through a pooler in session or in transaction mode — and how
  * long the server takes to notice a client that vanished (its TCP
- * keepalives). Two connections of their own, opened and closed by each
- * probe, answer it:
+ * keepalives). Connections of its own, opened and closed by each probe,
+ * answer it:
  *
  * - A connection whose `pg_backend_pid()` is not the process id the server
  *   gave at login sits behind a pooler (pgbouncer answers the login itself).
@@ -21,28 +21,13 @@ import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
 import type { SqlError } from "effect/sql/SqlError"
 import { StoreError } from "../../src/stores/Errors.ts"
-import { type PgFacts, type PgPooling, StoreProbe } from "../../src/stores/StoreProbe.ts"
+import { type PgFacts, StoreProbe } from "../../src/stores/StoreProbe.ts"
 import { kindOf } from "../sql/internal/classify.ts"
 import { sqlErrorDetail } from "../sql/internal/rows.ts"
+import * as Pooling from "./internal/pooling.ts"
 
 const failed = (e: SqlError) =>
   new StoreError({ store: "StoreProbe", operation: "probe", reason: sqlErrorDetail(e), kind: kindOf(e), cause: e })
-
-const backendPid = (connection: PgConnection.PgConnection) =>
-  Effect.map(connection.query("SELECT pg_backend_pid() AS pid"), (r) => Number(r.rows[0]?.pid))
-
-/** Tries of the sharing test: one session served to two clients once is proof; never is likely session mode. */
-const tries = 3
-
-/** Whether two clients open at once share a server session, tried `tries` times. */
-const sharing = (config: PgConnection.Config, pid: number): Effect.Effect<boolean, SqlError> =>
-  Effect.gen(function*() {
-    for (let i = 0; i < tries; i++) {
-      const other = yield* Effect.scoped(Effect.flatMap(PgConnection.make(config), backendPid))
-      if (other === pid) return true
-    }
-    return false
-  })
 
 const settingsQuery = `SELECT name, setting FROM pg_settings
   WHERE name IN ('tcp_keepalives_idle', 'tcp_keepalives_interval', 'tcp_keepalives_count', 'server_version_num')`
@@ -50,11 +35,9 @@ const settingsQuery = `SELECT name, setting FROM pg_settings
 /** The facts, over connections made with `config`. */
 const facts = (config: PgConnection.Config): Effect.Effect<PgFacts, SqlError> =>
   Effect.scoped(Effect.gen(function*() {
-    const connection = yield* PgConnection.make(config)
-    const pid = yield* backendPid(connection)
-    const pooled = pid !== connection.processId
-    const pooling: PgPooling = !pooled ? "direct" : (yield* sharing(config, pid)) ? "transaction" : "session"
-    const rows = (yield* connection.query(settingsQuery)).rows
+    const connection = yield* PgConnection.make({ ...config, prepare: false })
+    const pooling = yield* Pooling.poolingOf(config, connection)
+    const rows = (yield* connection.query(settingsQuery, [], false)).rows
     const value = (name: string) => {
       const row = rows.find((r) => r.name === name)
       return row === undefined ? undefined : Number(row.setting)

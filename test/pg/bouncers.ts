@@ -7,6 +7,8 @@
  */
 import { Effect } from "effect"
 import { createConnection } from "node:net"
+import { afterAll } from "vitest"
+import { randomName, withAdmin } from "./db.ts"
 
 export const bouncerUrls = {
   transaction: process.env.BATON_TEST_PGBOUNCER_URL ?? "postgres://postgres@127.0.0.1:6432/test",
@@ -36,3 +38,17 @@ export const requireBouncers = async (): Promise<void> => {
 
 /** `requireBouncers` as an Effect. */
 export const bouncersUp = Effect.promise(requireBouncers)
+
+/** A table prefix of this file's own in the test database's public schema (a schema cannot be set through a pooler): its tables are dropped after the file. */
+export const testPrefix = (name: string): string => {
+  const prefix = `${randomName(`bt_${name}`)}_`
+  afterAll(() =>
+    withAdmin((sql) =>
+      Effect.flatMap(
+        sql<{ tablename: string }>`SELECT tablename FROM pg_tables WHERE schemaname = 'public' AND tablename LIKE ${`${prefix}%`}`,
+        (tables) => Effect.forEach(tables, (t) => sql`DROP TABLE IF EXISTS ${sql(t.tablename)} CASCADE`, { discard: true })
+      )
+    )
+  )
+  return prefix
+}
