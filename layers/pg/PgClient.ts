@@ -13,6 +13,13 @@
  *   accepted and then closed mid-check (a restart, a failover, a terminated
  *   backend) is retried on a new one within the same bound. The Layer never
  *   hangs.
+ * - A URL may name several hosts, as libpq reads them
+ *   (`postgres://user@10.0.0.1:5432,10.0.0.2:5432/db?target_session_attrs=read-write`):
+ *   each new connection goes to the first host, in order, that accepts one
+ *   and takes the sessions `target_session_attrs` asks for (`any`,
+ *   `read-write`: not read-only, `primary`: not in recovery; asked on a short
+ *   connection of its own), starting from the one that served last. After a
+ *   failover the pool's new connections reach the promoted primary.
  * - `schema` (optional) puts every baton table in that schema: it becomes the
  *   connections' `search_path`, and the migrations create it. With the table
  *   prefix of the store options this lets several apps share one database.
@@ -31,6 +38,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import * as Options from "../../src/stores/internal/options.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
+import * as MultiHost from "./internal/multiHost.ts"
 import * as Pooling from "./internal/pooling.ts"
 
 /**
@@ -168,9 +176,11 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     if (typeof raw !== "string" || raw.trim().length === 0) {
       return yield* new BatonConfigError({ field, reason: "is empty: it must be a URL like postgres://user:password@host:5432/database" })
     }
+    const hosts = MultiHost.parse(raw.trim())
+    if (typeof hosts === "string") return yield* new BatonConfigError({ field, reason: hosts })
     let url: URL
     try {
-      url = new URL(raw.trim())
+      url = new URL(hosts === undefined ? raw.trim() : hosts.singleUrl)
     } catch {
       return yield* new BatonConfigError({
         field,
@@ -207,18 +217,24 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     } catch {
       return yield* new BatonConfigError({ field, reason: "has a database name with invalid %-encoding" })
     }
-    const config: PgClient.PgPoolConfig = {
-      url: Redacted.make(raw.trim()),
+    const single: PgClient.PgPoolConfig = {
+      url: Redacted.make(hosts === undefined ? raw.trim() : hosts.singleUrl),
       maxConnections,
       connectTimeout: timeout.value,
       applicationName,
       ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
       ...(options.schema !== undefined ? { startupParameters: { search_path: `"${options.schema}"` } } : {})
     }
+    // Several hosts: each new connection goes to the first that takes the sessions `target_session_attrs` asks for.
+    const config: PgClient.PgPoolConfig = hosts === undefined ? single : { ...single, stream: MultiHost.streamOf(hosts, single) }
     return {
       config,
       connectTimeout: timeout.value,
-      target: { field, where: `${host}:${port}/${database === "" ? "(default database)" : database}`, schema: options.schema }
+      target: {
+        field,
+        where: hosts === undefined ? `${host}:${port}/${database === "" ? "(default database)" : database}` : MultiHost.where(hosts),
+        schema: options.schema
+      }
     }
   })
 
