@@ -175,3 +175,7 @@ export * as Schedules from "./runtime/Schedules.ts"
 export { ScheduleExistsError, ScheduleOwnerError, UnknownScheduleError } from "./runtime/Errors.ts"
 export type { ScheduleError } from "./runtime/Errors.ts"
 export { type NewSchedule, type ScheduleChange, type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "./stores/ScheduleStore.ts"
+
+// Diagnostics: `describe` and `check`, and the store probe a backend offers for them
+export * as Diagnostics from "./runtime/Diagnostics.ts"
+export { type PgFacts, type PgPooling, type SqliteFacts, type StoreFacts, StoreProbe, type StoreProbeShape } from "./stores/StoreProbe.ts"

@@ -13,11 +13,21 @@
  *   accepted and then closed mid-check (a restart, a failover, a terminated
  *   backend) is retried on a new one within the same bound. The Layer never
  *   hangs.
+ * - A URL may name several hosts, as libpq reads them
+ *   (`postgres://user@10.0.0.1:5432,10.0.0.2:5432/db?target_session_attrs=read-write`):
+ *   each new connection goes to the first host, in order, that accepts one
+ *   and takes the sessions `target_session_attrs` asks for (`any`,
+ *   `read-write`: not read-only, `primary`: not in recovery; asked on a short
+ *   connection of its own), starting from the one that served last. After a
+ *   failover the pool's new connections reach the promoted primary.
  * - `schema` (optional) puts every baton table in that schema: it becomes the
  *   connections' `search_path`, and the migrations create it. With the table
  *   prefix of the store options this lets several apps share one database.
  * - A pool of `maxConnections` (default 10) connections; statements are
- *   prepared once per connection and reused.
+ *   prepared once per connection and reused — except through a pooler in
+ *   transaction mode (pgbouncer `pool_mode=transaction`), found at build on
+ *   a connection of its own: there every statement is parsed unnamed, since
+ *   a statement prepared on one server session is gone on the next.
  *
  * @since 0.1.0
  */
@@ -28,6 +38,8 @@ import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import * as Options from "../../src/stores/internal/options.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
+import * as MultiHost from "./internal/multiHost.ts"
+import * as Pooling from "./internal/pooling.ts"
 
 /**
  * The config setting read when no `url` is given.
@@ -164,9 +176,11 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     if (typeof raw !== "string" || raw.trim().length === 0) {
       return yield* new BatonConfigError({ field, reason: "is empty: it must be a URL like postgres://user:password@host:5432/database" })
     }
+    const hosts = MultiHost.parse(raw.trim())
+    if (typeof hosts === "string") return yield* new BatonConfigError({ field, reason: hosts })
     let url: URL
     try {
-      url = new URL(raw.trim())
+      url = new URL(hosts === undefined ? raw.trim() : hosts.singleUrl)
     } catch {
       return yield* new BatonConfigError({
         field,
@@ -203,18 +217,24 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
     } catch {
       return yield* new BatonConfigError({ field, reason: "has a database name with invalid %-encoding" })
     }
-    const config: PgClient.PgPoolConfig = {
-      url: Redacted.make(raw.trim()),
+    const single: PgClient.PgPoolConfig = {
+      url: Redacted.make(hosts === undefined ? raw.trim() : hosts.singleUrl),
       maxConnections,
       connectTimeout: timeout.value,
       applicationName,
       ...(options.ssl !== undefined ? { ssl: options.ssl } : {}),
       ...(options.schema !== undefined ? { startupParameters: { search_path: `"${options.schema}"` } } : {})
     }
+    // Several hosts: each new connection goes to the first that takes the sessions `target_session_attrs` asks for.
+    const config: PgClient.PgPoolConfig = hosts === undefined ? single : { ...single, stream: MultiHost.streamOf(hosts, single) }
     return {
       config,
       connectTimeout: timeout.value,
-      target: { field, where: `${host}:${port}/${database === "" ? "(default database)" : database}`, schema: options.schema }
+      target: {
+        field,
+        where: hosts === undefined ? `${host}:${port}/${database === "" ? "(default database)" : database}` : MultiHost.where(hosts),
+        schema: options.schema
+      }
     }
   })
 
@@ -231,6 +251,13 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
     return new BatonConfigError({
       field: target.field,
       reason: `was refused by Postgres at ${target.where} (${detail}): check the user and password it names`
+    })
+  }
+  if (target.schema !== undefined && /unsupported startup parameter: search_path/.test(detail)) {
+    return new BatonConfigError({
+      field: "schema",
+      reason:
+        `cannot be set through the pooler at ${target.where} (${detail}): baton sets the schema as the connections' search_path, which pgbouncer refuses at login. Leave \`schema\` unset and keep deployments apart by \`tablePrefix\`, or put the schema in the role's search_path (ALTER ROLE … SET search_path = …) and leave \`schema\` unset, or connect to Postgres directly`
     })
   }
   if (code === "3D000") {
@@ -258,9 +285,18 @@ const connectFailure = (target: PgTarget, error: SqlError): StoreError | BatonCo
  */
 export const make = (options: PgClientOptions = {}) =>
   Effect.gen(function*() {
-    const { config, connectTimeout, target } = yield* resolve(options)
+    const { config: resolved, connectTimeout, target } = yield* resolve(options)
+    const pooling = yield* checked(Pooling.detect(resolved), target, connectTimeout)
+    // Through a pooler in transaction mode a statement prepared on one server session is gone on the next.
+    const config = pooling === "transaction" ? { ...resolved, prepare: false } : resolved
     const client = yield* PgClient.make(config).pipe(Effect.mapError((e) => connectFailure(target, e)))
-    yield* client`SELECT 1`.pipe(
+    yield* checked(client`SELECT 1`, target, connectTimeout)
+    return { client, target, pooling }
+  })
+
+/** `check` bounded as the build's check is: again on a new connection when the server closed one mid-check, at most the connect timeout and a second. */
+const checked = <A>(check: Effect.Effect<A, SqlError>, target: PgTarget, connectTimeout: Duration.Duration) =>
+  check.pipe(
       // A connection the server accepted and then closed (a restart, a failover, a terminated backend) may be
       // followed by one that works: check again on a new one, within the same time bound.
       Effect.retry({ while: closedMidQuery, schedule: Schedule.spaced("100 millis") }),
@@ -279,8 +315,6 @@ export const make = (options: PgClientOptions = {}) =>
           )
       })
     )
-    return { client, target }
-  })
 
 /**
  * Provides `@effect/sql-pg`'s `PgClient` and effect's `SqlClient` (one pool, closed with the Layer).

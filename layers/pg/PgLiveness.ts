@@ -24,8 +24,12 @@
  * Where the session is not the instance's own — a pooler in transaction or
  * statement mode (pgbouncer) between baton and the server — the backend
  * pid Postgres reports differs from the one the connection was given at
- * startup: `register` then fails, and the runtime falls back to lease
- * expiry (it says so at start and in readiness).
+ * startup, and a second connection is served by the same server session:
+ * `register` then fails, and the runtime falls back to lease expiry (it
+ * says so at start and in readiness). A pooler in session mode keeps one
+ * server session per client connection and resets it when the client goes
+ * (pgbouncer's `server_reset_query`, `DISCARD ALL` by default, frees the
+ * lock): there the lock works as over a direct connection.
  *
  * @since 0.1.0
  */
@@ -38,6 +42,7 @@ import { InstanceLiveness, type InstanceLivenessShape } from "../../src/stores/I
 import { kindOf } from "../sql/internal/classify.ts"
 import { sqlErrorDetail, transaction } from "../sql/internal/rows.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
+import * as Pooling from "./internal/pooling.ts"
 import { lockClass, lockKey } from "./PgMigrations.ts"
 
 /**
@@ -109,7 +114,10 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           yield* connection.query("SET idle_session_timeout = 0").pipe(Effect.ignore)
           // Asked before locking: through a pooler the lock would stay with a server session the pooler keeps.
           const [own] = (yield* connection.query("SELECT pg_backend_pid() AS pid").pipe(Effect.mapError(failed("lock")))).rows
-          if (Number(own?.pid) !== connection.processId) {
+          // A pooler in session mode keeps this server session for this connection and resets it (DISCARD ALL frees
+          // the lock) when the connection goes: the lock dies with the process there too.
+          const pooling = Number(own?.pid) === connection.processId ? "direct" : yield* Pooling.poolingOf(lockConfig, connection).pipe(Effect.mapError(failed("lock")))
+          if (pooling === "transaction") {
             return yield* new StoreError({
               store: "InstanceLiveness",
               operation: "lock",

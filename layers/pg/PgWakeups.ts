@@ -19,7 +19,10 @@
  *
  * Nothing depends on a notification arriving: a lost connection is logged
  * and re-opened after `reconnectDelay`, and the runtime's polling stays the
- * fallback. The channel is per deployment (schema and table prefix), so two
+ * fallback. Through a pooler in transaction mode (pgbouncer) a LISTEN cannot
+ * be held — the server session goes to other clients after each
+ * transaction — so the listener is not started: the build logs that other
+ * instances' releases are seen at polling. The channel is per deployment (schema and table prefix), so two
  * apps sharing a database do not wake each other.
  *
  * @since 0.1.0
@@ -30,6 +33,7 @@ import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWake
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { durationMillis } from "../sql/internal/config.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
+import * as Pooling from "./internal/pooling.ts"
 import { lockKey } from "./PgMigrations.ts"
 
 /**
@@ -133,6 +137,8 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
       const listening = yield* Deferred.make<void>()
       const listenOnce = Effect.scoped(Effect.gen(function*() {
         const connection = yield* PgConnection.make(client.config)
+        // Through a pooler in transaction mode a LISTEN stays with a server session the pooler hands to others.
+        if ((yield* Pooling.poolingOf(client.config, connection)) === "transaction") return "pooled" as const
         const notifications = yield* connection.listen(name)
         yield* Deferred.succeed(listening, void 0)
         while (true) {
@@ -147,10 +153,17 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
         Effect.catch((e) =>
           Effect.logWarning(`lease-release LISTEN on ${name} failed; listening again in ${Duration.format(reconnectDelay)}: ${String((e as { message?: unknown }).message ?? e)}`).pipe(
             Effect.andThen(Deferred.succeed(listening, void 0)),
-            Effect.andThen(Effect.sleep(reconnectDelay))
+            Effect.andThen(Effect.sleep(reconnectDelay)),
+            Effect.as("again" as const)
           )
         ),
-        Effect.forever,
+        Effect.repeat({ until: (outcome) => outcome === "pooled" }),
+        Effect.andThen(
+          Effect.logWarning(
+            `lease-release wake-ups: the connections go through a pooler in transaction mode, where a LISTEN cannot be held; this instance's waiters see other instances' releases at their polling (its own releases still wake them at once, and its NOTIFYs are still sent)`
+          )
+        ),
+        Effect.andThen(Deferred.succeed(listening, void 0)),
         Effect.forkScoped
       )
       yield* Deferred.await(listening)

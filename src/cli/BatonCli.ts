@@ -30,6 +30,10 @@
  *   `schedules resume <id>`, `schedules delete <id>` (each `[--tenant T] [--owner O]`) —
  *   the fleet's schedules: next tick, last tick's outcome; pause, resume, delete.
  *   (A schedule is created from the API or over HTTP, where the workflow's code is.)
+ * - `describe` — the runtime options the `BATON_*` variables and the defaults
+ *   give, each with its source, and the stores named (see `Diagnostics`).
+ * - `check [--instances N]` — warnings with stable ids for a configuration
+ *   that runs but not as intended; exit code 6 when there are any.
  *
  * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
  * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
@@ -38,7 +42,7 @@
  * `threadId`, `workflowName`, `pauseId`, `instanceId`, `createdAt`, …).
  * Exit codes: 0 done, 1 unexpected failure, 2 bad usage (stores named
  * wrongly included), 3 not found, 4 conflict (already answered, nothing to
- * cancel), 5 a store failed.
+ * cancel), 5 a store failed, 6 `check` found warnings.
  *
  * The backends are given by the caller (`src/cli/main.ts` wires SQLite and
  * Postgres), so this module speaks only to the store contracts and the
@@ -60,6 +64,8 @@ import { TimerStore, type TimerStoreShape } from "../stores/TimerStore.ts"
 import { ThreadNotRunningError, ThreadOwnerError, UnknownThreadError } from "../runtime/Errors.ts"
 import { ScheduleStore } from "../stores/ScheduleStore.ts"
 import type { ScheduleView, SchedulesShape } from "../runtime/Schedules.ts"
+import type { StoreProbe } from "../stores/StoreProbe.ts"
+import * as Diagnose from "./internal/Diagnose.ts"
 
 /**
  * Which shared stores the command works on.
@@ -80,6 +86,8 @@ export type Target =
 export interface Backends {
   readonly stores: (target: Target) => Layer.Layer<BatonStores, unknown>
   readonly schemaVersion: () => Promise<number>
+  /** The `StoreProbe` of a target, for `baton check` (without it, check looks at the configuration only). */
+  readonly probe?: ((target: Target) => Layer.Layer<StoreProbe, unknown>) | undefined
 }
 
 /**
@@ -88,7 +96,7 @@ export interface Backends {
  * @category models
  * @since 0.1.0
  */
-export const ExitCode = { ok: 0, failed: 1, usage: 2, notFound: 3, conflict: 4, store: 5 } as const
+export const ExitCode = { ok: 0, failed: 1, usage: 2, notFound: 3, conflict: 4, store: 5, warnings: 6 } as const
 
 /** A failure the CLI explains itself, with its exit code. */
 class CliFailure extends Error {
@@ -564,7 +572,9 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
  * @since 0.1.0
  */
 export const run = (args: ReadonlyArray<string>, backends: Backends) => {
-  const commands = root.pipe(Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules]))
+  const commands = root.pipe(
+    Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules, describeCommand, checkCommand])
+  )
   return Command.runWith(commands, { version: "0.1.0" })(args).pipe(
     Effect.provideService(CliBackends, backends),
     Effect.exit,
@@ -576,3 +586,34 @@ export const run = (args: ReadonlyArray<string>, backends: Backends) => {
     Effect.provideService(References.MinimumLogLevel, "Error")
   )
 }
+
+/** Where the global flags' target came from, for `describe` (none: no stores named). */
+const targetSource = Effect.gen(function*() {
+  const flags = yield* root
+  const target = yield* Effect.try({ try: () => targetOf(flags), catch: (e) => e as CliFailure }).pipe(Effect.option)
+  return Option.getOrUndefined(target)
+})
+
+const describeCommand = Command.make("describe", {}, () =>
+  Effect.gen(function*() {
+    const target = yield* targetSource
+    const described = yield* Diagnose.describe(target)
+    yield* output(described, () => Diagnose.describeText(described))
+  })).pipe(Command.withDescription("The effective configuration (BATON_* keys and defaults) and where each value came from"))
+
+const checkCommand = Command.make("check", {
+  instances: Flag.Int("instances").pipe(
+    Flag.withDescription("how many processes run over these stores (default BATON_INSTANCES)"),
+    Flag.filter((n) => n >= 1, (n) => `a whole number ≥ 1 (got ${n})`),
+    Flag.optional
+  )
+}, (flags) =>
+  withStores(Effect.gen(function*() {
+    const backends = yield* CliBackends
+    const global = yield* root
+    const target = yield* Effect.try({ try: () => targetOf(global), catch: (e) => e as CliFailure })
+    const body = Diagnose.check(Option.getOrUndefined(flags.instances))
+    const report = backends.probe === undefined ? yield* body : yield* Effect.provide(body, backends.probe(target))
+    yield* output(report, () => Diagnose.checkText(report))
+    if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
+  }))).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))

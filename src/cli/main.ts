@@ -29,7 +29,13 @@ const backends: BatonCli.Backends = {
       const { PgStores } = await import("../../layers/pg/index.ts")
       return PgStores.layer({ url: target.url, schema: target.schema, tablePrefix: target.tablePrefix, maxConnections: 2, wakeups: false })
     })),
-  schemaVersion: async () => (await import("../../layers/sql/SqlMigrations.ts")).latestVersion
+  schemaVersion: async () => (await import("../../layers/sql/SqlMigrations.ts")).latestVersion,
+  probe: (target) =>
+    Layer.unwrap(Effect.promise(async (): Promise<Layer.Layer<any, unknown>> => {
+      if (target._tag === "Sqlite") return (await import("../../layers/sqlite/index.ts")).SqliteProbe.layer({ path: target.path })
+      const { PgClient, PgProbe } = await import("../../layers/pg/index.ts")
+      return PgProbe.layer.pipe(Layer.provide(PgClient.layer({ url: target.url, schema: target.schema, maxConnections: 1 })))
+    }))
 }
 
 const code = await Effect.runPromise(BatonCli.run(process.argv.slice(2), backends).pipe(Effect.provide(NodeServices.layer)))

@@ -34,6 +34,8 @@ import type { ExecutionOutput } from "./internal/pass/Executor.ts"
 import type { ExecutionPage, ExecutionStatusView, ListOptions, PauseView, ReadOptions } from "./internal/calls/Reads.ts"
 import type { ReplyInput, ResumeInput } from "./internal/calls/Resume.ts"
 import * as Runtime from "./internal/Runtime.ts"
+import * as Diagnostics from "./Diagnostics.ts"
+import type { StoreError } from "../stores/Errors.ts"
 import type { AnyWorkflow, Requirements, Workflow } from "./Workflow.ts"
 
 export type { AwaitOptions, ExecutionHandle } from "./internal/calls/Await.ts"
@@ -197,6 +199,24 @@ export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
     options: { readonly workflows: W }
   ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
     return layerConfigImpl(options)
+  }
+  /**
+   * The configuration an instance runs with when its options are `code` over the `BATON_*` keys of the current `ConfigProvider`, each value with its source (code, environment, default); see `Diagnostics.describe`.
+   *
+   * @category diagnostics
+   * @since 0.2.0
+   */
+  static describe(code?: BatonConfig.BatonConfigOptions): EffectNs.Effect<Diagnostics.Description, BatonConfigError> {
+    return Diagnostics.describe(code)
+  }
+  /**
+   * Warnings with stable ids for a configuration and stores that run but not as intended; see `Diagnostics.check`.
+   *
+   * @category diagnostics
+   * @since 0.2.0
+   */
+  static check(options?: Diagnostics.CheckOptions): EffectNs.Effect<Diagnostics.CheckReport, StoreError | BatonConfigError> {
+    return Diagnostics.check(options)
   }
 }
 

@@ -26,3 +26,4 @@ export {
 } from "./conformance/index.ts"
 export { scheduleStoreSuite } from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"
+export { storeProbeSuite } from "./conformance/index.ts"

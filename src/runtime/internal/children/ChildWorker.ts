@@ -24,7 +24,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Context, Duration, Effect, Fiber, FiberSet, Option } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Fiber, FiberSet, Option, Schedule } from "effect"
 import { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../../stores/ChildQueueStore.ts"
 import { type ExecutionRecord, newRunning } from "../../../stores/ExecutionRecord.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
@@ -188,6 +188,20 @@ const wakeParent = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row:
   ))
 })
 
+/**
+ * `wakeParent` retried on the Clock while a store fails it transiently (a
+ * lost connection, a failover): the child's queue row is Answered already,
+ * so nothing else would claim it again and wake the parent.
+ */
+const wakeParentRetried = (queue: ChildQueueStoreShape, row: QueuedChild, continues: FiberSet.FiberSet<unknown, unknown>) =>
+  wakeParent(queue, row, continues).pipe(
+    Effect.retry({
+      while: (e) => (e as { readonly _tag?: unknown })._tag === "StoreError" && (e as { readonly isRetryable?: boolean }).isRetryable === true,
+      schedule: Schedule.spaced("250 millis"),
+      times: 240
+    })
+  )
+
 /** The root's cap on its children running at once (its workflow's `maxConcurrentExecutions`), if any. */
 const capOf = Effect.fnUntraced(function*(row: QueuedChild) {
   const root = yield* (yield* RecordStore).getRecord(row.tenantId, row.rootExecutionId)
@@ -250,7 +264,7 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
     const instance = yield* Instance
     // Its tree was asked to cancel: a queued child never starts (the last one wakes the parent, which ends cancelled).
     const cancelled = yield* refusedForCancel(queue, row)
-    if (cancelled === "Refused") return yield* wakeParent(queue, row, continues)
+    if (cancelled === "Refused") return yield* wakeParentRetried(queue, row, continues)
     if (cancelled === "Lost") return
     const end = yield* Effect.scoped(Effect.andThen(ChildClaim.keep(queue, row, instance.instanceId, instance.config), runChild({
       tenantId: row.tenantId,
@@ -276,7 +290,7 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
       outcome: end.outcome,
       result: end.result
     })
-    if (completed) yield* wakeParent(queue, row, continues)
+    if (completed) yield* wakeParentRetried(queue, row, continues)
   }).pipe(
     Effect.catchCause((cause) => Effect.logWarning(`claimed child ${row.executionId} stopped; its claim expires for another instance`, cause)),
     Effect.annotateLogs({ executionId: row.executionId, tenantId: row.tenantId })
