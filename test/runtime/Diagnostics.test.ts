@@ -23,7 +23,7 @@ describe("Diagnostics.describe", () => {
     Effect.gen(function*() {
       const { settings, config } = yield* Baton.describe({ lease: "20 seconds", tenantQuota: 3 })
       const byField = Object.fromEntries(settings.map((s) => [s.field, s]))
-      assert.deepStrictEqual(Object.keys(byField).sort(), [...Object.keys(BatonConfig.configKeys), "providers"].sort())
+      assert.deepStrictEqual(Object.keys(byField).sort(), [...Object.keys(BatonConfig.configKeys), "providers", "budgets"].sort())
       assert.deepInclude(byField.lease, { key: "BATON_LEASE", value: 20_000, source: "code", shown: "20s" })
       // the environment's lease is overridden by code; its sweep interval is taken
       assert.deepInclude(byField.sweepInterval, { value: 15_000, source: "environment" })
@@ -33,6 +33,8 @@ describe("Diagnostics.describe", () => {
       assert.deepInclude(byField.renewEvery, { value: Math.floor(20_000 / 3), source: "default" })
       assert.deepInclude(byField.maxConcurrentSteps, { value: undefined, source: "default", shown: "unset: no cap" })
       assert.deepInclude(byField.providers, { key: undefined, source: "default" })
+      assert.deepInclude(byField.budgets, { key: undefined, source: "default", shown: "unset: none" })
+      assert.deepInclude(byField.pseudonymKey, { key: "BATON_PSEUDONYM_KEY", source: "default", shown: "unset: a key per execution tree" })
       assert.strictEqual(config.leaseMillis, 20_000)
       assert.strictEqual(config.sweepMillis, 15_000)
     }).pipe(Effect.provide(env({ BATON_LEASE: "40 seconds", BATON_SWEEP_INTERVAL: "15 seconds" }))))
