@@ -335,6 +335,17 @@ const findableTreeKeys = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
 export const findableKeyCondition = (name: string): string => `tree_key = ${keyLiteral(name)}`
 
 /**
+ * 15: checkpoints keep when they were written (the writer's Clock
+ * milliseconds, for retention by age) and the execution that wrote them
+ * (for a thread's state history). Rows stored before keep NULL: retention
+ * by age never deletes them, and their history shows no execution.
+ */
+const checkpointLifecycle = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.checkpoints}" ADD COLUMN created_at ${y.time}`,
+  `ALTER TABLE "${t.checkpoints}" ADD COLUMN execution_id ${y.key}`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -350,7 +361,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [7, "history_and_requests", historyAndRequests],
   [9, "child_launches", childLaunches],
   [11, "child_config_hash", childConfigHash],
-  [12, "findable_tree_keys", findableTreeKeys]
+  [12, "findable_tree_keys", findableTreeKeys],
+  [15, "checkpoint_lifecycle", checkpointLifecycle]
 ]
 
 /**

@@ -20,6 +20,7 @@ import type { AnyWorkflow } from "./Workflow.ts"
 import * as ChildConfig from "./internal/children/ChildConfig.ts"
 import * as InputSize from "./internal/calls/InputSize.ts"
 import * as Limits from "./internal/limits/QuotaConfig.ts"
+import * as RetentionPolicy from "./internal/checkpoints/RetentionPolicy.ts"
 
 /**
  * The options of one instance's runtime, every one optional (see `defaults`).
@@ -127,6 +128,24 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * 1 MiB (1048576), as `baton/http`'s body limit.
    */
   readonly maxInputBytes?: number | undefined
+  /**
+   * Checkpoint retention for every thread: keep the last N checkpoints of
+   * each namespace of a thread (a whole number from 1 to 1,000,000); older
+   * ones are deleted by the fleet's retention leader. A workflow's own
+   * `checkpointKeepLast` wins. Unset: kept for ever.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepLast?: number | undefined
+  /**
+   * Checkpoint retention for every thread: keep checkpoints younger than
+   * this (1 second to 2^53 − 1 ms). With `checkpointKeepLast` too, a
+   * checkpoint stays only while both keep it. The newest of each namespace
+   * always stays. Unset: no age limit.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepFor?: Duration.Input | undefined
 }
 
 /**
@@ -183,6 +202,10 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly undoBackoffMaxMillis: number
   /** The largest input or decision, in bytes of JSON (`undefined`: 1 MiB). */
   readonly maxInputBytes?: number | undefined
+  /** Checkpoints kept per namespace of a thread (`undefined`: no count limit). @since 0.2.0 */
+  readonly checkpointKeepLast?: number | undefined
+  /** How long checkpoints are kept (`undefined`: no age limit). @since 0.2.0 */
+  readonly checkpointKeepForMillis?: number | undefined
 }
 
 /**
@@ -252,7 +275,9 @@ export const configKeys = {
   undoBackoffMax: "BATON_UNDO_BACKOFF_MAX",
   maxClaimedChildren: "BATON_MAX_CLAIMED_CHILDREN",
   maxInlineChildren: "BATON_MAX_INLINE_CHILDREN",
-  maxInputBytes: "BATON_MAX_INPUT_BYTES"
+  maxInputBytes: "BATON_MAX_INPUT_BYTES",
+  checkpointKeepLast: "BATON_CHECKPOINT_KEEP_LAST",
+  checkpointKeepFor: "BATON_CHECKPOINT_KEEP_FOR"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
 type Field = keyof typeof configKeys
@@ -355,7 +380,17 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* capAtLeast("undoBackoffMax", config.undoBackoffMaxMillis, "undoBackoff", config.undoBackoffMillis)
   yield* ChildConfig.validate(config)
   yield* InputSize.validate(config.maxInputBytes)
+  yield* RetentionPolicy.make(config.checkpointKeepLast, config.checkpointKeepForMillis)
   return config
+})
+
+/** The checkpoint retention fields of the shape, present only when set. */
+const checkpointRetention = Effect.fnUntraced(function*(options: BatonConfigOptions) {
+  const policy = yield* RetentionPolicy.make(options.checkpointKeepLast, options.checkpointKeepFor)
+  return {
+    ...(policy?.keepLast === undefined ? {} : { checkpointKeepLast: policy.keepLast }),
+    ...(policy?.keepForMillis === undefined ? {} : { checkpointKeepForMillis: policy.keepForMillis })
+  }
 })
 
 /**
@@ -395,7 +430,8 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.providers === undefined ? {} : { providers: options.providers }),
     ...(options.maxClaimedChildren === undefined ? {} : { maxClaimedChildren: options.maxClaimedChildren }),
     ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren }),
-    ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes })
+    ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes }),
+    ...(yield* checkpointRetention(options))
   })
 })
 
@@ -448,7 +484,9 @@ const readers = {
   undoBackoffMax: [durationKey(configKeys.undoBackoffMax), durationText],
   maxClaimedChildren: [Config.Int(configKeys.maxClaimedChildren), intText],
   maxInlineChildren: [Config.Int(configKeys.maxInlineChildren), intText],
-  maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText]
+  maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText],
+  checkpointKeepLast: [Config.Int(configKeys.checkpointKeepLast), intText],
+  checkpointKeepFor: [durationKey(configKeys.checkpointKeepFor), durationText]
 } as const satisfies { readonly [K in Field]: readonly [Config.Config<Required<BatonConfigOptions>[K]>, string] }
 
 const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> => Config.map(Config.option(config), Option.getOrUndefined)

@@ -15,7 +15,7 @@ import type { ExtractStateType, LangGraphRunnableConfig, StateGraph } from "@lan
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
 import { inspect } from "node:util"
-import { Effect, Schema, SchemaIssue } from "effect"
+import { type Duration, Effect, Schema, SchemaIssue } from "effect"
 import * as InterruptPayload from "./internal/pass/InterruptPayload.ts"
 import { passOf } from "./internal/pass/pass.ts"
 import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
@@ -82,6 +82,21 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * slots in `RateLimitStore`); undefined: no cap.
    */
   readonly maxConcurrentExecutions?: number | undefined
+  /**
+   * Checkpoints kept per namespace of this workflow's threads (see
+   * `BatonConfig` `checkpointKeepLast`, which it overrides); not part of the
+   * config hash.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepLast?: number | undefined
+  /**
+   * How long this workflow's checkpoints are kept (see `BatonConfig`
+   * `checkpointKeepFor`, which it overrides); not part of the config hash.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepFor?: Duration.Input | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -180,6 +195,10 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
   readonly resumeAnyway?: boolean | undefined
   /** A whole number ≥ 1: at most this many of its launched children run at once, fleet-wide (see `Workflow.maxConcurrentExecutions`). */
   readonly maxConcurrentExecutions?: number | undefined
+  /** Checkpoints kept per namespace of this workflow's threads, overriding the global option. @since 0.2.0 */
+  readonly checkpointKeepLast?: number | undefined
+  /** How long this workflow's checkpoints are kept, overriding the global option. @since 0.2.0 */
+  readonly checkpointKeepFor?: Duration.Input | undefined
 }
 
 /**
@@ -228,6 +247,8 @@ export const make = <
     children,
     resumeAnyway: given.resumeAnyway ?? false,
     maxConcurrentExecutions: given.maxConcurrentExecutions,
+    ...(given.checkpointKeepLast === undefined ? {} : { checkpointKeepLast: given.checkpointKeepLast }),
+    ...(given.checkpointKeepFor === undefined ? {} : { checkpointKeepFor: given.checkpointKeepFor }),
     configHash,
     schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision }
   }

@@ -36,6 +36,7 @@ import * as Metering from "./observe/Metering.ts"
 import * as RecoverySweep from "./background/RecoverySweep.ts"
 import * as Reads from "./calls/Reads.ts"
 import * as Retention from "./background/Retention.ts"
+import * as RetentionPolicy from "./checkpoints/RetentionPolicy.ts"
 import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
@@ -179,6 +180,7 @@ const makeInstance = Effect.fnUntraced(function*(
 export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWorkflow>) {
   yield* storesGiven
   const registered = yield* registry(workflows)
+  yield* RetentionPolicy.validateWorkflows(registered)
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const childState = ChildWorker.makeState()
