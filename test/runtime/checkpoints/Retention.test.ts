@@ -7,7 +7,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Effect, Fiber, Layer } from "effect"
+import { type Duration, Effect, Fiber, Layer } from "effect"
 import { Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
@@ -31,7 +31,7 @@ const inner = (to: number) =>
     .compile()
 
 /** Counts to 8 (a checkpoint a step), pauses, then runs a subgraph that counts on to 16 and pauses in it. */
-const counting = (options: { readonly checkpointKeepLast?: number; readonly checkpointKeepFor?: string } = {}) =>
+const counting = (options: { readonly checkpointKeepLast?: number; readonly checkpointKeepFor?: Duration.Input } = {}) =>
   Workflow.make({
     name: "counting",
     version: "1",
@@ -136,7 +136,7 @@ for (const backend of backends) {
       Effect.gen(function*() {
         const global = yield* Effect.flip(Harness.make({ instances: 1, baton: { workflows: [plain], checkpointKeepLast: 0 } }))
         assert.strictEqual(global.field, "checkpointKeepLast")
-        const own = yield* Effect.flip(Harness.make({ instances: 1, baton: { workflows: [counting({ checkpointKeepFor: "soon" })] } }))
+        const own = yield* Effect.flip(Harness.make({ instances: 1, baton: { workflows: [counting({ checkpointKeepFor: "soon" as Duration.Input })] } }))
         assert.strictEqual(own.field, "workflows")
         assert.include(own.reason, "checkpointKeepFor")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
