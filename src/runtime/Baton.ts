@@ -16,7 +16,8 @@
  */
 import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
 import type { BatonConfigError, InvalidInputError } from "../stores/Errors.ts"
-import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
+import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
+import type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -44,6 +45,8 @@ export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions,
 export type { ResumeInput } from "./internal/calls/Resume.ts"
 export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
+export type { DeleteThreadError } from "./Errors.ts"
+export type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -137,6 +140,19 @@ export interface BatonShape {
   readonly close: (options?: CloseOptions) => EffectNs.Effect<void, InvalidInputError>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
   readonly checkLiveness: EffectNs.Effect<Health.HealthReport>
+  /**
+   * Deletes every row of the thread — checkpoints, records, pauses,
+   * history, request keys, tree keys — on any instance, tenant- and
+   * owner-checked. A Paused tree is ended first (its undos run); a tree a
+   * pass holds fails the call with `ThreadHeldError` (nothing deleted)
+   * unless `cancelFirst`. Of a delete and a start or resume racing on
+   * another instance exactly one goes on; the other gets a typed error. A
+   * delete that died halfway is finished by calling it again or by the
+   * recovery sweep; meanwhile nothing starts on the thread.
+   *
+   * @since 0.2.0
+   */
+  readonly deleteThread: (threadId: ThreadId, options?: DeleteThreadOptions) => EffectNs.Effect<void, DeleteThreadError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
 }

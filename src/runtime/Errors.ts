@@ -242,6 +242,24 @@ export class PseudonymError extends Schema.TaggedError<PseudonymError>()("Pseudo
 }
 
 /**
+ * `deleteThread` was refused: a tree of the thread is held (a pass moves it
+ * on some instance, or a resume took it). Nothing was deleted. Wait for it
+ * to rest, cancel it, or call `deleteThread` with `cancelFirst: true`.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ThreadHeldError extends Schema.TaggedError<ThreadHeldError>()("ThreadHeldError", {
+  tenantId: Schema.String,
+  threadId: Schema.String,
+  executionId: Schema.String
+}) {
+  override get message() {
+    return `Thread ${this.threadId} (tenant ${this.tenantId}) was not deleted: its execution ${this.executionId} is held by a pass. Wait for it to rest, cancel it, or call deleteThread with cancelFirst: true.`
+  }
+}
+
+/**
  * What `Baton.execute` fails with.
  *
  * @category errors
@@ -267,7 +285,7 @@ export type ExecuteError =
  * @category errors
  * @since 0.1.0
  */
-export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError
+export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError | UnknownExecutionError
 
 /**
  * What `Baton.cancel` fails with.
@@ -299,3 +317,11 @@ export type AwaitError =
   | AwaitTimeoutError
   | UnknownWorkflowError
   | InstanceStoppingError
+
+/**
+ * What `Baton.deleteThread` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type DeleteThreadError = CancelError | ThreadHeldError

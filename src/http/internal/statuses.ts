@@ -5,10 +5,10 @@
  *
  * @since 0.1.0
  */
-import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "../../runtime/Errors.ts"
+import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadError, ResumeError } from "../../runtime/Errors.ts"
 
 /** Every error a call answers. */
-type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError
+type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | DeleteThreadError
 
 /** An error's status: a number, or one read from the error itself. */
 type Status<E> = number | ((error: E) => number)
@@ -23,6 +23,7 @@ const table: { readonly [T in CallError["_tag"]]: Status<Extract<CallError, { re
   ThreadBusyError: 409,
   NotPausedError: 409,
   RequestConflictError: 409,
+  ThreadHeldError: 409,
   ExecutionFailedError: 422,
   ExecutionCancelledError: 422,
   TenantQuotaExceededError: 429,

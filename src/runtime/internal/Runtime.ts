@@ -37,6 +37,7 @@ import * as RecoverySweep from "./background/RecoverySweep.ts"
 import * as Reads from "./calls/Reads.ts"
 import * as Retention from "./background/Retention.ts"
 import * as RetentionPolicy from "./checkpoints/RetentionPolicy.ts"
+import { deleteThread, type DeleteThreadOptions } from "./checkpoints/DeleteThread.ts"
 import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
@@ -267,6 +268,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     cancel: (threadId: string, options?: CancelOptions) =>
       Effect.andThen(Arguments.scope("Baton.cancel", options, { threadId }), run(cancel(threadId, options))),
     close: (options?: CloseOptions) => Effect.andThen(Arguments.options("Baton.close", options), run(closeInstance(options))),
+    deleteThread: (threadId: string, options?: DeleteThreadOptions) =>
+      Effect.andThen(Arguments.scope("Baton.deleteThread", options, { threadId }), run(deleteThread(threadId, options))),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,
