@@ -28,7 +28,13 @@ const lifecycleOf = (rows: CheckpointRows): CheckpointLifecycle | undefined => {
     listCheckpoints: (tenantId, threadId, options) =>
       V.checked(V.ids("CheckpointStore.listCheckpoints", { tenantId, threadId }), () =>
         op("listCheckpoints", () =>
-          rows.listCheckpoints(tenantId, { threadId, checkpointNs: options.checkpointNs, before: options.before, limit: options.limit })))
+          rows.listCheckpoints(tenantId, {
+            threadId,
+            checkpointNs: options.checkpointNs,
+            checkpointId: options.checkpointId,
+            before: options.before,
+            limit: options.limit
+          })))
   }
 }
 

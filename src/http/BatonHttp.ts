@@ -26,6 +26,7 @@
  * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
+ * | GET | /threads/:threadId/checkpoints | `?ns&limit&cursor` → `{ checkpoints, next }`: the thread's state history, newest first |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
  * A request body over `maxBodyBytes` (default 1 MiB) is 413, and nothing is written.
@@ -353,6 +354,20 @@ const routes = (options: Options) =>
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
       Effect.flatMap(param("threadId"), (threadId) => Effect.map(baton.cancel(threadId, scope(caller)), (r) => json(r))))
     )
+    yield* router.add("GET", `${prefix}/threads/:threadId/checkpoints` as HttpRouter.PathInput, control((caller, request) =>
+      Effect.gen(function*() {
+        const threadId = yield* param("threadId")
+        const query = new URL(request.url, "http://localhost").searchParams
+        const limit = query.get("limit")
+        const page = yield* baton.checkpoints(threadId, {
+          ...scope(caller),
+          checkpointNs: query.get("ns") ?? undefined,
+          cursor: query.get("cursor") ?? undefined,
+          limit: limit === null ? undefined : Number(limit)
+        })
+        return json(page)
+      })
+    ))
   })
 
 /**

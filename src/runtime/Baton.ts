@@ -18,6 +18,7 @@ import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
 import type { BatonConfigError, InvalidInputError } from "../stores/Errors.ts"
 import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 import type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
+import type { CheckpointPage, CheckpointsOptions } from "./internal/checkpoints/StateHistory.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -47,6 +48,7 @@ export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 export type { DeleteThreadError } from "./Errors.ts"
 export type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
+export type { CheckpointPage, CheckpointsOptions, CheckpointView } from "./internal/checkpoints/StateHistory.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -153,6 +155,15 @@ export interface BatonShape {
    * @since 0.2.0
    */
   readonly deleteThread: (threadId: ThreadId, options?: DeleteThreadOptions) => EffectNs.Effect<void, DeleteThreadError>
+  /**
+   * A thread's state history: one page of its checkpoints (of one
+   * namespace, the graph's own by default), newest first — id, step,
+   * source, the nodes whose step wrote it, when, its parent and the
+   * execution that wrote it. Pass a page's `next` as `cursor`.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpoints: (threadId: ThreadId, options?: CheckpointsOptions) => EffectNs.Effect<CheckpointPage, ReadError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
 }

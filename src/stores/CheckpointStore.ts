@@ -55,7 +55,12 @@ export interface CheckpointLifecycle {
   readonly listCheckpoints: (
     tenantId: TenantId,
     threadId: ThreadId,
-    options: { readonly checkpointNs?: string | undefined; readonly before?: string | undefined; readonly limit: number }
+    options: {
+      readonly checkpointNs?: string | undefined
+      readonly checkpointId?: string | undefined
+      readonly before?: string | undefined
+      readonly limit: number
+    }
   ) => Effect.Effect<ReadonlyArray<CheckpointRow>, Failure>
 }
 

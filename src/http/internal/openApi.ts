@@ -88,6 +88,12 @@ export const document = (options: {
       success: described("{ cancelled }"),
       error: controlErrors
     }))
+    .add(HttpApiEndpoint.get("checkpoints", "/threads/:threadId/checkpoints", {
+      params: threadId,
+      query: { ns: Schema.optional(Schema.String), limit: Schema.optional(Schema.String), cursor: Schema.optional(Schema.String) },
+      success: described("a page of the thread's checkpoints, newest first: { checkpoints, next }"),
+      error: controlErrors
+    }))
   const api = HttpApi.make("baton")
     .add(options.prefix === "" ? probes : probes.prefix(options.prefix as HttpRouter.PathInput))
     .add(options.prefix === "" ? control : control.prefix(options.prefix as HttpRouter.PathInput))

@@ -38,6 +38,7 @@ import * as Reads from "./calls/Reads.ts"
 import * as Retention from "./background/Retention.ts"
 import * as RetentionPolicy from "./checkpoints/RetentionPolicy.ts"
 import { deleteThread, type DeleteThreadOptions } from "./checkpoints/DeleteThread.ts"
+import { checkpoints, type CheckpointsOptions } from "./checkpoints/StateHistory.ts"
 import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
@@ -270,6 +271,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     close: (options?: CloseOptions) => Effect.andThen(Arguments.options("Baton.close", options), run(closeInstance(options))),
     deleteThread: (threadId: string, options?: DeleteThreadOptions) =>
       Effect.andThen(Arguments.scope("Baton.deleteThread", options, { threadId }), run(deleteThread(threadId, options))),
+    checkpoints: (threadId: string, options?: CheckpointsOptions) =>
+      Effect.andThen(Arguments.scope("Baton.checkpoints", options, { threadId }), run(checkpoints(threadId, options))),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,
