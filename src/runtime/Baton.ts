@@ -19,6 +19,8 @@ import type { BatonConfigError, InvalidInputError } from "../stores/Errors.ts"
 import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 import type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 import type { CheckpointPage, CheckpointsOptions } from "./internal/checkpoints/StateHistory.ts"
+import type { ForkInput } from "./internal/checkpoints/Fork.ts"
+import type { ForkError } from "./Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -49,6 +51,7 @@ export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } fr
 export type { DeleteThreadError } from "./Errors.ts"
 export type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 export type { CheckpointPage, CheckpointsOptions, CheckpointView } from "./internal/checkpoints/StateHistory.ts"
+export type { ForkInput } from "./internal/checkpoints/Fork.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -164,6 +167,18 @@ export interface BatonShape {
    * @since 0.2.0
    */
   readonly checkpoints: (threadId: ThreadId, options?: CheckpointsOptions) => EffectNs.Effect<CheckpointPage, ReadError>
+  /**
+   * A new execution from a past checkpoint of a thread, on a new thread
+   * (`toThreadId`) or the same idle one, after an optional state update
+   * (LangGraph's `updateState`); recorded and written fenced like any
+   * start, then moved until it rests (answers its output, as `execute`).
+   * Only the steps after the checkpoint run; forked to a new thread, a
+   * subgraph caught mid-way goes on from its own checkpoint. A checkpoint
+   * the thread does not hold is `UnknownCheckpointError`.
+   *
+   * @since 0.2.0
+   */
+  readonly fork: (input: ForkInput) => EffectNs.Effect<ExecutionOutput, ForkError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
 }

@@ -260,6 +260,25 @@ export class ThreadHeldError extends Schema.TaggedError<ThreadHeldError>()("Thre
 }
 
 /**
+ * `fork` named a checkpoint the thread does not hold (never written, pruned
+ * by retention, or another tenant's). Nothing was started; list the
+ * thread's checkpoints with `Baton.checkpoints`.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class UnknownCheckpointError extends Schema.TaggedError<UnknownCheckpointError>()("UnknownCheckpointError", {
+  tenantId: Schema.String,
+  threadId: Schema.String,
+  checkpointNs: Schema.String,
+  checkpointId: Schema.String
+}) {
+  override get message() {
+    return `Thread ${this.threadId} (tenant ${this.tenantId}) holds no checkpoint ${this.checkpointId}${this.checkpointNs === "" ? "" : ` in namespace ${this.checkpointNs}`}: it was never written or retention deleted it. Nothing was started; list the thread's checkpoints with Baton.checkpoints.`
+  }
+}
+
+/**
  * What `Baton.execute` fails with.
  *
  * @category errors
@@ -325,3 +344,11 @@ export type AwaitError =
  * @since 0.2.0
  */
 export type DeleteThreadError = CancelError | ThreadHeldError
+
+/**
+ * What `Baton.fork` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type ForkError = ResumeError | UnknownCheckpointError

@@ -5,10 +5,10 @@
  *
  * @since 0.1.0
  */
-import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadError, ResumeError } from "../../runtime/Errors.ts"
+import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ForkError, ReadError, ResumeError } from "../../runtime/Errors.ts"
 
 /** Every error a call answers. */
-type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | DeleteThreadError
+type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | DeleteThreadError | ForkError
 
 /** An error's status: a number, or one read from the error itself. */
 type Status<E> = number | ((error: E) => number)
@@ -20,6 +20,7 @@ const table: { readonly [T in CallError["_tag"]]: Status<Extract<CallError, { re
   UnknownThreadError: 404,
   UnknownExecutionError: 404,
   UnknownPauseError: 404,
+  UnknownCheckpointError: 404,
   ThreadBusyError: 409,
   NotPausedError: 409,
   RequestConflictError: 409,

@@ -39,6 +39,7 @@ import * as Retention from "./background/Retention.ts"
 import * as RetentionPolicy from "./checkpoints/RetentionPolicy.ts"
 import { deleteThread, type DeleteThreadOptions } from "./checkpoints/DeleteThread.ts"
 import { checkpoints, type CheckpointsOptions } from "./checkpoints/StateHistory.ts"
+import { fork, type ForkInput } from "./checkpoints/Fork.ts"
 import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
@@ -273,6 +274,18 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
       Effect.andThen(Arguments.scope("Baton.deleteThread", options, { threadId }), run(deleteThread(threadId, options))),
     checkpoints: (threadId: string, options?: CheckpointsOptions) =>
       Effect.andThen(Arguments.scope("Baton.checkpoints", options, { threadId }), run(checkpoints(threadId, options))),
+    fork: (input: ForkInput) =>
+      Effect.andThen(
+        Effect.andThen(
+          Arguments.object("Baton.fork", "input", "such as { threadId, checkpointId, toThreadId }", input),
+          Arguments.scope("Baton.fork", input, {
+            threadId: input?.threadId,
+            checkpointId: input?.checkpointId,
+            ...(input?.toThreadId === undefined ? {} : { toThreadId: input.toThreadId })
+          })
+        ),
+        run(fork(input))
+      ),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,
