@@ -46,8 +46,8 @@ export type { UnwindingView } from "./runtime/Baton.ts"
 // The checkpoint lifecycle
 export type { CheckpointPage, CheckpointsOptions, CheckpointView, DeleteThreadOptions } from "./runtime/Baton.ts"
 export { ThreadHeldError, UnknownCheckpointError } from "./runtime/Errors.ts"
-export type { DeleteThreadError, ForkError } from "./runtime/Errors.ts"
-export type { ForkInput } from "./runtime/Baton.ts"
+export type { CopyThreadError, DeleteThreadError, ForkError } from "./runtime/Errors.ts"
+export type { CopyThreadOptions, ForkInput } from "./runtime/Baton.ts"
 export type { CheckpointLifecycle } from "./stores/CheckpointStore.ts"
 export type { PruneRule, Pruned, ThreadKey } from "./stores/CheckpointRows.ts"
 // Child executions

@@ -20,7 +20,8 @@ import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadErro
 import type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 import type { CheckpointPage, CheckpointsOptions } from "./internal/checkpoints/StateHistory.ts"
 import type { ForkInput } from "./internal/checkpoints/Fork.ts"
-import type { ForkError } from "./Errors.ts"
+import type { CopyThreadOptions } from "./internal/checkpoints/CopyThread.ts"
+import type { CopyThreadError, ForkError } from "./Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -52,6 +53,7 @@ export type { DeleteThreadError } from "./Errors.ts"
 export type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 export type { CheckpointPage, CheckpointsOptions, CheckpointView } from "./internal/checkpoints/StateHistory.ts"
 export type { ForkInput } from "./internal/checkpoints/Fork.ts"
+export type { CopyThreadOptions } from "./internal/checkpoints/CopyThread.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -179,6 +181,15 @@ export interface BatonShape {
    * @since 0.2.0
    */
   readonly fork: (input: ForkInput) => EffectNs.Effect<ExecutionOutput, ForkError>
+  /**
+   * Copies every checkpoint of thread `from` to the new thread `to` of the
+   * same tenant (owned like `from`); no execution is copied. Refused with
+   * `ThreadHeldError` while a pass moves a tree of `from`; a `to` that exists
+   * is `InvalidInputError`. Answers how many checkpoints were copied.
+   *
+   * @since 0.2.0
+   */
+  readonly copyThread: (from: ThreadId, to: ThreadId, options?: CopyThreadOptions) => EffectNs.Effect<{ readonly checkpoints: number }, CopyThreadError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
 }

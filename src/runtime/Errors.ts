@@ -352,3 +352,11 @@ export type DeleteThreadError = CancelError | ThreadHeldError
  * @since 0.2.0
  */
 export type ForkError = ResumeError | UnknownCheckpointError
+
+/**
+ * What `Baton.copyThread` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type CopyThreadError = DeleteThreadError

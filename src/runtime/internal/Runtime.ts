@@ -40,6 +40,7 @@ import * as RetentionPolicy from "./checkpoints/RetentionPolicy.ts"
 import { deleteThread, type DeleteThreadOptions } from "./checkpoints/DeleteThread.ts"
 import { checkpoints, type CheckpointsOptions } from "./checkpoints/StateHistory.ts"
 import { fork, type ForkInput } from "./checkpoints/Fork.ts"
+import { copyThread, type CopyThreadOptions } from "./checkpoints/CopyThread.ts"
 import { resume, type ResumeInput } from "./calls/Resume.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
@@ -286,6 +287,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
         ),
         run(fork(input))
       ),
+    copyThread: (from: string, to: string, options?: CopyThreadOptions) =>
+      Effect.andThen(Arguments.scope("Baton.copyThread", options, { from, to }), run(copyThread(from, to, options))),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,

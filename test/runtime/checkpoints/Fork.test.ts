@@ -9,6 +9,7 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { Effect, Fiber, Layer } from "effect"
 import { Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
+import { tenantKey } from "../../../src/stores/Fence.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { approval, backends, errorTag, makeSideEffects } from "../fixtures.ts"
 
@@ -132,6 +133,29 @@ for (const backend of backends) {
         if (done._tag !== "Finished") return assert.fail("finished")
         assert.deepStrictEqual((done.output as S).log, ["first", "asked at 6: fine"])
         assert.strictEqual(runs.get("tick"), 6 - countThen - finishedThere, "and not on the answer either")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("copyThread copies every checkpoint to a new thread of the same tenant; another tenant's thread or an existing target is refused", () =>
+      Effect.gen(function*() {
+        const runs = makeRuns()
+        const wf = nested(runs)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const scope = { tenantId: "acme", ownerId: "ann" }
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, {}, { ...scope, threadId: "orig" })))
+        const copied = yield* Fiber.join(yield* h.run(1, (b) => b.copyThread("orig", "copy", scope)))
+        const lifecycle = (yield* CheckpointStore).lifecycle!
+        const of = (threadId: string) => Effect.map(lifecycle.listCheckpoints("acme", threadId, { limit: 1000 }), (rows) => rows.map((r) => `${r.checkpointNs}/${r.checkpointId}`).sort())
+        const original = yield* of("orig")
+        assert.strictEqual(copied.checkpoints, original.length)
+        assert.deepStrictEqual(yield* of("copy"), original, "every checkpoint of every namespace, ids kept")
+        const { saver } = yield* CheckpointStore
+        const newest = (threadId: string) => Effect.promise(() => saver.getTuple({ configurable: { thread_id: threadId, [tenantKey]: "acme" } }))
+        assert.deepStrictEqual((yield* newest("copy"))!.checkpoint.channel_values, (yield* newest("orig"))!.checkpoint.channel_values)
+        assert.deepStrictEqual((yield* newest("copy"))!.pendingWrites, (yield* newest("orig"))!.pendingWrites)
+        const page = yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("copy", scope)))
+        assert.isAbove(page.checkpoints.length, 0, "the copy is owned like the source: its owner reads it")
+        assert.strictEqual(errorTag(yield* Fiber.await(yield* h.run(0, (b) => b.copyThread("orig", "elsewhere", { tenantId: "beta", ownerId: "ann" })))), "UnknownThreadError")
+        assert.strictEqual(errorTag(yield* Fiber.await(yield* h.run(0, (b) => b.copyThread("orig", "copy", scope)))), "InvalidInputError")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
