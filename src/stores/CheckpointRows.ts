@@ -167,9 +167,10 @@ export interface ListQuery {
  * - `pruneThread` (optional, for retention) deletes, in one transaction, at
  *   most `limit` checkpoints of the thread that `rule` no longer keeps (see
  *   `PruneRule`: never the newest of a namespace), their pending writes, and
- *   the blobs of each namespace it pruned that no remaining checkpoint of it
- *   names (none when one of them does not list its channel versions). A
- *   writer of the thread waits for it, or it for the writer.
+ *   — in the batch that leaves a namespace with nothing more to prune — the
+ *   blobs of that namespace no remaining checkpoint of it names (none when
+ *   one of them does not list its channel versions). A writer of the thread
+ *   waits for it, or it for the writer.
  */
 export interface CheckpointRows {
   readonly fenced: boolean

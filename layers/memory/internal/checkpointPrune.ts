@@ -73,7 +73,8 @@ export const pruneThread = (rows: MemoryRows, tenantId: string, threadId: string
       rows.writes.delete(cpKey)
     }
     checkpoints += taken.length
-    blobs += collectBlobs(rows, tenantId, threadId, ns!, stored)
+    // Once per namespace, at its last batch (see the SQL prune).
+    if (ids.length <= room) blobs += collectBlobs(rows, tenantId, threadId, ns!, stored)
   }
   return { checkpoints, writes, blobs, more }
 }
