@@ -47,7 +47,7 @@ const totalRows = Number(process.env.BENCH_ROWS ?? 1_000_000)
 const rounds = Number(process.env.BENCH_ROUNDS ?? 6)
 const perThread = 1_000
 const keepLast = 10
-const batch = 100
+const batch = Number(process.env.BENCH_BATCH ?? 100)
 
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-retention-"))
 
