@@ -46,6 +46,8 @@ for (const backend of backends) {
         const out = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { ...scope, threadId: "t", requestKey: "k1" })))
         if (out._tag !== "Paused") return assert.fail("paused")
         const pauseId = out.pauses[0]!.pauseId
+        // The same thread id under another tenant: untouched by the delete.
+        const theirs = yield* Fiber.join(yield* h.run(1, (b) => b.execute(wf, { log: [] }, { tenantId: "neighbour", ownerId: "alice", threadId: "t" })))
         const other = yield* Fiber.await(yield* h.run(1, (b) => b.deleteThread("t", { tenantId: "other", ownerId: "alice" })))
         assert.strictEqual(errorTag(other), "UnknownThreadError", "another tenant's thread is unknown")
         const notOwner = yield* Fiber.await(yield* h.run(1, (b) => b.deleteThread("t", { tenantId: "acme", ownerId: "mallory" })))
@@ -55,6 +57,9 @@ for (const backend of backends) {
         assert.match(kept[2]!, /^\d+ checkpoints$/)
         yield* Fiber.join(yield* h.run(1, (b) => b.deleteThread("t", scope)))
         assert.deepStrictEqual(yield* leftOf("acme", "t", [out.executionId], [pauseId]), [], "nothing is left")
+        if (theirs._tag !== "Paused") return assert.fail("paused")
+        assert.include(yield* leftOf("neighbour", "t", [theirs.executionId], [theirs.pauses[0]!.pauseId]), "thread", "another tenant's thread of the same id stays")
+        assert.strictEqual((yield* leftOf("neighbour", "t", [theirs.executionId], [theirs.pauses[0]!.pauseId])).length, 6, "whole: thread, record, tree keys, pause, checkpoints…")
         assert.isTrue(Option.isNone(yield* RequestStore.use((r) => r.get("acme", "k1", Number.MAX_SAFE_INTEGER - 1))), "the request key is free")
         const resumed = yield* Fiber.await(yield* h.run(0, (b) => b.resume({ ...scope, pauseId, decision: "yes" })))
         assert.strictEqual(errorTag(resumed), "UnknownPauseError", "the pause went with the thread")
@@ -62,7 +67,7 @@ for (const backend of backends) {
         assert.notStrictEqual(again.executionId, out.executionId, "the key and the thread id start a new execution")
         if (again._tag !== "Paused") return assert.fail("paused")
         assert.deepStrictEqual(again.pauses.length, 1)
-        assert.deepStrictEqual(fx.runs.filter((r) => r.node === "draft").length, 2, "from its first step: no checkpoint was left to continue")
+        assert.deepStrictEqual(fx.runs.filter((r) => r.node === "draft").length, 3, "from its first step (the neighbour ran one too): no checkpoint was left to continue")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("a tree a pass holds refuses the delete (nothing deleted); with cancelFirst it is cancelled, then deleted", () =>
