@@ -6,10 +6,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Option } from "effect"
 import { Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
 import { tenantKey } from "../../../src/stores/Fence.ts"
+import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { approval, backends, errorTag, makeSideEffects } from "../fixtures.ts"
 
@@ -101,6 +102,9 @@ for (const backend of backends) {
         assert.includeMembers(sources, ["loop"])
         const busy = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "c", checkpointId: "nope" })))
         assert.strictEqual(errorTag(busy), "UnknownCheckpointError")
+        const toNew = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "c", checkpointId: "nope", toThreadId: "d2" })))
+        assert.strictEqual(errorTag(toNew), "UnknownCheckpointError")
+        assert.isTrue(Option.isNone(yield* RecordStore.use((r) => r.getThread("default", "d2"))), "nothing was started: no thread d2")
         const otherTenant = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ tenantId: "beta", threadId: "c", checkpointId: atThree.checkpointId, toThreadId: "d" })))
         assert.strictEqual(errorTag(otherTenant), "UnknownThreadError", "another tenant's thread is unknown")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))

@@ -119,21 +119,36 @@ const copy = (config: Record<string, unknown>, tuple: CheckpointTuple, as: { rea
     }
   })
 
-/** The forked checkpoint and the subgraphs under it, written to the target under the new root's lease, then the update. */
-const writeFork = (input: ForkInput, workflow: AnyWorkflow, tenantId: TenantId, target: ThreadId, config: Record<string, unknown>) =>
+/** What a fork writes, read (and checked) before anything is: the checkpoints to copy, or the one to write again. */
+type Plan =
+  | { readonly _tag: "NewThread"; readonly head: CheckpointTuple; readonly subgraphs: ReadonlyArray<CheckpointTuple> }
+  | { readonly _tag: "SameThread"; readonly source: CheckpointTuple }
+
+const planOf = (input: ForkInput, tenantId: TenantId, target: ThreadId) =>
   Effect.gen(function*() {
     const ns = input.checkpointNs ?? ""
+    if (target === input.threadId && ns !== "") {
+      return yield* new InvalidInputError({ operation: "Baton.fork", field: "checkpointNs", reason: "forks from inside a subgraph to a new thread only: give toThreadId" })
+    }
     const source = yield* tupleOf(tenantId, input.threadId, ns, input.checkpointId)
-    if (target !== input.threadId) {
-      const parentId = ns === "" ? source.checkpoint.id : (source.metadata?.parents as Record<string, string> | undefined)?.[""]
-      if (parentId === undefined) return yield* new UnknownCheckpointError({ tenantId, threadId: input.threadId, checkpointNs: "", checkpointId: "(the parent of a subgraph checkpoint)" })
-      const head = ns === "" ? source : yield* tupleOf(tenantId, input.threadId, "", parentId)
-      yield* copy(config, head, { writes: true })
-      const subgraphs = ns === "" ? yield* subgraphsUnder(tenantId, input.threadId, parentId) : [source]
-      for (const sub of subgraphs) yield* copy(config, sub, { writes: true })
+    if (target === input.threadId) return { _tag: "SameThread", source } satisfies Plan as Plan
+    const parentId = ns === "" ? source.checkpoint.id : (source.metadata?.parents as Record<string, string> | undefined)?.[""]
+    if (parentId === undefined) {
+      return yield* new UnknownCheckpointError({ tenantId, threadId: input.threadId, checkpointNs: "", checkpointId: "(the parent of a subgraph checkpoint)" })
+    }
+    const head = ns === "" ? source : yield* tupleOf(tenantId, input.threadId, "", parentId)
+    const subgraphs = ns === "" ? yield* subgraphsUnder(tenantId, input.threadId, parentId) : [source]
+    return { _tag: "NewThread", head, subgraphs } satisfies Plan as Plan
+  })
+
+/** The plan written to the target under the new root's lease, then the update. */
+const writeFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, config: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    if (plan._tag === "NewThread") {
+      yield* copy(config, plan.head, { writes: true })
+      for (const sub of plan.subgraphs) yield* copy(config, sub, { writes: true })
     } else {
-      if (ns !== "") return yield* new InvalidInputError({ operation: "Baton.fork", field: "checkpointNs", reason: "forks from inside a subgraph to a new thread only: give toThreadId" })
-      yield* copy(config, source, { id: uuid6(-1), parent: source.checkpoint.id, writes: false })
+      yield* copy(config, plan.source, { id: uuid6(-1), parent: plan.source.checkpoint.id, writes: false })
     }
     if (input.update === undefined) return
     // The compiled graph of the workflow (LangGraph's `CompiledStateGraph`), whose `updateState` the runtime's own type leaves out.
@@ -147,7 +162,7 @@ const writeFork = (input: ForkInput, workflow: AnyWorkflow, tenantId: TenantId, 
   })
 
 /** The new root, recorded Running under its lease, the fork written under it; answers the record. */
-const startFork = (input: ForkInput, workflow: AnyWorkflow, tenantId: TenantId, target: ThreadId) =>
+const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenantId: TenantId, target: ThreadId) =>
   Effect.scoped(Effect.gen(function*() {
     const instance = yield* Instance
     const executionId = yield* (yield* IdGenerator).make("execution")
@@ -181,7 +196,7 @@ const startFork = (input: ForkInput, workflow: AnyWorkflow, tenantId: TenantId, 
       return yield* new ThreadBusyError({ tenantId, threadId: target, executionId: started.active.executionId, status: started.active.status })
     }
     const config = { thread_id: target, [tenantKey]: tenantId, [fenceKey]: held.value.fence, [executionKey]: executionId }
-    yield* writeFork(input, workflow, tenantId, target, config)
+    yield* writeFork(input, workflow, plan, config)
     return record
   }))
 
@@ -198,6 +213,8 @@ export const fork = (input: ForkInput) =>
     yield* checkThread(tenantId, input.threadId, input.ownerId)
     const workflow = yield* workflowOf(tenantId, input.threadId)
     const target = input.toThreadId ?? input.threadId
+    // Everything the fork copies is read first: a checkpoint that is not there starts nothing.
+    const plan = yield* planOf(input, tenantId, target)
     if (target !== input.threadId) {
       const now = yield* Clock.currentTimeMillis
       const made = yield* (yield* RecordStore).createThread({ tenantId, threadId: target, ownerId: input.ownerId ?? null, now })
@@ -205,7 +222,7 @@ export const fork = (input: ForkInput) =>
         return yield* new InvalidInputError({ operation: "Baton.fork", field: "toThreadId", reason: `names thread ${target}, which exists: fork to a new thread id, or to the same thread` })
       }
     }
-    const record = yield* startFork(input, workflow, tenantId, target)
+    const record = yield* startFork(input, workflow, plan, tenantId, target)
     const out = yield* TreeDriver.drive(workflow, tenantId, record.rootExecutionId, { _tag: "Continue", reason: "Recovered" }, { wait: true })
     return Option.getOrThrow(out)
   }).pipe(Effect.withSpan("Baton.fork"))
