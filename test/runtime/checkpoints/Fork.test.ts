@@ -161,5 +161,33 @@ for (const backend of backends) {
         assert.strictEqual(errorTag(yield* Fiber.await(yield* h.run(0, (b) => b.copyThread("orig", "elsewhere", { tenantId: "beta", ownerId: "ann" })))), "UnknownThreadError")
         assert.strictEqual(errorTag(yield* Fiber.await(yield* h.run(0, (b) => b.copyThread("orig", "copy", scope)))), "InvalidInputError")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("steps a fork runs again get new idempotency keys, on a new thread and on the same one", () =>
+      Effect.gen(function*() {
+        // The keys each run of `step` got, by thread and the count it started from.
+        const keys = new Map<string, Array<string>>()
+        const note = (k: string, key: string) => keys.set(k, [...(keys.get(k) ?? []), key])
+        const wf = Workflow.make({
+          name: "keyed",
+          version: "1",
+          graph: new StateGraph(State)
+            .addNode("step", Workflow.step(async (s: S, ctx) => (note(`${ctx.threadId}:${s.count}`, ctx.idempotencyKey), { count: s.count + 1 })))
+            .addEdge(START, "step")
+            .addConditionalEdges("step", (s: S) => (s.count < 5 ? "step" : END))
+        })
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, {}, { threadId: "src" })))
+        const atThree = (yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("src", { limit: 100 })))).checkpoints.find((c) => c.step === 3)!
+        yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: atThree.checkpointId, toThreadId: "copy" })))
+        yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: atThree.checkpointId })))
+        const rerun = [...keys.keys()].filter((k) => k.startsWith("copy:")).map((k) => k.slice("copy:".length))
+        assert.isAbove(rerun.length, 0, "steps ran again")
+        for (const count of rerun) {
+          const [first, again] = keys.get(`src:${count}`)!
+          assert.isDefined(again, `the same-thread fork ran the step from count ${count} again`)
+          assert.notStrictEqual(keys.get(`copy:${count}`)![0], first, `a new key on the new thread (from count ${count})`)
+          assert.notStrictEqual(again, first, `a new key on the same thread (from count ${count})`)
+        }
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
