@@ -7,7 +7,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { type Duration, Effect, Fiber, Layer } from "effect"
+import { ConfigProvider, type Duration, Effect, Fiber, Layer } from "effect"
+import * as BatonConfig from "../../../src/runtime/BatonConfig.ts"
 import { Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
@@ -142,3 +143,22 @@ for (const backend of backends) {
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }
+
+describe("checkpoint retention options", () => {
+  it.effect("BATON_CHECKPOINT_KEEP_LAST and BATON_CHECKPOINT_KEEP_FOR are read from the ConfigProvider; a bad one names its key", () =>
+    Effect.gen(function*() {
+      const read = (env: Record<string, string>) =>
+        Effect.service(BatonConfig.BatonConfig).pipe(
+          Effect.provide(BatonConfig.layerConfig()),
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown(env)))
+        )
+      const config = yield* read({ BATON_CHECKPOINT_KEEP_LAST: "5", BATON_CHECKPOINT_KEEP_FOR: "2 days" })
+      assert.strictEqual(config.checkpointKeepLast, 5)
+      assert.strictEqual(config.checkpointKeepForMillis, 2 * 24 * 60 * 60 * 1000)
+      const unset = yield* read({})
+      assert.isUndefined(unset.checkpointKeepLast, "unset: kept for ever")
+      const bad = yield* Effect.flip(read({ BATON_CHECKPOINT_KEEP_FOR: "10 millis" }))
+      assert.strictEqual(bad.field, "checkpointKeepFor")
+      assert.include(bad.reason, "BATON_CHECKPOINT_KEEP_FOR")
+    }))
+})
