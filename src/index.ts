@@ -43,6 +43,13 @@ export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
+// The checkpoint lifecycle
+export type { CheckpointPage, CheckpointsOptions, CheckpointView, DeleteThreadOptions } from "./runtime/Baton.ts"
+export { ThreadHeldError, UnknownCheckpointError } from "./runtime/Errors.ts"
+export type { CopyThreadError, DeleteThreadError, ForkError } from "./runtime/Errors.ts"
+export type { CopyThreadOptions, ForkInput } from "./runtime/Baton.ts"
+export type { CheckpointLifecycle } from "./stores/CheckpointStore.ts"
+export type { PruneRule, Pruned, ThreadKey } from "./stores/CheckpointRows.ts"
 // Child executions
 export * as Children from "./runtime/Children.ts"
 export { ChildExecutionsFailedError } from "./runtime/Children.ts"

@@ -7,6 +7,7 @@
  */
 import { Layer } from "effect"
 import type { CheckpointRow, CheckpointRows, WriteRow } from "../../src/stores/CheckpointRows.ts"
+import { listThreads, pruneThread } from "./internal/checkpointPrune.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { FenceCheck, FencedWrite } from "../../src/stores/Fence.ts"
@@ -89,6 +90,8 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
       for (const k of rows.writes.keys()) if (ofThread(k)) rows.writes.delete(k)
       for (const k of rows.blobs.keys()) if (ofThread(k)) rows.blobs.delete(k)
     },
+    listThreads: async (after, limit) => listThreads(rows, after, limit),
+    pruneThread: async (tenantId, threadId, rule, limit) => pruneThread(rows, tenantId, threadId, rule, limit),
     ping: async () => {}
   }
 }

@@ -45,6 +45,12 @@ export const make = MemoryState.useSync((rows) => {
           .sort((a, b) => a.endedAt - b.endedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0))
           .slice(0, q.limit)
       ),
+    deleteExecutions: (tenantId, executionIds) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const id of executionIds) if (rows.history.delete(key(tenantId, id))) n++
+        return n
+      }),
     deleteEndedBefore: (cutoff, limit) =>
       Effect.sync(() => {
         let n = 0

@@ -88,6 +88,16 @@ export const make = MemoryState.useSync((rows) => {
         }
         return [...roots.values()].sort(compareRoot).slice(0, limit)
       }),
+    deleteThread: (tenantId, threadId) =>
+      Effect.sync(() => {
+        let deleted = 0
+        for (const [k, p] of rows.pauses) {
+          if (p.tenantId !== tenantId || p.threadId !== threadId) continue
+          rows.pauses.delete(k)
+          deleted++
+        }
+        return deleted
+      }),
     deleteSettledBefore: (cutoff) =>
       Effect.sync(() => {
         let deleted = 0

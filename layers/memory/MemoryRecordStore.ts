@@ -115,6 +115,18 @@ export const make = Effect.gen(function*() {
           .filter((r) => r.tenantId === tenantId && r.threadId === threadId)
           .sort((a, b) => a.createdAt - b.createdAt || compareCursor(a, b))
       ),
+    deleteThread: (tenantId, threadId) =>
+      Effect.sync(() => {
+        let deleted = 0
+        for (const [k, r] of rows.records) {
+          if (r.tenantId !== tenantId || r.threadId !== threadId) continue
+          for (const [ak, a] of rows.answers) if (a.tenantId === tenantId && a.executionId === r.executionId) rows.answers.delete(ak)
+          rows.records.delete(k)
+          deleted++
+        }
+        rows.threads.delete(key(tenantId, threadId))
+        return deleted
+      }),
     savePauseAnswer: (answer) =>
       Effect.sync(() => {
         const k = key(answer.tenantId, answer.executionId, answer.pauseId)

@@ -60,6 +60,16 @@ export const make = MemoryState.useSync((rows) =>
         const kept = rows.requests.get(key(tenantId, requestKey))
         return kept === undefined || kept.expiresAt <= now ? Option.none() : Option.some(entryOf(kept))
       }),
+    deleteThread: (tenantId, threadId) =>
+      Effect.sync(() => {
+        let n = 0
+        for (const [k, row] of rows.requests) {
+          if (row.tenantId !== tenantId || (JSON.parse(row.handle) as { threadId?: unknown } | null)?.threadId !== threadId) continue
+          rows.requests.delete(k)
+          n++
+        }
+        return n
+      }),
     deleteExpired: (now, limit) =>
       Effect.sync(() => {
         let n = 0

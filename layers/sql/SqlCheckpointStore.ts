@@ -39,6 +39,7 @@ import { CheckpointStore, type CheckpointStoreShape } from "../../src/stores/Che
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { refused } from "../../src/stores/internal/fence.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
+import * as CheckpointPrune from "./internal/checkpointPrune.ts"
 import * as Direct from "./internal/direct.ts"
 import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
@@ -64,7 +65,9 @@ const toCheckpoint = (tenantId: string, threadId: string, checkpointNs: string, 
   type: row.type,
   checkpoint: bytes(row.checkpoint),
   metadataType: row.metadata_type,
-  metadata: bytes(row.metadata)
+  metadata: bytes(row.metadata),
+  ...(row.created_at == null ? {} : { createdAt: num(row.created_at) }),
+  ...(row.execution_id == null ? {} : { executionId: row.execution_id })
 })
 
 /** The storage over the client (no migration: use {@link layer} or run `SqlMigrations.migrate` first). */
@@ -80,15 +83,16 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const direct = Direct.make(sql)
 
     const checkpointColumns = sql.literal(
-      "tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions"
+      "tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions, created_at, execution_id"
     )
     const checkpointValues = (r: CheckpointRow) =>
       sql`${r.tenantId}, ${r.threadId}, ${r.checkpointNs}, ${r.checkpointId}, ${r.parentCheckpointId}, ${r.type}, ${r.checkpoint}, ${r.metadataType}, ${r.metadata}, ${
         channelVersionsOf(r)
-      }`
+      }, ${r.createdAt ?? null}, ${r.executionId ?? null}`
     const checkpointUpsert = sql.literal(`ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
       parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type, checkpoint = excluded.checkpoint,
-      metadata_type = excluded.metadata_type, metadata = excluded.metadata, channel_versions = excluded.channel_versions`)
+      metadata_type = excluded.metadata_type, metadata = excluded.metadata, channel_versions = excluded.channel_versions,
+      created_at = excluded.created_at, execution_id = excluded.execution_id`)
 
     const writeColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path")
     const writeValues = (w: WriteRow) =>
@@ -168,7 +172,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const pushLeaseQuery = (f: FenceCheck) => query(pushLeaseText(0), [f.now + f.ttlMillis, f.lease.tenantId, f.lease.rootExecutionId])
     const checkpointText = texts(() => insertCheckpoint(dummyCheckpoint))
     const checkpointParams = (r: CheckpointRow) =>
-      [r.tenantId, r.threadId, r.checkpointNs, r.checkpointId, r.parentCheckpointId, r.type, r.checkpoint, r.metadataType, r.metadata, channelVersionsOf(r)]
+      [r.tenantId, r.threadId, r.checkpointNs, r.checkpointId, r.parentCheckpointId, r.type, r.checkpoint, r.metadataType, r.metadata, channelVersionsOf(r), r.createdAt ?? null, r.executionId ?? null]
     const checkpointQuery = (r: CheckpointRow) => query(checkpointText(0), checkpointParams(r))
     const blobsText = texts((n: number) => insertBlobs(Array.from({ length: n }, () => dummyBlob)))
     const blobsQuery = (part: ReadonlyArray<BlobRow>) =>
@@ -479,8 +483,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       if (q.checkpointId !== undefined) where.push(sql`checkpoint_id = ${sortedKey(q.checkpointId)}`)
       if (q.before !== undefined) where.push(sql`checkpoint_id < ${q.before}`)
       const limit = q.limit !== undefined && Number.isFinite(q.limit) ? sql` LIMIT ${limitOf(Math.max(0, Math.floor(q.limit)))}` : sql.literal("")
-      const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata
-        FROM ${checkpoints} WHERE ${sql.and(where)}
+      const rows = yield sql`SELECT tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata,
+        created_at, execution_id FROM ${checkpoints} WHERE ${sql.and(where)}
         ORDER BY checkpoint_id DESC${limit}`
       return rows.map((row) => toCheckpoint(row.tenant_id, row.thread_id, row.checkpoint_ns, row))
     }
@@ -492,6 +496,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       yield sql`DELETE FROM ${blobs_} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
       yield Commit
     }
+
+    const prune = CheckpointPrune.make({ sql, isPg, checkpoints, writes, blobs: blobs_, limitOf })
 
     /** Runs one rows operation for a LangGraph promise; `SqlError` becomes `StoreError`. */
     const call = <A>(operation: string, op: () => Op<A>): Promise<A> =>
@@ -512,6 +518,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         versions.length === 0 ? Promise.resolve([]) : call("getBlobs", () => getBlobs(tenantId, threadId, ns, versions)),
       listCheckpoints: (tenantId, query) => call("listCheckpoints", () => listCheckpoints(tenantId, query)),
       deleteThread: (tenantId, threadId) => call("deleteThread", () => deleteThread(tenantId, threadId)),
+      listThreads: (after, limit) => call("listThreads", () => prune.listThreads(after, limit)),
+      pruneThread: (tenantId, threadId, rule, limit) => write("pruneThread", () => prune.pruneThread(tenantId, threadId, rule, limit)),
       ping: () => call("ping", function*() {
         yield sql`SELECT 1`
       })

@@ -25,6 +25,12 @@ import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
 const store = "ExecutionHistoryStore"
 
 /**
@@ -71,6 +77,13 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             LIMIT ${limitOf(q.limit)}`,
           (rows) => rows.map(toSnapshot)
         )),
+      deleteExecutions: (tenantId, executionIds) =>
+        run(store, "deleteExecutions", () =>
+          Effect.map(
+            Effect.forEach(chunksOf(executionIds, 400), (part) =>
+              sql`DELETE FROM ${history} WHERE tenant_id = ${tenantId} AND execution_id IN ${sql.in(part)} RETURNING execution_id`),
+            (parts) => parts.reduce((n, rows) => n + rows.length, 0)
+          )),
       deleteEndedBefore: (cutoff, limit) =>
         run(store, "deleteEndedBefore", () => Store.deleteBatch(sql, t.history, "execution_id", sql`ended_at < ${cutoff}`, "ended_at", limit)),
       ping: Store.ping(store, sql)

@@ -395,6 +395,17 @@ const timersAndSignals = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<strin
 ]
 
 /**
+ * 15: checkpoints keep when they were written (the writer's Clock
+ * milliseconds, for retention by age) and the execution that wrote them
+ * (for a thread's state history). Rows stored before keep NULL: retention
+ * by age never deletes them, and their history shows no execution.
+ */
+const checkpointLifecycle = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `ALTER TABLE "${t.checkpoints}" ADD COLUMN created_at ${y.time}`,
+  `ALTER TABLE "${t.checkpoints}" ADD COLUMN execution_id ${y.key}`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -412,7 +423,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [11, "child_config_hash", childConfigHash],
   [12, "findable_tree_keys", findableTreeKeys],
   [13, "timers_and_signals", timersAndSignals],
-  [14, "schedules", schedules]
+  [14, "schedules", schedules],
+  [15, "checkpoint_lifecycle", checkpointLifecycle]
 ]
 
 /**

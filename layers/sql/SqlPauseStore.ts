@@ -129,6 +129,11 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
                   ORDER BY tenant_id, root_execution_id LIMIT ${limitOf(limit)}`,
           (rows) => rows.map((r: any) => ({ tenantId: r.tenant_id, rootExecutionId: r.root_execution_id }))
         )),
+      deleteThread: (tenantId, threadId) =>
+        run(store, "deleteThread", () => Effect.map(
+          sql`DELETE FROM ${pauses} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} RETURNING pause_id`,
+          (rows) => rows.length
+        )),
       deleteSettledBefore: (cutoff) =>
         run(store, "deleteSettledBefore", () => Effect.map(
           sql`DELETE FROM ${pauses} WHERE status IN ('Taken', 'Cancelled') AND resolved_at < ${cutoff}

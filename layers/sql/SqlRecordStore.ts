@@ -227,6 +227,15 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               ORDER BY created_at, execution_id`,
           (rows) => rows.map(toRecord)
         )),
+      deleteThread: (tenantId, threadId) =>
+        run(store, "deleteThread", () =>
+          sql.withTransaction(Effect.gen(function*() {
+            yield* sql`DELETE FROM ${answers} WHERE tenant_id = ${tenantId} AND execution_id IN (
+              SELECT execution_id FROM ${records} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId})`
+            const gone = yield* sql`DELETE FROM ${records} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId} RETURNING execution_id`
+            yield* sql`DELETE FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
+            return gone.length
+          }))),
       savePauseAnswer: (a) =>
         run(store, "savePauseAnswer", () => Effect.asVoid(
           sql`INSERT INTO ${answers} (tenant_id, pause_id, execution_id, answered_by, answered_at)

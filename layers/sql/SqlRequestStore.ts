@@ -39,6 +39,11 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const requests = sql(t.requests)
+    // The thread a kept handle names (every handle is a JSON object with a `threadId`).
+    const handleThread = sql.onDialectOrElse({
+      pg: () => sql.literal("(handle::jsonb ->> 'threadId')"),
+      orElse: () => sql.literal("json_extract(handle, '$.threadId')")
+    })
     const columns = sql`tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at`
 
     /** One try: the claim, else the kept live row (none when it expired or went in between: try again). */
@@ -84,6 +89,11 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         run(store, "get", () => Effect.map(
           sql`SELECT ${columns} FROM ${requests} WHERE tenant_id = ${tenantId} AND request_key = ${requestKey} AND expires_at > ${now}`,
           firstOf(entryOf)
+        )),
+      deleteThread: (tenantId, threadId) =>
+        run(store, "deleteThread", () => Effect.map(
+          sql`DELETE FROM ${requests} WHERE tenant_id = ${tenantId} AND ${handleThread} = ${threadId} RETURNING request_key`,
+          (rows) => rows.length
         )),
       deleteExpired: (now, limit) =>
         run(store, "deleteExpired", () => Store.deleteBatch(sql, t.requests, "request_key", sql`expires_at <= ${now}`, "expires_at", limit)),

@@ -72,6 +72,23 @@ const requireString = (config: RunnableConfig, field: string, operation: string)
 export const writeTimerKey = "__baton_write_timer"
 
 /**
+ * The key under which a pass names, in `config.configurable`, the execution
+ * whose checkpoints it writes: kept with each checkpoint (`CheckpointRow.executionId`).
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const executionKey = "__baton_execution_id"
+
+/** When a checkpoint was written: the fence's Clock time for a pass's write, else the checkpoint's own timestamp. */
+const createdAtOf = (check: FenceCheck | undefined, fence: Fence | undefined, checkpoint: Checkpoint): number | undefined => {
+  if (check !== undefined) return check.now
+  if (fence !== undefined) return fence.now()
+  const parsed = Date.parse(checkpoint.ts)
+  return Number.isFinite(parsed) ? parsed : undefined
+}
+
+/**
  * Times one write: call at its start, call the answer at its end.
  *
  * @category models
@@ -374,6 +391,8 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       }))
     ])
     const parent = config.configurable?.checkpoint_id
+    const guard = await this.fenceFor(config)
+    const executionId = config.configurable?.[executionKey]
     const row: CheckpointRow = {
       tenantId,
       threadId,
@@ -384,9 +403,10 @@ export class BatonCheckpointSaver extends BaseCheckpointSaver {
       checkpoint: bytes,
       metadataType,
       metadata: metadataBytes,
-      channelVersions: Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => [channel, String(version)] as const)
+      channelVersions: Object.entries(checkpoint.channel_versions ?? {}).map(([channel, version]) => [channel, String(version)] as const),
+      createdAt: createdAtOf(guard?.check, guard?.fence, checkpoint),
+      executionId: typeof executionId === "string" && executionId.length > 0 ? executionId : undefined
     }
-    const guard = await this.fenceFor(config)
     await this.fenced(guard, (check) => this.rows.putCheckpoint(row, blobs, check))
     return { configurable: { thread_id: threadId, checkpoint_ns: checkpointNs, checkpoint_id: checkpoint.id } }
   }

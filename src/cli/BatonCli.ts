@@ -21,6 +21,8 @@
  *   to the thread's running or paused execution; a wait for it is woken by
  *   the fleet. As for `resume`, the workflow's signal schema is not checked
  *   here (no workflow code): send through `BatonHttp` where it matters.
+ * - `checkpoints <thread> [--tenant T] [--owner O] [--ns NS] [--limit N] [--cursor C]`
+ *   — the thread's state history, newest first, a page at a time.
  * - `sweep` — one look now, as a sweep sees the fleet: orphaned Running trees
  *   (lease free or expired: an instance recovers them) and stranded decisions.
  *   Read-only: recovering a tree needs its workflow code, which instances have.
@@ -447,6 +449,33 @@ const signal = Command.make("signal", {
       `signal ${flags.name} sent to thread ${flags.thread} (execution ${sent.rootExecutionId}, #${sent.seq}); a wait for it is woken by the fleet`)
   }))).pipe(Command.withDescription("Send a signal to the thread's running or paused execution"))
 
+const checkpoints = Command.make("checkpoints", {
+  thread: Argument.String("thread"),
+  tenant,
+  owner: Flag.String("owner").pipe(Flag.optional),
+  ns: Flag.String("ns").pipe(Flag.withDescription("the namespace (default: the graph's own checkpoints)"), Flag.optional),
+  limit: Flag.Int("limit").pipe(Flag.withDescription("checkpoints per page (1 to 1000)"), Flag.withDefault(20)),
+  cursor: Flag.String("cursor").pipe(Flag.withDescription("a page's next cursor"), Flag.optional)
+}, (flags) =>
+  withStores(Effect.gen(function*() {
+    const { Baton } = yield* Effect.promise(() => import("../runtime/Baton.ts"))
+    const page = yield* Effect.gen(function*() {
+      const baton = yield* Baton
+      const page = yield* baton.checkpoints(flags.thread, {
+        tenantId: Option.getOrElse(flags.tenant, () => defaultTenant),
+        ownerId: Option.getOrUndefined(flags.owner),
+        checkpointNs: Option.getOrUndefined(flags.ns),
+        cursor: Option.getOrUndefined(flags.cursor),
+        limit: flags.limit
+      })
+      yield* baton.close({ timeout: 0 })
+      return page
+    }).pipe(Effect.provide(Baton.layer({ workflows: [], sweepInterval: "1 hour" })))
+    const rows = page.checkpoints.map((c) => ({ ...c, nodes: c.nodes.join(","), createdAt: time(c.createdAt), parentCheckpointId: c.parentCheckpointId ?? "" }))
+    yield* output(page, () =>
+      `${table(rows, ["checkpointId", "step", "source", "nodes", "createdAt", "executionId", "parentCheckpointId"])}${page.next === null ? "" : `\n\nmore: --cursor ${page.next}`}`)
+  }))).pipe(Command.withDescription("A thread's checkpoints (its state history), newest first"))
+
 const sweep = Command.make("sweep", {}, () =>
   withStores(Effect.gen(function*() {
     const orphans = (yield* runningLeases).filter((l) => !l.live)
@@ -573,7 +602,7 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
  */
 export const run = (args: ReadonlyArray<string>, backends: Backends) => {
   const commands = root.pipe(
-    Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules, describeCommand, checkCommand])
+    Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules, describeCommand, checkCommand, checkpoints])
   )
   return Command.runWith(commands, { version: "0.1.0" })(args).pipe(
     Effect.provideService(CliBackends, backends),

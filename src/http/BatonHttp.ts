@@ -27,6 +27,7 @@
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
  * | POST | /threads/:threadId/signals/:name | `{ payload }` → the signal kept: `{ tenantId, threadId, executionId, name, seq }` |
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
+ * | GET | /threads/:threadId/checkpoints | `?ns&limit&cursor` → `{ checkpoints, next }`: the thread's state history, newest first |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
  * When the app provides the `Schedules` service (`Schedules.Schedules.layer`), the schedule routes too:
@@ -390,6 +391,20 @@ const routes = (options: Options) =>
     if (schedules._tag === "Some") {
       yield* ScheduleRoutes.add({ router, prefix, control, body: (schema) => body(schema, limit), byName, schedules: schedules.value })
     }
+    yield* router.add("GET", `${prefix}/threads/:threadId/checkpoints` as HttpRouter.PathInput, control((caller, request) =>
+      Effect.gen(function*() {
+        const threadId = yield* param("threadId")
+        const query = new URL(request.url, "http://localhost").searchParams
+        const limit = query.get("limit")
+        const page = yield* baton.checkpoints(threadId, {
+          ...scope(caller),
+          checkpointNs: query.get("ns") ?? undefined,
+          cursor: query.get("cursor") ?? undefined,
+          limit: limit === null ? undefined : Number(limit)
+        })
+        return json(page)
+      })
+    ))
   })
 
 /**

@@ -16,8 +16,14 @@
  */
 import { Context, Effect, type Effect as EffectNs, Layer } from "effect"
 import type { BatonConfigError, InvalidInputError } from "../stores/Errors.ts"
-import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError, SignalError } from "./Errors.ts"
+import type { SignalError } from "./Errors.ts"
 import type { SentSignal, SignalOptions } from "./internal/timers/SendSignal.ts"
+import type { AwaitError, CancelError, DeleteThreadError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
+import type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
+import type { CheckpointPage, CheckpointsOptions } from "./internal/checkpoints/StateHistory.ts"
+import type { ForkInput } from "./internal/checkpoints/Fork.ts"
+import type { CopyThreadOptions } from "./internal/checkpoints/CopyThread.ts"
+import type { CopyThreadError, ForkError } from "./Errors.ts"
 import type { CheckpointStore } from "../stores/CheckpointStore.ts"
 import type { ExecutionId, IdGenerator, InstanceId, ThreadId } from "../stores/Ids.ts"
 import type { LeaseStore } from "../stores/LeaseStore.ts"
@@ -49,6 +55,11 @@ export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 export type { SentSignal, SignalOptions } from "./internal/timers/SendSignal.ts"
 export type { RestingWait } from "./internal/timers/Waits.ts"
+export type { DeleteThreadError } from "./Errors.ts"
+export type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
+export type { CheckpointPage, CheckpointsOptions, CheckpointView } from "./internal/checkpoints/StateHistory.ts"
+export type { ForkInput } from "./internal/checkpoints/Fork.ts"
+export type { CopyThreadOptions } from "./internal/checkpoints/CopyThread.ts"
 
 /**
  * The store services the runtime runs over (the app provides them, e.g.
@@ -156,6 +167,49 @@ export interface BatonShape {
   readonly signal: (threadId: ThreadId, name: string, payload: unknown, options?: SignalOptions) => EffectNs.Effect<SentSignal, SignalError>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
   readonly checkLiveness: EffectNs.Effect<Health.HealthReport>
+  /**
+   * Deletes every row of the thread — checkpoints, records, pauses,
+   * history, request keys, tree keys — on any instance, tenant- and
+   * owner-checked. A Paused tree is ended first (its undos run); a tree a
+   * pass holds fails the call with `ThreadHeldError` (nothing deleted)
+   * unless `cancelFirst`. Of a delete and a start or resume racing on
+   * another instance exactly one goes on; the other gets a typed error. A
+   * delete that died halfway is finished by calling it again or by the
+   * recovery sweep; meanwhile nothing starts on the thread.
+   *
+   * @since 0.2.0
+   */
+  readonly deleteThread: (threadId: ThreadId, options?: DeleteThreadOptions) => EffectNs.Effect<void, DeleteThreadError>
+  /**
+   * A thread's state history: one page of its checkpoints (of one
+   * namespace, the graph's own by default), newest first — id, step,
+   * source, the nodes whose step wrote it, when, its parent and the
+   * execution that wrote it. Pass a page's `next` as `cursor`.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpoints: (threadId: ThreadId, options?: CheckpointsOptions) => EffectNs.Effect<CheckpointPage, ReadError>
+  /**
+   * A new execution from a past checkpoint of a thread, on a new thread
+   * (`toThreadId`) or the same idle one, after an optional state update
+   * (LangGraph's `updateState`); recorded and written fenced like any
+   * start, then moved until it rests (answers its output, as `execute`).
+   * Only the steps after the checkpoint run; forked to a new thread, a
+   * subgraph caught mid-way goes on from its own checkpoint. A checkpoint
+   * the thread does not hold is `UnknownCheckpointError`.
+   *
+   * @since 0.2.0
+   */
+  readonly fork: (input: ForkInput) => EffectNs.Effect<ExecutionOutput, ForkError>
+  /**
+   * Copies every checkpoint of thread `from` to the new thread `to` of the
+   * same tenant (owned like `from`); no execution is copied. Refused with
+   * `ThreadHeldError` while a pass moves a tree of `from`; a `to` that exists
+   * is `InvalidInputError`. Answers how many checkpoints were copied.
+   *
+   * @since 0.2.0
+   */
+  readonly copyThread: (from: ThreadId, to: ThreadId, options?: CopyThreadOptions) => EffectNs.Effect<{ readonly checkpoints: number }, CopyThreadError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
 }

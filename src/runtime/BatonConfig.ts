@@ -21,6 +21,7 @@ import * as ChildConfig from "./internal/children/ChildConfig.ts"
 import * as InputSize from "./internal/calls/InputSize.ts"
 import * as Limits from "./internal/limits/QuotaConfig.ts"
 import * as Budget from "./limits/Budget.ts"
+import * as RetentionPolicy from "./internal/checkpoints/RetentionPolicy.ts"
 
 /**
  * The options of one instance's runtime, every one optional (see `defaults`).
@@ -148,6 +149,24 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * tenant. In code only: no `BATON_*` key.
    */
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
+  /**
+   * Checkpoint retention for every thread: keep the last N checkpoints of
+   * each namespace of a thread (a whole number from 1 to 1,000,000); older
+   * ones are deleted by the fleet's retention leader. A workflow's own
+   * `checkpointKeepLast` wins. Unset: kept for ever.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepLast?: number | undefined
+  /**
+   * Checkpoint retention for every thread: keep checkpoints younger than
+   * this (1 second to 2^53 − 1 ms). With `checkpointKeepLast` too, a
+   * checkpoint stays only while both keep it. The newest of each namespace
+   * always stays. Unset: no age limit.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepFor?: Duration.Input | undefined
 }
 
 /**
@@ -208,6 +227,10 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly pseudonymKey?: Redacted.Redacted<string> | undefined
   /** The application's declared budgets (`undefined`: none). */
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
+  /** Checkpoints kept per namespace of a thread (`undefined`: no count limit). @since 0.2.0 */
+  readonly checkpointKeepLast?: number | undefined
+  /** How long checkpoints are kept (`undefined`: no age limit). @since 0.2.0 */
+  readonly checkpointKeepForMillis?: number | undefined
 }
 
 /**
@@ -278,7 +301,9 @@ export const configKeys = {
   maxClaimedChildren: "BATON_MAX_CLAIMED_CHILDREN",
   maxInlineChildren: "BATON_MAX_INLINE_CHILDREN",
   maxInputBytes: "BATON_MAX_INPUT_BYTES",
-  pseudonymKey: "BATON_PSEUDONYM_KEY"
+  pseudonymKey: "BATON_PSEUDONYM_KEY",
+  checkpointKeepLast: "BATON_CHECKPOINT_KEEP_LAST",
+  checkpointKeepFor: "BATON_CHECKPOINT_KEEP_FOR"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers" | "budgets">>]: string }
 
 type Field = keyof typeof configKeys
@@ -383,6 +408,7 @@ export const validate = Effect.fnUntraced(function*(config: BatonConfigShape) {
   yield* InputSize.validate(config.maxInputBytes)
   if (config.pseudonymKey !== undefined) yield* checkPseudonymKey(config.pseudonymKey)
   yield* Budget.validateDeclared("budgets", config.budgets)
+  yield* RetentionPolicy.make(config.checkpointKeepLast, config.checkpointKeepForMillis)
   return config
 })
 
@@ -400,6 +426,15 @@ const checkPseudonymKey = (key: unknown): Effect.Effect<void, BatonConfigError> 
     ? fail(`holds ${bytes} bytes: it must hold at least ${pseudonymKeyBytes} random bytes (make one with \`openssl rand -base64 32\`)`)
     : Effect.void
 }
+
+/** The checkpoint retention fields of the shape, present only when set. */
+const checkpointRetention = Effect.fnUntraced(function*(options: BatonConfigOptions) {
+  const policy = yield* RetentionPolicy.make(options.checkpointKeepLast, options.checkpointKeepFor)
+  return {
+    ...(policy?.keepLast === undefined ? {} : { checkpointKeepLast: policy.keepLast }),
+    ...(policy?.keepForMillis === undefined ? {} : { checkpointKeepForMillis: policy.keepForMillis })
+  }
+})
 
 /**
  * Checks options and answers the configuration they give; a bad value fails
@@ -440,7 +475,8 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren }),
     ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes }),
     ...(options.pseudonymKey === undefined ? {} : { pseudonymKey: redacted(options.pseudonymKey) }),
-    ...(options.budgets === undefined ? {} : { budgets: options.budgets })
+    ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    ...(yield* checkpointRetention(options))
   })
 })
 
@@ -497,7 +533,9 @@ const readers = {
   maxClaimedChildren: [Config.Int(configKeys.maxClaimedChildren), intText],
   maxInlineChildren: [Config.Int(configKeys.maxInlineChildren), intText],
   maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText],
-  pseudonymKey: [Config.Redacted(configKeys.pseudonymKey), "a base64 key"]
+  pseudonymKey: [Config.Redacted(configKeys.pseudonymKey), "a base64 key"],
+  checkpointKeepLast: [Config.Int(configKeys.checkpointKeepLast), intText],
+  checkpointKeepFor: [durationKey(configKeys.checkpointKeepFor), durationText]
 } as const satisfies { readonly [K in Field]: readonly [Config.Config<Required<BatonConfigOptions>[K]>, string] }
 
 const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> => Config.map(Config.option(config), Option.getOrUndefined)

@@ -279,6 +279,43 @@ export class PseudonymError extends Schema.TaggedError<PseudonymError>()("Pseudo
 }
 
 /**
+ * `deleteThread` was refused: a tree of the thread is held (a pass moves it
+ * on some instance, or a resume took it). Nothing was deleted. Wait for it
+ * to rest, cancel it, or call `deleteThread` with `cancelFirst: true`.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ThreadHeldError extends Schema.TaggedError<ThreadHeldError>()("ThreadHeldError", {
+  tenantId: Schema.String,
+  threadId: Schema.String,
+  executionId: Schema.String
+}) {
+  override get message() {
+    return `Thread ${this.threadId} (tenant ${this.tenantId}) was not deleted: its execution ${this.executionId} is held by a pass. Wait for it to rest, cancel it, or call deleteThread with cancelFirst: true.`
+  }
+}
+
+/**
+ * `fork` named a checkpoint the thread does not hold (never written, pruned
+ * by retention, or another tenant's). Nothing was started; list the
+ * thread's checkpoints with `Baton.checkpoints`.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class UnknownCheckpointError extends Schema.TaggedError<UnknownCheckpointError>()("UnknownCheckpointError", {
+  tenantId: Schema.String,
+  threadId: Schema.String,
+  checkpointNs: Schema.String,
+  checkpointId: Schema.String
+}) {
+  override get message() {
+    return `Thread ${this.threadId} (tenant ${this.tenantId}) holds no checkpoint ${this.checkpointId}${this.checkpointNs === "" ? "" : ` in namespace ${this.checkpointNs}`}: it was never written or retention deleted it. Nothing was started; list the thread's checkpoints with Baton.checkpoints.`
+  }
+}
+
+/**
  * What `Baton.execute` fails with.
  *
  * @category errors
@@ -304,7 +341,13 @@ export type ExecuteError =
  * @category errors
  * @since 0.1.0
  */
-export type ResumeError = ExecuteError | NotPausedError | UnknownPauseError | ReplyNotUnderstoodError | ReplyInterpretationFailedError
+export type ResumeError =
+  | ExecuteError
+  | NotPausedError
+  | UnknownPauseError
+  | UnknownExecutionError
+  | ReplyNotUnderstoodError
+  | ReplyInterpretationFailedError
 
 /**
  * What `Baton.cancel` fails with.
@@ -440,3 +483,27 @@ export class ScheduleExistsError extends Schema.TaggedError<ScheduleExistsError>
  * @since 0.2.0
  */
 export type ScheduleError = StoreError | InvalidInputError | UnknownScheduleError | ScheduleOwnerError | ScheduleExistsError
+
+/**
+ * What `Baton.deleteThread` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type DeleteThreadError = CancelError | ThreadHeldError
+
+/**
+ * What `Baton.fork` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type ForkError = ResumeError | UnknownCheckpointError
+
+/**
+ * What `Baton.copyThread` fails with.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export type CopyThreadError = DeleteThreadError

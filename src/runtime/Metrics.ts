@@ -182,6 +182,18 @@ export const checkpointWriteDuration = Metric.timer("baton_checkpoint_write_dura
 })
 
 /**
+ * Rows checkpoint retention deleted, by `kind` (`checkpoint`, `write`,
+ * `blob`): counted on the instance that led the retention round.
+ *
+ * @category metrics
+ * @since 0.2.0
+ */
+export const checkpointRowsPruned = Metric.counter("baton_checkpoint_rows_pruned_total", {
+  description: "Checkpoint, pending-write and blob rows deleted by checkpoint retention, by kind",
+  incremental: true
+})
+
+/**
  * Every metric of this module, with its type and labels: what the README's table lists.
  *
  * @category metrics
@@ -202,5 +214,6 @@ export const all = [
   { metric: sweepRows, type: "counter", labels: ["instance"] },
   { metric: pausesPending, type: "gauge", labels: ["instance"] },
   { metric: executionsEnded, type: "counter", labels: ["instance", "workflow", "status"] },
-  { metric: checkpointWriteDuration, type: "histogram", labels: ["instance", "time_unit"] }
+  { metric: checkpointWriteDuration, type: "histogram", labels: ["instance", "time_unit"] },
+  { metric: checkpointRowsPruned, type: "counter", labels: ["instance", "kind"] }
 ] as const

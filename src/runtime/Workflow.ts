@@ -125,6 +125,21 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
   /** Reads a free-text reply (`resume({ pauseId, reply })`) as a decision; none: replies are refused. */
   readonly interpret?: Interpreter<unknown, any> | undefined
+  /**
+   * Checkpoints kept per namespace of this workflow's threads (see
+   * `BatonConfig` `checkpointKeepLast`, which it overrides); not part of the
+   * config hash.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepLast?: number | undefined
+  /**
+   * How long this workflow's checkpoints are kept (see `BatonConfig`
+   * `checkpointKeepFor`, which it overrides); not part of the config hash.
+   *
+   * @since 0.2.0
+   */
+  readonly checkpointKeepFor?: Duration.Input | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -247,6 +262,10 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
    * @since 0.2.0
    */
   readonly signals?: Readonly<Record<string, PayloadSchema<any>>> | undefined
+  /** Checkpoints kept per namespace of this workflow's threads, overriding the global option. @since 0.2.0 */
+  readonly checkpointKeepLast?: number | undefined
+  /** How long this workflow's checkpoints are kept, overriding the global option. @since 0.2.0 */
+  readonly checkpointKeepFor?: Duration.Input | undefined
 }
 
 /**
@@ -298,6 +317,8 @@ export const make = <
     maxConcurrentExecutions: given.maxConcurrentExecutions,
     ...(given.budgets === undefined ? {} : { budgets: given.budgets }),
     ...(given.interpret === undefined ? {} : { interpret: given.interpret as Interpreter<unknown, any> }),
+    ...(given.checkpointKeepLast === undefined ? {} : { checkpointKeepLast: given.checkpointKeepLast }),
+    ...(given.checkpointKeepFor === undefined ? {} : { checkpointKeepFor: given.checkpointKeepFor }),
     configHash,
     schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision },
     signals: given.signals

@@ -25,6 +25,21 @@ export interface CheckpointRow {
    * on rows read back, and on rows stored before it was kept.
    */
   readonly channelVersions?: ReadonlyArray<readonly [channel: string, version: string]> | undefined
+  /**
+   * When it was written, in the writer's Clock milliseconds (the fence's
+   * `now` for a pass's write). Absent on rows stored before it was kept:
+   * retention by age never deletes those.
+   *
+   * @since 0.2.0
+   */
+  readonly createdAt?: number | undefined
+  /**
+   * The execution whose pass wrote it, when the writer said (absent on rows
+   * stored before it was kept, and on writes outside a pass).
+   *
+   * @since 0.2.0
+   */
+  readonly executionId?: string | undefined
 }
 
 /**
@@ -71,6 +86,43 @@ export interface TupleRows {
   readonly blobs: ReadonlyArray<BlobRow> | undefined
 }
 
+/**
+ * A (tenant, thread) that holds checkpoints, as `listThreads` pages them.
+ *
+ * @since 0.2.0
+ */
+export interface ThreadKey {
+  readonly tenantId: TenantId
+  readonly threadId: ThreadId
+}
+
+/**
+ * What `pruneThread` may delete, per namespace of the thread. The newest
+ * checkpoint of every namespace is always kept; another one is deleted when
+ * it is not among the `keepLast` newest of its namespace (when set) or was
+ * created before `createdBefore` (when set; a row without `createdAt` never
+ * is).
+ *
+ * @since 0.2.0
+ */
+export interface PruneRule {
+  readonly keepLast?: number | undefined
+  readonly createdBefore?: number | undefined
+}
+
+/**
+ * The rows one `pruneThread` deleted; `more` when it stopped at its limit
+ * with checkpoints the rule still deletes.
+ *
+ * @since 0.2.0
+ */
+export interface Pruned {
+  readonly checkpoints: number
+  readonly writes: number
+  readonly blobs: number
+  readonly more: boolean
+}
+
 export interface ListQuery {
   readonly threadId?: ThreadId | undefined
   readonly checkpointNs?: string | undefined
@@ -108,7 +160,17 @@ export interface ListQuery {
  *   many of one thread and namespace: `list` reads a batch at once), in any
  *   order (the saver groups and sorts them);
  * - `getBlobs` answers the stored blobs among the (channel, version) pairs
- *   asked for, in any order (a pair not stored is left out).
+ *   asked for, in any order (a pair not stored is left out);
+ * - `listThreads` (optional, for retention) answers up to `limit` distinct
+ *   (tenant, thread) pairs holding checkpoints, in (tenant, thread) order,
+ *   after `after` when given;
+ * - `pruneThread` (optional, for retention) deletes, in one transaction, at
+ *   most `limit` checkpoints of the thread that `rule` no longer keeps (see
+ *   `PruneRule`: never the newest of a namespace), their pending writes, and
+ *   — in the batch that leaves a namespace with nothing more to prune — the
+ *   blobs of that namespace no remaining checkpoint of it names (none when
+ *   one of them does not list its channel versions). A writer of the thread
+ *   waits for it, or it for the writer.
  */
 export interface CheckpointRows {
   readonly fenced: boolean
@@ -144,5 +206,9 @@ export interface CheckpointRows {
   ) => Promise<ReadonlyArray<BlobRow>>
   readonly listCheckpoints: (tenantId: TenantId, query: ListQuery) => Promise<ReadonlyArray<CheckpointRow>>
   readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Promise<void>
+  /** @since 0.2.0 */
+  readonly listThreads?: (after: ThreadKey | undefined, limit: number) => Promise<ReadonlyArray<ThreadKey>>
+  /** @since 0.2.0 */
+  readonly pruneThread?: (tenantId: TenantId, threadId: ThreadId, rule: PruneRule, limit: number) => Promise<Pruned>
   readonly ping: () => Promise<void>
 }

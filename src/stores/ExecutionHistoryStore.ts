@@ -139,6 +139,13 @@ export interface ExecutionHistoryStoreShape {
   readonly get: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<Option.Option<ExecutionSnapshot>, Failure>
   readonly list: (query: HistoryQuery) => Effect.Effect<ReadonlyArray<ExecutionSnapshot>, Failure>
   readonly deleteEndedBefore: (cutoff: number, limit: number) => Effect.Effect<number, Failure>
+  /**
+   * Deletes the snapshots of the executions named (of one tenant), answering
+   * how many (`Baton.deleteThread`; idempotent).
+   *
+   * @since 0.2.0
+   */
+  readonly deleteExecutions: (tenantId: TenantId, executionIds: ReadonlyArray<ExecutionId>) => Effect.Effect<number, Failure>
   /** One cheap round trip to the backend. */
   readonly ping: Effect.Effect<void, StoreError>
 }
@@ -190,6 +197,11 @@ export class ExecutionHistoryStore extends Context.Service<ExecutionHistoryStore
           V.time("ExecutionHistoryStore.deleteEndedBefore", "cutoff", cutoff),
           V.wholeAtLeast("ExecutionHistoryStore.deleteEndedBefore", "limit", limit, 1)
         ], () => impl.deleteEndedBefore(cutoff, limit)),
+      deleteExecutions: (tenantId, executionIds) =>
+        V.checked([
+          V.nonEmpty("ExecutionHistoryStore.deleteExecutions", "tenantId", tenantId),
+          ...(Array.isArray(executionIds) ? executionIds : [undefined]).map((id) => V.nonEmpty("ExecutionHistoryStore.deleteExecutions", "executionIds", id))
+        ], () => executionIds.length === 0 ? Effect.succeed(0) : impl.deleteExecutions(tenantId, executionIds)),
       ping: impl.ping
     }
   }

@@ -5,7 +5,7 @@
  */
 import { Context, Effect, Option } from "effect"
 import { InvalidInputError, type LeaseLostError, type NotPausedError, type StoreError, type UnknownPauseError } from "./Errors.ts"
-import type { ExecutionId, InstanceId, PauseId, TenantId } from "./Ids.ts"
+import type { ExecutionId, InstanceId, PauseId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
 import { checkLease } from "./LeaseStore.ts"
@@ -86,6 +86,13 @@ export interface PauseStoreShape {
   readonly findResolvedRoots: (limit: number, after: Option.Option<RootCursor>) => Effect.Effect<ReadonlyArray<RootCursor>, Failure>
   /** Returns how many pauses were deleted. */
   readonly deleteSettledBefore: (cutoff: number) => Effect.Effect<number, Failure>
+  /**
+   * Deletes every pause of the thread, whatever its status, answering how
+   * many (`Baton.deleteThread`; idempotent).
+   *
+   * @since 0.2.0
+   */
+  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
 
@@ -173,6 +180,8 @@ export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("
         ], () => impl.findResolvedRoots(limit, after)),
       deleteSettledBefore: (cutoff) =>
         V.checked([V.time("PauseStore.deleteSettledBefore", "cutoff", cutoff)], () => impl.deleteSettledBefore(cutoff)),
+      deleteThread: (tenantId, threadId) =>
+        V.checked(V.ids("PauseStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
       ping: impl.ping
     }
   }

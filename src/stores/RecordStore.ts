@@ -157,6 +157,14 @@ export interface RecordStoreShape {
    */
   readonly savePauseAnswer: (answer: PauseAnswer) => Effect.Effect<void, Failure>
   readonly listPauseAnswers: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<ReadonlyArray<PauseAnswer>, Failure>
+  /**
+   * Deletes the thread: its records, their pause answers and the thread
+   * itself, in one atomic step, answering how many records went
+   * (`Baton.deleteThread`; idempotent).
+   *
+   * @since 0.2.0
+   */
+  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
 
@@ -311,6 +319,8 @@ export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>(
         ], () => impl.findByStatus(status, limit, after)),
       listByThread: (tenantId, threadId) =>
         V.checked(V.ids("RecordStore.listByThread", { tenantId, threadId }), () => impl.listByThread(tenantId, threadId)),
+      deleteThread: (tenantId, threadId) =>
+        V.checked(V.ids("RecordStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
       savePauseAnswer: (a) =>
         V.checked([
           ...V.ids("RecordStore.savePauseAnswer", { tenantId: a.tenantId, executionId: a.executionId, pauseId: a.pauseId, answeredBy: a.answeredBy }),

@@ -8,7 +8,7 @@
  */
 import { Context, Effect, type Option } from "effect"
 import type { InvalidInputError, RequestConflictError, StoreError } from "./Errors.ts"
-import type { TenantId } from "./Ids.ts"
+import type { TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
 /**
@@ -85,6 +85,13 @@ export interface RequestStoreShape {
   readonly recordAnswer: (tenantId: TenantId, requestKey: string, handle: unknown, answer: unknown, now: number) => Effect.Effect<boolean, Failure>
   readonly get: (tenantId: TenantId, requestKey: string, now: number) => Effect.Effect<Option.Option<RequestEntry>, Failure>
   readonly deleteExpired: (now: number, limit: number) => Effect.Effect<number, Failure>
+  /**
+   * Deletes every key (live or expired) whose handle names the thread
+   * (`handle.threadId`), answering how many (`Baton.deleteThread`; idempotent).
+   *
+   * @since 0.2.0
+   */
+  readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<number, Failure>
   /** One cheap round trip to the backend. */
   readonly ping: Effect.Effect<void, StoreError>
 }
@@ -125,6 +132,8 @@ export class RequestStore extends Context.Service<RequestStore, RequestStoreShap
           V.time("RequestStore.deleteExpired", "now", now),
           V.wholeAtLeast("RequestStore.deleteExpired", "limit", limit, 1)
         ], () => impl.deleteExpired(now, limit)),
+      deleteThread: (tenantId, threadId) =>
+        V.checked(V.ids("RequestStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
       ping: impl.ping
     }
   }

@@ -254,7 +254,8 @@ const gatedContext = (stores: Context.Context<HarnessStores>, clock: Clock.Clock
   const gatedCheckpoints: CheckpointStoreShape = {
     ...gateService(checkpoints, gate, index, "CheckpointStore", before),
     saver: new GatedSaver(checkpoints.saver, gate, index),
-    fenced: checkpoints.fenced
+    fenced: checkpoints.fenced,
+    lifecycle: checkpoints.lifecycle === undefined ? undefined : gateService(checkpoints.lifecycle, gate, index, "CheckpointStore.lifecycle", before)
   }
   context = Context.add(context, CheckpointStore, gatedCheckpoints)
   return Context.merge(stores as Context.Context<never>, context) as Context.Context<HarnessStores>

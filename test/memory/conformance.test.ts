@@ -57,7 +57,8 @@ checkpointStoreSuite({
     Layer.sync(CheckpointStore, () => CheckpointStores.fromSaver(new MemorySaver())),
     MemoryLeaseStore.layer.pipe(Layer.provide(MemoryState.layer))
   ),
-  tenants: false
+  tenants: false,
+  lifecycle: false
 })
 
 // A backend that leaves `saveFenced` out: `PauseStore.make` answers it with `save` (`fenced: false`).

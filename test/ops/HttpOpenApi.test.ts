@@ -43,7 +43,8 @@ const routes = [
   "post /executions", "get /executions", "get /executions/{executionId}",
   "get /threads/{threadId}/pauses", "get /threads/{threadId}/history",
   "post /pauses/{pauseId}/resume", "post /threads/{threadId}/cancel",
-  "post /threads/{threadId}/signals/{name}"
+  "post /threads/{threadId}/signals/{name}",
+  "get /threads/{threadId}/checkpoints"
 ]
 
 const operations = (doc: any) =>

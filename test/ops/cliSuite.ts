@@ -207,5 +207,22 @@ export const cliSuite = (target: {
         assert.strictEqual(unknown.code, 3)
         assert.strictEqual(notJson.code, 2)
       }), 120_000)
+
+    it.effect("checkpoints lists a thread's state history, newest first, a page at a time; another tenant's thread is not found", () =>
+      Effect.gen(function*() {
+        const args = target.args()
+        const page = yield* baton([...args, "--json", "checkpoints", "t1", "--tenant", "acme", "--limit", "2"])
+        assert.strictEqual(page.code, 0, page.stderr)
+        assert.strictEqual(page.json.checkpoints.length, 2)
+        assert.isTrue(page.json.checkpoints.every((c: any) => c.executionId === finishedId), "written by t1's execution")
+        assert.isAbove(page.json.checkpoints[0].step, page.json.checkpoints[1].step, "newest first")
+        const next = yield* baton([...args, "--json", "checkpoints", "t1", "--tenant", "acme", "--cursor", page.json.next])
+        assert.strictEqual(next.code, 0, next.stderr)
+        assert.strictEqual(next.json.checkpoints[next.json.checkpoints.length - 1].source, "input", "down to the input checkpoint")
+        const human = yield* baton([...args, "checkpoints", "t1", "--tenant", "acme"])
+        assert.include(human.stdout, "CHECKPOINTID")
+        const other = yield* baton([...args, "checkpoints", "t1", "--tenant", "nobody"])
+        assert.strictEqual(other.code, 3, other.stderr)
+      }), 120_000)
   })
 }

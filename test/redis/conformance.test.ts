@@ -28,7 +28,7 @@ it.layer(connection())("a Redis server answers at 127.0.0.1:6379", (it) => {
 leaseStoreSuite(setup)
 treeStoreSuite(setup)
 rateLimitStoreSuite(setup)
-checkpointStoreSuite(setup)
+checkpointStoreSuite({ ...setup, lifecycle: false })
 
 const composedPrefix = runPrefix("conformance-composed")
 const path = tempDb("redis-conformance")

@@ -97,6 +97,12 @@ export const document = (options: {
       success: described("the signal kept: { tenantId, threadId, executionId, name, seq } (409 when the thread has no running execution)"),
       error: controlErrors
     }))
+    .add(HttpApiEndpoint.get("checkpoints", "/threads/:threadId/checkpoints", {
+      params: threadId,
+      query: { ns: Schema.optional(Schema.String), limit: Schema.optional(Schema.String), cursor: Schema.optional(Schema.String) },
+      success: described("a page of the thread's checkpoints, newest first: { checkpoints, next }"),
+      error: controlErrors
+    }))
   const scheduleId = { scheduleId: Schema.String }
   const schedules = HttpApiGroup.make("schedules")
     .add(HttpApiEndpoint.post("createSchedule", "/schedules", {

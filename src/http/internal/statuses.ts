@@ -5,10 +5,20 @@
  *
  * @since 0.1.0
  */
-import type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError, ScheduleError, SignalError } from "../../runtime/Errors.ts"
+import type {
+  AwaitError,
+  CancelError,
+  DeleteThreadError,
+  ExecuteError,
+  ForkError,
+  ReadError,
+  ResumeError,
+  ScheduleError,
+  SignalError
+} from "../../runtime/Errors.ts"
 
 /** Every error a call answers. */
-type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | SignalError | ScheduleError
+type CallError = ExecuteError | ResumeError | CancelError | ReadError | AwaitError | SignalError | ScheduleError | DeleteThreadError | ForkError
 
 /** An error's status: a number, or one read from the error itself. */
 type Status<E> = number | ((error: E) => number)
@@ -20,9 +30,11 @@ const table: { readonly [T in CallError["_tag"]]: Status<Extract<CallError, { re
   UnknownThreadError: 404,
   UnknownExecutionError: 404,
   UnknownPauseError: 404,
+  UnknownCheckpointError: 404,
   ThreadBusyError: 409,
   NotPausedError: 409,
   RequestConflictError: 409,
+  ThreadHeldError: 409,
   ExecutionFailedError: 422,
   ExecutionCancelledError: 422,
   ReplyNotUnderstoodError: 422,

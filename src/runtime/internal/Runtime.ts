@@ -39,6 +39,11 @@ import * as Reads from "./calls/Reads.ts"
 import * as Retention from "./background/Retention.ts"
 import { type ReplyInput, resume, type ResumeInput } from "./calls/Resume.ts"
 import * as Replies from "./calls/Replies.ts"
+import * as RetentionPolicy from "./checkpoints/RetentionPolicy.ts"
+import { deleteThread, type DeleteThreadOptions } from "./checkpoints/DeleteThread.ts"
+import { checkpoints, type CheckpointsOptions } from "./checkpoints/StateHistory.ts"
+import { fork, type ForkInput } from "./checkpoints/Fork.ts"
+import { copyThread, type CopyThreadOptions } from "./checkpoints/CopyThread.ts"
 import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
 import * as SendSignal from "./timers/SendSignal.ts"
@@ -187,6 +192,7 @@ const makeInstance = Effect.fnUntraced(function*(
 export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWorkflow>) {
   yield* storesGiven
   const registered = yield* registry(workflows)
+  yield* RetentionPolicy.validateWorkflows(registered)
   const config: RuntimeConfig = { ...(yield* BatonConfig.validate(yield* BatonConfig.BatonConfig)), workflows: registered }
   const slots = config.maxConcurrentSteps === undefined ? undefined : yield* StepSlots.make(config.maxConcurrentSteps)
   const childState = ChildWorker.makeState()
@@ -286,6 +292,24 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     signal: (threadId: string, name: string, payload: unknown, options?: SendSignal.SignalOptions) =>
       Effect.andThen(Arguments.scope("Baton.signal", options, { threadId }), run(SendSignal.signal(threadId, name, payload, options))),
     close: (options?: CloseOptions) => Effect.andThen(Arguments.options("Baton.close", options), run(closeInstance(options))),
+    deleteThread: (threadId: string, options?: DeleteThreadOptions) =>
+      Effect.andThen(Arguments.scope("Baton.deleteThread", options, { threadId }), run(deleteThread(threadId, options))),
+    checkpoints: (threadId: string, options?: CheckpointsOptions) =>
+      Effect.andThen(Arguments.scope("Baton.checkpoints", options, { threadId }), run(checkpoints(threadId, options))),
+    fork: (input: ForkInput) =>
+      Effect.andThen(
+        Effect.andThen(
+          Arguments.object("Baton.fork", "input", "such as { threadId, checkpointId, toThreadId }", input),
+          Arguments.scope("Baton.fork", input, {
+            threadId: input?.threadId,
+            checkpointId: input?.checkpointId,
+            ...(input?.toThreadId === undefined ? {} : { toThreadId: input.toThreadId })
+          })
+        ),
+        run(fork(input))
+      ),
+    copyThread: (from: string, to: string, options?: CopyThreadOptions) =>
+      Effect.andThen(Arguments.scope("Baton.copyThread", options, { from, to }), run(copyThread(from, to, options))),
     checkLiveness: run(Health.checkLiveness(instance)),
     checkReadiness: run(Health.checkReadiness(
       instance,

@@ -39,6 +39,15 @@ export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStor
    * registered (such a store needs thread ids unique across tenants).
    */
   readonly tenants?: boolean | undefined
+  /**
+   * Whether the store offers retention (`CheckpointStoreShape.lifecycle`:
+   * `CheckpointRows.listThreads` and `pruneThread`). Default true; a store
+   * over a foreign saver, or rows without them, sets false and its
+   * retention tests are not registered.
+   *
+   * @since 0.2.0
+   */
+  readonly lifecycle?: boolean | undefined
 }
 
 interface Both {
@@ -507,5 +516,106 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.strictEqual(latest!.checkpoint.id, s.base.id)
         assert.deepStrictEqual(latest!.pendingWrites, [])
       }))
+
+    if (options.lifecycle ?? true) lifecycleTests(it)
   })
+
+  /** A line of `n` checkpoints in `ns` (ids `<prefix>-0000`…, each the parent of the next), `count` changing every step, `fixed` never; writes on each. */
+  const line = Effect.fnUntraced(function*(saver: CheckpointStoreShape["saver"], cfg: (more?: Record<string, unknown>) => RunnableConfig, ns: string, n: number) {
+    let parent: string | undefined
+    const written: Array<string> = []
+    for (let i = 0; i < n; i++) {
+      const id = `${ns === "" ? "root" : ns}-${String(i).padStart(4, "0")}`
+      const versions = { fixed: 1, count: i + 1 }
+      const cp: Checkpoint = { ...checkpoint({ fixed: "kept", count: i }, versions), id }
+      const at = cfg({ checkpoint_ns: ns, ...(parent === undefined ? {} : { checkpoint_id: parent }) })
+      yield* promise(() => saver.put(at, cp, metadata(i), i === 0 ? versions : { count: i + 1 }))
+      yield* promise(() => saver.putWrites(cfg({ checkpoint_ns: ns, checkpoint_id: id }), [["count", i + 100]], `task-${i}`))
+      parent = id
+      written.push(id)
+    }
+    return written
+  })
+
+  const lifecycleTests = (it: Parameters<Parameters<typeof register>[0]>[0]) => {
+    const lifecycleOf = (stores: Both) => {
+      assert.isDefined(stores.checkpoints.lifecycle, "the store offers retention (CheckpointStoreShape.lifecycle)")
+      return stores.checkpoints.lifecycle!
+    }
+
+    it.effect("pruneThread keeps the keepLast newest of each namespace, with their writes and every blob they name (read from the other instance)", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const root = yield* line(first.checkpoints.saver, cfg, "", 6)
+        const sub = yield* line(first.checkpoints.saver, cfg, "sub:1", 3)
+        const pruned = yield* lifecycleOf(second).pruneThread(tenantId, threadId, { keepLast: 2 }, 100)
+        assert.deepStrictEqual(pruned, { checkpoints: 4 + 1, writes: 4 + 1, blobs: 4 + 1, more: false }, "4 + 1 checkpoints, one write and one `count` blob each")
+        const read = second.checkpoints.saver
+        assert.deepStrictEqual((yield* collect(read, cfg())).map((t) => t.checkpoint.id), [root[5], root[4]], "the two newest of the root namespace")
+        assert.deepStrictEqual((yield* collect(read, cfg({ checkpoint_ns: "sub:1" }))).map((t) => t.checkpoint.id), [sub[2], sub[1]])
+        const kept = yield* promise(() => read.getTuple(cfg({ checkpoint_id: root[4] })))
+        assert.deepStrictEqual(kept!.checkpoint.channel_values, { fixed: "kept", count: 4 }, "a blob written with the first checkpoint is still read")
+        assert.deepStrictEqual(kept!.pendingWrites, [["task-4", "count", 104]])
+        assert.isUndefined(yield* promise(() => read.getTuple(cfg({ checkpoint_id: root[3] }))), "a pruned one is gone")
+        assert.deepStrictEqual(yield* lifecycleOf(first).pruneThread(tenantId, threadId, { keepLast: 2 }, 100), { checkpoints: 0, writes: 0, blobs: 0, more: false }, "nothing left to prune")
+      }))
+
+    it.effect("pruneThread stops at its limit and says so; never deletes the newest of a namespace; by age only what is older", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const root = yield* line(first.checkpoints.saver, cfg, "", 5)
+        const lifecycle = lifecycleOf(second)
+        const firstBatch = yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 3)
+        assert.strictEqual(firstBatch.checkpoints, 3)
+        assert.isTrue(firstBatch.more, "one more is due")
+        const rest = yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 3)
+        assert.strictEqual(rest.checkpoints, 1)
+        assert.isFalse(rest.more)
+        assert.deepStrictEqual((yield* collect(second.checkpoints.saver, cfg())).map((t) => t.checkpoint.id), [root[4]])
+        // Written without a fence: created at the checkpoints' own timestamp (ts, 2026-03-01).
+        const other = ids("thread")
+        const otherCfg = (more: Record<string, unknown> = {}) => config(other, { [tenantKey]: tenantId, ...more })
+        const olds = yield* line(first.checkpoints.saver, otherCfg, "", 3)
+        const ts = Date.parse("2026-03-01T00:00:00.000Z")
+        assert.strictEqual((yield* lifecycle.pruneThread(tenantId, other, { createdBefore: ts }, 100)).checkpoints, 0, "none is older than its own time")
+        assert.strictEqual((yield* lifecycle.pruneThread(tenantId, other, { createdBefore: ts + 1 }, 100)).checkpoints, 2, "all but the newest")
+        assert.deepStrictEqual((yield* collect(first.checkpoints.saver, otherCfg())).map((t) => t.checkpoint.id), [olds[2]])
+        assert.deepStrictEqual((yield* promise(() => first.checkpoints.saver.getTuple(otherCfg())))!.checkpoint.channel_values, { fixed: "kept", count: 2 })
+      }))
+
+    it.effect("listThreads pages the (tenant, thread) pairs holding checkpoints in order; a prune is tenant-scoped", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const threadId = ids("thread")
+        const [a, b] = [ids("tenant"), ids("tenant")].sort()
+        for (const tenantId of [a, b]) {
+          yield* line(first.checkpoints.saver, (more = {}) => config(threadId, { [tenantKey]: tenantId, ...more }), "", 3)
+        }
+        const lifecycle = lifecycleOf(second)
+        const seen: Array<{ tenantId: string; threadId: string }> = []
+        let after: { tenantId: string; threadId: string } | undefined
+        while (true) {
+          const page = yield* lifecycle.listThreads(after, 2)
+          seen.push(...page)
+          if (page.length < 2) break
+          after = page[page.length - 1]
+        }
+        const ours = seen.filter((k) => k.threadId === threadId && (k.tenantId === a || k.tenantId === b)).map((k) => k.tenantId)
+        assert.deepStrictEqual(ours, [a, b], "each pair once, in (tenant, thread) order")
+        const ascending = seen.every((k, i) =>
+          i === 0 || seen[i - 1]!.tenantId < k.tenantId || (seen[i - 1]!.tenantId === k.tenantId && seen[i - 1]!.threadId < k.threadId)
+        )
+        assert.isTrue(ascending, "the pages come in (tenant, thread) order, each pair once")
+        assert.strictEqual((yield* lifecycle.pruneThread(a, threadId, { keepLast: 1 }, 100)).checkpoints, 2)
+        const ofB = yield* collect(first.checkpoints.saver, config(threadId, { [tenantKey]: b }))
+        assert.strictEqual(ofB.length, 3, "tenant b's thread of the same id is untouched")
+        yield* expectInvalid(lifecycle.pruneThread("", threadId, { keepLast: 1 }, 100), "tenantId", "pruneThread, empty tenant")
+      }))
+  }
 }

@@ -212,5 +212,23 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
         yield* expectInvalid(h.deleteEndedBefore(Number.NaN, 1), "cutoff", "NaN cutoff")
         yield* expectInvalid(h.get(lease.tenantId, ""), "executionId", "empty id")
       }))
+
+    it.effect("deleteExecutions deletes the snapshots named, of one tenant only", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const tenantId = ids("tenant")
+        const leases = [yield* leased(stores.first, tenantId), yield* leased(stores.first, tenantId), yield* leased(stores.first, tenantId)]
+        for (const l of leases) assert.isTrue(yield* stores.first.history.saveIfAbsent(snapshotOf(l), l, base + 10))
+        const otherTenant = yield* leased(stores.first, ids("tenant"))
+        assert.isTrue(yield* stores.first.history.saveIfAbsent(snapshotOf(otherTenant), otherTenant, base + 10))
+        const named = [leases[0]!.rootExecutionId, leases[1]!.rootExecutionId, otherTenant.rootExecutionId]
+        assert.strictEqual(yield* stores.second.history.deleteExecutions(tenantId, named), 2, "the two of this tenant")
+        assert.isTrue(Option.isNone(yield* stores.first.history.get(tenantId, leases[0]!.rootExecutionId)))
+        assert.isTrue(Option.isSome(yield* stores.first.history.get(tenantId, leases[2]!.rootExecutionId)), "one not named stays")
+        assert.isTrue(Option.isSome(yield* stores.first.history.get(otherTenant.tenantId, otherTenant.rootExecutionId)), "another tenant's stays")
+        assert.strictEqual(yield* stores.first.history.deleteExecutions(tenantId, named), 0, "again: nothing")
+        assert.strictEqual(yield* stores.first.history.deleteExecutions(tenantId, []), 0)
+        yield* expectInvalid(stores.first.history.deleteExecutions(tenantId, [""]), "executionIds", "an empty id")
+      }))
   })
 }

@@ -462,5 +462,25 @@ export const pauseStoreSuite = (options: SuiteOptions<PauseStore | LeaseStore>):
         yield* expectInvalid(s.deleteSettledBefore(Number.NaN), "cutoff", "deleteSettledBefore, NaN")
         assert.deepStrictEqual(some(yield* s.get(p.tenantId, p.pauseId), "get"), p, "no bad call changed the pause")
       }))
+
+    it.effect("deleteThread deletes every pause of the thread, whatever its status, and no other (another thread, another tenant)", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const t = yield* now
+        const ofThread = [0, 1, 2].map((i) => pending(tenantId, ids("root"), t + i, { threadId }))
+        const other = pending(tenantId, ids("root"), t, {})
+        const otherTenant = pending(ids("tenant"), ids("root"), t, { threadId })
+        for (const p of [...ofThread, other, otherTenant]) assert.isTrue(yield* stores.first.save(p))
+        yield* stores.first.resolve({ tenantId, pauseId: ofThread[1]!.pauseId, decision: "yes", resolvedBy: "i", now: t + 5 })
+        yield* stores.first.withdraw(tenantId, ofThread[2]!.pauseId, t + 6)
+        assert.strictEqual(yield* stores.second.deleteThread(tenantId, threadId), 3, "Pending, Resolved and Cancelled alike")
+        for (const p of ofThread) assert.isTrue(Option.isNone(yield* stores.first.get(tenantId, p.pauseId)), "gone")
+        assert.isTrue(Option.isSome(yield* stores.first.get(tenantId, other.pauseId)), "another thread's pause stays")
+        assert.isTrue(Option.isSome(yield* stores.first.get(otherTenant.tenantId, otherTenant.pauseId)), "another tenant's stays")
+        assert.strictEqual(yield* stores.first.deleteThread(tenantId, threadId), 0, "again: nothing")
+        yield* expectInvalid(stores.first.deleteThread(tenantId, ""), "threadId", "deleteThread, empty thread")
+      }))
   })
 }

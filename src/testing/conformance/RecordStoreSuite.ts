@@ -779,5 +779,33 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
         yield* expectInvalid(s.listPauseAnswers(tenantId, ""), "executionId", "listPauseAnswers, empty id")
         assert.deepStrictEqual(yield* s.listPauseAnswers(tenantId, r.executionId), [], "no bad savePauseAnswer wrote an answer")
       }))
+
+    it.effect("deleteThread deletes the thread, its records and their pause answers at once, and nothing of another thread or tenant", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const tenantId = ids("tenant")
+        const t = yield* now
+        const { thread } = yield* stores.first.createThread({ tenantId, ownerId: "alice", now: t })
+        const kept = (yield* stores.first.createThread({ tenantId, now: t })).thread
+        const root = record(tenantId, thread.threadId, t, { status: "Finished" })
+        const child = record(tenantId, thread.threadId, t + 1, { rootExecutionId: root.executionId, parentExecutionId: root.executionId, depth: 2 })
+        const elsewhere = record(tenantId, kept.threadId, t)
+        const otherTenant = record(ids("tenant"), thread.threadId, t)
+        for (const r of [root, child, elsewhere, otherTenant]) assert.isTrue(yield* stores.first.createRecord(r))
+        const answer = { tenantId, executionId: root.executionId, pauseId: ids("pause"), answeredBy: "i", answeredAt: t }
+        const keptAnswer = { ...answer, executionId: elsewhere.executionId, pauseId: ids("pause") }
+        yield* stores.first.savePauseAnswer(answer)
+        yield* stores.first.savePauseAnswer(keptAnswer)
+        assert.strictEqual(yield* stores.second.deleteThread(tenantId, thread.threadId), 2)
+        assert.isTrue(Option.isNone(yield* stores.first.getThread(tenantId, thread.threadId)), "the thread is gone")
+        assert.deepStrictEqual(yield* stores.first.listByThread(tenantId, thread.threadId), [])
+        assert.isTrue(Option.isNone(yield* stores.first.getRecord(tenantId, root.executionId)))
+        assert.deepStrictEqual(yield* stores.first.listPauseAnswers(tenantId, root.executionId), [])
+        assert.isTrue(Option.isSome(yield* stores.first.getThread(tenantId, kept.threadId)), "another thread stays")
+        assert.deepStrictEqual(yield* stores.first.listPauseAnswers(tenantId, elsewhere.executionId), [keptAnswer])
+        assert.isTrue(Option.isSome(yield* stores.first.getRecord(otherTenant.tenantId, otherTenant.executionId)), "another tenant's stays")
+        assert.strictEqual(yield* stores.first.deleteThread(tenantId, thread.threadId), 0, "again: nothing")
+        yield* expectInvalid(stores.first.deleteThread("", thread.threadId), "tenantId", "deleteThread, empty tenant")
+      }))
   })
 }

@@ -178,5 +178,23 @@ export const requestStoreSuite = (options: SuiteOptions<RequestStore>): void => 
         yield* expectInvalid(s.deleteExpired(base, 0), "limit", "limit 0")
         yield* expectInvalid(s.get("", "k", base), "tenantId", "empty tenant")
       }))
+
+    it.effect("deleteThread deletes every key whose handle names the thread, live or expired, and no other", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const live = claimOf({ tenantId, handle: { executionId: ids("exec"), threadId } })
+        const expired = claimOf({ tenantId, handle: { pauseId: "p", executionId: ids("exec"), threadId }, now: base - ttl - 1 })
+        const other = claimOf({ tenantId })
+        const otherTenant = claimOf({ handle: { executionId: ids("exec"), threadId } })
+        for (const c of [live, expired, other, otherTenant]) assert.deepStrictEqual(yield* stores.first.claim(c), { _tag: "Claimed" })
+        assert.strictEqual(yield* stores.second.deleteThread(tenantId, threadId), 2)
+        assert.isTrue(Option.isNone(yield* stores.first.get(tenantId, live.requestKey, base)), "the live key is free again")
+        assert.isTrue(Option.isSome(yield* stores.first.get(tenantId, other.requestKey, base)), "another thread's key stays")
+        assert.isTrue(Option.isSome(yield* stores.first.get(otherTenant.tenantId, otherTenant.requestKey, base)), "another tenant's stays")
+        assert.strictEqual(yield* stores.first.deleteThread(tenantId, threadId), 0, "again: nothing")
+        yield* expectInvalid(stores.first.deleteThread(tenantId, ""), "threadId", "deleteThread, empty thread")
+      }))
   })
 }

@@ -39,6 +39,7 @@ import * as StepSlots from "../limits/StepSlots.ts"
 import * as Takeover from "../lease/Takeover.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as VisitOrder from "./VisitOrder.ts"
+import * as DeleteThread from "../checkpoints/DeleteThread.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 
 const cursorOf = (record: ExecutionRecord): Option.Option<RecordCursor> =>
@@ -258,6 +259,8 @@ interface Look {
 /** A Running root whose holder is gone is recovered; a live one's expiry is noted. False once the budget is spent. */
 const visitRunning = (look: Look) =>
   Effect.fnUntraced(function*(record: ExecutionRecord) {
+    // A thread's deletion that died halfway: finished here once its lease expired.
+    if (record.workflowName === DeleteThread.markerWorkflow) return yield* Effect.as(DeleteThread.finishOrphan(record), true)
     const workflow = (yield* Instance).config.workflows.get(record.workflowName)
     const mismatch = mismatchOf(workflow, record)
     if (mismatch !== undefined) {

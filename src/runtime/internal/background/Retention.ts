@@ -1,7 +1,7 @@
 /**
  * Retention: deletes what is kept past its retention (settled pauses,
  * execution history snapshots and expired request keys when their stores are
- * given), once
+ * given, checkpoints a checkpoint retention policy no longer keeps), once
  * per fleet — under the `baton/retention` leader lease, so one instance
  * does it at start and every `sweepInterval` while the others wait to take
  * over.
@@ -13,6 +13,7 @@ import { ExecutionHistoryStore } from "../../../stores/ExecutionHistoryStore.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RequestStore } from "../../../stores/RequestStore.ts"
 import * as Leader from "../../Leader.ts"
+import * as CheckpointRetention from "../checkpoints/CheckpointRetention.ts"
 import { Instance } from "../Instance.ts"
 
 /**
@@ -74,6 +75,7 @@ const round = Effect.gen(function*() {
   yield* deletePauses(now)
   yield* deleteHistory(now)
   yield* deleteRequests(now)
+  yield* CheckpointRetention.prune(now)
 })
 
 /**

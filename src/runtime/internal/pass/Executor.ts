@@ -14,7 +14,7 @@ import { type InvalidInputError, LeaseLostError, StoreError } from "../../../sto
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantKey } from "../../../stores/Fence.ts"
-import { writeTimerKey } from "../../../checkpoint/CheckpointSaver.ts"
+import { executionKey, writeTimerKey } from "../../../checkpoint/CheckpointSaver.ts"
 import { IdGenerator } from "../../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "../Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"
@@ -311,7 +311,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
       ...graphConfig(record).configurable,
       [fenceKey]: holder.fence,
       [passKey]: handle,
-      [writeTimerKey]: Metering.writeTimer(metricsContext, clock, instance.instanceId)
+      [writeTimerKey]: Metering.writeTimer(metricsContext, clock, instance.instanceId),
+      [executionKey]: record.executionId
     },
     signal: holder.signal,
     durability: "sync" as const

@@ -9,7 +9,7 @@ import type { ResumeError } from "../../Errors.ts"
 import * as Cancel from "../undo/Cancel.ts"
 import type { CheckpointStore } from "../../../stores/CheckpointStore.ts"
 import { StoreError } from "../../../stores/Errors.ts"
-import { ExecutionCancelledError, ThreadBusyError } from "../../Errors.ts"
+import { ExecutionCancelledError, ThreadBusyError, UnknownExecutionError } from "../../Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { currentOutput, type ExecutionOutput, inputKeyName, type PassStart, runPass } from "./Executor.ts"
 import type { IdGenerator } from "../../../stores/Ids.ts"
@@ -266,7 +266,8 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     const pauses = yield* PauseStore
     const record = yield* records.getRecord(tenantId, rootExecutionId).pipe(
       Effect.flatMap(Option.match({
-        onNone: () => Effect.die(new Error(`the record of execution ${rootExecutionId} is gone`)),
+        // Its thread was deleted (`Baton.deleteThread`) while this pass waited for the lease.
+        onNone: () => Effect.fail(new UnknownExecutionError({ tenantId, executionId: rootExecutionId })),
         onSome: Effect.succeed
       }))
     )

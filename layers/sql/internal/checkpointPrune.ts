@@ -1,0 +1,125 @@
+/**
+ * Retention over the SQL checkpoint tables: the threads that hold
+ * checkpoints, page by page, and the prune of one thread in one transaction
+ * (see `CheckpointRows.pruneThread`): its checkpoints the rule no longer
+ * keeps (never the newest of a namespace), their writes, and the blobs no
+ * remaining checkpoint of the namespace names. On SQLite the transaction is
+ * `BEGIN IMMEDIATE`: a writer of any thread waits for it, so a prune is kept
+ * to a bounded number of rows.
+ */
+import type { SqlClient } from "effect/sql"
+import type { Fragment, Identifier, Statement } from "effect/sql/Statement"
+import type { PruneRule, Pruned, ThreadKey } from "../../../src/stores/CheckpointRows.ts"
+import { Begin, changes, Commit, type Op } from "./direct.ts"
+
+/** Ids bound per `IN (…)` list (well under both dialects' parameter caps). */
+const idChunk = 400
+
+/** What the prune statements are built from. */
+export interface PruneTables {
+  readonly sql: SqlClient.SqlClient
+  readonly isPg: boolean
+  readonly checkpoints: Identifier
+  readonly writes: Identifier
+  readonly blobs: Identifier
+  readonly limitOf: (limit: number) => Fragment
+}
+
+const chunked = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+/** The prune operations over the tables. */
+export const make = (t: PruneTables) => {
+  const { sql } = t
+
+  /** Runs a DELETE for the number of rows it removed. */
+  function* deleted(build: (tail: Fragment) => Statement<any>): Op<number> {
+    if (t.isPg) return (yield build(sql.literal(" RETURNING 1"))).length
+    const [text, params] = build(sql.literal("")).compile()
+    const [{ changes: n }] = yield changes(text, params)
+    return Number(n)
+  }
+
+  function* listThreads(after: ThreadKey | undefined, limit: number): Op<ReadonlyArray<ThreadKey>> {
+    const from = after === undefined
+      ? sql.literal("")
+      : sql` WHERE (tenant_id > ${after.tenantId} OR (tenant_id = ${after.tenantId} AND thread_id > ${after.threadId}))`
+    const rows = yield sql`SELECT DISTINCT tenant_id, thread_id FROM ${t.checkpoints}${from}
+      ORDER BY tenant_id, thread_id LIMIT ${t.limitOf(Math.max(0, Math.floor(limit)))}`
+    return rows.map((r): ThreadKey => ({ tenantId: r.tenant_id, threadId: r.thread_id }))
+  }
+
+  /** The ids of one namespace the rule deletes, at most `room + 1` of them (one more tells there are more). */
+  function* doomed(group: Fragment, rule: PruneRule, room: number): Op<Array<string>> {
+    const ids = new Set<string>()
+    const take = t.limitOf(room + 1)
+    if (rule.keepLast !== undefined) {
+      const keep = t.limitOf(Math.max(1, rule.keepLast))
+      const rows = yield sql`SELECT checkpoint_id FROM ${t.checkpoints} WHERE ${group}
+        ORDER BY checkpoint_id DESC LIMIT ${take} OFFSET ${keep}`
+      for (const r of rows) ids.add(r.checkpoint_id)
+    }
+    if (rule.createdBefore !== undefined && ids.size <= room) {
+      const rows = yield sql`SELECT checkpoint_id FROM ${t.checkpoints} WHERE ${group} AND created_at < ${rule.createdBefore}
+        AND checkpoint_id < (SELECT MAX(checkpoint_id) FROM ${t.checkpoints} WHERE ${group})
+        ORDER BY checkpoint_id LIMIT ${take}`
+      for (const r of rows) ids.add(r.checkpoint_id)
+    }
+    return [...ids].sort()
+  }
+
+  /** Deletes the blobs of one namespace that none of its remaining checkpoints names (none when one lists no versions). */
+  function* collectBlobs(group: Fragment): Op<number> {
+    const named = new Set<string>()
+    for (const r of yield sql`SELECT channel_versions FROM ${t.checkpoints} WHERE ${group}`) {
+      if (r.channel_versions == null) return 0
+      for (const [channel, version] of JSON.parse(r.channel_versions) as Array<[string, string]>) named.add(`${channel}\u0000${version}`)
+    }
+    const unnamed = (yield sql`SELECT channel, version FROM ${t.blobs} WHERE ${group}`).filter((b) =>
+      !named.has(`${b.channel}\u0000${b.version}`)
+    )
+    // By channel, its versions in one key-range list each (an OR of pairs plans far worse).
+    const byChannel = new Map<string, Array<string>>()
+    for (const b of unnamed) byChannel.set(b.channel, [...(byChannel.get(b.channel) ?? []), b.version])
+    let n = 0
+    for (const [channel, versions] of byChannel) {
+      for (const part of chunked(versions, idChunk)) {
+        n += yield* deleted((tail) => sql`DELETE FROM ${t.blobs} WHERE ${group} AND channel = ${channel} AND version IN ${sql.in(part)}${tail}`)
+      }
+    }
+    return n
+  }
+
+  function* pruneThread(tenantId: string, threadId: string, rule: PruneRule, limit: number): Op<Pruned> {
+    let checkpoints = 0
+    let writes = 0
+    let blobs = 0
+    let more = false
+    yield Begin
+    const namespaces = yield sql`SELECT DISTINCT checkpoint_ns FROM ${t.checkpoints} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
+    for (const { checkpoint_ns: ns } of namespaces) {
+      const room = limit - checkpoints
+      const group = sql`tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${ns}`
+      const ids = yield* doomed(group, rule, Math.max(0, room))
+      if (ids.length > room) more = true
+      const taken = ids.slice(0, Math.max(0, room))
+      if (taken.length === 0) {
+        if (room <= 0) break
+        continue
+      }
+      for (const part of chunked(taken, idChunk)) {
+        checkpoints += yield* deleted((tail) => sql`DELETE FROM ${t.checkpoints} WHERE ${group} AND checkpoint_id IN ${sql.in(part)}${tail}`)
+        writes += yield* deleted((tail) => sql`DELETE FROM ${t.writes} WHERE ${group} AND checkpoint_id IN ${sql.in(part)}${tail}`)
+      }
+      // Once per namespace, at its last batch: its remaining checkpoints are then few (what the rule keeps).
+      if (ids.length <= room) blobs += yield* collectBlobs(group)
+    }
+    yield Commit
+    return { checkpoints, writes, blobs, more }
+  }
+
+  return { listThreads, pruneThread }
+}

@@ -1,0 +1,228 @@
+/**
+ * `Baton.fork`: a new execution from a past checkpoint of a thread — on a
+ * new thread, or on the same one — optionally with a state update first
+ * (LangGraph's `updateState`), fenced like any start: its root is recorded
+ * under its own lease by the store's one-active-root-per-thread rule, and
+ * every checkpoint it writes is a fenced write under that lease. Then the
+ * tree is moved like a recovered one: from the forked checkpoint on, only
+ * the steps after it run, on this instance (or, if it dies, on any other).
+ *
+ * To a new thread the checkpoint is copied with its id, its channel values
+ * and its pending writes (a decision given to a pause is not copied: the
+ * fork pauses anew), and with it the newest checkpoint of each subgraph
+ * namespace that ran under it — so a subgraph caught mid-way goes on from
+ * its own checkpoint, not from its start, and a subgraph checkpoint can be
+ * forked from itself. On the same thread the checkpoint is written again as
+ * the thread's newest (source `fork`, its parent the forked one); the steps
+ * after it run again, a subgraph under way in them from its start.
+ *
+ * @since 0.2.0
+ */
+import { type Checkpoint, type CheckpointTuple, type PendingWrite, RESUME, ERROR, uuid6 } from "@langchain/langgraph-checkpoint"
+import { Clock, Effect, Option } from "effect"
+import { executionKey } from "../../../checkpoint/CheckpointSaver.ts"
+import { ThreadBusyError, UnknownCheckpointError, UnknownWorkflowError } from "../../Errors.ts"
+import { CheckpointStore } from "../../../stores/CheckpointStore.ts"
+import { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
+import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
+import { fenceKey, tenantKey } from "../../../stores/Fence.ts"
+import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
+import { RecordStore } from "../../../stores/RecordStore.ts"
+import type { AnyWorkflow } from "../../Workflow.ts"
+import { checkThread } from "../calls/Threads.ts"
+import { Instance, notStopping } from "../Instance.ts"
+import * as LeaseHolder from "../lease/LeaseHolder.ts"
+import * as TreeDriver from "../pass/TreeDriver.ts"
+
+/**
+ * What `Baton.fork` forks, and where to.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ForkInput {
+  readonly tenantId?: TenantId | undefined
+  readonly ownerId?: string | undefined
+  /** The thread the checkpoint is on. */
+  readonly threadId: ThreadId
+  /** The checkpoint to go on from (an id `Baton.checkpoints` lists). */
+  readonly checkpointId: string
+  /** Its namespace: "" (default) for the graph's own, a subgraph's to fork from inside it (new threads only). */
+  readonly checkpointNs?: string | undefined
+  /** A new thread to fork to (created with the caller as owner); default: the same thread, which must be idle. */
+  readonly toThreadId?: ThreadId | undefined
+  /** A state update applied first, as LangGraph's `updateState` (JSON values, through the graph's reducers). */
+  readonly update?: Record<string, unknown> | undefined
+  /** The node the update is written as (LangGraph's `asNode`): the graph goes on as if that node had returned it. */
+  readonly asNode?: string | undefined
+}
+
+const storeError = (operation: string) => (cause: unknown) =>
+  new StoreError({ store: "CheckpointStore", operation, reason: cause instanceof Error ? cause.message : String(cause), cause })
+
+const promise = <A>(operation: string, f: () => Promise<A>) => Effect.tryPromise({ try: f, catch: storeError(operation) })
+
+/** The thread's workflow: that of its newest root, registered here. */
+const workflowOf = Effect.fnUntraced(function*(tenantId: TenantId, threadId: ThreadId) {
+  const roots = (yield* (yield* RecordStore).listByThread(tenantId, threadId)).filter((r) => r.executionId === r.rootExecutionId)
+  const newest = roots[roots.length - 1]
+  const workflow = newest === undefined ? undefined : (yield* Instance).config.workflows.get(newest.workflowName)
+  if (workflow === undefined) return yield* new UnknownWorkflowError({ workflowName: newest?.workflowName ?? "(none: the thread has no execution)" })
+  return workflow
+})
+
+const tupleOf = (tenantId: TenantId, threadId: ThreadId, ns: string, checkpointId: string) =>
+  Effect.gen(function*() {
+    const { saver } = yield* CheckpointStore
+    const tuple = yield* promise("getTuple", () =>
+      saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, [tenantKey]: tenantId } }))
+    if (tuple === undefined) return yield* new UnknownCheckpointError({ tenantId, threadId, checkpointNs: ns, checkpointId })
+    return tuple
+  })
+
+/** The newest checkpoint of each subgraph namespace that ran under the graph's checkpoint `parentId`. */
+const subgraphsUnder = (tenantId: TenantId, threadId: ThreadId, parentId: string) =>
+  Effect.gen(function*() {
+    const { saver } = yield* CheckpointStore
+    return yield* promise("list", async () => {
+      const newest = new Map<string, CheckpointTuple>()
+      for await (const t of saver.list({ configurable: { thread_id: threadId, [tenantKey]: tenantId } })) {
+        const ns = t.config.configurable?.checkpoint_ns as string
+        if (ns === "" || newest.has(ns)) continue
+        if ((t.metadata?.parents as Record<string, string> | undefined)?.[""] === parentId) newest.set(ns, t)
+      }
+      return [...newest.values()]
+    })
+  })
+
+/** Writes `tuple` to `config`'s thread (same id, or `id`), with every channel value; its pending writes when `writes`. */
+const copy = (config: Record<string, unknown>, tuple: CheckpointTuple, as: { readonly id?: string; readonly parent?: string | undefined; readonly writes: boolean }) =>
+  Effect.gen(function*() {
+    const { saver } = yield* CheckpointStore
+    const ns = (tuple.config.configurable?.checkpoint_ns as string | undefined) ?? ""
+    const checkpoint: Checkpoint = { ...tuple.checkpoint, id: as.id ?? tuple.checkpoint.id }
+    const parent = as.parent ?? (tuple.parentConfig?.configurable?.checkpoint_id as string | undefined)
+    const at = { configurable: { ...config, checkpoint_ns: ns, ...(parent === undefined ? {} : { checkpoint_id: parent }) } }
+    const metadata = as.id === undefined ? tuple.metadata! : { ...tuple.metadata!, source: "fork" as const }
+    yield* promise("put", () => saver.put(at, checkpoint, metadata, checkpoint.channel_versions))
+    if (!as.writes) return
+    const byTask = new Map<string, Array<PendingWrite>>()
+    for (const [taskId, channel, value] of tuple.pendingWrites ?? []) {
+      // A decision given to a pause is the source's: the fork pauses anew. A failed task runs again.
+      if (channel === RESUME || channel === ERROR) continue
+      const list = byTask.get(taskId) ?? []
+      list.push([channel, value])
+      byTask.set(taskId, list)
+    }
+    for (const [taskId, writes] of byTask) {
+      yield* promise("putWrites", () => saver.putWrites({ configurable: { ...config, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }, writes, taskId))
+    }
+  })
+
+/** What a fork writes, read (and checked) before anything is: the checkpoints to copy, or the one to write again. */
+type Plan =
+  | { readonly _tag: "NewThread"; readonly head: CheckpointTuple; readonly subgraphs: ReadonlyArray<CheckpointTuple> }
+  | { readonly _tag: "SameThread"; readonly source: CheckpointTuple }
+
+const planOf = (input: ForkInput, tenantId: TenantId, target: ThreadId) =>
+  Effect.gen(function*() {
+    const ns = input.checkpointNs ?? ""
+    if (target === input.threadId && ns !== "") {
+      return yield* new InvalidInputError({ operation: "Baton.fork", field: "checkpointNs", reason: "forks from inside a subgraph to a new thread only: give toThreadId" })
+    }
+    const source = yield* tupleOf(tenantId, input.threadId, ns, input.checkpointId)
+    if (target === input.threadId) return { _tag: "SameThread", source } satisfies Plan as Plan
+    const parentId = ns === "" ? source.checkpoint.id : (source.metadata?.parents as Record<string, string> | undefined)?.[""]
+    if (parentId === undefined) {
+      return yield* new UnknownCheckpointError({ tenantId, threadId: input.threadId, checkpointNs: "", checkpointId: "(the parent of a subgraph checkpoint)" })
+    }
+    const head = ns === "" ? source : yield* tupleOf(tenantId, input.threadId, "", parentId)
+    const subgraphs = ns === "" ? yield* subgraphsUnder(tenantId, input.threadId, parentId) : [source]
+    return { _tag: "NewThread", head, subgraphs } satisfies Plan as Plan
+  })
+
+/** The plan written to the target under the new root's lease, then the update. */
+const writeFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, config: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    if (plan._tag === "NewThread") {
+      yield* copy(config, plan.head, { writes: true })
+      for (const sub of plan.subgraphs) yield* copy(config, sub, { writes: true })
+    } else {
+      yield* copy(config, plan.source, { id: uuid6(-1), parent: plan.source.checkpoint.id, writes: false })
+    }
+    if (input.update === undefined) return
+    // The compiled graph of the workflow (LangGraph's `CompiledStateGraph`), whose `updateState` the runtime's own type leaves out.
+    const graph = (yield* Instance).compiled(workflow) as unknown as {
+      readonly updateState: (config: { readonly configurable: Record<string, unknown> }, values: unknown, asNode?: string) => Promise<unknown>
+    }
+    yield* Effect.tryPromise({
+      try: () => graph.updateState({ configurable: config }, input.update, input.asNode),
+      catch: (e) => new InvalidInputError({ operation: "Baton.fork", field: "update", reason: e instanceof Error ? e.message : String(e) })
+    })
+  })
+
+/** The new root, recorded Running under its lease, the fork written under it; answers the record. */
+const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenantId: TenantId, target: ThreadId) =>
+  Effect.scoped(Effect.gen(function*() {
+    const instance = yield* Instance
+    const executionId = yield* (yield* IdGenerator).make("execution")
+    const now = yield* Clock.currentTimeMillis
+    const record: ExecutionRecord = {
+      tenantId,
+      executionId,
+      threadId: target,
+      rootExecutionId: executionId,
+      parentExecutionId: null,
+      depth: 1,
+      workflowName: workflow.name,
+      workflowVersion: workflow.version,
+      configHash: workflow.configHash,
+      status: "Running",
+      error: null,
+      createdAt: now,
+      updatedAt: now
+    }
+    const held = yield* LeaseHolder.acquire({
+      tenantId,
+      rootExecutionId: executionId,
+      holder: instance.nextHolder(),
+      leaseMillis: instance.config.leaseMillis,
+      renewMillis: instance.config.renewMillis,
+      instanceId: instance.instanceId
+    })
+    if (Option.isNone(held)) return yield* new StoreError({ store: "LeaseStore", operation: "acquire", reason: `the lease of the new execution ${executionId} was taken`, kind: "Data" })
+    const started = yield* (yield* RecordStore).startRoot(record)
+    if (started._tag === "ThreadBusy") {
+      return yield* new ThreadBusyError({ tenantId, threadId: target, executionId: started.active.executionId, status: started.active.status })
+    }
+    const config = { thread_id: target, [tenantKey]: tenantId, [fenceKey]: held.value.fence, [executionKey]: executionId }
+    yield* writeFork(input, workflow, plan, config)
+    return record
+  }))
+
+/**
+ * Forks (see the module) and moves the new execution until it rests: its output, as `execute` answers it.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const fork = (input: ForkInput) =>
+  Effect.gen(function*() {
+    yield* notStopping
+    const tenantId = input.tenantId ?? defaultTenant
+    yield* checkThread(tenantId, input.threadId, input.ownerId)
+    const workflow = yield* workflowOf(tenantId, input.threadId)
+    const target = input.toThreadId ?? input.threadId
+    // Everything the fork copies is read first: a checkpoint that is not there starts nothing.
+    const plan = yield* planOf(input, tenantId, target)
+    if (target !== input.threadId) {
+      const now = yield* Clock.currentTimeMillis
+      const made = yield* (yield* RecordStore).createThread({ tenantId, threadId: target, ownerId: input.ownerId ?? null, now })
+      if (!made.created) {
+        return yield* new InvalidInputError({ operation: "Baton.fork", field: "toThreadId", reason: `names thread ${target}, which exists: fork to a new thread id, or to the same thread` })
+      }
+    }
+    const record = yield* startFork(input, workflow, plan, tenantId, target)
+    const out = yield* TreeDriver.drive(workflow, tenantId, record.rootExecutionId, { _tag: "Continue", reason: "Recovered" }, { wait: true })
+    return Option.getOrThrow(out)
+  }).pipe(Effect.withSpan("Baton.fork"))
