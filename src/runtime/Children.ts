@@ -139,3 +139,27 @@ export interface ChildrenWait {
   readonly children: number
 }
 
+
+/**
+ * The child a forwarded pause belongs to. A child that rests at a pause
+ * (`interrupt()`) makes its parent wait; the pause is listed among the
+ * parent's (in `execute`/`await`/`resume` output, `status` and
+ * `pendingPauses`) with this field, and at any depth among the root's.
+ * Answer it with `resume({ pauseId, decision })` like one of the parent's
+ * own: the decision is decoded by the child's workflow, carried on to the
+ * child (through the queue when it runs on another instance), and the tree
+ * goes on.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ChildPauseOrigin {
+  readonly executionId: string
+  /** The child's own thread. */
+  readonly threadId: string
+  /** The child's pause (the same as the forwarded pause's `pauseId`). */
+  readonly pauseId: string
+  readonly workflowName: string
+  /** Its depth in the tree (the root is 1). */
+  readonly depth: number
+}

@@ -15,6 +15,8 @@ import type { Pause } from "../../../stores/Pause.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as ChildWaits from "../children/ChildWaits.ts"
+import type { ChildPauseOrigin } from "../../Children.ts"
 import { checkThread } from "./Threads.ts"
 import * as Undo from "../undo/Undo.ts"
 
@@ -64,6 +66,15 @@ export interface PauseView {
   readonly rootExecutionId: ExecutionId
   readonly threadId: ThreadId
   readonly createdAt: number
+  /**
+   * Present when the pause is one of a child's resting below this
+   * execution, forwarded to it (`executionId`, `rootExecutionId` and
+   * `threadId` above are then this execution's): which child, its thread
+   * and its own pause id (the same as `pauseId`).
+   *
+   * @since 0.2.0
+   */
+  readonly child?: ChildPauseOrigin | undefined
 }
 
 /**
@@ -180,6 +191,19 @@ export const readableRecord = Effect.fnUntraced(function*(executionId: Execution
   return record.value
 })
 
+/** The pauses of the record's resting children, as the record's own (each marked with its child). */
+const forwardedViews = (record: ExecutionRecord) =>
+  Effect.map(ChildWaits.forwardedOf(record), (leaves) =>
+    leaves.map((leaf): PauseView => ({
+      pauseId: leaf.pause.pauseId,
+      payload: leaf.pause.payload,
+      executionId: record.executionId,
+      rootExecutionId: record.rootExecutionId,
+      threadId: record.threadId,
+      createdAt: leaf.pause.createdAt,
+      child: ChildWaits.originOf(leaf)
+    })))
+
 const pendingOfRecord = (record: ExecutionRecord) =>
   Effect.map(
     PauseStore.use((pauses) => pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])),
@@ -199,7 +223,7 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
       ? yield* LeaseStore.use((leases) => leases.get(record.tenantId, record.rootExecutionId))
       : Option.none()
     const pending = record.status === "Paused" ? yield* pendingOfRecord(record) : []
-    const pendingPauses = ChildLaunch.answerable(pending).map(pauseView)
+    const pendingPauses = [...ChildLaunch.answerable(pending).map(pauseView), ...(record.status === "Paused" ? yield* forwardedViews(record) : [])]
     const unwinding = record.status === "Running" ? Option.getOrNull(yield* Undo.view(record.tenantId, record.rootExecutionId)) : null
     return {
       ...summary(record),
@@ -267,5 +291,6 @@ export const pendingPauses = (options: ReadOptions & { readonly threadId: Thread
     yield* checkThread(tenantId, options.threadId, options.ownerId)
     const active = yield* RecordStore.use((records) => records.findActiveRoot(tenantId, options.threadId))
     if (Option.isNone(active)) return [] as ReadonlyArray<PauseView>
-    return ChildLaunch.answerable(yield* pendingOfRecord(active.value)).map(pauseView)
+    const own = ChildLaunch.answerable(yield* pendingOfRecord(active.value)).map(pauseView)
+    return active.value.status === "Paused" ? [...own, ...(yield* forwardedViews(active.value))] : own
   }).pipe(Effect.withSpan("Baton.pendingPauses"))

@@ -9,6 +9,7 @@ import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option } from "effect"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import type { ChildPauseOrigin } from "../../Children.ts"
 import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
@@ -43,6 +44,13 @@ import type { AnyWorkflow } from "../../Workflow.ts"
 export interface PendingPause {
   readonly pauseId: string
   readonly payload: unknown
+  /**
+   * Present when the pause is a child's, forwarded to its parent (see
+   * `Children.ChildPauseOrigin`); answer it by its `pauseId` like any.
+   *
+   * @since 0.2.0
+   */
+  readonly child?: ChildPauseOrigin | undefined
 }
 
 /**
