@@ -173,9 +173,9 @@ export const forwardedOf = (record: ExecutionRecord) =>
   Effect.map(leavesOf(record), (leaves) => leaves.filter((l) => l.owner.executionId !== record.executionId))
 
 /**
- * True when the record rests Paused on nothing but runtime waits and no
- * child below it rests at a pause a caller may answer: the runtime
- * continues it, nobody needs to answer.
+ * True when the record rests Paused on nothing but runtime waits (or on
+ * one answered and not taken yet) and no child below it rests at a pause a
+ * caller may answer: the runtime continues it, nobody needs to answer.
  *
  * @category internal
  * @since 0.2.0
@@ -183,8 +183,11 @@ export const forwardedOf = (record: ExecutionRecord) =>
 export const restsOnlyOnChildren = (record: ExecutionRecord) =>
   Effect.gen(function*() {
     if (record.status !== "Paused") return false
-    const pending = yield* (yield* PauseStore).listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])
-    if (pending.length === 0 || !pending.every(isRuntimeWait)) return false
+    const open = yield* (yield* PauseStore).listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved"])
+    const pending = open.filter((p) => p.status === "Pending")
+    // A wait answered and not taken yet: whoever answered it continues the tree now.
+    const answeredWait = open.some((p) => p.status === "Resolved" && isRuntimeWait(p))
+    if ((pending.length === 0 && !answeredWait) || !pending.every(isRuntimeWait)) return false
     return (yield* leavesOf(record)).length === 0
   })
 
