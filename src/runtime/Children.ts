@@ -86,7 +86,7 @@ export interface LaunchedChild {
   readonly executionId: string
   readonly position: number
   readonly workflowName: string
-  /** Queued, Running, Answered (finished), Paused or Failed. */
+  /** Queued, Running, Answered (finished), Paused (resting at a pause; its parent waits) or Failed. */
   readonly status: ChildStatus
   /** The instance that claimed it last (null while queued). */
   readonly claimedBy: string | null

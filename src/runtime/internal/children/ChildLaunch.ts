@@ -19,7 +19,8 @@
  * - Placement `"parent"` (default): the children run on this instance,
  *   concurrently, inside the step, which gives back its step slot while it
  *   waits (and takes one again first among waiters, as a step closing a
- *   branch).
+ *   branch). A child that rests at a pause makes the step rest too, on a
+ *   paused-children wait (see `ChildWaits`, `ChildPauses`).
  *
  * @since 0.1.0
  */
