@@ -17,7 +17,7 @@ import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as ChildWaits from "../children/ChildWaits.ts"
 import type { ChildPauseOrigin } from "../../Children.ts"
-import { checkThread } from "./Threads.ts"
+import { checkThread, rejected } from "./Threads.ts"
 import * as Undo from "../undo/Undo.ts"
 
 /**
@@ -186,7 +186,10 @@ export const readableRecord = Effect.fnUntraced(function*(executionId: Execution
   const tenantId = options?.tenantId ?? defaultTenant
   const records = yield* RecordStore
   const record = yield* records.getRecord(tenantId, executionId)
-  if (Option.isNone(record)) return yield* new UnknownExecutionError({ tenantId, executionId })
+  if (Option.isNone(record)) {
+    yield* rejected({ reason: "NotInTenant", tenantId, ownerId: options?.ownerId, executionId })
+    return yield* new UnknownExecutionError({ tenantId, executionId })
+  }
   yield* checkThread(tenantId, record.value.threadId, options?.ownerId)
   return record.value
 })

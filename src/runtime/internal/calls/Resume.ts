@@ -24,7 +24,7 @@ import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as ChildPauses from "../children/ChildPauses.ts"
 import * as ChildWaits from "../children/ChildWaits.ts"
 import { awaitExecution } from "./Await.ts"
-import { checkThread } from "./Threads.ts"
+import { checkThread, rejected } from "./Threads.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 
 /**
@@ -93,9 +93,12 @@ const decodeFor = Effect.fnUntraced(function*(record: ExecutionRecord, raw: unkn
 })
 
 /** The pause, or `UnknownPauseError`. */
-const pauseOf = Effect.fnUntraced(function*(tenantId: TenantId, pauseId: string) {
+const pauseOf = Effect.fnUntraced(function*(tenantId: TenantId, pauseId: string, ownerId: string | undefined) {
   const pause = yield* (yield* PauseStore).get(tenantId, pauseId)
-  if (Option.isNone(pause)) return yield* new UnknownPauseError({ tenantId, pauseId })
+  if (Option.isNone(pause)) {
+    yield* rejected({ reason: "NotInTenant", tenantId, ownerId, pauseId })
+    return yield* new UnknownPauseError({ tenantId, pauseId })
+  }
   return pause.value
 })
 
@@ -246,7 +249,7 @@ export const resume = (input: ResumeInput) =>
     const tenantId = input.tenantId ?? defaultTenant
     const requestKey = input.requestKey
     if (requestKey !== undefined) return yield* keyedResume({ ...input, requestKey }, tenantId)
-    const prepared = yield* prepare(input, tenantId, yield* pauseOf(tenantId, input.pauseId))
+    const prepared = yield* prepare(input, tenantId, yield* pauseOf(tenantId, input.pauseId, input.ownerId))
     yield* writeDecision(prepared, false)
     return yield* continueAfter(prepared)
   }).pipe(Effect.withSpan("Baton.resume"))

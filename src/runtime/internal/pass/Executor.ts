@@ -403,6 +403,10 @@ const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
     return answered
   })
 
+/** The decisions a pass takes, as `onResume` tells them (the runtime's own children waits left out). */
+const decisionsOf = (sent: ReadonlyArray<Pause>) =>
+  ChildLaunch.answerable(sent).map((a) => ({ pauseId: a.pauseId, decision: a.decision }))
+
 /** The `Command` that feeds every answered pause. */
 const answering = (answered: ReadonlyArray<Pause>): Next => ({
   input: new Command({ resume: Object.fromEntries(answered.map((a) => [a.interruptId, a.decision])) }),
@@ -439,7 +443,7 @@ const startPass = Effect.fnUntraced(function*(p: Pass) {
   // A record read Running under this lease stays Running: only this holder may move it, and every later write is
   // fenced — so Running→Running (a fenced transaction that changes only `updatedAt`) is skipped. Paused moves.
   if (record.status !== "Running") yield* setStatus(p, ["Paused", "Running"], "Running")
-  yield* p.observer.onResume({ ...p.event, reason: start.reason })
+  yield* p.observer.onResume({ ...p.event, reason: start.reason, decisions: decisionsOf(sent) })
   return next
 })
 
@@ -638,7 +642,7 @@ const phases = Effect.fnUntraced(function*(p: Pass) {
     const answered = yield* answersFor(p, waiting)
     if (answered.length > 0) {
       next = answering(answered)
-      yield* p.observer.onResume({ ...p.event, reason: "Answered" })
+      yield* p.observer.onResume({ ...p.event, reason: "Answered", decisions: decisionsOf(answered) })
       continue
     }
     const rested = yield* rest(p, interrupts, waiting)
