@@ -252,6 +252,7 @@ export const configKeys = {
   undoBackoffMax: "BATON_UNDO_BACKOFF_MAX",
   maxClaimedChildren: "BATON_MAX_CLAIMED_CHILDREN",
   maxInlineChildren: "BATON_MAX_INLINE_CHILDREN",
+  maxChildDepth: "BATON_MAX_CHILD_DEPTH",
   maxInputBytes: "BATON_MAX_INPUT_BYTES"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers">>]: string }
 
@@ -395,6 +396,7 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.providers === undefined ? {} : { providers: options.providers }),
     ...(options.maxClaimedChildren === undefined ? {} : { maxClaimedChildren: options.maxClaimedChildren }),
     ...(options.maxInlineChildren === undefined ? {} : { maxInlineChildren: options.maxInlineChildren }),
+    ...(options.maxChildDepth === undefined ? {} : { maxChildDepth: options.maxChildDepth }),
     ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes })
   })
 })
@@ -448,6 +450,7 @@ const readers = {
   undoBackoffMax: [durationKey(configKeys.undoBackoffMax), durationText],
   maxClaimedChildren: [Config.Int(configKeys.maxClaimedChildren), intText],
   maxInlineChildren: [Config.Int(configKeys.maxInlineChildren), intText],
+  maxChildDepth: [Config.Int(configKeys.maxChildDepth), intText],
   maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText]
 } as const satisfies { readonly [K in Field]: readonly [Config.Config<Required<BatonConfigOptions>[K]>, string] }
 

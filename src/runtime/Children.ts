@@ -77,6 +77,26 @@ export class ChildExecutionsFailedError extends Schema.TaggedError<ChildExecutio
 }
 
 /**
+ * A child deeper than `maxChildDepth` of the instance that was to run it:
+ * refused there before it was recorded. Its launching step fails with
+ * `ChildExecutionsFailedError` carrying this tag and message.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ChildDepthExceededError extends Schema.TaggedError<ChildDepthExceededError>()("ChildDepthExceededError", {
+  executionId: Schema.String,
+  depth: Schema.Number,
+  maxChildDepth: Schema.Number,
+  instanceId: Schema.String
+}) {
+  override get message() {
+    return `child ${this.executionId} would run at depth ${this.depth}, deeper than maxChildDepth ${this.maxChildDepth} of instance ${this.instanceId}: ` +
+      "launch fewer levels of children, or raise maxChildDepth on the instances that run them."
+  }
+}
+
+/**
  * One child a launch queued, as {@link launched} reads it.
  *
  * @category models

@@ -35,6 +35,7 @@ import * as Cancel from "../undo/Cancel.ts"
 import * as ChildConfig from "./ChildConfig.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
 import * as ChildPauses from "./ChildPauses.ts"
+import { ChildDepthExceededError } from "../../Children.ts"
 import { Instance, type InstanceShape, workflowForRecord } from "../Instance.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
@@ -121,6 +122,11 @@ export const runChild = (spec: ChildLaunch.ChildSpec) =>
       return { outcome: "Failed", result: { tag: "UnknownWorkflowError", message: `workflow "${spec.workflowName}" is not registered on the instance that claimed it` } } as ChildLaunch.ChildEnd
     }
     const { leaseMillis, waitPollMillis } = config
+    // Deeper than this instance runs: refused here, before it is recorded (one recorded already goes on).
+    if (config.maxChildDepth !== undefined && spec.depth > config.maxChildDepth && Option.isNone(yield* records.getRecord(spec.tenantId, spec.executionId))) {
+      const refused = new ChildDepthExceededError({ executionId: spec.executionId, depth: spec.depth, maxChildDepth: config.maxChildDepth, instanceId: (yield* Instance).instanceId })
+      return { outcome: "Failed", result: errorResult(refused) } as ChildLaunch.ChildEnd
+    }
     // An earlier claimer may hold the new child's lease without having recorded it (it died in between):
     // the start is tried again until its lease expired, then the child is started here.
     for (let attempt = 0; attempt <= Math.ceil(leaseMillis / waitPollMillis) + 2; attempt++) {
