@@ -34,6 +34,7 @@ import * as Unwind from "../undo/Unwind.ts"
 import * as Tracing from "../observe/Tracing.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
+import * as Passes from "./Passes.ts"
 
 /**
  * A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`.
@@ -204,6 +205,7 @@ const makeHandle = (
   const gated = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
     const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
+    Passes.nameBody(p, node, key)
     pass.bodies.add(p)
     touch()
     const done = () => {

@@ -70,6 +70,7 @@ import * as Metering from "../observe/Metering.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import { type ActivePass, Instance, type InstanceShape } from "../Instance.ts"
 import type { LeaseHolder } from "../lease/LeaseHolder.ts"
+import * as Passes from "../pass/Passes.ts"
 
 const registrationPrefix = "undo/"
 const unwindingName = "unwinding"
@@ -636,6 +637,7 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
       : Effect.callback<unknown, { undoFailed: unknown }>((resume) => {
         // Tracked like a step body: the lease is released only once it returned.
         const p = Promise.resolve().then(() => undo.run(registration.result, ctx))
+        Passes.nameBody(p, `undo of ${registration.node}`, ctx.idempotencyKey)
         u.pass.bodies.add(p)
         instance.passes.progressed()
         const settled = () => {
