@@ -90,6 +90,16 @@ export const make = MemoryState.useSync((rows) =>
         row.claimExpiresAt = null
         return true
       }),
+    requeuePaused: (tenantId, executionId) =>
+      Effect.sync(() => {
+        const row = rows.children.get(key(tenantId, executionId))
+        if (row === undefined || row.status !== "Paused") return false
+        row.status = "Queued"
+        row.claimedBy = null
+        row.claimExpiresAt = null
+        row.result = null
+        return true
+      }),
     listLaunch: (tenantId, launchId) =>
       Effect.sync(() =>
         [...rows.children.values()]

@@ -30,6 +30,14 @@ export const make = MemoryState.useSync((rows) =>
         }
         return Option.none()
       }),
+    heldSlot: (k, holder, now) =>
+      Effect.sync(() => {
+        const slots = rows.slots.get(k) ?? []
+        const i = slots.findIndex((slot) => slot !== undefined && slot.holder === holder && slot.expiresAt > now)
+        if (i < 0) return Option.none()
+        const slot = slots[i]!
+        return Option.some({ key: k, slot: i, holder, epoch: slot.epoch, expiresAt: slot.expiresAt })
+      }),
     renewSlot: (s, ttl, now) =>
       Effect.sync(() => {
         const slot = rows.slots.get(s.key)?.[s.slot]

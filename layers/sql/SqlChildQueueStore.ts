@@ -113,6 +113,13 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
               RETURNING execution_id`,
           (rows) => rows.length > 0
         )),
+      requeuePaused: (tenantId, executionId) =>
+        run(store, "requeuePaused", () => Effect.map(
+          sql`UPDATE ${queue} SET status = 'Queued', claimed_by = NULL, claim_expires_at = NULL, result = NULL
+              WHERE tenant_id = ${tenantId} AND execution_id = ${executionId} AND status = 'Paused'
+              RETURNING execution_id`,
+          (rows) => rows.length > 0
+        )),
       listLaunch: (tenantId, launchId) =>
         run(store, "listLaunch", () => Effect.map(
           sql`SELECT * FROM ${queue} WHERE tenant_id = ${tenantId} AND launch_id = ${launchId} ORDER BY position, execution_id`,

@@ -61,6 +61,14 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
           }
           return Option.none<SlotLease>()
         }))),
+      heldSlot: (key, holder, now) =>
+        run(store, "heldSlot", () => Effect.map(
+          sql`SELECT slot, epoch, expires_at FROM ${slots}
+              WHERE slot_key = ${key} AND holder = ${holder} AND expires_at > ${now} ORDER BY slot LIMIT 1`,
+          (rows) => rows.length === 0
+            ? Option.none<SlotLease>()
+            : Option.some<SlotLease>({ key, slot: num(rows[0].slot), holder, epoch: num(rows[0].epoch), expiresAt: num(rows[0].expires_at) })
+        )),
       renewSlot: (s, ttl, now) =>
         run(store, "renewSlot", () => Effect.map(
           sql`UPDATE ${slots} SET expires_at = ${now + ttl}

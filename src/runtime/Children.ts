@@ -77,6 +77,26 @@ export class ChildExecutionsFailedError extends Schema.TaggedError<ChildExecutio
 }
 
 /**
+ * A child deeper than `maxChildDepth` of the instance that was to run it:
+ * refused there before it was recorded. Its launching step fails with
+ * `ChildExecutionsFailedError` carrying this tag and message.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
+export class ChildDepthExceededError extends Schema.TaggedError<ChildDepthExceededError>()("ChildDepthExceededError", {
+  executionId: Schema.String,
+  depth: Schema.Number,
+  maxChildDepth: Schema.Number,
+  instanceId: Schema.String
+}) {
+  override get message() {
+    return `child ${this.executionId} would run at depth ${this.depth}, deeper than maxChildDepth ${this.maxChildDepth} of instance ${this.instanceId}: ` +
+      "launch fewer levels of children, or raise maxChildDepth on the instances that run them."
+  }
+}
+
+/**
  * One child a launch queued, as {@link launched} reads it.
  *
  * @category models
@@ -86,7 +106,7 @@ export interface LaunchedChild {
   readonly executionId: string
   readonly position: number
   readonly workflowName: string
-  /** Queued, Running, Answered (finished), Paused or Failed. */
+  /** Queued, Running, Answered (finished), Paused (resting at a pause; its parent waits) or Failed. */
   readonly status: ChildStatus
   /** The instance that claimed it last (null while queued). */
   readonly claimedBy: string | null
@@ -139,3 +159,27 @@ export interface ChildrenWait {
   readonly children: number
 }
 
+
+/**
+ * The child a forwarded pause belongs to. A child that rests at a pause
+ * (`interrupt()`) makes its parent wait; the pause is listed among the
+ * parent's (in `execute`/`await`/`resume` output, `status` and
+ * `pendingPauses`) with this field, and at any depth among the root's.
+ * Answer it with `resume({ pauseId, decision })` like one of the parent's
+ * own: the decision is decoded by the child's workflow, carried on to the
+ * child (through the queue when it runs on another instance), and the tree
+ * goes on.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ChildPauseOrigin {
+  readonly executionId: string
+  /** The child's own thread. */
+  readonly threadId: string
+  /** The child's pause (the same as the forwarded pause's `pauseId`). */
+  readonly pauseId: string
+  readonly workflowName: string
+  /** Its depth in the tree (the root is 1). */
+  readonly depth: number
+}

@@ -17,6 +17,7 @@ import { createHash } from "node:crypto"
 import { inspect } from "node:util"
 import { type Duration, Effect, Schema, SchemaIssue } from "effect"
 import * as StepWaits from "./internal/timers/StepWaits.ts"
+import * as Options from "../stores/internal/options.ts"
 import * as InterruptPayload from "./internal/pass/InterruptPayload.ts"
 import { passOf } from "./internal/pass/pass.ts"
 import type { ChildExecutionsFailedError, LaunchOptions } from "./Children.ts"
@@ -607,8 +608,19 @@ export interface UndoContext extends RunsIn {
  * @since 0.1.0
  */
 export type UndoFunction =
-  | { readonly _tag: "Promise"; readonly run: (result: unknown, ctx: UndoContext) => Promise<unknown> | unknown }
-  | { readonly _tag: "Effect"; readonly run: (result: unknown, ctx: UndoContext) => Effect.Effect<unknown, unknown, never> }
+  | { readonly _tag: "Promise"; readonly run: (result: unknown, ctx: UndoContext) => Promise<unknown> | unknown; readonly timeoutMillis?: number | undefined }
+  | { readonly _tag: "Effect"; readonly run: (result: unknown, ctx: UndoContext) => Effect.Effect<unknown, unknown, never>; readonly timeoutMillis?: number | undefined }
+
+/**
+ * A step's `compensationTimeout` in milliseconds (undefined when unset); a
+ * bad one throws `InvalidInputError` naming the field, when the step is made.
+ */
+const compensationTimeoutOf = (operation: string, value: unknown): number | undefined => {
+  if (value === undefined) return undefined
+  const checked = Options.duration({ min: 1, max: Options.maxTimerMillis, example: "30 seconds" })(value)
+  if (checked instanceof Options.Refusal) throw new InvalidInputError({ operation, field: "compensationTimeout", reason: checked.refused })
+  return checked
+}
 
 /**
  * The property of a node function that holds its undo.
@@ -633,6 +645,16 @@ export interface StepOptions<U> {
    * before the step's result is checkpointed.
    */
   readonly undo?: ((result: U, ctx: UndoContext) => Promise<unknown> | unknown) | undefined
+  /**
+   * How long one try of the undo may run, on the Clock (1 ms up to ~24.8
+   * days). A try still running then counts as failed (timed out): the next
+   * try runs after the backoff, within `undoAttempts`; an Effect undo is
+   * interrupted, a Promise undo keeps the lease held until it settles.
+   * Unset: a try runs as long as it takes.
+   *
+   * @since 0.2.0
+   */
+  readonly compensationTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -644,6 +666,12 @@ export interface StepOptions<U> {
 export interface EffectStepOptions<U, R> {
   /** Like `StepOptions.undo`, as an Effect (its failure is a failed try; see `BatonConfig.undoAttempts`). */
   readonly undo?: ((result: U, ctx: UndoContext) => Effect.Effect<unknown, unknown, R>) | undefined
+  /**
+   * Like `StepOptions.compensationTimeout`.
+   *
+   * @since 0.2.0
+   */
+  readonly compensationTimeout?: Duration.Input | undefined
 }
 
 /** The registration of a finished step's undo, before its result goes to LangGraph. */
@@ -715,6 +743,7 @@ const rejectAsError = (error: unknown): Promise<never> => {
  */
 export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U, options?: StepOptions<U>) => {
   const undo = options?.undo
+  const timeoutMillis = compensationTimeoutOf("Workflow.step", options?.compensationTimeout)
   const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
     const ctx = stepContext(config)
     const run = () => Promise.resolve().then(() => body(state, ctx))
@@ -722,7 +751,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U,
       .catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
-    Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown } satisfies UndoFunction })
+    Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown, timeoutMillis } satisfies UndoFunction })
   }
   return node
 }
@@ -742,6 +771,7 @@ export const effectStep = <S, U, E, R, R2 = never>(
   options?: EffectStepOptions<U, R2>
 ): EffectNode<S, U, R | R2> => {
   const undo = options?.undo
+  const timeoutMillis = compensationTimeoutOf("Workflow.effectStep", options?.compensationTimeout)
   const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
     const ctx = stepContext(config)
     const effect = body(state, ctx) as Effect.Effect<U, E, never>
@@ -752,7 +782,7 @@ export const effectStep = <S, U, E, R, R2 = never>(
     ).catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
-    Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"] } })
+    Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"], timeoutMillis } })
   }
   // The requirements are a phantom: nothing is kept at run time.
   return node as EffectNode<S, U, R | R2>

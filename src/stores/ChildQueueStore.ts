@@ -102,7 +102,10 @@ export interface RunnableWorkflow {
  * - `listLaunch` answers the children of one launch by position, and
  *   `countOpen` how many of them are still Queued or Running;
  * - `failQueued` ends a root's Queued children as Failed with `result`
- *   (a cancelled tree's children never start).
+ *   (a cancelled tree's children never start);
+ * - `requeuePaused` hands a Paused row (a child resting at a pause) back to
+ *   the queue — Queued, unclaimed, its result cleared — once its pause was
+ *   answered, and answers whether it did (of racing callers, one does).
  *
  * @category models
  * @since 0.1.0
@@ -135,6 +138,13 @@ export interface ChildQueueStoreShape {
   readonly countOpen: (tenantId: TenantId, launchId: string) => Effect.Effect<number, Failure>
   readonly failQueued: (tenantId: TenantId, rootExecutionId: ExecutionId, result: unknown) => Effect.Effect<number, Failure>
   readonly deleteRoot: (tenantId: TenantId, rootExecutionId: ExecutionId) => Effect.Effect<number, Failure>
+  /**
+   * A Paused row back to Queued (unclaimed, result cleared): its child
+   * rests no more, any claimer continues it. False when the row is not Paused.
+   *
+   * @since 0.2.0
+   */
+  readonly requeuePaused: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<boolean, Failure>
   readonly ping: Effect.Effect<void, StoreError>
 }
 
@@ -198,6 +208,8 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
         ], () => impl.failQueued(tenantId, root, result)),
       deleteRoot: (tenantId, root) =>
         V.checked(V.ids("ChildQueueStore.deleteRoot", { tenantId, rootExecutionId: root }), () => impl.deleteRoot(tenantId, root)),
+      requeuePaused: (tenantId, executionId) =>
+        V.checked(V.ids("ChildQueueStore.requeuePaused", { tenantId, executionId }), () => impl.requeuePaused(tenantId, executionId)),
       ping: impl.ping
     }
   }

@@ -40,7 +40,10 @@ export interface SlotLease {
  * - `addToWindow` counts in fixed windows `[k·window, (k+1)·window)` of `now`:
  *   it adds `amount` unless the total would pass `limit` (then `None`, nothing
  *   added) and answers the new total;
- * - `pauseUntil` keeps the later of the stored and the given time.
+ * - `pauseUntil` keeps the later of the stored and the given time;
+ * - `heldSlot` (optional) answers the live slot of `key` that `holder`
+ *   holds at `now`, if any: a caller whose `acquireSlot` answer was lost
+ *   (the connection broke after the store committed) finds the slot it got.
  *
  * @category models
  * @since 0.1.0
@@ -55,6 +58,14 @@ export interface RateLimitStoreShape {
   ) => Effect.Effect<Option.Option<SlotLease>, Failure>
   readonly renewSlot: (slot: SlotLease, ttlMillis: number, now: number) => Effect.Effect<boolean, Failure>
   readonly releaseSlot: (slot: SlotLease) => Effect.Effect<boolean, Failure>
+  /**
+   * The live slot of `key` held by `holder` at `now`, if any (the lowest
+   * numbered one). Optional: without it, a lost `acquireSlot` answer is not
+   * looked up (the slot it took comes back when its lease expires).
+   *
+   * @since 0.2.0
+   */
+  readonly heldSlot?: ((key: string, holder: InstanceId, now: number) => Effect.Effect<Option.Option<SlotLease>, Failure>) | undefined
   readonly addToWindow: (
     key: string,
     amount: number,
@@ -94,6 +105,14 @@ export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitSto
           V.positiveMillis("RateLimitStore.acquireSlot", "ttlMillis", ttl),
           V.time("RateLimitStore.acquireSlot", "now", now)
         ], () => impl.acquireSlot(key, max, holder, ttl, now)),
+      ...(impl.heldSlot === undefined ? {} : {
+        heldSlot: (key: string, holder: InstanceId, now: number) =>
+          V.checked([
+            V.nonEmpty("RateLimitStore.heldSlot", "key", key),
+            V.nonEmpty("RateLimitStore.heldSlot", "holder", holder),
+            V.time("RateLimitStore.heldSlot", "now", now)
+          ], () => impl.heldSlot!(key, holder, now))
+      }),
       renewSlot: (slot, ttl, now) =>
         V.checked([
           ...checkSlot("RateLimitStore.renewSlot", slot),

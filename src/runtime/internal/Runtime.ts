@@ -220,7 +220,8 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
   // Queued children (placement "any") of the workflows registered here are claimed by a loop of their own (see ChildWorker).
   const children = yield* FiberSet.make()
   // A child run inline by its parent's step is owned here too: a closing (or killed) instance interrupts it.
-  childState.state.run = (spec) => Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), Fiber.join)
+  childState.state.run = (spec) =>
+    Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), (fiber) => Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber)))
   // Trees whose sleep or signal wait was answered here continue in a set of their own.
   const woken = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(Effect.all([

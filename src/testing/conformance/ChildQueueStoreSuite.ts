@@ -322,6 +322,28 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
         })
       ))
 
+    it.effect("requeuePaused hands a Paused row back to the queue (unclaimed, result cleared), once; no other status, no other tenant", () =>
+      withQueue((stores, child, t) =>
+        Effect.gen(function*() {
+          const c = child({ depth: 9 })
+          assert.isTrue(yield* stores.first.saveIfAbsent(c))
+          assert.isFalse(yield* stores.second.requeuePaused(c.tenantId, c.executionId), "a Queued row is not Paused")
+          some(yield* stores.first.claim("a", ttl, t), "claim")
+          assert.isFalse(yield* stores.second.requeuePaused(c.tenantId, c.executionId), "a Running row is not Paused")
+          assert.isTrue(yield* stores.first.complete({ tenantId: c.tenantId, executionId: c.executionId, instanceId: "a", outcome: "Paused", result: { pauses: 1 } }))
+          assert.isFalse(yield* stores.second.requeuePaused(ids("tenant"), c.executionId), "another tenant's id is unknown")
+          const racing = yield* Effect.all([stores.first.requeuePaused(c.tenantId, c.executionId), stores.second.requeuePaused(c.tenantId, c.executionId)], { concurrency: 2 })
+          assert.deepStrictEqual(racing.filter(Boolean).length, 1, "of two racing callers one requeues it")
+          assert.deepStrictEqual(some(yield* stores.first.get(c.tenantId, c.executionId), "get"), c, "Queued, unclaimed, no result")
+          assert.strictEqual(yield* stores.first.countOpen(c.tenantId, "none"), 0)
+          const again = some(yield* stores.second.claim("b", ttl, t), "claimed again")
+          assert.strictEqual(again.executionId, c.executionId)
+          assert.strictEqual(again.claimedBy, "b")
+          assert.isTrue(yield* stores.second.complete({ tenantId: c.tenantId, executionId: c.executionId, instanceId: "b", outcome: "Answered", result: { ok: 1 } }))
+          assert.isFalse(yield* stores.first.requeuePaused(c.tenantId, c.executionId), "an Answered row stays")
+        })
+      ))
+
     it.effect("deleteRoot removes the tree's children only and answers how many", () =>
       withQueue((stores, child) =>
         Effect.gen(function*() {

@@ -52,6 +52,22 @@ export const rateLimitStoreSuite = (options: SuiteOptions<RateLimitStore>): void
         none(yield* stores.first.acquireSlot(key, 3, "late", ttl, t), "a fourth holder while three are live")
       }))
 
+    it.effect("heldSlot (when implemented) answers the live slot a holder holds — the one its lost acquireSlot took — and none once released or expired", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        if (stores.first.heldSlot === undefined) return
+        const key = ids("permit")
+        const t = yield* now
+        none(yield* stores.first.heldSlot(key, "a", t), "nothing held yet")
+        some(yield* stores.first.acquireSlot(key, 2, "b", ttl, t), "b acquires")
+        const a = some(yield* stores.first.acquireSlot(key, 2, "a", ttl, t), "a acquires")
+        assert.deepStrictEqual(some(yield* stores.second.heldSlot!(key, "a", t), "a's slot, seen from another connection"), a)
+        none(yield* stores.second.heldSlot!(ids("permit"), "a", t), "another key")
+        none(yield* stores.second.heldSlot!(key, "a", t + ttl), "expired")
+        assert.isTrue(yield* stores.first.releaseSlot(a))
+        none(yield* stores.second.heldSlot!(key, "a", t), "released")
+      }))
+
     it.effect("a released slot is free again at once, with a new epoch; only its holder releases it", () =>
       Effect.gen(function*() {
         const stores = yield* Stores

@@ -1,6 +1,7 @@
 /**
  * The warning a close logs at its deadline names how many step bodies are
- * still running then: a step that ignores its abort signal is one. (The count
+ * still running then, and which (each body's node and step key): a step that
+ * ignores its abort signal is one. (The count
  * was read when the wait began, before the body was tracked: it said 0 while
  * the body ran on.) On the TestClock; the body is a promise the test holds.
  */
@@ -48,5 +49,7 @@ describe("close at its deadline", () => {
       const warning = logs.find((line) => line.includes("step bodies still running at the close deadline"))
       assert.isDefined(warning, logs.join("\n"))
       assert.include(warning!, "still running at the close deadline: 1 of execution")
+      // Named: the node (and step key) of each body still running when the close's grace ended.
+      assert.match(warning!, /: 1 of execution \S+: n \(\S+\)$/)
     }))
 })

@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, type Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import * as BatonConfig from "../../../src/runtime/BatonConfig.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
@@ -133,39 +133,6 @@ for (const backend of backends) {
         const out = yield* Fiber.join(done)
         assert.deepStrictEqual((out as { output: { results: Array<number> } }).output.results, [0, 2])
         assert.deepStrictEqual(log.runs.filter((r) => r.instanceId === "instance-1").map((r) => r.n).sort(), [0, 1], "both children continued on instance 1")
-      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
-
-    it.effect("a child (placement any) that pauses fails the launching step with ChildPausedError saying what to do", () =>
-      Effect.gen(function*() {
-        const asking = Workflow.make({
-          name: "asking-child",
-          version: "1",
-          graph: new StateGraph(Annotation.Root({ answer: Annotation<string>() }))
-            .addNode("ask", Workflow.step(async () => ({ answer: String(interrupt({ question: "which?" })) })))
-            .addEdge(START, "ask")
-            .addEdge("ask", END)
-        })
-        const State = Annotation.Root({ failed: Annotation<string>() })
-        const parent = Workflow.make({
-          name: "asking-parent",
-          version: "1",
-          children: [asking],
-          graph: new StateGraph(State)
-            .addNode("fan", Workflow.effectStep((_s, ctx) =>
-              Workflow.launchChildren(ctx, asking, [{}], { placement: "any" }).pipe(
-                Effect.as({ failed: "none" }),
-                Effect.catchTag("ChildExecutionsFailedError", (e) => Effect.succeed({ failed: `${e.failures[0]!.tag}: ${e.failures[0]!.message}` }))
-              )))
-            .addEdge(START, "fan")
-            .addEdge("fan", END)
-        })
-        const h = yield* Harness.make({ instances: 1, baton: { workflows: [parent] } })
-        const run = yield* h.run(0, (b) => b.execute(parent, {}))
-        yield* advanceUntil(h, "1 second", 10, () => run.pollUnsafe() !== undefined)
-        const failed = ((yield* Fiber.join(run)) as { output: { failed: string } }).output.failed
-        assert.match(failed, /^ChildPausedError: /)
-        assert.match(failed, /Ask the question in the parent before launching/)
-        assert.match(failed, /cancel that thread/)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("maxInlineChildren caps the children of one placement-parent launch running at once", () =>

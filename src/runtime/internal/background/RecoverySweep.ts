@@ -37,6 +37,7 @@ import * as Metrics from "../../Metrics.ts"
 import * as RecoveryFailures from "./RecoveryFailures.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import * as Takeover from "../lease/Takeover.ts"
+import * as ChildPauses from "../children/ChildPauses.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as VisitOrder from "./VisitOrder.ts"
 import * as DeleteThread from "../checkpoints/DeleteThread.ts"
@@ -285,7 +286,11 @@ const visitRunning = (look: Look) =>
  * instance stopped or died between the two phases) is taken here, like a recovery.
  */
 const visitPaused = (look: Look) =>
-  Effect.fnUntraced(function*(record: ExecutionRecord) {
+  Effect.fnUntraced(function*(found: ExecutionRecord) {
+    // A child's decision goes on the way the child runs: through the queue, or through its parent's step (the root above driven).
+    const up = found.parentExecutionId === null ? Option.some(found) : yield* ChildPauses.continueUp(found)
+    if (Option.isNone(up)) return true
+    const record = up.value
     const workflow = (yield* Instance).config.workflows.get(record.workflowName)
     if (workflow === undefined || mismatchOf(workflow, record) !== undefined) return true
     if (RecoveryFailures.backingOff(look.local, record, look.now, (at) => (look.earliest = Math.min(look.earliest, at)))) return true

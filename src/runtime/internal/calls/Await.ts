@@ -15,6 +15,7 @@ import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import * as Workflow from "../../Workflow.ts"
 import { currentOutput, type ExecutionOutput } from "../pass/Executor.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as ChildWaits from "../children/ChildWaits.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import { Instance } from "../Instance.ts"
 import { type ReadOptions, readableRecord } from "./Reads.ts"
@@ -55,7 +56,8 @@ const settled = Effect.fnUntraced(function*(record: ExecutionRecord) {
   const { config } = yield* Instance
   const workflow = config.workflows.get(record.workflowName)
   if (workflow === undefined) return yield* new UnknownWorkflowError({ workflowName: record.workflowName })
-  return yield* decodedOutput(workflow, yield* currentOutput(workflow, record), "Baton.await")
+  // A paused tree lists the pauses of its children resting below it too.
+  return yield* decodedOutput(workflow, yield* ChildWaits.withForwarded(yield* currentOutput(workflow, record), record), "Baton.await")
 })
 
 /**

@@ -7,6 +7,7 @@ import { Clock, Deferred, Duration, Effect, Fiber, type Scope } from "effect"
 import { InstanceStoppingError } from "../../Errors.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import { Instance } from "../Instance.ts"
+import * as Passes from "../pass/Passes.ts"
 
 /**
  * How long `Baton.close` may take.
@@ -63,6 +64,8 @@ export const close = (sweep: Fiber.Fiber<unknown, unknown>, closeScope: Scope.Sc
     }
     yield* Deferred.succeed(instance.lifecycle.closeDeadline, undefined)
     for (const pass of instance.passes.active) {
-      yield* Effect.logWarning(`closing: execution ${pass.rootExecutionId} still has ${pass.bodies.size} step bodies running`)
+      yield* Effect.logWarning(
+        `closing: execution ${pass.rootExecutionId} still has ${pass.bodies.size} step bodies running: ${Passes.runningBodies(pass).join(", ")}`
+      )
     }
   }).pipe(Effect.withSpan("Baton.close"))

@@ -16,7 +16,9 @@ import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as Waits from "../timers/Waits.ts"
-import { checkThread } from "./Threads.ts"
+import * as ChildWaits from "../children/ChildWaits.ts"
+import type { ChildPauseOrigin } from "../../Children.ts"
+import { checkThread, rejected } from "./Threads.ts"
 import * as Undo from "../undo/Undo.ts"
 
 /**
@@ -65,6 +67,15 @@ export interface PauseView {
   readonly rootExecutionId: ExecutionId
   readonly threadId: ThreadId
   readonly createdAt: number
+  /**
+   * Present when the pause is one of a child's resting below this
+   * execution, forwarded to it (`executionId`, `rootExecutionId` and
+   * `threadId` above are then this execution's): which child, its thread
+   * and its own pause id (the same as `pauseId`).
+   *
+   * @since 0.2.0
+   */
+  readonly child?: ChildPauseOrigin | undefined
 }
 
 /**
@@ -190,10 +201,26 @@ export const readableRecord = Effect.fnUntraced(function*(executionId: Execution
   const tenantId = options?.tenantId ?? defaultTenant
   const records = yield* RecordStore
   const record = yield* records.getRecord(tenantId, executionId)
-  if (Option.isNone(record)) return yield* new UnknownExecutionError({ tenantId, executionId })
+  if (Option.isNone(record)) {
+    yield* rejected({ reason: "NotInTenant", tenantId, ownerId: options?.ownerId, executionId })
+    return yield* new UnknownExecutionError({ tenantId, executionId })
+  }
   yield* checkThread(tenantId, record.value.threadId, options?.ownerId)
   return record.value
 })
+
+/** The pauses of the record's resting children, as the record's own (each marked with its child). */
+const forwardedViews = (record: ExecutionRecord) =>
+  Effect.map(ChildWaits.forwardedOf(record), (leaves) =>
+    leaves.map((leaf): PauseView => ({
+      pauseId: leaf.pause.pauseId,
+      payload: leaf.pause.payload,
+      executionId: record.executionId,
+      rootExecutionId: record.rootExecutionId,
+      threadId: record.threadId,
+      createdAt: leaf.pause.createdAt,
+      child: ChildWaits.originOf(leaf)
+    })))
 
 const pendingOfRecord = (record: ExecutionRecord) =>
   Effect.map(
@@ -214,7 +241,7 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
       ? yield* LeaseStore.use((leases) => leases.get(record.tenantId, record.rootExecutionId))
       : Option.none()
     const pending = record.status === "Paused" ? yield* pendingOfRecord(record) : []
-    const pendingPauses = ChildLaunch.answerable(pending).map(pauseView)
+    const pendingPauses = [...ChildLaunch.answerable(pending).map(pauseView), ...(record.status === "Paused" ? yield* forwardedViews(record) : [])]
     const unwinding = record.status === "Running" ? Option.getOrNull(yield* Undo.view(record.tenantId, record.rootExecutionId)) : null
     return {
       ...summary(record),
@@ -284,5 +311,6 @@ export const pendingPauses = (options: ReadOptions & { readonly threadId: Thread
     yield* checkThread(tenantId, options.threadId, options.ownerId)
     const active = yield* RecordStore.use((records) => records.findActiveRoot(tenantId, options.threadId))
     if (Option.isNone(active)) return [] as ReadonlyArray<PauseView>
-    return ChildLaunch.answerable(yield* pendingOfRecord(active.value)).map(pauseView)
+    const own = ChildLaunch.answerable(yield* pendingOfRecord(active.value)).map(pauseView)
+    return active.value.status === "Paused" ? [...own, ...(yield* forwardedViews(active.value))] : own
   }).pipe(Effect.withSpan("Baton.pendingPauses"))

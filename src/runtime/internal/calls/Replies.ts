@@ -23,6 +23,8 @@ import type { AnyWorkflow } from "../../Workflow.ts"
 import * as DeclaredBudgets from "../limits/DeclaredBudgets.ts"
 import { Instance, workflowForRecord } from "../Instance.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
+import * as ChildWaits from "../children/ChildWaits.ts"
+import * as Waits from "../timers/Waits.ts"
 import { pauseOf, type ReplyInput, type ResumeInput } from "./Resume.ts"
 import { checkThread } from "./Threads.ts"
 
@@ -58,14 +60,16 @@ const checkReply = (input: ReplyInput) =>
 
 /** The workflow that paused, once the pause is one a caller may answer here. */
 const workflowOf = Effect.fnUntraced(function*(input: ReplyInput, tenantId: TenantId, pause: Pause) {
-  // A children wait is answered by the runtime when the children end, never by a caller.
-  if (ChildLaunch.isChildrenWait(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
+  // A children wait, a sleep or a signal wait is answered by the runtime, never by a caller (as `resume` finds).
+  if (ChildLaunch.isChildrenWait(pause) || Waits.isTimerWait(pause)) return yield* new UnknownPauseError({ tenantId, pauseId: input.pauseId })
   yield* checkThread(tenantId, pause.threadId, input.ownerId)
   if (pause.status !== "Pending") return yield* new NotPausedError({ tenantId, pauseId: input.pauseId, status: pause.status })
   const records = yield* RecordStore
   const record = yield* records.getRecord(tenantId, pause.executionId)
   // Its tree is gone (deleted since): nobody will take a decision for it, as `resume` finds.
   if (Option.isNone(record)) return yield* new NotPausedError({ tenantId, pauseId: input.pauseId, status: "Cancelled" })
+  // A child's pause answered through its parent: the caller must be allowed on the root's thread above it too.
+  if (record.value.parentExecutionId !== null) yield* checkThread(tenantId, (yield* ChildWaits.topOf(record.value)).threadId, input.ownerId)
   const workflow: AnyWorkflow = yield* workflowForRecord(record.value)
   if (workflow.interpret === undefined) {
     return yield* new InvalidInputError({
@@ -98,7 +102,7 @@ export const interpret = (input: ReplyInput) =>
   Effect.gen(function*() {
     yield* checkReply(input)
     const tenantId = input.tenantId ?? defaultTenant
-    const pause = yield* pauseOf(tenantId, input.pauseId)
+    const pause = yield* pauseOf(tenantId, input.pauseId, input.ownerId)
     const { interpret, record, workflow } = yield* workflowOf(input, tenantId, pause)
     const instance = yield* Instance
     const budgets = yield* DeclaredBudgets.ofPass(instance, record, workflow)

@@ -22,7 +22,10 @@ import * as InputSize from "./InputSize.ts"
 import * as Requests from "./Requests.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as Waits from "../timers/Waits.ts"
-import { checkThread } from "./Threads.ts"
+import * as ChildPauses from "../children/ChildPauses.ts"
+import * as ChildWaits from "../children/ChildWaits.ts"
+import { awaitExecution } from "./Await.ts"
+import { checkThread, rejected } from "./Threads.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 
 /**
@@ -88,8 +91,10 @@ const prepare = Effect.fnUntraced(function*(input: ResumeInput, tenantId: Tenant
     yield* pauses.withdraw(tenantId, input.pauseId, yield* Clock.currentTimeMillis)
     return yield* new NotPausedError({ tenantId, pauseId: input.pauseId, status: pause.status === "Pending" ? "Cancelled" : pause.status })
   }
+  // A child's pause answered through its parent: the caller must be allowed on the root's thread above it too.
+  if (record.value.parentExecutionId !== null) yield* checkThread(tenantId, (yield* ChildWaits.topOf(record.value)).threadId, input.ownerId)
   const { decision, workflow } = yield* decodeFor(record.value, input.decision)
-  return { pause, record: record.value, workflow, decision }
+  return { pause, record: record.value, workflow, decision, ownerId: input.ownerId }
 })
 
 /** The registered workflow that continues the tree, and the decision as its decision schema decodes it. */
@@ -103,9 +108,12 @@ const decodeFor = Effect.fnUntraced(function*(record: ExecutionRecord, raw: unkn
 })
 
 /** The pause, or `UnknownPauseError`. */
-export const pauseOf = Effect.fnUntraced(function*(tenantId: TenantId, pauseId: string) {
+export const pauseOf = Effect.fnUntraced(function*(tenantId: TenantId, pauseId: string, ownerId: string | undefined) {
   const pause = yield* (yield* PauseStore).get(tenantId, pauseId)
-  if (Option.isNone(pause)) return yield* new UnknownPauseError({ tenantId, pauseId })
+  if (Option.isNone(pause)) {
+    yield* rejected({ reason: "NotInTenant", tenantId, ownerId, pauseId })
+    return yield* new UnknownPauseError({ tenantId, pauseId })
+  }
   return pause.value
 })
 
@@ -168,6 +176,31 @@ const continueTree = (answered: Answered) =>
   )
 
 /**
+ * Continues what a recorded decision moves. A root's pause: its tree. A
+ * child's pause (forwarded to its parent's caller): the child goes on the
+ * way it runs (see `ChildPauses.continueUp`) — inline children through
+ * their parent's step, the root above driven here; a queued child through
+ * the queue — and the call answers the output of the root above it, as
+ * that root's caller sees it.
+ */
+const continueAfter = (prepared: Prepared) =>
+  prepared.record.parentExecutionId === null
+    ? continueTree(answeredOf(prepared))
+    : Effect.gen(function*() {
+      const root = yield* ChildPauses.continueUp(prepared.record)
+      if (Option.isSome(root)) {
+        const workflow = yield* workflowForRecord(root.value)
+        return yield* continueTree({ record: root.value, workflow, pauseId: prepared.pause.pauseId })
+      }
+      const top = yield* ChildWaits.topOf(prepared.record)
+      return yield* awaitExecution(top.executionId, { tenantId: top.tenantId, ownerId: prepared.ownerId }).pipe(
+        // The root was just read and no timeout is given: neither can happen here.
+        Effect.catchTags({ UnknownExecutionError: Effect.die, AwaitTimeoutError: Effect.die }),
+        Effect.mapError(afterRecorded({ tenantId: top.tenantId, executionId: top.rootExecutionId, threadId: top.threadId, pauseId: prepared.pause.pauseId }))
+      )
+    })
+
+/**
  * A resume under a request key: claims (pause, decision); a repeated call
  * answers the output a call of the key kept, else writes the decision when
  * no call did (the first caller died before) and continues or awaits the
@@ -188,7 +221,7 @@ const keyedResume = Effect.fnUntraced(function*(input: ResumeInput & { readonly 
   const claimed = yield* Requests.claimResume(key, handle, prepared.decision)
   if (Option.isSome(claimed.answer)) return claimed.answer.value as ExecutionOutput
   yield* writeDecision(prepared, true)
-  const out = yield* continueTree(answeredOf(prepared))
+  const out = yield* continueAfter(prepared)
   yield* Requests.recordAnswer(key, claimed.handle, out)
   return out
 })
@@ -231,7 +264,7 @@ export const resume = (input: ResumeInput) =>
     const tenantId = input.tenantId ?? defaultTenant
     const requestKey = input.requestKey
     if (requestKey !== undefined) return yield* keyedResume({ ...input, requestKey }, tenantId)
-    const prepared = yield* prepare(input, tenantId, yield* pauseOf(tenantId, input.pauseId))
+    const prepared = yield* prepare(input, tenantId, yield* pauseOf(tenantId, input.pauseId, input.ownerId))
     yield* writeDecision(prepared, false)
-    return yield* continueTree(answeredOf(prepared))
+    return yield* continueAfter(prepared)
   }).pipe(Effect.withSpan("Baton.resume"))

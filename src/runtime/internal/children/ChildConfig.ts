@@ -30,6 +30,17 @@ export interface ChildOptions {
    * Default 16 (`defaultInlineChildren`).
    */
   readonly maxInlineChildren?: number | undefined
+  /**
+   * The deepest child this instance runs (the root is depth 1, its children
+   * 2): a whole number from 1 to 10 000. Checked where the child runs — by
+   * the claimer of a queued child, by the launching instance for an inline
+   * one — before it is recorded: a deeper child is refused
+   * (`ChildDepthExceededError`, its launching step failing with
+   * `ChildExecutionsFailedError`). Unset: no limit.
+   *
+   * @since 0.2.0
+   */
+  readonly maxChildDepth?: number | undefined
 }
 
 /**
@@ -68,7 +79,10 @@ const whole = (field: keyof ChildOptions, value: unknown, least: number, unset: 
 export const validate = (config: ChildOptions): Effect.Effect<void, BatonConfigError> =>
   Effect.andThen(
     whole("maxClaimedChildren", config.maxClaimedChildren, 0, "unset (0: this instance claims no queued children)"),
-    whole("maxInlineChildren", config.maxInlineChildren, 1, `unset for ${defaultInlineChildren}`)
+    Effect.andThen(
+      whole("maxInlineChildren", config.maxInlineChildren, 1, `unset for ${defaultInlineChildren}`),
+      whole("maxChildDepth", config.maxChildDepth, 1, "unset for no limit")
+    )
   )
 
 /**

@@ -19,10 +19,12 @@
  * - Placement `"parent"` (default): the children run on this instance,
  *   concurrently, inside the step, which gives back its step slot while it
  *   waits (and takes one again first among waiters, as a step closing a
- *   branch).
+ *   branch). A child that rests at a pause makes the step rest too, on a
+ *   paused-children wait (see `ChildWaits`, `ChildPauses`).
  *
  * @since 0.1.0
  */
+import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons"
 import { interrupt } from "@langchain/langgraph"
 import { Clock, Context, Effect, Option } from "effect"
 import type { ChildOutcome, ChildQueueStoreShape, QueuedChild } from "../../../stores/ChildQueueStore.ts"
@@ -41,35 +43,19 @@ import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Workflow from "../../Workflow.ts"
 import * as ChildConfig from "./ChildConfig.ts"
 import * as Waits from "../timers/Waits.ts"
+import * as ChildWaits from "./ChildWaits.ts"
+import { pausedMarker, waitMarker, waitOf } from "./ChildWaits.ts"
 import type { InstanceShape } from "../Instance.ts"
 
-/**
- * The key in a children-wait pause's payload: such a pause is answered by the runtime, never by `resume`.
- *
- * @category internal
- * @since 0.1.0
- */
-export const waitMarker = "@baton/children"
+export { waitMarker, waitOf } from "./ChildWaits.ts"
 
 /**
- * The children wait a pause stands for, if it is one.
+ * True for a pause only the runtime answers: a children wait of either placement.
  *
  * @category internal
  * @since 0.1.0
  */
-export const waitOf = (payload: unknown): ChildrenWait | undefined => {
-  if (typeof payload !== "object" || payload === null) return undefined
-  const wait = (payload as Record<string, unknown>)[waitMarker]
-  return typeof wait === "object" && wait !== null && typeof (wait as ChildrenWait).launchId === "string" ? wait as ChildrenWait : undefined
-}
-
-/**
- * True for a pause that waits on children (only the runtime answers it).
- *
- * @category internal
- * @since 0.1.0
- */
-export const isChildrenWait = (pause: { readonly payload: unknown }): boolean => waitOf(pause.payload) !== undefined
+export const isChildrenWait = (pause: { readonly payload: unknown }): boolean => ChildWaits.isRuntimeWait(pause)
 
 /**
  * What runs one child to its end (its record made if new, else continued
@@ -225,20 +211,60 @@ const enqueue = (site: LaunchSite, queue: ChildQueueStoreShape, launchId: string
     return yield* queue.listLaunch(record.tenantId, launchId)
   })
 
-const ended = (row: QueuedChild) => row.status !== "Queued" && row.status !== "Running"
+/**
+ * A child row that will not move again: it finished or failed (one resting
+ * Paused goes on once its pause is answered; its parent waits for it).
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const settled = (row: QueuedChild) => row.status === "Answered" || row.status === "Failed"
 
 /** Placement "any": queue, then answer the outputs if every child ended, else rest the parent until they have. */
 const launchAnywhere = async (site: LaunchSite, launchId: string, workflow: AnyWorkflow, inputs: ReadonlyArray<unknown>) => {
   const queue = queueOf(site.instance)
   let rows = await run(enqueue(site, queue, launchId, workflow, inputs))
   const wait: ChildrenWait = { launchId, workflowName: workflow.name, children: inputs.length }
-  while (!rows.every(ended)) {
+  while (!rows.every(settled)) {
     // Rest: LangGraph checkpoints the parent and the pass lets the tree rest paused on this marker (see
     // `Executor`). The runtime answers it once every child ended; the step then runs again from its start.
     interrupt({ [waitMarker]: wait })
     rows = await run(queue.listLaunch(site.record.tenantId, launchId))
   }
   return collect(launchId, workflow, rows.map((r) => ({ executionId: r.executionId, end: { outcome: r.status as ChildOutcome, result: r.result } })))
+}
+
+/**
+ * Runs `f` with the step's LangGraph context kept but for its `configurable`
+ * (the parent graph's task, checkpoint namespace and reads): a child's graph
+ * invoked inside the step is then a graph of its own, not the parent's
+ * subgraph — it checkpoints on its own thread and rests at an `interrupt()`
+ * like any tree, instead of throwing it into the parent's step. The rest of
+ * the context (the step's abort signal, callbacks) is shared as before.
+ */
+const outsideParentGraph = <A>(f: (signal: AbortSignal | undefined) => Promise<A>): Promise<A> => {
+  const implicit = AsyncLocalStorageProviderSingleton.getRunnableConfig() as Record<string, unknown> | undefined
+  if (implicit === undefined) return f(undefined)
+  const { configurable: _, ...rest } = implicit
+  return AsyncLocalStorageProviderSingleton.runWithConfig(rest, () => f(stopSignal(implicit.signal)))
+}
+
+/**
+ * What stops the children a step runs inline: the step's pass ending
+ * without a cancel (its caller went away, the instance stops, the lease was
+ * lost) interrupts them — they stay Running for whoever continues the
+ * parent. A cancel is left to the children themselves: they share the
+ * step's abort signal through LangGraph's context and unwind.
+ */
+const stopSignal = (signal: unknown): AbortSignal | undefined => {
+  if (!(signal instanceof AbortSignal)) return undefined
+  const stop = new AbortController()
+  const onAbort = () => {
+    if ((signal.reason as { _tag?: unknown } | undefined)?._tag !== "ExecutionCancelledError") stop.abort(signal.reason)
+  }
+  if (signal.aborted) onAbort()
+  else signal.addEventListener("abort", onAbort, { once: true })
+  return stop.signal
 }
 
 /** Placement "parent": the children run here, concurrently, while the step waits without its slot. */
@@ -254,17 +280,32 @@ const launchHere = async (site: LaunchSite, launchId: string, workflow: AnyWorkf
     workflowName: workflow.name,
     input
   }))
-  site.park(1)
-  let ends: ReadonlyArray<ChildEnd | undefined>
-  try {
-    // The children run in the instance's own set (see Runtime): a closing or killed instance stops them.
-    ends = await site.yieldSlot(() => run(Effect.forEach(specs, runner.run, { concurrency: ChildConfig.inlineChildren(site.instance.config) })))
-  } finally {
-    site.park(-1)
+  const runAll = async (): Promise<ReadonlyArray<ChildEnd>> => {
+    site.park(1)
+    let ends: ReadonlyArray<ChildEnd | undefined>
+    try {
+      // The children run in the instance's own set (see Runtime): a closing or killed instance stops them.
+      ends = await site.yieldSlot(() =>
+        outsideParentGraph((signal) =>
+          Effect.runPromise(Effect.forEach(specs, runner.run, { concurrency: ChildConfig.inlineChildren(site.instance.config) }), { signal })
+        )
+      )
+    } finally {
+      site.park(-1)
+    }
+    const lost = ends.findIndex((e) => e === undefined)
+    if (lost >= 0) throw new Error(`child ${specs[lost].executionId} was left to another holder; the step runs again when the parent continues`)
+    return ends as ReadonlyArray<ChildEnd>
   }
-  const lost = ends.findIndex((e) => e === undefined)
-  if (lost >= 0) throw new Error(`child ${specs[lost].executionId} was left to another holder; the step runs again when the parent continues`)
-  return collect(launchId, workflow, ends.map((end, i) => ({ executionId: specs[i].executionId, end: end! })))
+  let ends = await runAll()
+  while (ends.some((e) => e.outcome === "Paused")) {
+    // A child rests at a pause: the parent rests too (checkpointed, its lease released) on a wait the runtime
+    // answers once a resting child may go on; the step then runs again and its children continue here.
+    const children = specs.filter((_, i) => ends[i].outcome === "Paused").map((s) => s.executionId)
+    interrupt({ [pausedMarker]: { launchId, workflowName: workflow.name, children } satisfies ChildWaits.PausedChildrenWait })
+    ends = await runAll()
+  }
+  return collect(launchId, workflow, ends.map((end, i) => ({ executionId: specs[i].executionId, end })))
 }
 
 /**
@@ -306,13 +347,24 @@ export const launch = async (
  * @since 0.1.0
  */
 export const answerEndedWaits = Effect.fnUntraced(function*(instance: InstanceShape, pauses: PauseStoreShape, record: ExecutionRecord, now: number) {
-  const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
-  if (queue === undefined) return
   const pending = yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])
+  if (!pending.some(isChildrenWait)) return
+  const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
+  if (queue === undefined && pending.some((p) => waitOf(p.payload) !== undefined)) return
   for (const pause of pending) {
+    const paused = ChildWaits.pausedWaitOf(pause.payload)
+    // An inline child answered before this wait was saved: its resume found no wait to answer.
+    if (paused !== undefined) {
+      for (const id of paused.children) {
+        if (!(yield* ChildWaits.mayGoOn(record.tenantId, id))) continue
+        yield* answerWait(pauses, pause, instance.instanceId, now)
+        break
+      }
+      continue
+    }
     const wait = waitOf(pause.payload)
     if (wait === undefined) continue
-    if ((yield* queue.countOpen(record.tenantId, wait.launchId)) > 0) continue
+    if (queue === undefined || !(yield* queue.listLaunch(record.tenantId, wait.launchId)).every(settled)) continue
     yield* answerWait(pauses, pause, instance.instanceId, now)
   }
 })
@@ -349,22 +401,19 @@ export const nowOf = (clock: Clock.Clock) => () => clock.currentTimeMillisUnsafe
 
 /**
  * True when the record rests Paused with nothing but children waits
- * pending: no caller can answer it, the runtime continues it.
+ * pending and no child below it resting at a pause a caller may answer:
+ * the runtime continues it.
  *
  * @category internal
  * @since 0.1.0
  */
-export const restsOnChildren = (record: ExecutionRecord) =>
-  record.status !== "Paused"
-    ? Effect.succeed(false)
-    : PauseStore.use((pauses) => pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])).pipe(
-      Effect.map((pending) => pending.length > 0 && pending.every(isChildrenWait))
-    )
+export const restsOnChildren = (record: ExecutionRecord) => ChildWaits.restsOnlyOnChildren(record)
 
 /**
  * An output handed to a caller: a tree resting only on its children is not
  * handed back paused — the call waits (with `awaitOutput`) until it finishes,
- * fails or pauses for a caller.
+ * fails or pauses for a caller. A paused output lists the pauses of its
+ * resting children too (see `ChildWaits.withForwarded`).
  *
  * @category internal
  * @since 0.1.0
@@ -377,7 +426,8 @@ export const untilNotOnChildren = <A extends { readonly _tag: string; readonly e
     ? Effect.succeed(out)
     : Effect.gen(function*() {
       const record = yield* (yield* RecordStore).getRecord(out.tenantId, out.executionId)
-      if (Option.isNone(record) || !(yield* restsOnChildren(record.value))) return out
+      if (Option.isNone(record)) return out
+      if (!(yield* restsOnChildren(record.value))) return yield* ChildWaits.withForwarded(out, record.value)
       // The record was just read and no timeout is given: neither error can happen here.
       return yield* awaitOutput().pipe(
         Effect.catchIf(
@@ -404,7 +454,9 @@ export const cancelledBeforeStart = (parentExecutionId: string) => ({
  * (their rows end Failed), and each running child of a launch it waits on
  * gets a durable cancel request (`request`), which that child's holder reads
  * after its next confirmed renewal — the child ends cancelled and its row
- * Failed.
+ * Failed. A queued child resting at a pause gets one too and goes back to
+ * the queue (its claimer ends it); an inline one resting at a pause gets one
+ * (the recovery sweep ends it).
  *
  * @category internal
  * @since 0.1.0
@@ -416,14 +468,22 @@ export const cancelChildren = Effect.fnUntraced(function*(
   request: (childExecutionId: string) => Effect.Effect<unknown, StoreError | InvalidInputError>
 ) {
   const queue = Option.getOrUndefined(Context.getOption(instance.services, ChildQueueStore))
-  if (queue === undefined) return
   const { rootExecutionId, tenantId } = record
-  yield* queue.failQueued(tenantId, rootExecutionId, cancelledBeforeStart(record.executionId))
+  if (queue !== undefined) yield* queue.failQueued(tenantId, rootExecutionId, cancelledBeforeStart(record.executionId))
   for (const pause of yield* pauses.listByRoot(tenantId, rootExecutionId, ["Pending", "Resolved"])) {
+    // Inline children resting at a pause: each gets a request; the recovery sweep ends such a resting tree.
+    const paused = ChildWaits.pausedWaitOf(pause.payload)
+    for (const id of paused?.children ?? []) yield* request(id)
     const wait = waitOf(pause.payload)
-    if (wait === undefined) continue
+    if (wait === undefined || queue === undefined) continue
     for (const row of yield* queue.listLaunch(tenantId, wait.launchId)) {
       if (row.status === "Running") yield* request(row.executionId)
+      // A queued child resting at a pause: asked to stop, and handed back to the queue — its claimer ends it
+      // cancelled (its own children with it) and its row Failed.
+      if (row.status === "Paused") {
+        yield* request(row.executionId)
+        if (yield* queue.requeuePaused(tenantId, row.executionId)) runnerOf(instance).queued(tenantId, wait.launchId)
+      }
     }
   }
 })

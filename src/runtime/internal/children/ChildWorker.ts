@@ -34,6 +34,8 @@ import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildConfig from "./ChildConfig.ts"
 import * as ChildLaunch from "./ChildLaunch.ts"
+import * as ChildPauses from "./ChildPauses.ts"
+import { ChildDepthExceededError } from "../../Children.ts"
 import { Instance, type InstanceShape, workflowForRecord } from "../Instance.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
@@ -120,6 +122,11 @@ export const runChild = (spec: ChildLaunch.ChildSpec) =>
       return { outcome: "Failed", result: { tag: "UnknownWorkflowError", message: `workflow "${spec.workflowName}" is not registered on the instance that claimed it` } } as ChildLaunch.ChildEnd
     }
     const { leaseMillis, waitPollMillis } = config
+    // Deeper than this instance runs: refused here, before it is recorded (one recorded already goes on).
+    if (config.maxChildDepth !== undefined && spec.depth > config.maxChildDepth && Option.isNone(yield* records.getRecord(spec.tenantId, spec.executionId))) {
+      const refused = new ChildDepthExceededError({ executionId: spec.executionId, depth: spec.depth, maxChildDepth: config.maxChildDepth, instanceId: (yield* Instance).instanceId })
+      return { outcome: "Failed", result: errorResult(refused) } as ChildLaunch.ChildEnd
+    }
     // An earlier claimer may hold the new child's lease without having recorded it (it died in between):
     // the start is tried again until its lease expired, then the child is started here.
     for (let attempt = 0; attempt <= Math.ceil(leaseMillis / waitPollMillis) + 2; attempt++) {
@@ -166,15 +173,19 @@ export const runChild = (spec: ChildLaunch.ChildSpec) =>
  */
 const wakeParent = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row: QueuedChild, continues: FiberSet.FiberSet<unknown, unknown>) {
   if (row.launchId == null) return
-  if ((yield* queue.countOpen(row.tenantId, row.launchId)) > 0) return
+  // A sibling still queued, running or resting at a pause: the parent waits on.
+  if (!(yield* queue.listLaunch(row.tenantId, row.launchId)).every(ChildLaunch.settled)) return
   const instance = yield* Instance
   const pauses = yield* PauseStore
   const pending = yield* pauses.listByRoot(row.tenantId, row.rootExecutionId, ["Pending"])
   const wait = pending.find((p) => ChildLaunch.waitOf(p.payload)?.launchId === row.launchId)
   if (wait === undefined) return
   yield* ChildLaunch.answerWait(pauses, wait, instance.instanceId, yield* Clock.currentTimeMillis)
-  const root = yield* (yield* RecordStore).getRecord(row.tenantId, row.rootExecutionId)
-  if (Option.isNone(root) || root.value.status !== "Paused") return
+  const parent = yield* (yield* RecordStore).getRecord(row.tenantId, row.rootExecutionId)
+  if (Option.isNone(parent) || parent.value.status !== "Paused") return
+  // A parent that is a child itself goes on the way it runs: back to the queue, or through its own parent's step.
+  const root = parent.value.parentExecutionId === null ? parent : yield* ChildPauses.continueUp(parent.value)
+  if (Option.isNone(root)) return
   const workflow = yield* Effect.option(workflowForRecord(root.value))
   if (Option.isNone(workflow)) {
     // A worker without the parent's workflow: told like a release (of the launch, not of the parent's tree, whose
@@ -182,9 +193,10 @@ const wakeParent = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row:
     ;(yield* LeaseWakeups).released(row.tenantId, row.launchId)
     return
   }
-  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, row.tenantId, row.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
+  const rootId = root.value.rootExecutionId
+  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, row.tenantId, rootId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
     Effect.catchCause((cause) => Effect.logDebug("continuing the parent after its children ended stopped", cause)),
-    Effect.annotateLogs({ executionId: row.rootExecutionId, tenantId: row.tenantId })
+    Effect.annotateLogs({ executionId: rootId, tenantId: row.tenantId })
   ))
 })
 
@@ -290,7 +302,10 @@ const runClaimed = (queue: ChildQueueStoreShape, row: QueuedChild, continues: Fi
       outcome: end.outcome,
       result: end.result
     })
-    if (completed) yield* wakeParentRetried(queue, row, continues)
+    if (!completed) return
+    // Resting at a pause (or on its own children): its parent waits, its caller sees the pause as the parent's.
+    if (end.outcome === "Paused") return yield* ChildPauses.rested(row.tenantId, row.executionId)
+    yield* wakeParentRetried(queue, row, continues)
   }).pipe(
     Effect.catchCause((cause) => Effect.logWarning(`claimed child ${row.executionId} stopped; its claim expires for another instance`, cause)),
     Effect.annotateLogs({ executionId: row.executionId, tenantId: row.tenantId })

@@ -15,21 +15,32 @@ import { RecordStore } from "../../../stores/RecordStore.ts"
 const maxLevels = 1_000
 
 /**
+ * The highest record up `record`'s chain of parents, and whether it is the
+ * top (a root): `complete` is false when a record up the chain is gone
+ * (deleted with its tree), and `record` is then the highest one found.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const highestOf = (record: ExecutionRecord) =>
+  Effect.gen(function*() {
+    if (record.parentExecutionId === null) return { record, complete: true }
+    const records = yield* RecordStore
+    let at = record
+    for (let level = 0; level < maxLevels && at.parentExecutionId !== null; level++) {
+      const parent = yield* records.getRecord(at.tenantId, at.parentExecutionId)
+      if (Option.isNone(parent)) return { record: at, complete: false }
+      at = parent.value
+    }
+    return { record: at, complete: at.parentExecutionId === null }
+  })
+
+/**
  * The record at the top of `record`'s chain of parents: `record` itself for
- * a root; `None` when a record up the chain is gone (deleted with its tree).
+ * a root; `None` when a record up the chain is gone.
  *
  * @category internal
  * @since 0.2.0
  */
 export const topOf = (record: ExecutionRecord) =>
-  Effect.gen(function*() {
-    if (record.parentExecutionId === null) return Option.some(record)
-    const records = yield* RecordStore
-    let at = record
-    for (let level = 0; level < maxLevels && at.parentExecutionId !== null; level++) {
-      const parent = yield* records.getRecord(at.tenantId, at.parentExecutionId)
-      if (Option.isNone(parent)) return Option.none<ExecutionRecord>()
-      at = parent.value
-    }
-    return at.parentExecutionId === null ? Option.some(at) : Option.none<ExecutionRecord>()
-  })
+  Effect.map(highestOf(record), (h) => (h.complete ? Option.some(h.record) : Option.none<ExecutionRecord>()))

@@ -35,7 +35,29 @@ export interface HoldOptions {
   readonly renewal?: "own" | "caller" | undefined
   /** The tenant the waiter waits for: the line takes tenants in turn (waiters naming none count as one tenant). */
   readonly fairBy?: string | undefined
+  /**
+   * True when `holder` is this claim's alone (a pass's holder): an
+   * `acquireSlot` whose answer was lost (a retryable store failure) is then
+   * tried again, first by asking the store for the slot the holder holds —
+   * the one the lost call took — so the claim gets that slot, not a second.
+   */
+  readonly uniqueHolder?: boolean | undefined
 }
+
+/**
+ * One `acquireSlot`; with a unique holder, a retryable failure (maybe after
+ * the store committed: the answer was lost) is followed by one look for the
+ * slot the holder holds, and one more try if it holds none.
+ */
+const acquireOnce = (store: RateLimitStoreShape, key: string, o: HoldOptions, now: number) =>
+  store.acquireSlot(key, o.max, o.holder, o.leaseMillis, now).pipe(
+    Effect.catchIf(
+      (e) => o.uniqueHolder === true && store.heldSlot !== undefined && e._tag === "StoreError" && e.isRetryable,
+      () =>
+        Effect.flatMap(store.heldSlot!(key, o.holder, now), (held) =>
+          Option.isSome(held) ? Effect.succeed(held) : store.acquireSlot(key, o.max, o.holder, o.leaseMillis, now))
+    )
+  )
 
 interface Waiter {
   wake: Deferred.Deferred<void>
@@ -112,7 +134,7 @@ const acquire = (
       while (true) {
         const now = yield* Clock.currentTimeMillis
         if (line[0] === me) {
-          const got = yield* store.acquireSlot(key, o.max, o.holder, o.leaseMillis, now)
+          const got = yield* acquireOnce(store, key, o, now)
           if (Option.isSome(got)) {
             yield* onSlot(got.value)
             return got

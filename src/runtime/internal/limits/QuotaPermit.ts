@@ -104,7 +104,9 @@ const optionsOf = (instance: InstanceShape, holder: string, timeoutMillis: numbe
   leaseMillis: instance.config.leaseMillis,
   timeoutMillis,
   pollMillis: instance.config.waitPollMillis,
-  renewal: "caller"
+  renewal: "caller",
+  // A pass's holder: a permit claim whose answer was lost finds the permit it took.
+  uniqueHolder: true
 })
 
 /**

@@ -10,6 +10,7 @@ import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option, Redacted } f
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as Timers from "../timers/Deliver.ts"
+import type { ChildPauseOrigin } from "../../Children.ts"
 import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
@@ -37,6 +38,7 @@ import * as Unwind from "../undo/Unwind.ts"
 import * as Tracing from "../observe/Tracing.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
+import * as Passes from "./Passes.ts"
 
 /**
  * A pending pause as a caller sees it: answer it with `resume({ pauseId, decision })`.
@@ -47,6 +49,13 @@ import type { AnyWorkflow } from "../../Workflow.ts"
 export interface PendingPause {
   readonly pauseId: string
   readonly payload: unknown
+  /**
+   * Present when the pause is a child's, forwarded to its parent (see
+   * `Children.ChildPauseOrigin`); answer it by its `pauseId` like any.
+   *
+   * @since 0.2.0
+   */
+  readonly child?: ChildPauseOrigin | undefined
 }
 
 /**
@@ -211,6 +220,7 @@ const makeHandle = (
   const gated = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
     const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
     const p = inSlot === undefined ? body() : inSlot(node, body)
+    Passes.nameBody(p, node, key)
     pass.bodies.add(p)
     touch()
     const done = () => {
@@ -420,6 +430,10 @@ const answersFor = (p: Pass, waiting: ReadonlySet<string>) =>
     return answered
   })
 
+/** The decisions a pass takes, as `onResume` tells them (the runtime's own children waits left out). */
+const decisionsOf = (sent: ReadonlyArray<Pause>) =>
+  ChildLaunch.answerable(sent).map((a) => ({ pauseId: a.pauseId, decision: a.decision }))
+
 /** The `Command` that feeds every answered pause. */
 const answering = (answered: ReadonlyArray<Pause>): Next => ({
   input: new Command({ resume: Object.fromEntries(answered.map((a) => [a.interruptId, a.decision])) }),
@@ -456,7 +470,7 @@ const startPass = Effect.fnUntraced(function*(p: Pass) {
   // A record read Running under this lease stays Running: only this holder may move it, and every later write is
   // fenced — so Running→Running (a fenced transaction that changes only `updatedAt`) is skipped. Paused moves.
   if (record.status !== "Running") yield* setStatus(p, ["Paused", "Running"], "Running")
-  yield* p.observer.onResume({ ...p.event, reason: start.reason })
+  yield* p.observer.onResume({ ...p.event, reason: start.reason, decisions: decisionsOf(sent) })
   return next
 })
 
@@ -657,7 +671,7 @@ const phases = Effect.fnUntraced(function*(p: Pass) {
     const answered = yield* answersFor(p, waiting)
     if (answered.length > 0) {
       next = answering(answered)
-      yield* p.observer.onResume({ ...p.event, reason: "Answered" })
+      yield* p.observer.onResume({ ...p.event, reason: "Answered", decisions: decisionsOf(answered) })
       continue
     }
     const rested = yield* rest(p, interrupts, waiting)

@@ -85,3 +85,24 @@ export const make = (): PassesShape => {
     progress: () => progress
   }
 }
+
+const bodyNames = new WeakMap<Promise<unknown>, string>()
+
+/**
+ * Names a step body (its node, and its step key when it has one) for the
+ * warnings of a close whose grace ends while it still runs.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const nameBody = (body: Promise<unknown>, node: string, key?: string): void => {
+  bodyNames.set(body, key === undefined ? node : `${node} (${key})`)
+}
+
+/**
+ * The names of a pass's step bodies still running (see `nameBody`; an unnamed one is "a step body").
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const runningBodies = (pass: ActivePass): ReadonlyArray<string> => [...pass.bodies].map((b) => bodyNames.get(b) ?? "a step body")

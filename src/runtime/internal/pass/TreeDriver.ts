@@ -25,6 +25,7 @@ import { TreeStore } from "../../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Undo from "../undo/Undo.ts"
 import * as Unwind from "../undo/Unwind.ts"
+import * as Passes from "./Passes.ts"
 
 /**
  * The store services the runtime runs over.
@@ -69,7 +70,7 @@ const tracked = <A, E, R>(tenantId: string, rootExecutionId: string, use: (pass:
 /**
  * Waits until every step body of the pass has settled (they may outlive an
  * aborted invoke) — or until a closing instance's deadline passed, when the
- * bodies still running are named in the log.
+ * bodies still running are named in the log (each one's node and step key).
  */
 const bodiesSettled = (pass: ActivePass, instance: InstanceShape) =>
   Effect.asVoid(
@@ -81,7 +82,9 @@ const bodiesSettled = (pass: ActivePass, instance: InstanceShape) =>
       Deferred.await(instance.lifecycle.closeDeadline).pipe(
         // Counted at the deadline, not when the wait began.
         Effect.andThen(Effect.suspend(() =>
-          Effect.logWarning(`step bodies still running at the close deadline: ${pass.bodies.size} of execution ${pass.rootExecutionId}`)
+          Effect.logWarning(
+            `step bodies still running at the close deadline: ${pass.bodies.size} of execution ${pass.rootExecutionId}: ${Passes.runningBodies(pass).join(", ")}`
+          )
         ))
       )
     )

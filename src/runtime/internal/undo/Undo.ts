@@ -71,6 +71,7 @@ import * as StepSlots from "../limits/StepSlots.ts"
 import * as Timers from "../timers/Deliver.ts"
 import { type ActivePass, Instance, type InstanceShape } from "../Instance.ts"
 import type { LeaseHolder } from "../lease/LeaseHolder.ts"
+import * as Passes from "../pass/Passes.ts"
 
 const registrationPrefix = "undo/"
 const unwindingName = "unwinding"
@@ -614,9 +615,18 @@ const bodiesSettled = (u: Unwinder, instance: InstanceShape) =>
 
 const messageOf = (error: unknown) => (error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error) ?? String(error))
 
-/** One try of one undo, raced with the holder having to stop. */
+/** A try past the undo's `compensationTimeout` (on the Clock) fails as timed out. */
+const timed = <A>(undo: UndoFunction, registration: Registration, effect: Effect.Effect<A, { undoFailed: unknown }>) =>
+  undo.timeoutMillis === undefined ? effect : effect.pipe(
+    Effect.timeoutOrElse({
+      duration: Duration.millis(undo.timeoutMillis),
+      orElse: () => Effect.fail({ undoFailed: new Error(`the undo of step "${registration.node}" ran past its compensationTimeout (${undo.timeoutMillis} ms)`) })
+    })
+  )
+
+/** One try of one undo (within its `compensationTimeout`), raced with the holder having to stop. */
 const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo: UndoFunction, registration: Registration, ctx: UndoContext) =>
-  Effect.raceFirst(
+  Effect.raceFirst(timed(undo, registration, 
     undo._tag === "Effect"
       ? Effect.suspend(() => undo.run(registration.result, ctx)).pipe(
         // Waits of the undo on the Clock leave the pass idle for a test harness.
@@ -628,6 +638,7 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
       : Effect.callback<unknown, { undoFailed: unknown }>((resume) => {
         // Tracked like a step body: the lease is released only once it returned.
         const p = Promise.resolve().then(() => undo.run(registration.result, ctx))
+        Passes.nameBody(p, `undo of ${registration.node}`, ctx.idempotencyKey)
         u.pass.bodies.add(p)
         instance.passes.progressed()
         const settled = () => {
@@ -641,7 +652,7 @@ const attempt = (u: Unwinder, instance: InstanceShape, clock: Clock.Clock, undo:
           settled()
           resume(Effect.fail({ undoFailed: e }))
         })
-      }),
+      })),
     stopped(u, instance)
   )
 
