@@ -159,3 +159,7 @@ export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStor
 export type { BlobRow, CheckpointRow, CheckpointRows, ListQuery, WriteRow } from "./stores/CheckpointRows.ts"
 export { BatonCheckpointSaver, RenewingCheckpointSaver } from "./checkpoint/CheckpointSaver.ts"
 export * as CheckpointStores from "./checkpoint/CheckpointStores.ts"
+
+// Live output: the event store and its in-process wake-ups
+export { type EventInput, type EventMode, EventStore, type EventStoreShape, type StreamEvent } from "./stores/EventStore.ts"
+export { EventWakeups, type EventWakeupsShape } from "./stores/EventWakeups.ts"

@@ -82,6 +82,15 @@ export interface MemoryRows {
   readonly history: Map<string, { readonly endedAt: number; readonly json: string }>
   /** Inbound requests by key(tenantId, requestKey). */
   readonly requests: Map<string, RequestRow>
+  /** Streamed events by key(tenantId, threadId): the thread's events in id order (data as JSON text), its top id and keys. */
+  readonly events: Map<string, EventRows>
+}
+
+/** One thread's streamed events. */
+export interface EventRows {
+  readonly list: Array<{ readonly id: number; readonly key: string; readonly executionId: string; readonly mode: string; readonly data: string; readonly at: number; readonly instanceId: string }>
+  readonly keys: Set<string>
+  top: number
 }
 
 /** An inbound request row: the handle as JSON text, the answer as JSON text once recorded (null before). */
@@ -117,7 +126,8 @@ export const emptyRows = (): MemoryRows => ({
   writes: new Map(),
   blobs: new Map(),
   history: new Map(),
-  requests: new Map()
+  requests: new Map(),
+  events: new Map()
 })
 
 /**

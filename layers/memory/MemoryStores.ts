@@ -38,6 +38,7 @@ import * as MemoryPauseStore from "./MemoryPauseStore.ts"
 import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
 import * as MemoryRequestStore from "./MemoryRequestStore.ts"
+import * as MemoryEventStore from "./MemoryEventStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 
@@ -60,7 +61,8 @@ export const layerOnState = Layer.mergeAll(
   MemoryChildQueueStore.layer,
   MemoryExecutionHistoryStore.layer,
   MemoryRequestStore.layer,
-  MemoryLimiters.layer()
+  MemoryLimiters.layer(),
+  MemoryEventStore.layer
 )
 
 /**

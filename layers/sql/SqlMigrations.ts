@@ -335,6 +335,28 @@ const findableTreeKeys = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
 export const findableKeyCondition = (name: string): string => `tree_key = ${keyLiteral(name)}`
 
 /**
+ * 16: streamed events, per thread by id (the primary key: a reader's range
+ * and the top id an append reads), unique by the holder's event key (a step
+ * run again streams the same keys), and by time for retention.
+ */
+const streamEvents = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.events}" (
+    ${tenant(y)},
+    thread_id ${y.key} NOT NULL,
+    event_id ${y.time} NOT NULL,
+    event_key ${y.key} NOT NULL,
+    execution_id ${y.key} NOT NULL,
+    mode ${y.key} NOT NULL,
+    data ${y.text} NOT NULL,
+    at ${y.time} NOT NULL,
+    instance_id ${y.text} NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, event_id)
+  )`,
+  `CREATE UNIQUE INDEX "${t.events}_key_idx" ON "${t.events}" (tenant_id, thread_id, event_key)`,
+  `CREATE INDEX "${t.events}_at_idx" ON "${t.events}" (at)`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -350,7 +372,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [7, "history_and_requests", historyAndRequests],
   [9, "child_launches", childLaunches],
   [11, "child_config_hash", childConfigHash],
-  [12, "findable_tree_keys", findableTreeKeys]
+  [12, "findable_tree_keys", findableTreeKeys],
+  [16, "stream_events", streamEvents]
 ]
 
 /**

@@ -28,6 +28,8 @@ import * as SqlPauseStore from "./SqlPauseStore.ts"
 import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
+import * as SqlEventStore from "./SqlEventStore.ts"
+import { EventStore } from "../../src/stores/EventStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 
@@ -48,6 +50,7 @@ export type Stores =
   | ChildQueueStore
   | ExecutionHistoryStore
   | RequestStore
+  | EventStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -74,6 +77,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(RateLimitStore, yield* SqlRateLimitStore.make(options)),
       Context.add(ChildQueueStore, yield* SqlChildQueueStore.make(options)),
       Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
-      Context.add(RequestStore, yield* SqlRequestStore.make(options))
+      Context.add(RequestStore, yield* SqlRequestStore.make(options)),
+      Context.add(EventStore, yield* SqlEventStore.make(options))
     )
   }))

@@ -59,6 +59,8 @@ export interface SqlTables {
   readonly limiterStates: string
   readonly history: string
   readonly requests: string
+  /** Streamed events per thread (migration 16). */
+  readonly events: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -97,6 +99,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     limiterWindows: `${prefix}limiter_windows`,
     limiterStates: `${prefix}limiter_states`,
     history: `${prefix}history`,
-    requests: `${prefix}requests`
+    requests: `${prefix}requests`,
+    events: `${prefix}events`
   })
 }
