@@ -43,6 +43,7 @@ export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
+export type { StreamOptions } from "./runtime/Baton.ts"
 // Child executions
 export * as Children from "./runtime/Children.ts"
 export { ChildExecutionsFailedError } from "./runtime/Children.ts"
