@@ -26,6 +26,7 @@
  * | POST | /pauses/:pauseId/resume | `{ decision, requestKey? }` → the output once it rests |
  * | POST | /threads/:threadId/cancel | `{ cancelled }` |
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
+ * | GET | /threads/:threadId/stream | `text/event-stream`: the thread's live output (`Baton.stream`), resumed after `Last-Event-ID`; `?until=end\|rest` |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
  * A request body over `maxBodyBytes` (default 1 MiB) is 413, and nothing is written.
@@ -50,6 +51,7 @@ import { ExecutionHistoryStore, type ExecutionSnapshot } from "../stores/Executi
 import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 import * as OpenApiDocument from "./internal/openApi.ts"
 import * as Statuses from "./internal/statuses.ts"
+import * as Sse from "./internal/sse.ts"
 import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
@@ -352,6 +354,9 @@ const routes = (options: Options) =>
     ))
     yield* router.add("POST", `${prefix}/threads/:threadId/cancel` as HttpRouter.PathInput, control((caller) =>
       Effect.flatMap(param("threadId"), (threadId) => Effect.map(baton.cancel(threadId, scope(caller)), (r) => json(r))))
+    )
+    yield* router.add("GET", `${prefix}/threads/:threadId/stream` as HttpRouter.PathInput, control((caller, request) =>
+      Effect.flatMap(param("threadId"), (threadId) => Sse.response(baton, threadId, scope(caller), request)))
     )
   })
 

@@ -42,7 +42,7 @@ const routes = [
   "get /livez", "get /readyz", "get /metrics",
   "post /executions", "get /executions", "get /executions/{executionId}",
   "get /threads/{threadId}/pauses", "get /threads/{threadId}/history",
-  "post /pauses/{pauseId}/resume", "post /threads/{threadId}/cancel"
+  "post /pauses/{pauseId}/resume", "post /threads/{threadId}/cancel", "get /threads/{threadId}/stream"
 ]
 
 const operations = (doc: any) =>

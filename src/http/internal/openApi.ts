@@ -88,6 +88,14 @@ export const document = (options: {
       success: described("{ cancelled }"),
       error: controlErrors
     }))
+    .add(HttpApiEndpoint.get("stream", "/threads/:threadId/stream", {
+      params: threadId,
+      query: { lastEventId: Schema.optional(Schema.String), until: Schema.optional(Schema.Literals(["end", "rest"])) },
+      success: Schema.String.annotate({
+        description: "text/event-stream: the thread's live output, one event per line group (id, event = mode, data = the event as JSON); resumes after the Last-Event-ID header"
+      }),
+      error: controlErrors
+    }))
   const api = HttpApi.make("baton")
     .add(options.prefix === "" ? probes : probes.prefix(options.prefix as HttpRouter.PathInput))
     .add(options.prefix === "" ? control : control.prefix(options.prefix as HttpRouter.PathInput))
