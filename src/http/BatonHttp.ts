@@ -52,6 +52,7 @@ import type { ExecutionStatus } from "../stores/ExecutionRecord.ts"
 import * as OpenApiDocument from "./internal/openApi.ts"
 import * as Statuses from "./internal/statuses.ts"
 import * as Sse from "./internal/sse.ts"
+import * as Dashboard from "./internal/dashboard.ts"
 import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
@@ -64,6 +65,14 @@ import * as V from "../stores/internal/validate.ts"
 export interface Caller {
   readonly tenantId: string
   readonly ownerId?: string | undefined
+  /**
+   * The tenants the dashboard may show this caller (an operator's), `tenantId`
+   * among them; default: `tenantId` alone. The control routes act for
+   * `tenantId` only.
+   *
+   * @since 0.2.0
+   */
+  readonly tenantIds?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -122,6 +131,15 @@ export interface Options {
    * input or decision a call hands the runtime, through any API.)
    */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * Serve the dashboard under `<prefix>/dashboard` (default: off): the same
+   * `authorize` hook guards it. `csrfSecret` makes its CSRF tokens (default:
+   * random per process — give every instance behind one address the same
+   * secret, at least 32 characters).
+   *
+   * @since 0.2.0
+   */
+  readonly dashboard?: boolean | { readonly csrfSecret?: string | undefined } | undefined
 }
 
 /**
@@ -208,7 +226,7 @@ const body = <S extends Schema.Codec<any, any, never, never>>(schema: S, limit: 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
 /** The fields of `Options`: anything else (a misspelt `prefx`) is refused at build, naming it. */
-const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true, maxBodyBytes: true })
+const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true, maxBodyBytes: true, dashboard: true })
 
 /** The largest `maxBodyBytes`: 256 MiB. */
 const maxMaxBodyBytes = 256 * 1024 * 1024
@@ -242,6 +260,13 @@ const check = (options: Options) => {
   const limit = options.maxBodyBytes
   if (limit !== undefined && !(typeof limit === "number" && Number.isSafeInteger(limit) && limit >= 1 && limit <= maxMaxBodyBytes)) {
     return refuse("maxBodyBytes", `must be a whole number of bytes from 1 to ${maxMaxBodyBytes} (256 MiB) (got ${V.shown(limit)})`)
+  }
+  const dashboard = options.dashboard
+  if (dashboard !== undefined && typeof dashboard !== "boolean") {
+    const secret = typeof dashboard === "object" && dashboard !== null ? dashboard.csrfSecret : undefined
+    if (typeof dashboard !== "object" || dashboard === null || (secret !== undefined && (typeof secret !== "string" || secret.length < 32))) {
+      return refuse("dashboard", "must be true, false or { csrfSecret } with a secret of at least 32 characters")
+    }
   }
   if (options.prefix !== undefined && !/^\/[^?#]*[^/]$/.test(options.prefix)) {
     return refuse("prefix", `must start with "/" and not end with one (got ${JSON.stringify(options.prefix)})`)
@@ -358,6 +383,16 @@ const routes = (options: Options) =>
     yield* router.add("GET", `${prefix}/threads/:threadId/stream` as HttpRouter.PathInput, control((caller, request) =>
       Effect.flatMap(param("threadId"), (threadId) => Sse.response(baton, threadId, scope(caller), request)))
     )
+    if (options.dashboard !== undefined && options.dashboard !== false) {
+      yield* Dashboard.routes({
+        router,
+        baton,
+        prefix,
+        control,
+        workflows: byName,
+        secret: typeof options.dashboard === "object" ? options.dashboard.csrfSecret : undefined
+      })
+    }
   })
 
 /**
