@@ -217,21 +217,30 @@ const executionView = (ctx: DashboardContext, caller: DashboardCaller, tenantId:
     const history = yield* Effect.serviceOption(ExecutionHistoryStore)
     const snapshot = Option.isSome(history) ? yield* history.value.get(tenantId, executionId) : Option.none()
     const streamed = timelineOfEvents(events)
+    // A snapshot's succeeded visit of a node takes the state the stream had after that node's next update.
+    const statesByNode = new Map<string, Array<number | null>>()
+    for (const x of streamed) if (x.outcome === "Succeeded") statesByNode.set(x.node, [...(statesByNode.get(x.node) ?? []), x.stateEventId])
     const timeline: Array<TimelineStep> = Option.isSome(snapshot)
-      ? snapshot.value.steps.map((s, i) => ({
+      ? snapshot.value.steps.map((s) => ({
         node: s.undo === true ? `${s.node} (undo)` : s.node,
         instanceId: s.instanceId,
         startedAt: s.startedAt,
         endedAt: s.endedAt,
         durationMillis: s.endedAt === null ? null : s.endedAt - s.startedAt,
         outcome: s.outcome,
-        stateEventId: streamed.filter((x) => x.outcome === "Succeeded")[i]?.stateEventId ?? null
+        stateEventId: s.outcome === "Succeeded" && s.undo !== true ? statesByNode.get(s.node)?.shift() ?? null : null
       }))
       : streamed
     const workflow = ctx.workflows.get(status.workflowName)
     const decision = workflow?.schemas?.decision
     const decisionSchema = decision === undefined ? null : Schema.toJsonSchemaDocument(decision as never).schema
-    const states = events.filter((e) => e.mode === "values").map((e) => ({ id: e.id, at: e.at, instanceId: e.instanceId, state: e.data }))
+    // Each streamed state, named by the step(s) whose update came just before it.
+    let after = "(start)"
+    const states: Array<{ id: number; at: number; instanceId: string; after: string; state: unknown }> = []
+    for (const e of events) {
+      if (e.mode === "updates") after = Object.keys(e.data as object).map((k) => (k === "__interrupt__" ? "(paused)" : k)).join(", ")
+      if (e.mode === "values") states.push({ id: e.id, at: e.at, instanceId: e.instanceId, after, state: e.data })
+    }
     return json({
       tenantId,
       status,
@@ -344,7 +353,6 @@ export const routes = (ctx: DashboardContext) =>
       ))
     )
     yield* add("GET", "", page)
-    yield* add("GET", "/", page)
     yield* add("GET", "/app.js", control(() => Effect.succeed(HttpServerResponse.text(Assets.script, { contentType: "text/javascript; charset=utf-8" }))))
     yield* add("GET", "/app.css", control(() => Effect.succeed(HttpServerResponse.text(Assets.style, { contentType: "text/css; charset=utf-8" }))))
     yield* add("GET", "/api/executions", control((caller, request) => timed(Effect.map(executionsPage(baton, caller, query(request)), (v) => json(v)))))

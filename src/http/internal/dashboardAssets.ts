@@ -320,9 +320,14 @@ export const script = String.raw`
           el("td", { style: "width:140px" }, el("div", { class: "bar", style: "width:" + Math.round(((t.durationMillis || 0) / longest) * 140) + "px" })),
           el("td", {}, t.outcome),
           el("td", {}, t.stateEventId === null ? "—" : el("button", { class: "secondary", onclick: () => { shownState = byId.get(t.stateEventId); statePre.textContent = JSON.stringify(shownState, null, 2); } }, "state"))))));
+      const states = el("table", { "data-testid": "states" },
+        el("thead", {}, el("tr", {}, ...["after step", "instance", "at", ""].map((h) => el("th", {}, h)))),
+        el("tbody", {}, ...v.states.map((x) => el("tr", { "data-after": x.after },
+          el("td", {}, x.after), el("td", { class: "mono" }, x.instanceId), el("td", {}, time(x.at)),
+          el("td", {}, el("button", { class: "secondary", onclick: () => { shownState = x.state; statePre.textContent = JSON.stringify(x.state, null, 2); } }, "show"))))));
       main.replaceChildren(el("p", {}, el("a", { href: "#/executions" }, "← executions")), head, ...pauses,
         el("h3", {}, "Steps ", el("span", { class: "muted" }, v.timelineSource === "history" ? "(from the history store)" : "(from the live output)")),
-        timeline, el("h3", {}, "State at a step"), statePre);
+        timeline, el("h3", {}, "State at a step"), states, statePre);
     };
     const load = () => api("/api/execution/" + encodeURIComponent(tenantId) + "/" + encodeURIComponent(executionId)).then((v) => {
       render(v);
