@@ -117,10 +117,13 @@ const timed = <E, R>(f: Effect.Effect<HttpServerResponse.HttpServerResponse, E, 
   })
 
 /**
- * The listing's cursor that starts just before `to` (newest first): the
- * `RecordStore` cursor of a record created at `to` with the least id.
+ * The listing's cursor that starts with the records created before `to`
+ * (newest first): the `RecordStore` list cursor (base64url JSON of
+ * `[createdAt, executionId]`) of a record created at `to - 1` whose id sorts
+ * after every id of that instant. The listing then reads the
+ * `(tenant_id, created_at, execution_id)` index from there.
  */
-const cursorBefore = (to: number) => Buffer.from(JSON.stringify([to, ""])).toString("base64url")
+const cursorBefore = (to: number) => Buffer.from(JSON.stringify([to - 1, "\uffff"])).toString("base64url")
 
 const numberParam = (query: URLSearchParams, name: string): number | undefined | "bad" => {
   const raw = query.get(name)
