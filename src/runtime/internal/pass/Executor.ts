@@ -638,7 +638,8 @@ const streamed = (p: Pass, events: EventWriter.EventWriter) =>
         if (e._tag === "ExecutionCancelledError") events.status("Cancelled")
       })
     ),
-    Effect.ensuring(events.close)
+    // An interrupted pass (close, a lost instance) does not wait for its appends: its store calls may never answer.
+    Effect.onExit((exit) => Exit.hasInterrupts(exit) ? events.abandon : events.close)
   )
 
 /** The phases of one pass: start, then run / drain / rest until it finishes or rests. */

@@ -50,6 +50,8 @@ export interface EventWriter {
   readonly status: (status: string, detail?: Record<string, unknown>) => void
   /** Waits until every queued event was appended (or given up), then stops the writer. */
   readonly close: Effect.Effect<void>
+  /** Stops the writer at once (an interrupted pass: what it did not append, the next holder streams again). */
+  readonly abandon: Effect.Effect<void>
 }
 
 /**
@@ -261,7 +263,8 @@ export const start = Effect.fnUntraced(function*(options: {
       Effect.timeout(Duration.seconds(10)),
       Effect.catch(() => Effect.logWarning(`live output: events of ${record.executionId} still unwritten when its pass ended`)),
       Effect.ensuring(Fiber.interrupt(fiber))
-    )
+    ),
+    abandon: Fiber.interrupt(fiber)
   }
   return writer
 })
