@@ -13,7 +13,8 @@
  * the state a continuing pass sends first is the one the last pass sent last.
  *
  * Appends run on a fiber of the pass, one at a time, each taking every event
- * queued meanwhile (a step never waits for its events); `close` waits until
+ * queued meanwhile (a step never waits for its events; a step's update and
+ * its state go in one append, custom events and tokens at once); `close` waits until
  * all are appended before the pass ends and its lease goes. A refused append
  * means the lease was lost: the holder stops, as on any refused fenced write.
  *
@@ -135,10 +136,15 @@ export const start = Effect.fnUntraced(function*(options: {
     for (const f of [...idle]) f()
     idle.clear()
   }
-  const push = (key: string, mode: EventMode, data: unknown) => {
+  /**
+   * Queues an event; `now` wakes the writer at once (a custom event, a token, a
+   * step's state at its checkpoint, a status). A step's update waits for its
+   * state, a moment later: one append a step.
+   */
+  const push = (key: string, mode: EventMode, data: unknown, now_ = true) => {
     if (stopped) return
     buffer.push({ key, executionId: record.executionId, mode, data, at: now(), instanceId })
-    wake?.()
+    if (now_) wake?.()
   }
   /** One batch appended, retried on a transient store error on the Clock; a refusal stops the writer and the holder. */
   const append = (batch: ReadonlyArray<EventInput>) =>
@@ -212,7 +218,7 @@ export const start = Effect.fnUntraced(function*(options: {
       case "updates":
         if (payload !== null && typeof payload === "object" && "__interrupt__" in payload) {
           push(`iu:${parent}:${interruptIds(payload)}`, "updates", storableData(payload))
-        } else push(`u:${parent}:${rank("u")}`, "updates", storableData(payload))
+        } else push(`u:${parent}:${rank("u")}`, "updates", storableData(payload), false)
         return
       case "custom":
         push(`c:${parent}:${rank("c")}`, "custom", storableData(payload))
@@ -247,6 +253,7 @@ export const start = Effect.fnUntraced(function*(options: {
       }
       if (heldValues !== undefined) push(`v:end:${parent}`, "values", storableData(heldValues.value))
       heldValues = undefined
+      wake?.()
       if (interrupts.length === 0) return latest
       if (latest == null) return { __interrupt__: interrupts }
       return typeof latest === "object" ? { ...latest, __interrupt__: interrupts } : latest
@@ -255,6 +262,7 @@ export const start = Effect.fnUntraced(function*(options: {
     close: Effect.callback<void>((resume) => {
       const done = () => resume(Effect.void)
       idle.add(done)
+      wake?.()
       settle()
       return Effect.sync(() => {
         idle.delete(done)
