@@ -244,7 +244,7 @@ const executionView = (ctx: DashboardContext, caller: DashboardCaller, tenantId:
       if (e.mode === "updates") after = Object.keys(e.data as object).map((k) => (k === "__interrupt__" ? "(paused)" : k)).join(", ")
       if (e.mode === "values") states.push({ id: e.id, at: e.at, instanceId: e.instanceId, after, state: e.data })
     }
-    return json({
+    return ({
       tenantId,
       status,
       timeline,
@@ -364,7 +364,15 @@ export const routes = (ctx: DashboardContext) =>
       Effect.suspend(() => {
         const tenantId = tenantFor(caller, param(request, 3))
         if (tenantId === undefined) return Effect.succeed(json({ error: "UnknownExecutionError", message: "no such execution" }, 404))
-        return timed(executionView(ctx, caller, tenantId, param(request, 4)))
+        return timed(Effect.map(executionView(ctx, caller, tenantId, param(request, 4)), (v) => json(v)))
+      })
+    ))
+    // The same view again each time it changed (every second): live without an EventStore too.
+    yield* add("GET", "/api/execution/:tenant/:executionId/live", control((caller, request) =>
+      Effect.sync(() => {
+        const tenantId = tenantFor(caller, param(request, 3))
+        if (tenantId === undefined) return json({ error: "UnknownExecutionError", message: "no such execution" }, 404)
+        return live(executionView(ctx, caller, tenantId, param(request, 4)))
       })
     ))
     yield* add("GET", "/api/stream/:tenant/:threadId", control((caller, request) =>

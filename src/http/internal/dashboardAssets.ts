@@ -333,14 +333,19 @@ export const script = String.raw`
       render(v);
       return v;
     }, (e) => { main.replaceChildren(el("p", { class: "error", "data-testid": "error" }, e.message)); return null; });
+    let unview = () => {};
     load().then((v) => {
       if (v === null) return;
+      // The thread's live output moves the page at once; the view's own SSE (every second) also without one.
       unfollow = follow("/api/stream/" + encodeURIComponent(tenantId) + "/" + encodeURIComponent(v.status.threadId), () => {
         clearTimeout(timer);
         timer = setTimeout(load, 150);
       });
+      unview = follow("/api/execution/" + encodeURIComponent(tenantId) + "/" + encodeURIComponent(executionId) + "/live", (event, data) => {
+        if (event === "view") render(data);
+      });
     });
-    return () => { unfollow(); clearTimeout(timer); };
+    return () => { unfollow(); unview(); clearTimeout(timer); };
   };
 
   // --- instances, limits ------------------------------------------------------------------------
