@@ -27,6 +27,7 @@
  *   BENCH_CLOCK=cpu npm run bench:overhead   (CPU time instead of wall clock: for a busy machine)
  *   BENCH_STATEMENTS=1 BENCH_ONLY=baton BENCH_ROUNDS=1 npm run bench:overhead   (baton's statements per run)
  *   BENCH_ONLY=baton npm exec -- node --cpu-prof bench/overhead.ts   (one side alone, to profile it)
+ *   BENCH_EVENTS=off BENCH_CLOCK=cpu npm run bench:overhead   (baton without an EventStore: what the live output costs)
  *   BENCH_HISTORY=off BENCH_CLOCK=cpu npm run bench:overhead   (baton without an ExecutionHistoryStore: what the
  *                                                               history's visit notes and snapshot cost)
  *
@@ -46,6 +47,7 @@ import { SqliteStores } from "../layers/sqlite/index.ts"
 import { Baton } from "../src/runtime/Baton.ts"
 import { CheckpointStore } from "../src/stores/CheckpointStore.ts"
 import { ExecutionHistoryStore } from "../src/stores/ExecutionHistoryStore.ts"
+import { EventStore } from "../src/stores/EventStore.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
@@ -89,6 +91,8 @@ if (process.env.BENCH_STATEMENTS === "1") {
 const batonRuns = { count: 0 }
 /** `BENCH_HISTORY=off`: baton without an `ExecutionHistoryStore` (what the history's visit notes and snapshot cost). */
 const withoutHistory = process.env.BENCH_HISTORY === "off"
+/** `BENCH_EVENTS=off`: baton without an `EventStore` (what streaming the live output costs: LangGraph's stream instead of invoke, the appends). */
+const withoutEvents = process.env.BENCH_EVENTS === "off"
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-overhead-"))
 
 const State = Annotation.Root({
@@ -137,7 +141,14 @@ const openBaton = async (file: string): Promise<Side> => {
   const context = await Effect.runPromise(Layer.buildWithScope(
     Baton.layer({ workflows: [workflow], instanceId: "bench" }).pipe(
       // Without an ExecutionHistoryStore the runtime keeps no history: no visit notes, no snapshot.
-      Layer.provide(withoutHistory ? Layer.effectContext(Effect.map(Layer.build(stores), Context.omit(ExecutionHistoryStore))) : stores)
+      Layer.provide(
+        withoutHistory || withoutEvents
+          ? Layer.effectContext(Effect.map(Layer.build(stores), (c) => {
+            const noHistory = withoutHistory ? Context.omit(ExecutionHistoryStore)(c) : c
+            return withoutEvents ? Context.omit(EventStore)(noHistory) : noHistory
+          }))
+          : stores
+      )
     ),
     scope
   ))

@@ -50,6 +50,7 @@ export type { CopyThreadError, DeleteThreadError, ForkError } from "./runtime/Er
 export type { CopyThreadOptions, ForkInput } from "./runtime/Baton.ts"
 export type { CheckpointLifecycle } from "./stores/CheckpointStore.ts"
 export type { PruneRule, Pruned, ThreadKey } from "./stores/CheckpointRows.ts"
+export type { StreamOptions } from "./runtime/Baton.ts"
 // Child executions
 export * as Children from "./runtime/Children.ts"
 export { ChildExecutionsFailedError } from "./runtime/Children.ts"
@@ -186,3 +187,7 @@ export { type NewSchedule, type ScheduleChange, type ScheduleRow, ScheduleStore,
 // Diagnostics: `describe` and `check`, and the store probe a backend offers for them
 export * as Diagnostics from "./runtime/Diagnostics.ts"
 export { type PgFacts, type PgPooling, type SqliteFacts, type StoreFacts, StoreProbe, type StoreProbeShape } from "./stores/StoreProbe.ts"
+
+// Live output: the event store and its in-process wake-ups
+export { type EventInput, type EventMode, EventStore, type EventStoreShape, type StreamEvent } from "./stores/EventStore.ts"
+export { EventWakeups, type EventWakeupsShape } from "./stores/EventWakeups.ts"

@@ -7,8 +7,12 @@
  * taking its trees over. It ends with a summary (finished, recovered,
  * recoveries started, takeover time) and stops the survivors with SIGTERM (graceful close).
  *
+ * Every instance serves the dashboard too: the demo prints its URL, and it
+ * stays up while the demo runs — with `--keep`, after the summary as well,
+ * until Ctrl-C (SIGINT or SIGTERM), which stops the instances gracefully.
+ *
  * Options: `--orders N` (default 24), `--pg [URL]` (default the local
- * Postgres, a schema of its own, dropped at the end).
+ * Postgres, a schema of its own, dropped at the end), `--keep`.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -19,6 +23,7 @@ const args = process.argv.slice(2)
 const flag = (name: string) => args.indexOf(`--${name}`)
 const orders = Number(flag("orders") >= 0 ? args[flag("orders") + 1] : 24)
 const usePg = flag("pg") >= 0
+const keep = flag("keep") >= 0
 const pgUrl = usePg && args[flag("pg") + 1]?.startsWith("postgres") ? args[flag("pg") + 1]! : "postgres://postgres@127.0.0.1:5432/test"
 const deadline = Date.now() + 55_000
 const started = Date.now()
@@ -96,6 +101,7 @@ const main = async () => {
   say(`baton demo: 3 instances over ${usePg ? `Postgres (schema ${schema})` : join(dir, "demo.sqlite")}, ${orders} orders`)
   const instances = await Promise.all(["instance-a", "instance-b", "instance-c"].map(startInstance))
   for (const i of instances) say(`  ${i.name} serves http://127.0.0.1:${i.port}`)
+  say(`dashboard: http://127.0.0.1:${instances[0]!.port}/dashboard (tenant demo; every instance serves it on its port; up while the demo runs${keep ? ", and after it until Ctrl-C" : "; --keep keeps it up after"})`)
   const live = () => instances.filter((i) => i.alive)
   const other = (i: number) => live()[(i + 1) % live().length]!
 
@@ -184,6 +190,14 @@ const main = async () => {
     seconds: Number(elapsed())
   }
   say(`summary: ${JSON.stringify(summary)}`)
+  const alive = live()
+  if (keep && alive.length > 0) {
+    say(`dashboard still up: http://127.0.0.1:${alive[0]!.port}/dashboard — Ctrl-C stops it`)
+    await new Promise<void>((resolve) => {
+      process.once("SIGINT", () => resolve())
+      process.once("SIGTERM", () => resolve())
+    })
+  }
   // The survivors stop gracefully (SIGTERM: BatonProcess.runMain closes them).
   await Promise.all(live().map((i) => new Promise<void>((resolve) => {
     i.child.once("exit", () => resolve())

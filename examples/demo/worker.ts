@@ -55,10 +55,14 @@ const stores = pg !== undefined
   ? PgStores.layer({ url: pg, schema: arg("schema"), maxConnections: 4 })
   : SqliteStores.layer({ path: arg("sqlite") ?? "demo.sqlite", wakeups: true })
 
-/** The app's tenant hook: the demo's caller names its tenant in a header (a real app verifies a token). */
+/**
+ * The app's tenant hook: the demo's caller names its tenant in a header (a real app verifies a token). A
+ * browser's request (the dashboard) names none: the demo, serving 127.0.0.1 only, lets it in as tenant "demo" —
+ * a demo's shortcut; a real app checks a session or a token here.
+ */
 const authorize: BatonHttp.Authorize = (request) => {
   const tenantId = request.headers["x-tenant"]
-  return Effect.succeed(typeof tenantId === "string" ? { tenantId } : undefined)
+  return Effect.succeed(typeof tenantId === "string" ? { tenantId } : { tenantId: "demo" })
 }
 
 const ready = Layer.effectDiscard(Effect.gen(function*() {
@@ -67,7 +71,7 @@ const ready = Layer.effectDiscard(Effect.gen(function*() {
 }))
 
 const app = ready.pipe(
-  Layer.provideMerge(BatonHttp.layerServer({ workflows: [order], authorize, port: Number(arg("port") ?? 0) })),
+  Layer.provideMerge(BatonHttp.layerServer({ workflows: [order], authorize, port: Number(arg("port") ?? 0), dashboard: true })),
   Layer.provideMerge(Baton.layer({ workflows: [order], instanceId, lease: "3 seconds", renewEvery: "1 second", sweepInterval: "1 second" })),
   Layer.provide(stores)
 )

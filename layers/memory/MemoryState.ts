@@ -91,6 +91,15 @@ export interface MemoryRows {
   readonly signalSeq: { value: number }
   /** Schedules by key(tenantId, scheduleId): definition and state as JSON text. */
   readonly schedules: Map<string, ScheduleMemoryRow>
+  /** Streamed events by key(tenantId, threadId): the thread's events in id order (data as JSON text), its top id and keys. */
+  readonly events: Map<string, EventRows>
+}
+
+/** One thread's streamed events. */
+export interface EventRows {
+  readonly list: Array<{ readonly id: number; readonly key: string; readonly executionId: string; readonly mode: string; readonly data: string; readonly at: number; readonly instanceId: string }>
+  readonly keys: Set<string>
+  top: number
 }
 
 /** A schedule row: its definition and state as JSON text. */
@@ -151,7 +160,8 @@ export const emptyRows = (): MemoryRows => ({
   timers: new Map(),
   signals: new Map(),
   signalSeq: { value: 0 },
-  schedules: new Map()
+  schedules: new Map(),
+  events: new Map()
 })
 
 /**

@@ -40,6 +40,7 @@ import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
 import * as MemoryRequestStore from "./MemoryRequestStore.ts"
 import * as MemoryScheduleStore from "./MemoryScheduleStore.ts"
+import * as MemoryEventStore from "./MemoryEventStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 import * as MemoryTimerStore from "./MemoryTimerStore.ts"
@@ -65,7 +66,8 @@ export const layerOnState = Layer.mergeAll(
   MemoryRequestStore.layer,
   MemoryTimerStore.layer,
   MemoryScheduleStore.layer,
-  MemoryLimiters.layer()
+  MemoryLimiters.layer(),
+  MemoryEventStore.layer
 )
 
 /**

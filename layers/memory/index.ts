@@ -8,6 +8,7 @@
 import "../../src/internal/nodeVersion.ts"
 export * as MemoryCheckpointStore from "./MemoryCheckpointStore.ts"
 export * as MemoryChildQueueStore from "./MemoryChildQueueStore.ts"
+export * as MemoryEventStore from "./MemoryEventStore.ts"
 export * as MemoryExecutionHistoryStore from "./MemoryExecutionHistoryStore.ts"
 export * as MemoryLeaseStore from "./MemoryLeaseStore.ts"
 export * as MemoryLiveness from "./MemoryLiveness.ts"

@@ -27,7 +27,7 @@
  * probably meant, before any connection is opened.
  *
  * Connections: the pool holds up to `maxConnections` (default 10); the
- * wake-ups hold one more, outside the pool, for LISTEN.
+ * wake-ups hold two more, outside the pool, for LISTEN (lease releases and streamed events).
  *
  * @since 0.1.0
  */
@@ -68,6 +68,7 @@ import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
 import * as PgLiveness from "./PgLiveness.ts"
 import * as PgWakeups from "./PgWakeups.ts"
+import * as PgEventWakeups from "./PgEventWakeups.ts"
 
 export type {
   /**
@@ -90,8 +91,9 @@ export interface PgStoresOptions extends PgClient.PgClientOptions, SqlCircuitBre
   /**
    * LISTEN/NOTIFY wake-ups between instances (default true): a lease released
    * or a child queued on one instance wakes the waiters of every other at
-   * once; polling stays the fallback. Holds one more connection. `true` or
-   * `false` only.
+   * once, and an event appended on one wakes the `Baton.stream` readers of
+   * every other (`PgEventWakeups`); polling stays the fallback. Holds two
+   * more connections (one LISTEN each). `true` or `false` only.
    */
   readonly wakeups?: boolean | undefined
 }
@@ -171,7 +173,7 @@ export const layer = (options: PgStoresOptions = {}): Layer.Layer<
 const withWakeups = (options: PgStoresOptions) => {
   // With the instances' liveness locks (crash takeover; see PgLiveness).
   const stores = Layer.merge(onClient(options), PgLiveness.layer(options)).pipe(Layer.provideMerge(IdGenerator.layer))
-  const woken = options.wakeups === false ? stores : Layer.merge(stores, PgWakeups.layer(options))
+  const woken = options.wakeups === false ? stores : Layer.mergeAll(stores, PgWakeups.layer(options), PgEventWakeups.layer(options))
   return woken.pipe(Layer.provideMerge(PgClient.layer(options)))
 }
 

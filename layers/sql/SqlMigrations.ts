@@ -406,6 +406,28 @@ const checkpointLifecycle = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<st
 ]
 
 /**
+ * 16: streamed events, per thread by id (the primary key: a reader's range
+ * and the top id an append reads), unique by the holder's event key (a step
+ * run again streams the same keys), and by time for retention.
+ */
+const streamEvents = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.events}" (
+    ${tenant(y)},
+    thread_id ${y.key} NOT NULL,
+    event_id ${y.time} NOT NULL,
+    event_key ${y.key} NOT NULL,
+    execution_id ${y.key} NOT NULL,
+    mode ${y.key} NOT NULL,
+    data ${y.text} NOT NULL,
+    at ${y.time} NOT NULL,
+    instance_id ${y.text} NOT NULL,
+    PRIMARY KEY (tenant_id, thread_id, event_id)
+  )`,
+  `CREATE UNIQUE INDEX "${t.events}_key_idx" ON "${t.events}" (tenant_id, thread_id, event_key)`,
+  `CREATE INDEX "${t.events}_at_idx" ON "${t.events}" (at)`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -424,7 +446,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [12, "findable_tree_keys", findableTreeKeys],
   [13, "timers_and_signals", timersAndSignals],
   [14, "schedules", schedules],
-  [15, "checkpoint_lifecycle", checkpointLifecycle]
+  [15, "checkpoint_lifecycle", checkpointLifecycle],
+  [16, "stream_events", streamEvents]
 ]
 
 /**

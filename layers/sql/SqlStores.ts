@@ -31,6 +31,8 @@ import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
 import * as SqlScheduleStore from "./SqlScheduleStore.ts"
+import * as SqlEventStore from "./SqlEventStore.ts"
+import { EventStore } from "../../src/stores/EventStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
 import * as SqlTreeStore from "./SqlTreeStore.ts"
 import * as SqlTimerStore from "./SqlTimerStore.ts"
@@ -54,6 +56,7 @@ export type Stores =
   | RequestStore
   | TimerStore
   | ScheduleStore
+  | EventStore
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for
@@ -82,6 +85,7 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(ExecutionHistoryStore, yield* SqlExecutionHistoryStore.make(options)),
       Context.add(RequestStore, yield* SqlRequestStore.make(options)),
       Context.add(TimerStore, yield* SqlTimerStore.make(options)),
-      Context.add(ScheduleStore, yield* SqlScheduleStore.make(options))
+      Context.add(ScheduleStore, yield* SqlScheduleStore.make(options)),
+      Context.add(EventStore, yield* SqlEventStore.make(options))
     )
   }))

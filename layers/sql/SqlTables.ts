@@ -65,6 +65,8 @@ export interface SqlTables {
   readonly signals: string
   /** Schedules (migration 14). */
   readonly schedules: string
+  /** Streamed events per thread (migration 16). */
+  readonly events: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -106,6 +108,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     requests: `${prefix}requests`,
     timers: `${prefix}timers`,
     signals: `${prefix}signals`,
-    schedules: `${prefix}schedules`
+    schedules: `${prefix}schedules`,
+    events: `${prefix}events`
   })
 }

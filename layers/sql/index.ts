@@ -10,6 +10,7 @@
 import "../../src/internal/nodeVersion.ts"
 export * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
 export * as SqlChildQueueStore from "./SqlChildQueueStore.ts"
+export * as SqlEventStore from "./SqlEventStore.ts"
 export * as SqlExecutionHistoryStore from "./SqlExecutionHistoryStore.ts"
 export * as SqlLeaseStore from "./SqlLeaseStore.ts"
 export * as SqlLedgerStore from "./SqlLedgerStore.ts"

@@ -28,6 +28,7 @@
  * | POST | /threads/:threadId/signals/:name | `{ payload }` → the signal kept: `{ tenantId, threadId, executionId, name, seq }` |
  * | GET | /threads/:threadId/history | `{ threadId, executions }`: the thread's executions, oldest first, each with its `history` snapshot (steps, pauses) once ended |
  * | GET | /threads/:threadId/checkpoints | `?ns&limit&cursor` → `{ checkpoints, next }`: the thread's state history, newest first |
+ * | GET | /threads/:threadId/stream | `text/event-stream`: the thread's live output (`Baton.stream`), resumed after `Last-Event-ID`; `?until=end\|rest` |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
  * When the app provides the `Schedules` service (`Schedules.Schedules.layer`), the schedule routes too:
@@ -58,6 +59,8 @@ import * as OpenApiDocument from "./internal/openApi.ts"
 import * as ScheduleRoutes from "./internal/scheduleRoutes.ts"
 import { Schedules } from "../runtime/Schedules.ts"
 import * as Statuses from "./internal/statuses.ts"
+import * as Sse from "./internal/sse.ts"
+import * as Dashboard from "./internal/dashboard.ts"
 import { fieldsOf, refuseUnknown, setting, text, unknownField, whole } from "../stores/internal/options.ts"
 import * as V from "../stores/internal/validate.ts"
 
@@ -70,6 +73,14 @@ import * as V from "../stores/internal/validate.ts"
 export interface Caller {
   readonly tenantId: string
   readonly ownerId?: string | undefined
+  /**
+   * The tenants the dashboard may show this caller (an operator's), `tenantId`
+   * among them; default: `tenantId` alone. The control routes act for
+   * `tenantId` only.
+   *
+   * @since 0.2.0
+   */
+  readonly tenantIds?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -128,6 +139,15 @@ export interface Options {
    * input or decision a call hands the runtime, through any API.)
    */
   readonly maxBodyBytes?: number | undefined
+  /**
+   * Serve the dashboard under `<prefix>/dashboard` (default: off): the same
+   * `authorize` hook guards it. `csrfSecret` makes its CSRF tokens (default:
+   * random per process — give every instance behind one address the same
+   * secret, at least 32 characters).
+   *
+   * @since 0.2.0
+   */
+  readonly dashboard?: boolean | { readonly csrfSecret?: string | undefined } | undefined
 }
 
 /**
@@ -229,7 +249,7 @@ const body = <S extends Schema.Codec<any, any, never, never>>(schema: S, limit: 
 const param = (name: string) => Effect.map(HttpRouter.params, (p) => p[name] ?? "")
 
 /** The fields of `Options`: anything else (a misspelt `prefx`) is refused at build, naming it. */
-const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true, maxBodyBytes: true })
+const optionFields = fieldsOf<Options>({ workflows: true, authorize: true, prefix: true, maxBodyBytes: true, dashboard: true })
 
 /** The largest `maxBodyBytes`: 256 MiB. */
 const maxMaxBodyBytes = 256 * 1024 * 1024
@@ -263,6 +283,13 @@ const check = (options: Options) => {
   const limit = options.maxBodyBytes
   if (limit !== undefined && !(typeof limit === "number" && Number.isSafeInteger(limit) && limit >= 1 && limit <= maxMaxBodyBytes)) {
     return refuse("maxBodyBytes", `must be a whole number of bytes from 1 to ${maxMaxBodyBytes} (256 MiB) (got ${V.shown(limit)})`)
+  }
+  const dashboard = options.dashboard
+  if (dashboard !== undefined && typeof dashboard !== "boolean") {
+    const secret = typeof dashboard === "object" && dashboard !== null ? dashboard.csrfSecret : undefined
+    if (typeof dashboard !== "object" || dashboard === null || (secret !== undefined && (typeof secret !== "string" || secret.length < 32))) {
+      return refuse("dashboard", "must be true, false or { csrfSecret } with a secret of at least 32 characters")
+    }
   }
   if (options.prefix !== undefined && !/^\/[^?#]*[^/]$/.test(options.prefix)) {
     return refuse("prefix", `must start with "/" and not end with one (got ${JSON.stringify(options.prefix)})`)
@@ -405,6 +432,19 @@ const routes = (options: Options) =>
         return json(page)
       })
     ))
+    yield* router.add("GET", `${prefix}/threads/:threadId/stream` as HttpRouter.PathInput, control((caller, request) =>
+      Effect.flatMap(param("threadId"), (threadId) => Sse.response(baton, threadId, scope(caller), request)))
+    )
+    if (options.dashboard !== undefined && options.dashboard !== false) {
+      yield* Dashboard.routes({
+        router,
+        baton,
+        prefix,
+        control,
+        workflows: byName,
+        secret: typeof options.dashboard === "object" ? options.dashboard.csrfSecret : undefined
+      })
+    }
   })
 
 /**

@@ -32,6 +32,9 @@ import type { RecordStore } from "../stores/RecordStore.ts"
 import type { TreeStore } from "../stores/TreeStore.ts"
 import * as BatonConfig from "./BatonConfig.ts"
 import type * as Health from "./Health.ts"
+import type { Stream as StreamNs } from "effect"
+import type { StreamEvent } from "../stores/EventStore.ts"
+import type { StreamOptions } from "./internal/stream/Follow.ts"
 import type { AwaitOptions, ExecutionHandle } from "./internal/calls/Await.ts"
 import type { CancelOptions } from "./internal/calls/CancelThread.ts"
 import type { CloseOptions } from "./internal/calls/Close.ts"
@@ -51,6 +54,7 @@ export type { ExecuteOptions } from "./internal/calls/Execute.ts"
 export type { ExecutionOutput, PendingPause } from "./internal/pass/Executor.ts"
 export type { ExecutionPage, ExecutionStatusView, ExecutionSummary, ListOptions, PauseView, ReadOptions } from "./internal/calls/Reads.ts"
 export type { ReplyInput, ResumeInput } from "./internal/calls/Resume.ts"
+export type { StreamOptions } from "./internal/stream/Follow.ts"
 export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 export type { SentSignal, SignalOptions } from "./internal/timers/SendSignal.ts"
@@ -212,6 +216,17 @@ export interface BatonShape {
   readonly copyThread: (from: ThreadId, to: ThreadId, options?: CopyThreadOptions) => EffectNs.Effect<{ readonly checkpoints: number }, CopyThreadError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
   readonly checkReadiness: EffectNs.Effect<Health.HealthReport>
+  /**
+   * The live output of a thread, from any instance: the events its
+   * executions streamed (LangGraph's `values`, `updates`, `custom` and
+   * `messages` modes, and `status` changes), after `lastEventId` first, then
+   * each as the holder — on this instance or another — appends it, across
+   * takeovers, each once and in order. Tenant-scoped and owner-checked like
+   * `pendingPauses`; endless unless `until` says where to stop.
+   *
+   * @since 0.2.0
+   */
+  readonly stream: (threadId: ThreadId, options?: StreamOptions) => StreamNs.Stream<StreamEvent, ReadError>
 }
 
 /**

@@ -21,6 +21,7 @@ import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
 import { CheckpointStore, type CheckpointStoreShape } from "../stores/CheckpointStore.ts"
 import { type BatonConfigError, type InvalidInputError, StoreError } from "../stores/Errors.ts"
 import { ExecutionHistoryStore } from "../stores/ExecutionHistoryStore.ts"
+import { EventStore } from "../stores/EventStore.ts"
 import type { IdGenerator } from "../stores/Ids.ts"
 import type { InstanceShape } from "../runtime/internal/Instance.ts"
 import * as Runtime from "../runtime/internal/Runtime.ts"
@@ -225,7 +226,7 @@ class GatedSaver extends BaseCheckpointSaver {
   }
 }
 
-const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore, ExecutionHistoryStore, RequestStore, TimerStore, ScheduleStore] as const
+const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore, ExecutionHistoryStore, RequestStore, TimerStore, ScheduleStore, EventStore] as const
 
 /** The test's clock as one instance sees it: its waits are noted in `deadlines`; a dead one never wakes, a frozen one wakes at thaw. */
 const instanceClock = (clock: Clock.Clock, deadlines: Map<symbol, number>, gate: Gate): Clock.Clock => ({

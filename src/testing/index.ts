@@ -10,6 +10,7 @@ export {
   checkpointStoreSuite,
   type CheckpointStoreSuiteOptions,
   childQueueStoreSuite,
+  eventStoreSuite,
   executionHistoryStoreSuite,
   type Instances,
   leaseStoreSuite,

@@ -27,6 +27,29 @@ describe("npm run demo (over SQLite)", () => {
     expect(summary.takeoverSeconds).not.toBeNull()
     expect(stdout).toMatch(/SIGKILL instance-[abc] \(pid \d+\) while it holds \d+ trees/)
     expect(stdout).toMatch(/\| instance-[abc]: KILLED \|/)
+    expect(stdout).toMatch(/^dashboard: http:\/\/127\.0\.0\.1:\d+\/dashboard /m)
     expect(code, stderr).toBe(0)
+  }, 100_000)
+
+  it("with --keep, prints the dashboard's URL and keeps it up after the summary until SIGINT", async () => {
+    const { spawn } = await import("node:child_process")
+    const child = spawn(process.execPath, ["--conditions=baton-source", run, "--orders", "6", "--keep"], { stdio: ["ignore", "pipe", "pipe"] })
+    let stdout = ""
+    const up = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString()
+        const m = /dashboard still up: (http:\/\/127\.0\.0\.1:\d+\/dashboard)/.exec(stdout)
+        if (m !== null) resolve(m[1]!)
+      })
+      child.on("exit", (code) => reject(new Error(`the demo exited (${code}) before keeping the dashboard up:\n${stdout}`)))
+    })
+    const page = await fetch(up)
+    expect(page.status).toBe(200)
+    expect(await page.text()).toMatch(/<title>baton dashboard<\/title>/)
+    const listing = await fetch(up.replace(/\/dashboard$/, "/dashboard/api/executions?status=Finished&limit=50"))
+    expect(((await listing.json()) as { executions: Array<unknown> }).executions).toHaveLength(6)
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)))
+    child.kill("SIGINT")
+    expect(await exited).toBe(0)
   }, 100_000)
 })

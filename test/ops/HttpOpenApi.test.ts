@@ -44,7 +44,8 @@ const routes = [
   "get /threads/{threadId}/pauses", "get /threads/{threadId}/history",
   "post /pauses/{pauseId}/resume", "post /threads/{threadId}/cancel",
   "post /threads/{threadId}/signals/{name}",
-  "get /threads/{threadId}/checkpoints"
+  "get /threads/{threadId}/checkpoints",
+  "get /threads/{threadId}/stream"
 ]
 
 const operations = (doc: any) =>

@@ -103,6 +103,14 @@ export const document = (options: {
       success: described("a page of the thread's checkpoints, newest first: { checkpoints, next }"),
       error: controlErrors
     }))
+    .add(HttpApiEndpoint.get("stream", "/threads/:threadId/stream", {
+      params: threadId,
+      query: { lastEventId: Schema.optional(Schema.String), until: Schema.optional(Schema.Literals(["end", "rest"])) },
+      success: Schema.String.annotate({
+        description: "text/event-stream: the thread's live output, one event per line group (id, event = mode, data = the event as JSON); resumes after the Last-Event-ID header"
+      }),
+      error: controlErrors
+    }))
   const scheduleId = { scheduleId: Schema.String }
   const schedules = HttpApiGroup.make("schedules")
     .add(HttpApiEndpoint.post("createSchedule", "/schedules", {

@@ -8,7 +8,7 @@
  */
 import * as Lifecycle from "./Lifecycle.ts"
 import * as Passes from "./pass/Passes.ts"
-import { Clock, Context, Effect, Fiber, FiberSet, Option } from "effect"
+import { Clock, Context, Effect, Fiber, FiberSet, Option, Stream } from "effect"
 import { RateLimitStore } from "../../stores/RateLimitStore.ts"
 import { BatonConfigError } from "../../stores/Errors.ts"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
@@ -50,6 +50,7 @@ import * as SendSignal from "./timers/SendSignal.ts"
 import * as Waker from "./timers/Waker.ts"
 import * as ScheduleFiring from "./schedules/Firing.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
+import * as Follow from "./stream/Follow.ts"
 
 /** Why a workflow name cannot be kept by every store (a name is a key of records, history and the child queue), if it cannot. */
 const nameProblem = (name: unknown): string | undefined =>
@@ -312,6 +313,10 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     copyThread: (from: string, to: string, options?: CopyThreadOptions) =>
       Effect.andThen(Arguments.scope("Baton.copyThread", options, { from, to }), run(copyThread(from, to, options))),
     checkLiveness: run(Health.checkLiveness(instance)),
+    stream: (threadId: string, options?: Follow.StreamOptions) =>
+      Stream.unwrap(Effect.as(Arguments.scope("Baton.stream", options, { threadId }), Follow.follow(threadId, options))).pipe(
+        Stream.provideContext(instance.services)
+      ),
     checkReadiness: run(Health.checkReadiness(
       instance,
       Effect.map(Effect.all([StepSlots.readiness(slots), providerHealth]), (parts) => [...parts.flat(), ...Takeover.readiness(instance)])

@@ -22,6 +22,7 @@
 export { checkpointStoreSuite, type CheckpointStoreSuiteOptions } from "./CheckpointStoreSuite.ts"
 export { childQueueStoreSuite } from "./ChildQueueStoreSuite.ts"
 export { executionHistoryStoreSuite } from "./ExecutionHistoryStoreSuite.ts"
+export { eventStoreSuite } from "./EventStoreSuite.ts"
 export { leaseStoreSuite } from "./LeaseStoreSuite.ts"
 export { ledgerStoreSuite } from "./LedgerStoreSuite.ts"
 export { type LimiterStores, limiterStoresSuite } from "./LimiterStoresSuite.ts"

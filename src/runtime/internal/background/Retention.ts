@@ -1,7 +1,8 @@
 /**
  * Retention: deletes what is kept past its retention (settled pauses,
- * execution history snapshots and expired request keys when their stores are
- * given, checkpoints a checkpoint retention policy no longer keeps), once
+ * execution history snapshots, expired request keys and streamed events
+ * when their stores are given, checkpoints a checkpoint retention policy no
+ * longer keeps), once
  * per fleet — under the `baton/retention` leader lease, so one instance
  * does it at start and every `sweepInterval` while the others wait to take
  * over.
@@ -9,6 +10,7 @@
  * @since 0.1.0
  */
 import { Clock, Duration, Effect, Option } from "effect"
+import { EventStore } from "../../../stores/EventStore.ts"
 import { ExecutionHistoryStore } from "../../../stores/ExecutionHistoryStore.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RequestStore } from "../../../stores/RequestStore.ts"
@@ -55,6 +57,21 @@ const deleteHistory = (now: number) =>
     if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} execution history snapshots past retention`)
   }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("execution history")))
 
+/** Streamed events past the history retention (when an `EventStore` is given), a page a call; each thread's newest stays. */
+const deleteEvents = (now: number) =>
+  Effect.gen(function*() {
+    const events = yield* Effect.serviceOption(EventStore)
+    if (Option.isNone(events)) return
+    const instance = yield* Instance
+    const leadership = yield* Leader.Leadership
+    const page = instance.config.sweepPageSize
+    const cutoff = Math.max(0, now - instance.config.historyRetentionMillis)
+    while (true) {
+      yield* leadership.check
+      if ((yield* events.value.deleteBefore(cutoff, page)) < page) break
+    }
+  }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("streamed events")))
+
 /** Request keys past their expiry (when a `RequestStore` is given), a page a call. */
 const deleteRequests = (now: number) =>
   Effect.gen(function*() {
@@ -76,6 +93,7 @@ const round = Effect.gen(function*() {
   yield* deleteHistory(now)
   yield* deleteRequests(now)
   yield* CheckpointRetention.prune(now)
+  yield* deleteEvents(now)
 })
 
 /**

@@ -36,6 +36,7 @@ import * as StepSlots from "../limits/StepSlots.ts"
 import * as Undo from "../undo/Undo.ts"
 import * as Unwind from "../undo/Unwind.ts"
 import * as Tracing from "../observe/Tracing.ts"
+import * as EventWriter from "../stream/EventWriter.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Passes from "./Passes.ts"
@@ -330,6 +331,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const touch = () => {
     instance.passes.progressed()
   }
+  // With an EventStore, the graph runs as a stream and its chunks are appended under this lease (see EventWriter).
+  const events = yield* EventWriter.forPass(instance.services, { holder, record, instanceId: instance.instanceId, now: () => clock.currentTimeMillisUnsafe() })
   /** Ends the tree as cancelled (under this lease), its open undos run first. */
   const cancelled = Cancel.endTree(record, holder.lease, guard, unwinder).pipe(Effect.tapError(lostBy(holder)))
   return {
@@ -343,6 +346,7 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     observer,
     graph,
     graphOptions,
+    events,
     recorder,
     continuation,
     /** The root's input once this pass has it in hand (its start, or the kept one it read): the snapshot reads it no more. */
@@ -480,7 +484,8 @@ const invoke = (p: Pass, input: unknown) =>
     Effect.callback<unknown, unknown>((resume) => {
       p.pass.phase = "invoking"
       p.touch()
-      p.graph.invoke(input, p.graphOptions).then(
+      const run = p.events === undefined ? p.graph.invoke(input, p.graphOptions) : p.events.invoke(p.graph as unknown as EventWriter.StreamingGraph, input, p.graphOptions)
+      run.then(
         (value) => resume(Effect.succeed(value)),
         (error) => resume(Effect.fail(error))
       )
@@ -644,7 +649,7 @@ export const runPass = Effect.fnUntraced(function*(
 ): Effect.fn.Return<ExecutionOutput, PassError, Instance | RecordStore | PauseStore | TreeStore | IdGenerator> {
   const p = yield* makePass(options)
   // With a tenant quota, the pass runs holding one of its tenant's permits (waiting for one first).
-  return yield* QuotaPermit.during(p, phases(p))
+  return yield* QuotaPermit.during(p, p.events === undefined ? phases(p) : streamed(p, p.events))
 }, (effect, options) =>
   Effect.annotateLogs(effect, {
     executionId: options.record.executionId,
@@ -658,6 +663,25 @@ export const runPass = Effect.fnUntraced(function*(
       }
     })
   ))
+
+/** The phases with the pass's status events around them; every event appended before the pass ends (and its lease goes). */
+const streamed = (p: Pass, events: EventWriter.EventWriter) =>
+  Effect.sync(() => events.status("Running")).pipe(
+    Effect.andThen(phases(p)),
+    Effect.tap((out) =>
+      Effect.sync(() =>
+        out._tag === "Finished" ? events.status("Finished") : events.status("Paused", { pauseIds: out.pauses.map((x) => x.pauseId) })
+      )
+    ),
+    Effect.tapError((e) =>
+      Effect.sync(() => {
+        if (e._tag === "ExecutionFailedError") events.status("Failed", { error: e.error })
+        if (e._tag === "ExecutionCancelledError") events.status("Cancelled")
+      })
+    ),
+    // An interrupted pass (close, a lost instance) does not wait for its appends: its store calls may never answer.
+    Effect.onExit((exit) => Exit.hasInterrupts(exit) ? events.abandon : events.close)
+  )
 
 /** The phases of one pass: start, then run / drain / rest until it finishes or rests. */
 const phases = Effect.fnUntraced(function*(p: Pass) {

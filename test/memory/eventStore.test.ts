@@ -1,0 +1,14 @@
+/**
+ * The EventStore conformance suite against the in-memory Layers: two
+ * instances over one `MemoryState`, and one instance of the bundle.
+ */
+import { Layer } from "effect"
+import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
+import { IdGenerator } from "../../src/stores/Ids.ts"
+import { eventStoreSuite } from "../../src/testing/index.ts"
+
+const state = Layer.merge(MemoryState.layer, IdGenerator.layer)
+const instance = () => Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provideMerge(state))
+
+eventStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
+eventStoreSuite({ name: "memory, one instance", layer: MemoryStores.layer })
