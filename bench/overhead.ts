@@ -27,7 +27,7 @@
  *   BENCH_CLOCK=cpu npm run bench:overhead   (CPU time instead of wall clock: for a busy machine)
  *   BENCH_STATEMENTS=1 BENCH_ONLY=baton BENCH_ROUNDS=1 npm run bench:overhead   (baton's statements per run)
  *   BENCH_ONLY=baton npm exec -- node --cpu-prof bench/overhead.ts   (one side alone, to profile it)
- *   BENCH_EVENTS=off BENCH_CLOCK=cpu npm run bench:overhead   (baton without an EventStore: what the live output costs)
+ *   BENCH_EVENTS=on BENCH_CLOCK=cpu npm run bench:overhead    (baton with live output on: what it costs)
  *   BENCH_HISTORY=off BENCH_CLOCK=cpu npm run bench:overhead   (baton without an ExecutionHistoryStore: what the
  *                                                               history's visit notes and snapshot cost)
  *
@@ -47,7 +47,6 @@ import { SqliteStores } from "../layers/sqlite/index.ts"
 import { Baton } from "../src/runtime/Baton.ts"
 import { CheckpointStore } from "../src/stores/CheckpointStore.ts"
 import { ExecutionHistoryStore } from "../src/stores/ExecutionHistoryStore.ts"
-import { EventStore } from "../src/stores/EventStore.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
 const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 7))
@@ -91,8 +90,8 @@ if (process.env.BENCH_STATEMENTS === "1") {
 const batonRuns = { count: 0 }
 /** `BENCH_HISTORY=off`: baton without an `ExecutionHistoryStore` (what the history's visit notes and snapshot cost). */
 const withoutHistory = process.env.BENCH_HISTORY === "off"
-/** `BENCH_EVENTS=off`: baton without an `EventStore` (what streaming the live output costs: LangGraph's stream instead of invoke, the appends). */
-const withoutEvents = process.env.BENCH_EVENTS === "off"
+/** `BENCH_EVENTS=on`: baton with live output on (what it costs: LangGraph's stream instead of invoke, the appends). */
+const withEvents = process.env.BENCH_EVENTS === "on"
 const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), "baton-bench-overhead-"))
 
 const State = Annotation.Root({
@@ -139,16 +138,9 @@ const openBaton = async (file: string): Promise<Side> => {
   const scope = Effect.runSync(Scope.make())
   const stores = SqliteStores.layer({ path: file, synchronous: "NORMAL" })
   const context = await Effect.runPromise(Layer.buildWithScope(
-    Baton.layer({ workflows: [workflow], instanceId: "bench" }).pipe(
+    Baton.layer({ workflows: [workflow], instanceId: "bench", liveOutput: withEvents }).pipe(
       // Without an ExecutionHistoryStore the runtime keeps no history: no visit notes, no snapshot.
-      Layer.provide(
-        withoutHistory || withoutEvents
-          ? Layer.effectContext(Effect.map(Layer.build(stores), (c) => {
-            const noHistory = withoutHistory ? Context.omit(ExecutionHistoryStore)(c) : c
-            return withoutEvents ? Context.omit(EventStore)(noHistory) : noHistory
-          }))
-          : stores
-      )
+      Layer.provide(withoutHistory ? Layer.effectContext(Effect.map(Layer.build(stores), Context.omit(ExecutionHistoryStore))) : stores)
     ),
     scope
   ))

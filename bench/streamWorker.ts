@@ -46,7 +46,7 @@ const chain = (steps: number) => {
 const chains = new Map([20].map((n) => [n, chain(n)]))
 
 const main = Effect.gen(function*() {
-  const context = yield* Layer.build(Baton.layer({ workflows: [...chains.values()], instanceId }).pipe(Layer.provide(stores)))
+  const context = yield* Layer.build(Baton.layer({ workflows: [...chains.values()], instanceId, liveOutput: true }).pipe(Layer.provide(stores)))
   const baton = Context.get(context, Baton)
   say("ready")
   const lines = createInterface({ input: process.stdin })

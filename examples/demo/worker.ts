@@ -72,7 +72,7 @@ const ready = Layer.effectDiscard(Effect.gen(function*() {
 
 const app = ready.pipe(
   Layer.provideMerge(BatonHttp.layerServer({ workflows: [order], authorize, port: Number(arg("port") ?? 0), dashboard: true })),
-  Layer.provideMerge(Baton.layer({ workflows: [order], instanceId, lease: "3 seconds", renewEvery: "1 second", sweepInterval: "1 second" })),
+  Layer.provideMerge(Baton.layer({ workflows: [order], instanceId, liveOutput: true, lease: "3 seconds", renewEvery: "1 second", sweepInterval: "1 second" })),
   Layer.provide(stores)
 )
 

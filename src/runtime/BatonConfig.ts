@@ -150,6 +150,15 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    */
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
   /**
+   * Live output (`Baton.stream`, the SSE route): each pass runs its graph as
+   * a LangGraph stream and appends its step events (`values`, `updates`,
+   * `custom`, message tokens) and status changes to the `EventStore`, under
+   * its lease. It costs about a millisecond of CPU a step on SQLite, so it is
+   * off unless asked for, here for every workflow or per workflow
+   * (`Workflow.make({ liveOutput })`, which wins). Default false.
+   */
+  readonly liveOutput?: boolean | undefined
+  /**
    * Checkpoint retention for every thread: keep the last N checkpoints of
    * each namespace of a thread (a whole number from 1 to 1,000,000); older
    * ones are deleted by the fleet's retention leader. A workflow's own
@@ -227,6 +236,8 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly pseudonymKey?: Redacted.Redacted<string> | undefined
   /** The application's declared budgets (`undefined`: none). */
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
+  /** Live output for every workflow that does not say (`undefined`: off). */
+  readonly liveOutput?: boolean | undefined
   /** Checkpoints kept per namespace of a thread (`undefined`: no count limit). @since 0.2.0 */
   readonly checkpointKeepLast?: number | undefined
   /** How long checkpoints are kept (`undefined`: no age limit). @since 0.2.0 */
@@ -303,6 +314,7 @@ export const configKeys = {
   maxChildDepth: "BATON_MAX_CHILD_DEPTH",
   maxInputBytes: "BATON_MAX_INPUT_BYTES",
   pseudonymKey: "BATON_PSEUDONYM_KEY",
+  liveOutput: "BATON_LIVE_OUTPUT",
   checkpointKeepLast: "BATON_CHECKPOINT_KEEP_LAST",
   checkpointKeepFor: "BATON_CHECKPOINT_KEEP_FOR"
 } as const satisfies { readonly [K in keyof Required<Omit<BatonConfigOptions, "providers" | "budgets">>]: string }
@@ -478,6 +490,7 @@ export const make = Effect.fnUntraced(function*(options: BatonConfigOptions = {}
     ...(options.maxInputBytes === undefined ? {} : { maxInputBytes: options.maxInputBytes }),
     ...(options.pseudonymKey === undefined ? {} : { pseudonymKey: redacted(options.pseudonymKey) }),
     ...(options.budgets === undefined ? {} : { budgets: options.budgets }),
+    ...(options.liveOutput === undefined ? {} : { liveOutput: yield* Options.setting("liveOutput", options.liveOutput, Options.boolean, false) }),
     ...(yield* checkpointRetention(options))
   })
 })
@@ -537,6 +550,7 @@ const readers = {
   maxChildDepth: [Config.Int(configKeys.maxChildDepth), intText],
   maxInputBytes: [Config.Int(configKeys.maxInputBytes), intText],
   pseudonymKey: [Config.Redacted(configKeys.pseudonymKey), "a base64 key"],
+  liveOutput: [Config.Boolean(configKeys.liveOutput), "true or false"],
   checkpointKeepLast: [Config.Int(configKeys.checkpointKeepLast), intText],
   checkpointKeepFor: [durationKey(configKeys.checkpointKeepFor), durationText]
 } as const satisfies { readonly [K in Field]: readonly [Config.Config<Required<BatonConfigOptions>[K]>, string] }

@@ -87,6 +87,7 @@ const unsetMeaning: Partial<Record<keyof BatonConfig.BatonConfigOptions, string>
   maxClaimedChildren: "the free step slots with maxConcurrentSteps, else 16",
   maxInlineChildren: "16",
   maxInputBytes: "1 MiB",
+  liveOutput: "off",
   pseudonymKey: "a key per execution tree",
   budgets: "none"
 }

@@ -126,6 +126,8 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
   /** Reads a free-text reply (`resume({ pauseId, reply })`) as a decision; none: replies are refused. */
   readonly interpret?: Interpreter<unknown, any> | undefined
+  /** Live output for its executions (`Baton.stream`); undefined: the application's `liveOutput` option. */
+  readonly liveOutput?: boolean | undefined
   /**
    * Checkpoints kept per namespace of this workflow's threads (see
    * `BatonConfig` `checkpointKeepLast`, which it overrides); not part of the
@@ -256,6 +258,12 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
    */
   readonly interpret?: Interpreter<Decision, IR> | undefined
   /**
+   * Live output for its executions (`Baton.stream`, the SSE route): step
+   * events and status changes appended to the `EventStore` as it runs.
+   * Undefined: the application's `liveOutput` option (default off).
+   */
+  readonly liveOutput?: boolean | undefined
+  /**
    * The signals its executions take (`Baton.signal`, `ctx.waitFor`), by name,
    * each with its payload's schema: another name, or a payload the schema
    * refuses, is refused before anything is written.
@@ -318,6 +326,7 @@ export const make = <
     maxConcurrentExecutions: given.maxConcurrentExecutions,
     ...(given.budgets === undefined ? {} : { budgets: given.budgets }),
     ...(given.interpret === undefined ? {} : { interpret: given.interpret as Interpreter<unknown, any> }),
+    ...(given.liveOutput === undefined ? {} : { liveOutput: given.liveOutput }),
     ...(given.checkpointKeepLast === undefined ? {} : { checkpointKeepLast: given.checkpointKeepLast }),
     ...(given.checkpointKeepFor === undefined ? {} : { checkpointKeepFor: given.checkpointKeepFor }),
     configHash,

@@ -81,7 +81,7 @@ const what = (e: StreamEvent): string => {
 }
 
 const main = Effect.gen(function*() {
-  const context = yield* Layer.build(Baton.layer({ workflows: [job], instanceId }).pipe(Layer.provide(stores)))
+  const context = yield* Layer.build(Baton.layer({ workflows: [job], instanceId, liveOutput: true }).pipe(Layer.provide(stores)))
   const baton = Context.get(context, Baton)
   say("ready")
   const execute = (thread: string) => {

@@ -133,7 +133,7 @@ describe("the dashboard's routes", () => {
       assert.match(live.text, /^event: view\ndata: \{/)
     }).pipe(Effect.provide(
       BatonHttp.layerServer({ workflows: [ask, once], authorize, port: 0, dashboard: true }).pipe(
-        Layer.provideMerge(Baton.layer({ workflows: [ask, once] })),
+        Layer.provideMerge(Baton.layer({ workflows: [ask, once], liveOutput: true })),
         Layer.provide(MemoryStores.layer)
       )
     )))

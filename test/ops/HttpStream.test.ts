@@ -66,7 +66,7 @@ describe("BatonHttp's live output (SSE)", () => {
       assert.strictEqual((yield* events(port, "/threads/t-1/stream", {})).status, 401)
     }).pipe(Effect.provide(
       BatonHttp.layerServer({ workflows: [wf], authorize, port: 0 }).pipe(
-        Layer.provideMerge(Baton.layer({ workflows: [wf] })),
+        Layer.provideMerge(Baton.layer({ workflows: [wf], liveOutput: true })),
         Layer.provide(MemoryStores.layer)
       )
     )))

@@ -54,7 +54,7 @@ const updates = (events: ReadonlyArray<StreamEvent>) => events.filter((e) => e.m
 describe("Baton.stream", () => {
   it.effect("a reader on instance 1 gets what instance 0 streams: values, updates, custom, message tokens, status; the pause answered on 1 ends it", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 2, baton: { workflows: [chatty] } })
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [chatty], liveOutput: true } })
       const out = yield* h.run(0, (b) => b.execute(chatty, { log: [] }, { threadId: "thread-a" }))
       yield* h.settle
       const paused = yield* Fiber.join(out)
@@ -83,7 +83,7 @@ describe("Baton.stream", () => {
     Effect.gen(function*() {
       const fx = makeSideEffects()
       const wf = slow(fx, "45 seconds")
-      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf], liveOutput: true } })
       yield* h.run(0, (b) => b.start(wf, { log: [] }, { threadId: "thread-b" }))
       yield* h.settle
       const reader = yield* collect(h, 1, "thread-b")
@@ -105,7 +105,7 @@ describe("Baton.stream", () => {
 
   it.effect("another tenant's thread is unknown; another owner's is refused; a bad lastEventId names the field", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 1, baton: { workflows: [chatty] } })
+      const h = yield* Harness.make({ instances: 1, baton: { workflows: [chatty], liveOutput: true } })
       yield* h.run(0, (b) => b.execute(chatty, { log: [] }, { threadId: "thread-c", tenantId: "acme", ownerId: "ann" }))
       yield* h.settle
       const b = h.baton(0)
@@ -121,7 +121,7 @@ describe("Baton.stream", () => {
 
   it.effect("events older than historyRetention are deleted by the retention leader, each thread's newest kept", () =>
     Effect.gen(function*() {
-      const h = yield* Harness.make({ instances: 2, baton: { workflows: [chatty], historyRetention: "1 hour", sweepPageSize: 2 } })
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [chatty], liveOutput: true, historyRetention: "1 hour", sweepPageSize: 2 } })
       yield* Fiber.join(yield* h.run(0, (b) => b.execute(chatty, { log: [] }, { threadId: "thread-d" })))
       const store = yield* EventStore
       const before = yield* store.read("default", "thread-d", 0, 1000)
@@ -131,5 +131,24 @@ describe("Baton.stream", () => {
       yield* h.advance("2 minutes")
       const after = yield* store.read("default", "thread-d", 0, 1000)
       assert.deepStrictEqual(after.map((e) => e.id), [before[before.length - 1]!.id], "only the newest is left")
+    }).pipe(Effect.provide(Layer.fresh(memoryStores))))
+})
+
+describe("live output is opt-in", () => {
+  const quiet = Workflow.make({ name: "quiet", version: "1", graph: chatty.graph })
+  const loud = Workflow.make({ name: "loud", version: "1", graph: chatty.graph, liveOutput: true })
+  const eventsOf = (h: Harness.Harness, threadId: string) =>
+    Effect.flatMap(h.run(0, () => Effect.flatMap(Effect.service(EventStore), (s) => s.read("default", threadId, 0, 100))), Fiber.join)
+
+  it.effect("off by default: a pass appends no event; a workflow's liveOutput: true turns it on for that workflow alone", () =>
+    Effect.gen(function*() {
+      const h = yield* Harness.make({ instances: 1, baton: { workflows: [quiet, loud] } })
+      for (const [wf, threadId] of [[quiet, "t-quiet"], [loud, "t-loud"]] as const) {
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { threadId })))
+      }
+      assert.deepStrictEqual(yield* eventsOf(h, "t-quiet"), [], "no event for a workflow without live output")
+      const loudEvents = yield* eventsOf(h, "t-loud")
+      assert.isAbove(loudEvents.length, 0)
+      assert.deepStrictEqual(updates(loudEvents), ["talk", "__interrupt__"])
     }).pipe(Effect.provide(Layer.fresh(memoryStores))))
 })

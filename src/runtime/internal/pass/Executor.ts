@@ -331,8 +331,12 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
   const touch = () => {
     instance.passes.progressed()
   }
-  // With an EventStore, the graph runs as a stream and its chunks are appended under this lease (see EventWriter).
-  const events = yield* EventWriter.forPass(instance.services, { holder, record, instanceId: instance.instanceId, now: () => clock.currentTimeMillisUnsafe() })
+  // With live output on (the workflow's, else the app's option) and an EventStore, the graph runs as a stream and
+  // its chunks are appended under this lease (see EventWriter).
+  const live = workflow.liveOutput ?? instance.config.liveOutput ?? false
+  const events = live
+    ? yield* EventWriter.forPass(instance.services, { holder, record, instanceId: instance.instanceId, now: () => clock.currentTimeMillisUnsafe() })
+    : undefined
   /** Ends the tree as cancelled (under this lease), its open undos run first. */
   const cancelled = Cancel.endTree(record, holder.lease, guard, unwinder).pipe(Effect.tapError(lostBy(holder)))
   return {
