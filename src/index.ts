@@ -32,12 +32,22 @@ export {
   type PauseView,
   type PendingPause,
   type ReadOptions,
+  type ReplyInput,
   type ResumeInput
 } from "./runtime/Baton.ts"
 export * as BatonConfig from "./runtime/BatonConfig.ts"
 export type { BatonConfigOptions, BatonConfigShape, BatonOptions } from "./runtime/BatonConfig.ts"
 export type { HealthComponent, HealthReport, HealthStatus } from "./runtime/Health.ts"
-export { type ExecutionEvent, makeObserver, Observer, type ObserverShape, type ResumeReason } from "./runtime/Observer.ts"
+export {
+  type ExecutionEvent,
+  makeObserver,
+  Observer,
+  type ObserverShape,
+  type RejectedEvent,
+  type RejectedReason,
+  type ResumeEvent,
+  type ResumeReason
+} from "./runtime/Observer.ts"
 export * as Leader from "./runtime/Leader.ts"
 export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
@@ -80,6 +90,8 @@ export {
 } from "./runtime/Errors.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./runtime/Errors.ts"
 export { type SignalError, ThreadNotRunningError, UnknownSignalError } from "./runtime/Errors.ts"
+export { ReplyInterpretationFailedError, ReplyNotUnderstoodError } from "./runtime/Errors.ts"
+export type { RestingWait, SentSignal, SignalOptions } from "./runtime/Baton.ts"
 export {
   afterRecorded,
   BatonConfigError,
@@ -172,7 +184,16 @@ export {
   type SetStatusInput
 } from "./stores/RecordStore.ts"
 export { type ClaimResult, type RequestClaim, type RequestEntry, RequestStore, type RequestStoreShape } from "./stores/RequestStore.ts"
-export { type Signal, type SignalInput, type Timer, type TimerKind, TimerStore, type TimerStoreShape } from "./stores/TimerStore.ts"
+export {
+  type ConsumeInput,
+  type Signal,
+  type SignalInput,
+  type Taken,
+  type Timer,
+  type TimerKind,
+  TimerStore,
+  type TimerStoreShape
+} from "./stores/TimerStore.ts"
 export { findableNames, maxGetManyKeys, reservedPrefix, type TreeEntry, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "./stores/TreeStore.ts"
 
 // The checkpoint saver a backend plugs into

@@ -138,7 +138,7 @@ describe("live output is opt-in", () => {
   const quiet = Workflow.make({ name: "quiet", version: "1", graph: chatty.graph })
   const loud = Workflow.make({ name: "loud", version: "1", graph: chatty.graph, liveOutput: true })
   const eventsOf = (h: Harness.Harness, threadId: string) =>
-    Effect.flatMap(h.run(0, () => Effect.flatMap(Effect.service(EventStore), (s) => s.read("default", threadId, 0, 100))), Fiber.join)
+    Effect.flatMap(h.run(0, () => Effect.provide(Effect.flatMap(Effect.service(EventStore), (s) => s.read("default", threadId, 0, 100)), h.instance(0).instance.services)), Fiber.join)
 
   it.effect("off by default: a pass appends no event; a workflow's liveOutput: true turns it on for that workflow alone", () =>
     Effect.gen(function*() {
