@@ -15,15 +15,16 @@
  *
  * Nothing depends on a notification arriving: a lost connection is logged
  * and re-opened after `reconnectDelay`, and the readers' polling stays the
- * fallback. The channel is per deployment (schema and table prefix).
+ * fallback (the only way behind a pooler in transaction mode, where a LISTEN
+ * cannot be held). The channel is per deployment (schema and table prefix).
  *
  * @since 0.2.0
  */
-import { PgClient, PgConnection } from "@effect/sql-pg"
-import { Deferred, Duration, Effect, Layer, Queue } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Effect, Layer } from "effect"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { EventWakeups, type EventWakeupsShape } from "../../src/stores/EventWakeups.ts"
-import { durationMillis } from "../sql/internal/config.ts"
+import * as NotifyChannel from "./internal/notifyChannel.ts"
 import { lockKey } from "./PgMigrations.ts"
 import type { PgWakeupsOptions } from "./PgWakeups.ts"
 
@@ -36,18 +37,7 @@ import type { PgWakeupsOptions } from "./PgWakeups.ts"
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_events_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
 
-/** NOTIFY payloads must stay under 8000 bytes. */
-const maxPayload = 7900
 
-const origins = new WeakMap<EventWakeupsShape, string>()
-const originOf = (hub: EventWakeupsShape): string => {
-  let origin = origins.get(hub)
-  if (origin === undefined) {
-    origin = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`
-    origins.set(hub, origin)
-  }
-  return origin
-}
 
 /**
  * A notification `[origin, tenantId, threadId]`, or undefined when it is not one of ours.
@@ -77,56 +67,24 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
   Layer.effect(
     EventWakeups,
     Effect.gen(function*() {
-      const client = yield* PgClient.PgClient
       const hub = yield* EventWakeups
-      const origin = originOf(hub)
-      const name = channel(options)
-      const reconnectDelay = options.reconnectDelay === undefined ? Duration.seconds(1) : Duration.millis(
-        yield* durationMillis("reconnectDelay", options.reconnectDelay, {
-          min: 10,
-          max: 600_000,
-          minWhy: "retrying more often only spins against a server that is down",
-          why: "a longer pause leaves readers polling"
-        })
-      )
-      const outbox = yield* Queue.unbounded<string>()
-      yield* Queue.takeAll(outbox).pipe(
-        Effect.flatMap((payloads) =>
-          Effect.forEach(new Set(payloads), (payload) =>
-            client.notify(name, payload).pipe(
-              Effect.catch((e) => Effect.logWarning(`event NOTIFY failed (readers fall back to polling): ${e.message}`))
-            ), { discard: true })
-        ),
-        Effect.forever,
-        Effect.forkScoped
-      )
-      const listening = yield* Deferred.make<void>()
-      const listenOnce = Effect.scoped(Effect.gen(function*() {
-        const connection = yield* PgConnection.make(client.config)
-        const notifications = yield* connection.listen(name)
-        yield* Deferred.succeed(listening, void 0)
-        while (true) {
-          const n = yield* Queue.take(notifications)
-          const message = parse(n.payload)
-          if (message !== undefined && message.origin !== origin) hub.appended(message.tenantId, message.threadId)
+      const origin = NotifyChannel.originOf(hub)
+      const { send } = yield* NotifyChannel.open({
+        client: yield* PgClient.PgClient,
+        name: channel(options),
+        what: "event",
+        waiters: "readers",
+        reconnectDelay: options.reconnectDelay,
+        dedupe: true,
+        parse,
+        onMessage: (m) => {
+          if (m.origin !== origin) hub.appended(m.tenantId, m.threadId)
         }
-      }))
-      yield* listenOnce.pipe(
-        Effect.catch((e) =>
-          Effect.logWarning(`event LISTEN on ${name} failed; listening again in ${Duration.format(reconnectDelay)}: ${String((e as { message?: unknown }).message ?? e)}`).pipe(
-            Effect.andThen(Deferred.succeed(listening, void 0)),
-            Effect.andThen(Effect.sleep(reconnectDelay))
-          )
-        ),
-        Effect.forever,
-        Effect.forkScoped
-      )
-      yield* Deferred.await(listening)
+      })
       const wrapped: EventWakeupsShape = {
         appended: (tenantId, threadId) => {
           hub.appended(tenantId, threadId)
-          const payload = JSON.stringify([origin, tenantId, threadId])
-          if (new TextEncoder().encode(payload).length <= maxPayload) Queue.offerUnsafe(outbox, payload)
+          send(JSON.stringify([origin, tenantId, threadId]))
         },
         next: hub.next
       }

@@ -27,13 +27,12 @@
  *
  * @since 0.1.0
  */
-import { PgClient, PgConnection } from "@effect/sql-pg"
-import { Deferred, Duration, Effect, Layer, Queue } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { type Duration, Effect, Layer } from "effect"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { durationMillis } from "../sql/internal/config.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
-import * as Pooling from "./internal/pooling.ts"
+import * as NotifyChannel from "./internal/notifyChannel.ts"
 import { lockKey } from "./PgMigrations.ts"
 
 /**
@@ -57,23 +56,6 @@ export interface PgWakeupsOptions extends SqlStoreOptions {
  */
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_wake_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
-
-/**
- * A payload: `["r", origin, tenantId, rootExecutionId]`, or `"e"` first for a
- * tree that ended. NOTIFY payloads must stay under 8000 bytes.
- */
-const maxPayload = 7900
-
-const origins = new WeakMap<LeaseWakeupsShape, string>()
-/** One id per hub: every listener of a process skips what any notifier of the same hub sent. */
-const originOf = (hub: LeaseWakeupsShape): string => {
-  let origin = origins.get(hub)
-  if (origin === undefined) {
-    origin = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`
-    origins.set(hub, origin)
-  }
-  return origin
-}
 
 /**
  * The notification of a release, or undefined when it is not one of ours.
@@ -107,72 +89,23 @@ export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonC
   Layer.effect(
     LeaseWakeups,
     Effect.gen(function*() {
-      const client = yield* PgClient.PgClient
       const hub = yield* LeaseWakeups
-      const origin = originOf(hub)
-      const name = channel(options)
-      const reconnectDelay = options.reconnectDelay === undefined ? Duration.seconds(1) : Duration.millis(
-        yield* durationMillis("reconnectDelay", options.reconnectDelay, {
-          min: 10,
-          max: 600_000,
-          minWhy: "retrying more often only spins against a server that is down",
-          why: "a longer pause leaves other instances polling"
-        })
-      )
-
-      // Outgoing NOTIFYs, sent in order by one fiber so `released` never blocks.
-      const outbox = yield* Queue.unbounded<string>()
-      yield* Queue.takeAll(outbox).pipe(
-        Effect.flatMap((payloads) =>
-          Effect.forEach(payloads, (payload) =>
-            client.notify(name, payload).pipe(
-              Effect.catch((e) => Effect.logWarning(`lease-release NOTIFY failed (others fall back to polling): ${e.message}`))
-            ), { discard: true })
-        ),
-        Effect.forever,
-        Effect.forkScoped
-      )
-
-      // The listener: its own connection, re-opened after a failure.
-      const listening = yield* Deferred.make<void>()
-      const listenOnce = Effect.scoped(Effect.gen(function*() {
-        const connection = yield* PgConnection.make(client.config)
-        // Through a pooler in transaction mode a LISTEN stays with a server session the pooler hands to others.
-        if ((yield* Pooling.poolingOf(client.config, connection)) === "transaction") return "pooled" as const
-        const notifications = yield* connection.listen(name)
-        yield* Deferred.succeed(listening, void 0)
-        while (true) {
-          const n = yield* Queue.take(notifications)
-          const message = parse(n.payload)
-          if (message !== undefined && message.origin !== origin) {
-            hub.released(message.tenantId, message.rootExecutionId, { ended: message.ended })
-          }
+      const origin = NotifyChannel.originOf(hub)
+      const { send } = yield* NotifyChannel.open({
+        client: yield* PgClient.PgClient,
+        name: channel(options),
+        what: "lease-release",
+        waiters: "other instances",
+        reconnectDelay: options.reconnectDelay,
+        parse,
+        onMessage: (m) => {
+          if (m.origin !== origin) hub.released(m.tenantId, m.rootExecutionId, { ended: m.ended })
         }
-      }))
-      yield* listenOnce.pipe(
-        Effect.catch((e) =>
-          Effect.logWarning(`lease-release LISTEN on ${name} failed; listening again in ${Duration.format(reconnectDelay)}: ${String((e as { message?: unknown }).message ?? e)}`).pipe(
-            Effect.andThen(Deferred.succeed(listening, void 0)),
-            Effect.andThen(Effect.sleep(reconnectDelay)),
-            Effect.as("again" as const)
-          )
-        ),
-        Effect.repeat({ until: (outcome) => outcome === "pooled" }),
-        Effect.andThen(
-          Effect.logWarning(
-            `lease-release wake-ups: the connections go through a pooler in transaction mode, where a LISTEN cannot be held; this instance's waiters see other instances' releases at their polling (its own releases still wake them at once, and its NOTIFYs are still sent)`
-          )
-        ),
-        Effect.andThen(Deferred.succeed(listening, void 0)),
-        Effect.forkScoped
-      )
-      yield* Deferred.await(listening)
-
+      })
       const wrapped: LeaseWakeupsShape = {
-        released: (tenantId, rootExecutionId, options) => {
-          hub.released(tenantId, rootExecutionId, options)
-          const payload = JSON.stringify([options?.ended === true ? "e" : "r", origin, tenantId, rootExecutionId])
-          if (new TextEncoder().encode(payload).length <= maxPayload) Queue.offerUnsafe(outbox, payload)
+        released: (tenantId, rootExecutionId, released) => {
+          hub.released(tenantId, rootExecutionId, released)
+          send(JSON.stringify([released?.ended === true ? "e" : "r", origin, tenantId, rootExecutionId]))
         },
         next: hub.next
       }

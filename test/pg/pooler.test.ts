@@ -7,7 +7,8 @@
  */
 import { assert, beforeAll, describe, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Logger } from "effect"
-import { PgClient, PgWakeups } from "../../layers/pg/index.ts"
+import { PgClient, PgEventWakeups, PgWakeups } from "../../layers/pg/index.ts"
+import { EventWakeups, type EventWakeupsShape, makeHub as makeEventHub } from "../../src/stores/EventWakeups.ts"
 import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import { bouncerUrls, requireBouncers } from "./bouncers.ts"
 import { randomName } from "./db.ts"
@@ -66,6 +67,46 @@ describe("wake-ups through pgbouncer", () => {
       a.released("t", "r3")
       const said = logs.filter((l) => /transaction mode/.test(l))
       assert.strictEqual(said.length, 2, `once per process: ${logs.join(" | ")}`)
+      assert.match(said[0]!, /polling/)
+    }).pipe(Effect.scoped))
+})
+
+describe("event wake-ups through pgbouncer", () => {
+  const eventsThrough = (target: string, hub: EventWakeupsShape, logs: Array<string>) =>
+    Effect.map(
+      Layer.build(
+        PgEventWakeups.layer({ tablePrefix: wakePrefix }).pipe(
+          Layer.provideMerge(PgClient.layer({ url: target, maxConnections: 2 })),
+          Layer.provide(Layer.succeed(EventWakeups, hub)),
+          Layer.provide(Logger.layer([Logger.make(({ message }) => logs.push(String(message)))]))
+        )
+      ),
+      (context) => Context.get(context, EventWakeups)
+    )
+
+  it.live("session mode: an append on one process wakes the other's reader over NOTIFY", () =>
+    Effect.gen(function*() {
+      const [hubA, hubB] = [makeEventHub(), makeEventHub()]
+      const logs: Array<string> = []
+      const a = yield* eventsThrough(bouncerUrls.session, hubA, logs)
+      yield* eventsThrough(bouncerUrls.session, hubB, logs)
+      const reader = yield* Effect.forkChild(hubB.next("t", "thread-1"), { startImmediately: true })
+      a.appended("t", "thread-1")
+      yield* Fiber.join(reader).pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.die(new Error("B's reader not woken within 5 s")) }))
+      assert.deepStrictEqual(logs.filter((l) => /LISTEN|polling/.test(l)), [])
+    }).pipe(Effect.scoped))
+
+  it.live("transaction mode: no LISTEN is held; the build says once that readers are woken by other instances only at their polling", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const hub = makeEventHub()
+      const own = yield* eventsThrough(bouncerUrls.transaction, hub, logs)
+      const reader = yield* Effect.forkChild(hub.next("t", "thread-2"), { startImmediately: true })
+      own.appended("t", "thread-2")
+      yield* Fiber.join(reader).pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.die(new Error("own reader not woken")) }))
+      const said = logs.filter((l) => /transaction mode/.test(l))
+      assert.strictEqual(said.length, 1, logs.join(" | "))
+      assert.match(said[0]!, /event wake-ups/)
       assert.match(said[0]!, /polling/)
     }).pipe(Effect.scoped))
 })
