@@ -274,6 +274,25 @@ export const script = String.raw`
     let unfollow = () => {};
     let timer = null;
     let shownState = null;
+    // Each pending pause's form, kept across the live re-renders: what the operator typed stays while the view updates.
+    const forms = new Map();
+    /** The form answering pause p of the execution whose status is s (its view v holds the decision JSON Schema). */
+    const pauseForm = (p, s, v) => {
+      const form = formFor(v.decisionSchema);
+      const message = el("span", { class: "muted" });
+      const submit = el("button", { type: "submit" }, "Answer");
+      const node = el("form", { class: "card", "data-testid": "pause-form", "data-pause": p.pauseId },
+        el("h3", {}, "Pending pause"), el("pre", {}, JSON.stringify(p.payload, null, 2)), ...form.nodes, el("p", {}, submit, " ", message));
+      node.addEventListener("submit", (e) => {
+        e.preventDefault();
+        let decision;
+        try { decision = form.read(); } catch (x) { message.textContent = "not JSON: " + x.message; return; }
+        submit.disabled = true;
+        message.textContent = "answering…";
+        api("/api/resume", { tenantId: s.tenantId, pauseId: p.pauseId, decision }).then(() => { message.textContent = "answered"; }, (x) => { submit.disabled = false; message.textContent = x.message; });
+      });
+      return node;
+    };
     const render = (v) => {
       const s = v.status;
       const head = el("div", { class: "card" },
@@ -294,22 +313,9 @@ export const script = String.raw`
               api("/api/cancel", { tenantId: s.tenantId, threadId: s.threadId }).catch((x) => alert(x.message));
             } }, "Cancel execution"))
           : null);
-      const pauses = s.pendingPauses.map((p) => {
-        const form = formFor(v.decisionSchema);
-        const message = el("span", { class: "muted" });
-        const submit = el("button", { type: "submit" }, "Answer");
-        const node = el("form", { class: "card", "data-testid": "pause-form", "data-pause": p.pauseId },
-          el("h3", {}, "Pending pause"), el("pre", {}, JSON.stringify(p.payload, null, 2)), ...form.nodes, el("p", {}, submit, " ", message));
-        node.addEventListener("submit", (e) => {
-          e.preventDefault();
-          let decision;
-          try { decision = form.read(); } catch (x) { message.textContent = "not JSON: " + x.message; return; }
-          submit.disabled = true;
-          message.textContent = "answering…";
-          api("/api/resume", { tenantId: s.tenantId, pauseId: p.pauseId, decision }).then(() => { message.textContent = "answered"; }, (x) => { submit.disabled = false; message.textContent = x.message; });
-        });
-        return node;
-      });
+      const pending = new Set(s.pendingPauses.map((p) => p.pauseId));
+      for (const id of [...forms.keys()]) if (!pending.has(id)) forms.delete(id);
+      const pauses = s.pendingPauses.map((p) => forms.get(p.pauseId) || forms.set(p.pauseId, pauseForm(p, s, v)).get(p.pauseId));
       const longest = Math.max(1, ...v.timeline.map((t) => t.durationMillis || 0));
       const statePre = el("pre", { "data-testid": "state" }, shownState === null ? "pick a step to see the state after it" : JSON.stringify(shownState, null, 2));
       const byId = new Map(v.states.map((x) => [x.id, x.state]));
