@@ -25,6 +25,17 @@ const topOf = (instance: InstanceShape, record: ExecutionRecord, workflow: AnyWo
     return Option.flatMap(top, (t) => Option.map(Option.fromUndefinedOr(instance.config.workflows.get(t.workflowName)), (w) => ({ top: t, workflow: w })))
   })
 
+/** Whether the instance's configuration declares any budget, worked out once per configuration (not per pass). */
+const declaring = new WeakMap<object, boolean>()
+const declaresAny = (config: InstanceShape["config"]): boolean => {
+  let any = declaring.get(config)
+  if (any === undefined) {
+    any = (config.budgets?.length ?? 0) > 0 || [...config.workflows.values()].some((w) => (w.budgets?.length ?? 0) > 0)
+    declaring.set(config, any)
+  }
+  return any
+}
+
 /**
  * The budgets of a pass of `record` (running `workflow`).
  *
@@ -34,9 +45,8 @@ const topOf = (instance: InstanceShape, record: ExecutionRecord, workflow: AnyWo
 export const ofPass = (instance: InstanceShape, record: ExecutionRecord, workflow: AnyWorkflow) =>
   Effect.gen(function*() {
     const app = instance.config.budgets ?? []
-    const anyDeclared = app.length > 0 || [...instance.config.workflows.values()].some((w) => (w.budgets?.length ?? 0) > 0)
-    // Nothing declared anywhere: no read.
-    if (!anyDeclared) return []
+    // Nothing declared anywhere: no read, no work.
+    if (!declaresAny(instance.config)) return []
     const root = yield* topOf(instance, record, workflow)
     if (Option.isNone(root)) {
       yield* Effect.logWarning(
