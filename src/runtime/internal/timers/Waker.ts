@@ -92,8 +92,10 @@ export const run = Effect.fnUntraced(function*(continues: FiberSet.FiberSet<unkn
     yield* look(store, continues).pipe(
       Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("timer look failed", cause))
     )
-    const now = yield* Clock.currentTimeMillis
     const next = yield* store.nextWake.pipe(Effect.catch(() => Effect.succeed(Option.none<number>())))
+    // The time is read after the query: the Clock may have moved while it ran, and a wait measured from before
+    // would sleep past the wake by that much.
+    const now = yield* Clock.currentTimeMillis
     const wait = Math.max(0, Math.min(instance.config.sweepMillis, Option.getOrElse(next, () => Infinity) - now))
     // A timer of this look (due, but past the page) is taken at once; else sleep until the next wake.
     yield* Effect.raceAllFirst([Effect.sleep(Duration.millis(Math.max(wait, 1))), Deferred.await(current), Fiber.join(released)]).pipe(
