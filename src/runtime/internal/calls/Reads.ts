@@ -222,6 +222,11 @@ const forwardedViews = (record: ExecutionRecord) =>
       child: ChildWaits.originOf(leaf)
     })))
 
+/** The sleeps and signal waits of the record's resting children, each marked with its child. */
+const childWaits = (record: ExecutionRecord) =>
+  Effect.map(ChildWaits.timerWaitsBelow(record), (leaves) =>
+    leaves.flatMap((leaf) => Waits.restingWaits([leaf.pause]).map((wait): Waits.RestingWait => ({ ...wait, child: ChildWaits.originOf(leaf) }))))
+
 const pendingOfRecord = (record: ExecutionRecord) =>
   Effect.map(
     PauseStore.use((pauses) => pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending"])),
@@ -243,6 +248,7 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
     const pending = record.status === "Paused" ? yield* pendingOfRecord(record) : []
     const pendingPauses = [...ChildLaunch.answerable(pending).map(pauseView), ...(record.status === "Paused" ? yield* forwardedViews(record) : [])]
     const unwinding = record.status === "Running" ? Option.getOrNull(yield* Undo.view(record.tenantId, record.rootExecutionId)) : null
+    const waits = [...Waits.restingWaits(pending), ...(record.status === "Paused" ? yield* childWaits(record) : [])]
     return {
       ...summary(record),
       waitingOnChildren: pending.flatMap((p) => {
@@ -255,8 +261,8 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
       }),
       pendingPauses,
       unwinding,
-      waits: Waits.restingWaits(pending),
-      wakesAt: Waits.earliestWake(Waits.restingWaits(pending))
+      waits,
+      wakesAt: Waits.earliestWake(waits)
     } satisfies ExecutionStatusView as ExecutionStatusView
   }).pipe(Effect.withSpan("Baton.status"))
 

@@ -21,6 +21,7 @@ import type { Pause } from "../../../stores/Pause.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import type { ChildPauseOrigin, ChildrenWait } from "../../Children.ts"
+import { isTimerWait } from "../timers/Waits.ts"
 
 /**
  * The key in a children-wait pause's payload: such a pause is answered by the runtime, never by `resume`.
@@ -117,15 +118,8 @@ export interface Leaf {
   readonly owner: ExecutionRecord
 }
 
-/**
- * Every pending pause a caller may answer in the record's tree and, through
- * its runtime waits, in the trees of its resting children at any depth —
- * the record's own first, then its children's in launch order.
- *
- * @category internal
- * @since 0.2.0
- */
-export const leavesOf = (record: ExecutionRecord): Effect.Effect<ReadonlyArray<Leaf>, Failure, PauseStore | RecordStore> =>
+/** The pending pauses `take` keeps in the record's tree and, through its runtime waits, below it at any depth. */
+const collect = (record: ExecutionRecord, take: (pause: Pause) => boolean): Effect.Effect<ReadonlyArray<Leaf>, Failure, PauseStore | RecordStore> =>
   Effect.gen(function*() {
     const pauses = yield* PauseStore
     const records = yield* RecordStore
@@ -136,7 +130,7 @@ export const leavesOf = (record: ExecutionRecord): Effect.Effect<ReadonlyArray<L
         if (r.status !== "Paused" || depth > maxDepth || seen.has(r.executionId)) return
         seen.add(r.executionId)
         const pending = yield* pauses.listByRoot(r.tenantId, r.rootExecutionId, ["Pending"])
-        for (const p of pending) if (!isRuntimeWait(p)) out.push({ pause: p, owner: r })
+        for (const p of pending) if (!isRuntimeWait(p) && take(p)) out.push({ pause: p, owner: r })
         for (const p of pending) {
           if (!isRuntimeWait(p)) continue
           for (const id of yield* restingChildren(r.tenantId, p)) {
@@ -148,6 +142,28 @@ export const leavesOf = (record: ExecutionRecord): Effect.Effect<ReadonlyArray<L
     yield* visit(record, 0)
     return out
   })
+
+/**
+ * Every pending pause a caller may answer in the record's tree and, through
+ * its runtime waits, in the trees of its resting children at any depth —
+ * the record's own first, then its children's in launch order. Sleeps and
+ * signal waits are not among them: the runtime answers those on time (or a
+ * signal does).
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const leavesOf = (record: ExecutionRecord): Effect.Effect<ReadonlyArray<Leaf>, Failure, PauseStore | RecordStore> =>
+  collect(record, (p) => !isTimerWait(p))
+
+/**
+ * The sleeps and signal waits of `record`'s resting children (at any depth), for its `status`.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const timerWaitsBelow = (record: ExecutionRecord) =>
+  Effect.map(collect(record, isTimerWait), (leaves) => leaves.filter((l) => l.owner.executionId !== record.executionId))
 
 /**
  * The child a forwarded pause belongs to.

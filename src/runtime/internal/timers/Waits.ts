@@ -7,6 +7,7 @@
  * @since 0.2.0
  */
 
+import type { ChildPauseOrigin } from "../../Children.ts"
 /**
  * The key in a sleep's interrupt payload.
  *
@@ -25,14 +26,16 @@ export const signalMarker = "@baton/signal"
 
 /**
  * A resting wait as `status` shows it: a sleep and when it wakes, or a
- * signal wait, its signal's name and when it times out (null: never).
+ * signal wait, its signal's name and when it times out (null: never). A
+ * wait of a resting child (at any depth) carries `child`: the child's ids
+ * (send its signals to `child.threadId`).
  *
  * @category models
  * @since 0.2.0
  */
 export type RestingWait =
-  | { readonly _tag: "Sleep"; readonly pauseId: string; readonly wakesAt: number }
-  | { readonly _tag: "Signal"; readonly pauseId: string; readonly name: string; readonly timeoutAt: number | null }
+  | { readonly _tag: "Sleep"; readonly pauseId: string; readonly wakesAt: number; readonly child?: ChildPauseOrigin }
+  | { readonly _tag: "Signal"; readonly pauseId: string; readonly name: string; readonly timeoutAt: number | null; readonly child?: ChildPauseOrigin }
 
 /**
  * What a wait's pause is answered with: the sleep is over, the signal (its

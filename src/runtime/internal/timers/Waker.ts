@@ -24,6 +24,7 @@ import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import type { Timer, TimerStoreShape } from "../../../stores/TimerStore.ts"
 import { Instance, workflowForRecord } from "../Instance.ts"
+import * as ChildPauses from "../children/ChildPauses.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as Deliver from "./Deliver.ts"
 
@@ -33,16 +34,24 @@ const maxPages = 10
 /** Timers of a page answered at once (each a few store calls; the trees then continue in their own fibers). */
 const wakeConcurrency = 16
 
-/** Continues a tree whose wait was answered, in a fiber of `continues` (its lease taken if free). */
+/**
+ * Continues what the answered wait moves, in a fiber of `continues`: a root's tree (its lease taken if free);
+ * a child the way it runs (`ChildPauses.continueUp`): a queued child back to its queue, an inline child
+ * through its parent's step, the root above driven here.
+ */
 const continueTree = Effect.fnUntraced(function*(timer: Timer, continues: FiberSet.FiberSet<unknown, unknown>) {
-  const root = yield* (yield* RecordStore).getRecord(timer.tenantId, timer.rootExecutionId)
-  if (Option.isNone(root) || root.value.status !== "Paused") return
+  const pause = yield* (yield* PauseStore).get(timer.tenantId, timer.pauseId)
+  const owner = yield* (yield* RecordStore).getRecord(timer.tenantId, Option.match(pause, { onNone: () => timer.rootExecutionId, onSome: (p) => p.executionId }))
+  if (Option.isNone(owner) || owner.value.status !== "Paused") return
+  const root = owner.value.parentExecutionId === null ? owner : yield* ChildPauses.continueUp(owner.value)
+  if (Option.isNone(root)) return
   const workflow = yield* Effect.option(workflowForRecord(root.value))
   // Not registered here: an instance that runs it continues it (its recovery sweep finds the answered pause).
   if (Option.isNone(workflow)) return
-  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, timer.tenantId, timer.rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
+  const { tenantId, rootExecutionId } = root.value
+  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, tenantId, rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
     Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logDebug("continuing a tree after its wait was answered stopped", cause)),
-    Effect.annotateLogs({ executionId: timer.rootExecutionId, tenantId: timer.tenantId })
+    Effect.annotateLogs({ executionId: rootExecutionId, tenantId })
   ))
 })
 
