@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import * as ReusedKeys from "./internal/pass/ReusedKeys.ts"
 import type { ExtractStateType, LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
 import { createHash } from "node:crypto"
@@ -522,7 +523,10 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     (config.configurable?.__pregel_task_id as string | undefined)
   const node = (config.metadata?.langgraph_node as string | undefined) ?? "?"
   if (taskId === undefined) throw new Error("stepContext: LangGraph gave this node no task id; call it from a node of a baton workflow.")
-  const idempotencyKey = `${pass.tenantId}/${pass.threadId}/${taskId}`
+  const step = ReusedKeys.isRootStep(config.metadata?.langgraph_checkpoint_ns as string | undefined)
+    ? config.metadata?.langgraph_step as number | undefined
+    : undefined
+  const idempotencyKey = ReusedKeys.keyFor(pass.reusedKeys, step, node, ReusedKeys.stepKey(pass.tenantId, pass.threadId, taskId))
   let launches = 0
   return {
     tenantId: pass.tenantId,

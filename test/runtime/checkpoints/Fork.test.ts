@@ -189,5 +189,46 @@ for (const backend of backends) {
           assert.notStrictEqual(again, first, `a new key on the same thread (from count ${count})`)
         }
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("with reuseIdempotencyKeys, steps a fork runs again take the first run's keys: on a new thread, on the same one, after an update, on another instance", () =>
+      Effect.gen(function*() {
+        const fx = makeSideEffects()
+        const keys = new Map<string, Array<string>>()
+        const note = (k: string, key: string) => (keys.set(k, [...(keys.get(k) ?? []), key]), fx.apply(key))
+        const wf = Workflow.make({
+          name: "reused",
+          version: "1",
+          graph: new StateGraph(State)
+            .addNode("step", Workflow.step(async (s: S, ctx) => (note(`${ctx.threadId}:${s.count}`, ctx.idempotencyKey), { count: s.count + 1 })))
+            .addNode("done", Workflow.step(async (_s: S, ctx) => (note(`${ctx.threadId}:done`, ctx.idempotencyKey), { log: ["done"] })))
+            .addEdge(START, "step")
+            .addConditionalEdges("step", (s: S) => (s.count < 5 ? "step" : "done"))
+            .addEdge("done", END)
+        })
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, {}, { threadId: "src" })))
+        const first = new Map([...keys].map(([k, v]) => [k, v[0]!]))
+        const atThree = (yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("src", { limit: 100 })))).checkpoints.find((c) => c.step === 3)!
+        // On a new thread, on the other instance.
+        const copy = yield* Fiber.join(yield* h.run(1, (b) => b.fork({ threadId: "src", checkpointId: atThree.checkpointId, toThreadId: "copy", reuseIdempotencyKeys: true })))
+        assert.strictEqual(copy._tag, "Finished")
+        const rerun = [...keys.keys()].filter((k) => k.startsWith("copy:")).map((k) => k.slice("copy:".length))
+        assert.include(rerun, "done")
+        assert.isAbove(rerun.length, 1, "steps ran again")
+        for (const at of rerun) assert.strictEqual(keys.get(`copy:${at}`)![0], first.get(`src:${at}`), `the first run's key (${at})`)
+        // On the same thread (no writes kept: every step after the checkpoint runs again), after an update that
+        // changes nothing but is one more step: the steps after it keep their keys too.
+        const again = yield* Fiber.join(yield* h.run(0, (b) =>
+          b.fork({ threadId: "src", checkpointId: atThree.checkpointId, update: {}, asNode: "step", reuseIdempotencyKeys: true })))
+        assert.strictEqual(again._tag, "Finished")
+        const twice = [...keys].filter(([k, v]) => k.startsWith("src:") && v.length === 2)
+        assert.strictEqual(twice.length, rerun.length + 1, "the steps after the checkpoint ran again on the source thread")
+        for (const [k, [one, two]] of twice) assert.strictEqual(two, one, `with the first run's key (${k})`)
+        // Without the option, the same fork's keys are new.
+        yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: atThree.checkpointId, toThreadId: "fresh" })))
+        for (const at of rerun) assert.notStrictEqual(keys.get(`fresh:${at}`)![0], first.get(`src:${at}`), `a new key without the option (${at})`)
+        // An effect keyed by ctx.idempotencyKey was applied once per key however often the step ran.
+        for (const at of rerun) assert.strictEqual(fx.applied.get(first.get(`src:${at}`)!), 3, `one key, three runs (${at}): the first and two reusing forks`)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }

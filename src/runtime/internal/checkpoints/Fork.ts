@@ -32,7 +32,9 @@ import type { AnyWorkflow } from "../../Workflow.ts"
 import { checkThread } from "../calls/Threads.ts"
 import { Instance, notStopping } from "../Instance.ts"
 import * as LeaseHolder from "../lease/LeaseHolder.ts"
+import * as ReusedKeys from "../pass/ReusedKeys.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
+import { TreeStore } from "../../../stores/TreeStore.ts"
 
 /**
  * What `Baton.fork` forks, and where to.
@@ -55,6 +57,15 @@ export interface ForkInput {
   readonly update?: Record<string, unknown> | undefined
   /** The node the update is written as (LangGraph's `asNode`): the graph goes on as if that node had returned it. */
   readonly asNode?: string | undefined
+  /**
+   * Steps the fork runs again take the idempotency keys they had in the
+   * first run (default false: new keys, so side effects run again). A step
+   * of the root graph at the same distance from the forked checkpoint, with
+   * the same node, as one the first run went through after it takes that
+   * step's key; any other step (a new path, a subgraph's step, a node run
+   * more than once in one step) gets its own.
+   */
+  readonly reuseIdempotencyKeys?: boolean | undefined
 }
 
 const storeError = (operation: string) => (cause: unknown) =>
@@ -124,6 +135,48 @@ type Plan =
   | { readonly _tag: "NewThread"; readonly head: CheckpointTuple; readonly subgraphs: ReadonlyArray<CheckpointTuple> }
   | { readonly _tag: "SameThread"; readonly source: CheckpointTuple }
 
+/** The graph's checkpoint the fork goes on from (a subgraph fork's parent checkpoint). */
+const forkedRoot = (plan: Plan): string => plan._tag === "NewThread" ? plan.head.checkpoint.id : plan.source.checkpoint.id
+
+/** The compiled graph's state history, as far as it is needed: the root graph's snapshots down to `from`. */
+interface StateHistory {
+  readonly getStateHistory: (config: { readonly configurable: Record<string, unknown> }) => AsyncIterable<{
+    readonly config: { readonly configurable?: Record<string, unknown> }
+    readonly parentConfig?: { readonly configurable?: Record<string, unknown> } | undefined
+    readonly metadata?: { readonly step?: number } | undefined
+    readonly tasks: ReadonlyArray<{ readonly id: string; readonly name: string }>
+  }>
+}
+
+/**
+ * The first run's keys for a fork that reuses them (see `ReusedKeys`), read
+ * from the source thread's history before anything is written.
+ */
+const reusedKeysOf = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenantId: TenantId) =>
+  Effect.gen(function*() {
+    const graph = (yield* Instance).compiled(workflow) as unknown as StateHistory
+    const from = forkedRoot(plan)
+    const entries = yield* promise("list", async () => {
+      const out: Array<ReusedKeys.HistoryEntry> = []
+      for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: input.threadId, checkpoint_ns: "", [tenantKey]: tenantId } })) {
+        const at = snapshot.config.configurable ?? {}
+        if ((at.checkpoint_ns ?? "") !== "") continue
+        const checkpointId = at.checkpoint_id as string
+        out.push({
+          checkpointId,
+          parentId: snapshot.parentConfig?.configurable?.checkpoint_id as string | undefined,
+          step: snapshot.metadata?.step ?? -1,
+          tasks: snapshot.tasks.map((t) => ({ id: t.id, name: t.name }))
+        })
+        // Newest first: every descendant of the forked checkpoint came before it.
+        if (checkpointId === from) break
+      }
+      return out
+    })
+    // A state update written first is one more step before the ones that run again.
+    return ReusedKeys.mapOf(tenantId, input.threadId, from, entries, input.update === undefined ? 0 : 1)
+  })
+
 const planOf = (input: ForkInput, tenantId: TenantId, target: ThreadId) =>
   Effect.gen(function*() {
     const ns = input.checkpointNs ?? ""
@@ -162,7 +215,7 @@ const writeFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, config: 
   })
 
 /** The new root, recorded Running under its lease, the fork written under it; answers the record. */
-const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenantId: TenantId, target: ThreadId) =>
+const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, reused: ReusedKeys.ReusedKeys | undefined, tenantId: TenantId, target: ThreadId) =>
   Effect.scoped(Effect.gen(function*() {
     const instance = yield* Instance
     const executionId = yield* (yield* IdGenerator).make("execution")
@@ -197,6 +250,9 @@ const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenantId
     }
     const config = { thread_id: target, [tenantKey]: tenantId, [fenceKey]: held.value.fence, [executionKey]: executionId }
     yield* writeFork(input, workflow, plan, config)
+    if (reused !== undefined) {
+      yield* (yield* TreeStore).saveReservedFenced(tenantId, executionId, ReusedKeys.reusedKeysName, reused, held.value.lease, held.value.fence.now())
+    }
     return record
   }))
 
@@ -215,6 +271,7 @@ export const fork = (input: ForkInput) =>
     const target = input.toThreadId ?? input.threadId
     // Everything the fork copies is read first: a checkpoint that is not there starts nothing.
     const plan = yield* planOf(input, tenantId, target)
+    const reused = input.reuseIdempotencyKeys === true ? yield* reusedKeysOf(input, workflow, plan, tenantId) : undefined
     if (target !== input.threadId) {
       const now = yield* Clock.currentTimeMillis
       const made = yield* (yield* RecordStore).createThread({ tenantId, threadId: target, ownerId: input.ownerId ?? null, now })
@@ -222,7 +279,7 @@ export const fork = (input: ForkInput) =>
         return yield* new InvalidInputError({ operation: "Baton.fork", field: "toThreadId", reason: `names thread ${target}, which exists: fork to a new thread id, or to the same thread` })
       }
     }
-    const record = yield* startFork(input, workflow, plan, tenantId, target)
+    const record = yield* startFork(input, workflow, plan, reused, tenantId, target)
     const out = yield* TreeDriver.drive(workflow, tenantId, record.rootExecutionId, { _tag: "Continue", reason: "Recovered" }, { wait: true })
     return Option.getOrThrow(out)
   }).pipe(Effect.withSpan("Baton.fork"))

@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type { ReusedKeys } from "./ReusedKeys.ts"
 import * as StepClock from "../StepClock.ts"
 import { Command, isInterrupted } from "@langchain/langgraph"
 import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option, Redacted } from "effect"
@@ -160,6 +161,8 @@ interface PassOptions {
    * read it again.
    */
   readonly cancelChecked?: boolean | undefined
+  /** A fork's first-run keys (read with the tree's stops), for its steps to reuse. */
+  readonly reusedKeys?: ReusedKeys | undefined
 }
 
 /** Fails with the lease loss (or the abort reason) once the holder may not write any more. */
@@ -250,6 +253,7 @@ const makeHandle = (
     signal: holder.signal,
     leaseHeld: () => !holder.signal.aborted && holder.fence.refusal() === undefined,
     budgets,
+    reusedKeys: options.reusedKeys,
     pseudonymKey: () =>
       pseudonymKey ??= (instance.config.pseudonymKey !== undefined
         ? Promise.resolve(Pseudonyms.tenantKey(Redacted.value(instance.config.pseudonymKey), record.tenantId))

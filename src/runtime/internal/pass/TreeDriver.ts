@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import * as ReusedKeys from "./ReusedKeys.ts"
 import { type Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
 import type { ResumeError } from "../../Errors.ts"
 import * as Cancel from "../undo/Cancel.ts"
@@ -277,8 +278,8 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
     // Built only for the tree that stops here (a pass that runs builds its own with its step recorder).
     const unwinder = Undo.unwinderOf({ record, workflow, holder: holder.value, pass })
-    // What stops the tree, read in one call: its unwinding state and its cancel request.
-    const stops = yield* (yield* TreeStore).getMany(tenantId, rootExecutionId, [Undo.unwindingKey, Cancel.requestKey])
+    // What stops the tree, read in one call: its unwinding state and its cancel request (and a fork's reused keys).
+    const stops = yield* (yield* TreeStore).getMany(tenantId, rootExecutionId, [Undo.unwindingKey, Cancel.requestKey, ReusedKeys.reusedKeysKey])
     const left = stops.find((e) => e.key === Undo.unwindingKey)
     // A tree left unwinding comes first: its remaining undos run, it ends with the recorded reason, no step runs.
     const unwinding = record.status === "Running" && left !== undefined ? Option.some(left.value as Undo.Unwinding) : Option.none()
@@ -294,7 +295,8 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
       if (resolved.length === 0) return Option.some(yield* currentOutput(workflow, record))
     }
-    return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin, cancelChecked: true }))
+    const reusedKeys = stops.find((e) => e.key === ReusedKeys.reusedKeysKey)?.value as ReusedKeys.ReusedKeys | undefined
+    return Option.some(yield* runPass({ workflow, record, holder: holder.value, pass, start: begin, cancelChecked: true, reusedKeys }))
   }), (cause) => onFailure === undefined ? Effect.void : onFailure(cause)))
 
 /**

@@ -2,6 +2,7 @@
  * The pass handle: what a running pass puts in LangGraph's
  * `config.configurable` so that its nodes can reach it.
  */
+import type { ReusedKeys } from "./ReusedKeys.ts"
 import type { LangGraphRunnableConfig } from "@langchain/langgraph"
 import type { Effect } from "effect"
 import type { LaunchOptions } from "../../Children.ts"
@@ -59,6 +60,8 @@ export interface PassHandle {
   readonly now: () => number
   /** Whether the instance has a `TimerStore` (sleeps and signal waits need one). */
   readonly timers: boolean
+  /** A fork's first-run keys its steps reuse (see `ReusedKeys`); undefined for any other tree. */
+  readonly reusedKeys: ReusedKeys | undefined
 }
 
 /**
