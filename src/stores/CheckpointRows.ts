@@ -112,7 +112,7 @@ export interface PruneRule {
 
 /**
  * The rows one `pruneThread` deleted; `more` when it stopped at its limit
- * with checkpoints the rule still deletes.
+ * with checkpoints the rule still deletes, or blobs no checkpoint names.
  *
  * @since 0.2.0
  */
@@ -167,10 +167,12 @@ export interface ListQuery {
  * - `pruneThread` (optional, for retention) deletes, in one transaction, at
  *   most `limit` checkpoints of the thread that `rule` no longer keeps (see
  *   `PruneRule`: never the newest of a namespace), their pending writes, and
- *   — in the batch that leaves a namespace with nothing more to prune — the
- *   blobs of that namespace no remaining checkpoint of it names (none when
- *   one of them does not list its channel versions). A writer of the thread
- *   waits for it, or it for the writer.
+ *   — in a batch that leaves a namespace with no checkpoint to prune — at
+ *   most `limit` of the blobs of that namespace no remaining checkpoint of it
+ *   names (none when one of them does not list its channel versions); `more`
+ *   when checkpoints or such blobs are left, so that no one transaction
+ *   grows with the thread. A writer of the thread waits for it, or it for
+ *   the writer.
  */
 export interface CheckpointRows {
   readonly fenced: boolean

@@ -34,21 +34,29 @@ const doomed = (checkpoints: ReadonlyMap<string, CheckpointRow>, rule: PruneRule
   }).reverse()
 }
 
-/** Deletes the blobs of one namespace that none of its remaining checkpoints names (none when one lists no versions). */
-const collectBlobs = (rows: MemoryRows, tenantId: string, threadId: string, ns: string, remaining: ReadonlyMap<string, CheckpointRow>): number => {
+/** Deletes up to `room` blobs of one namespace that none of its remaining checkpoints names (none when one lists no versions). */
+const collectBlobs = (
+  rows: MemoryRows,
+  tenantId: string,
+  threadId: string,
+  ns: string,
+  remaining: ReadonlyMap<string, CheckpointRow>,
+  room: number
+): { readonly blobs: number; readonly more: boolean } => {
   const named = new Set<string>()
   for (const row of remaining.values()) {
-    if (row.channelVersions === undefined) return 0
+    if (row.channelVersions === undefined) return { blobs: 0, more: false }
     for (const [channel, version] of row.channelVersions) named.add(key(channel, version))
   }
   let deleted = 0
   for (const [k, blob] of rows.blobs) {
     if (blob.tenantId !== tenantId || blob.threadId !== threadId || blob.checkpointNs !== ns) continue
     if (named.has(key(blob.channel, blob.version))) continue
+    if (deleted >= room) return { blobs: deleted, more: true }
     rows.blobs.delete(k)
     deleted += 1
   }
-  return deleted
+  return { blobs: deleted, more: false }
 }
 
 /** Deletes at most `limit` checkpoints of the thread the rule no longer keeps, their writes and unnamed blobs. */
@@ -61,11 +69,10 @@ export const pruneThread = (rows: MemoryRows, tenantId: string, threadId: string
     const [t, th, ns] = JSON.parse(k) as Array<string>
     if (t !== tenantId || th !== threadId) continue
     const ids = doomed(stored, rule)
-    if (ids.length === 0) continue
     const room = Math.max(0, limit - checkpoints)
+    const blobRoom = Math.max(0, limit - blobs)
     if (ids.length > room) more = true
     const taken = ids.slice(0, room)
-    if (taken.length === 0) break
     for (const id of taken) {
       stored.delete(id)
       const cpKey = key(tenantId, threadId, ns!, id)
@@ -73,8 +80,12 @@ export const pruneThread = (rows: MemoryRows, tenantId: string, threadId: string
       rows.writes.delete(cpKey)
     }
     checkpoints += taken.length
-    // Once per namespace, at its last batch (see the SQL prune).
-    if (ids.length <= room) blobs += collectBlobs(rows, tenantId, threadId, ns!, stored)
+    // At the namespace's last batch, or a later one when blobs were left over: at most `limit` a batch (see the SQL prune).
+    if (ids.length <= room && blobRoom > 0) {
+      const collected = collectBlobs(rows, tenantId, threadId, ns!, stored, blobRoom)
+      blobs += collected.blobs
+      if (collected.more) more = true
+    }
   }
   return { checkpoints, writes, blobs, more }
 }

@@ -5,7 +5,8 @@
  * keeps (never the newest of a namespace), their writes, and the blobs no
  * remaining checkpoint of the namespace names. On SQLite the transaction is
  * `BEGIN IMMEDIATE`: a writer of any thread waits for it, so a prune is kept
- * to a bounded number of rows.
+ * to a bounded number of rows: at most `limit` checkpoints (with their
+ * writes) and at most `limit` blobs.
  */
 import type { SqlClient } from "effect/sql"
 import type { Fragment, Identifier, Statement } from "effect/sql/Statement"
@@ -71,11 +72,15 @@ export const make = (t: PruneTables) => {
     return [...ids].sort()
   }
 
-  /** Deletes the blobs of one namespace that none of its remaining checkpoints names (none when one lists no versions). */
-  function* collectBlobs(group: Fragment): Op<number> {
+  /**
+   * Deletes up to `room` blobs of one namespace that none of its remaining
+   * checkpoints names (none when one lists no versions); `more` when it left
+   * some for the next batch.
+   */
+  function* collectBlobs(group: Fragment, room: number): Op<{ readonly blobs: number; readonly more: boolean }> {
     const named = new Set<string>()
     for (const r of yield sql`SELECT channel_versions FROM ${t.checkpoints} WHERE ${group}`) {
-      if (r.channel_versions == null) return 0
+      if (r.channel_versions == null) return { blobs: 0, more: false }
       for (const [channel, version] of JSON.parse(r.channel_versions) as Array<[string, string]>) named.add(`${channel}\u0000${version}`)
     }
     const unnamed = (yield sql`SELECT channel, version FROM ${t.blobs} WHERE ${group}`).filter((b) =>
@@ -83,14 +88,14 @@ export const make = (t: PruneTables) => {
     )
     // By channel, its versions in one key-range list each (an OR of pairs plans far worse).
     const byChannel = new Map<string, Array<string>>()
-    for (const b of unnamed) byChannel.set(b.channel, [...(byChannel.get(b.channel) ?? []), b.version])
+    for (const b of unnamed.slice(0, Math.max(0, room))) byChannel.set(b.channel, [...(byChannel.get(b.channel) ?? []), b.version])
     let n = 0
     for (const [channel, versions] of byChannel) {
       for (const part of chunked(versions, idChunk)) {
         n += yield* deleted((tail) => sql`DELETE FROM ${t.blobs} WHERE ${group} AND channel = ${channel} AND version IN ${sql.in(part)}${tail}`)
       }
     }
-    return n
+    return { blobs: n, more: unnamed.length > room }
   }
 
   function* pruneThread(tenantId: string, threadId: string, rule: PruneRule, limit: number): Op<Pruned> {
@@ -101,21 +106,27 @@ export const make = (t: PruneTables) => {
     yield Begin
     const namespaces = yield sql`SELECT DISTINCT checkpoint_ns FROM ${t.checkpoints} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`
     for (const { checkpoint_ns: ns } of namespaces) {
-      const room = limit - checkpoints
-      const group = sql`tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${ns}`
-      const ids = yield* doomed(group, rule, Math.max(0, room))
-      if (ids.length > room) more = true
-      const taken = ids.slice(0, Math.max(0, room))
-      if (taken.length === 0) {
-        if (room <= 0) break
-        continue
+      const room = Math.max(0, limit - checkpoints)
+      const blobRoom = Math.max(0, limit - blobs)
+      if (room === 0 && blobRoom === 0) {
+        more = true
+        break
       }
+      const group = sql`tenant_id = ${tenantId} AND thread_id = ${threadId} AND checkpoint_ns = ${ns}`
+      const ids = yield* doomed(group, rule, room)
+      if (ids.length > room) more = true
+      const taken = ids.slice(0, room)
       for (const part of chunked(taken, idChunk)) {
         checkpoints += yield* deleted((tail) => sql`DELETE FROM ${t.checkpoints} WHERE ${group} AND checkpoint_id IN ${sql.in(part)}${tail}`)
         writes += yield* deleted((tail) => sql`DELETE FROM ${t.writes} WHERE ${group} AND checkpoint_id IN ${sql.in(part)}${tail}`)
       }
-      // Once per namespace, at its last batch: its remaining checkpoints are then few (what the rule keeps).
-      if (ids.length <= room) blobs += yield* collectBlobs(group)
+      // At the namespace's last batch (its remaining checkpoints are then few: what the rule keeps), or in a later
+      // one when an earlier batch left blobs over: at most `limit` blobs a batch, so no one transaction grows with the thread.
+      if (ids.length <= room && blobRoom > 0) {
+        const collected = yield* collectBlobs(group, blobRoom)
+        blobs += collected.blobs
+        if (collected.more) more = true
+      }
     }
     yield Commit
     return { checkpoints, writes, blobs, more }

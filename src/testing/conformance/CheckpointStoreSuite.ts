@@ -576,7 +576,9 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.isTrue(firstBatch.more, "one more is due")
         const rest = yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 3)
         assert.strictEqual(rest.checkpoints, 1)
-        assert.isFalse(rest.more)
+        assert.isTrue(rest.more, "no checkpoint is due, but 4 unnamed blobs are: 3 went with it (its limit)")
+        const last = yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 3)
+        assert.deepStrictEqual([last.checkpoints, last.blobs, last.more], [0, 1, false], "the last blob, then nothing is due")
         assert.deepStrictEqual((yield* collect(second.checkpoints.saver, cfg())).map((t) => t.checkpoint.id), [root[4]])
         // Written without a fence: created at the checkpoints' own timestamp (ts, 2026-03-01).
         const other = ids("thread")
@@ -587,6 +589,29 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.strictEqual((yield* lifecycle.pruneThread(tenantId, other, { createdBefore: ts + 1 }, 100)).checkpoints, 2, "all but the newest")
         assert.deepStrictEqual((yield* collect(first.checkpoints.saver, otherCfg())).map((t) => t.checkpoint.id), [olds[2]])
         assert.deepStrictEqual((yield* promise(() => first.checkpoints.saver.getTuple(otherCfg())))!.checkpoint.channel_values, { fixed: "kept", count: 2 })
+      }))
+
+    it.effect("pruneThread deletes at most limit blobs a batch too, and says more until the last is gone", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const root = yield* line(first.checkpoints.saver, cfg, "", 6)
+        const lifecycle = lifecycleOf(second)
+        const batches: Array<{ checkpoints: number; blobs: number; more: boolean }> = []
+        for (let i = 0; i < 20; i++) {
+          const { checkpoints, blobs, more } = yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 2)
+          batches.push({ checkpoints, blobs, more })
+          if (!more) break
+        }
+        assert.isFalse(batches[batches.length - 1]!.more, `the prune ended (${JSON.stringify(batches)})`)
+        for (const b of batches) assert.isAtMost(Math.max(b.checkpoints, b.blobs), 2, `no batch over its limit (${JSON.stringify(batches)})`)
+        assert.strictEqual(batches.reduce((n, b) => n + b.checkpoints, 0), 5, "every checkpoint but the newest")
+        assert.strictEqual(batches.reduce((n, b) => n + b.blobs, 0), 5, "the `count` blob of each pruned one, over several batches")
+        assert.deepStrictEqual((yield* promise(() => first.checkpoints.saver.getTuple(cfg())))!.checkpoint.channel_values, { fixed: "kept", count: 5 })
+        assert.deepStrictEqual((yield* collect(first.checkpoints.saver, cfg())).map((t) => t.checkpoint.id), [root[5]])
+        assert.deepStrictEqual(yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 2), { checkpoints: 0, writes: 0, blobs: 0, more: false }, "nothing left")
       }))
 
     it.effect("listThreads pages the (tenant, thread) pairs holding checkpoints in order; a prune is tenant-scoped", () =>
