@@ -235,12 +235,26 @@ describe("the SQLite saver's storage", () => {
     assert.instanceOf((outcomes[3] as PromiseRejectedResult).reason, LeaseLostError)
     assert.deepStrictEqual([lostA.length, lostX.length], [0, 2])
     const batch = seen.slice(mark)
-    assert.deepStrictEqual(batch.filter((text) => /^(BEGIN|COMMIT)/.test(text)), ["BEGIN IMMEDIATE", "COMMIT"], "one transaction for the four writes")
+    assert.deepStrictEqual(
+      batch.filter((text) => /^(BEGIN|COMMIT|ROLLBACK$)/.test(text)),
+      ["BEGIN IMMEDIATE", "ROLLBACK", "BEGIN IMMEDIATE", "COMMIT"],
+      "one committed transaction for the four writes (tried without savepoints first, rolled back at the refused write)"
+    )
     assert.strictEqual(batch.filter((text) => text.startsWith("ROLLBACK TO")).length, 2)
     const t1 = await saver.getTuple({ configurable: { thread_id: "t1" } })
     assert.strictEqual(t1?.checkpoint.id, first.id)
     assert.deepStrictEqual(t1!.pendingWrites, [["task-a", "step", 2]])
     assert.strictEqual(await saver.getTuple({ configurable: { thread_id: "t2" } }), undefined)
+    // Writes of which none is refused share a commit with no savepoint at all.
+    const fine = seen.length
+    const second = checkpoint(2)
+    await Promise.all([
+      saver.put({ configurable: { ...a, checkpoint_id: first.id } }, second, { source: "loop", step: 2, parents: {} }, { step: 2 }),
+      saver.putWrites({ configurable: { ...a, checkpoint_id: second.id } }, [["step", 3]], "task-c")
+    ])
+    const together = seen.slice(fine)
+    assert.deepStrictEqual(together.filter((text) => /^(BEGIN|COMMIT|ROLLBACK|SAVEPOINT|RELEASE)/.test(text)), ["BEGIN IMMEDIATE", "COMMIT"], "one transaction, no savepoint")
+    assert.deepStrictEqual((await saver.getTuple({ configurable: { thread_id: "t1" } }))!.pendingWrites, [["task-c", "step", 3]])
     // A lone write still runs on its own (no savepoint).
     const before = seen.length
     await saver.putWrites({ configurable: { ...a, checkpoint_id: first.id } }, [["step", 3]], "task-b")

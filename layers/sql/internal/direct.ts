@@ -223,13 +223,16 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
 
   /**
    * Group commit. Writes queued during one turn of the event loop run at its
-   * end in ONE transaction (`BEGIN IMMEDIATE` … `COMMIT`), each in its own
-   * savepoint: an operation that throws (a refused fence, a failed
-   * statement) is rolled back to its savepoint and rejected alone; the
-   * others commit together and are answered only once the `COMMIT`
-   * succeeded. If the shared transaction cannot start, is lost or cannot
-   * commit, every operation of the batch runs again alone (`run`), as if
-   * there had been no batch. A lone write runs as `run` would, one turn later.
+   * end in ONE transaction (`BEGIN IMMEDIATE` … `COMMIT`) and are answered
+   * only once the `COMMIT` succeeded. They run first one after another with
+   * nothing between them (an operation that throws is rare: a refused fence,
+   * a failed statement); when one throws, the transaction is rolled back and
+   * the batch runs again with each operation in its own savepoint, so the
+   * one that throws is rolled back to its savepoint and rejected alone while
+   * the others commit together. If the shared transaction cannot start, is
+   * lost or cannot commit, every operation of the batch runs again alone
+   * (`run`), as if there had been no batch. A lone write runs as `run` would,
+   * one turn later.
    */
   interface Queued {
     readonly op: () => Op<any>
@@ -238,25 +241,16 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
     readonly resolve: (value: any) => void
     readonly reject: (error: unknown) => void
   }
+  type Outcome = { readonly ok: boolean; readonly value: unknown }
   let queue: Array<Queued> = []
   const alone = (q: Queued) => run(q.op, q.runPromise, q.mapError).then(q.resolve, q.reject)
-  const batch = (conn: SyncConnection, items: ReadonlyArray<Queued>) => {
+  /** Runs `body` in one transaction; rolls it back and rethrows when it throws. */
+  const inTransaction = <A>(conn: SyncConnection, body: () => A): A => {
     conn.execute(begin, [])
-    const outcomes: Array<{ readonly ok: boolean; readonly value: unknown }> = []
     try {
-      for (const q of items) {
-        conn.execute("SAVEPOINT baton_write", [])
-        try {
-          outcomes.push({ ok: true, value: runSync(conn, q.op(), true) })
-          conn.execute("RELEASE baton_write", [])
-        } catch (error) {
-          // Fails when SQLite already ended the whole transaction: then the batch is retried, each alone.
-          conn.execute("ROLLBACK TO baton_write", [])
-          conn.execute("RELEASE baton_write", [])
-          outcomes.push({ ok: false, value: error })
-        }
-      }
+      const value = body()
       conn.execute("COMMIT", [])
+      return value
     } catch (error) {
       try {
         conn.execute("ROLLBACK", [])
@@ -265,13 +259,47 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
       }
       throw error
     }
-    return outcomes
   }
+  /** The batch with a savepoint around each operation: one that throws is rolled back alone. */
+  const guarded = (conn: SyncConnection, items: ReadonlyArray<Queued>) =>
+    inTransaction(conn, () =>
+      items.map((q): Outcome => {
+        conn.execute("SAVEPOINT baton_write", [])
+        try {
+          const value = runSync(conn, q.op(), true)
+          conn.execute("RELEASE baton_write", [])
+          return { ok: true, value }
+        } catch (error) {
+          // Fails when SQLite already ended the whole transaction: then the batch is retried, each alone.
+          conn.execute("ROLLBACK TO baton_write", [])
+          conn.execute("RELEASE baton_write", [])
+          return { ok: false, value: error }
+        }
+      }))
+  const batch = (conn: SyncConnection, items: ReadonlyArray<Queued>): ReadonlyArray<Outcome> => {
+    // Whether an operation threw (its transaction is rolled back: the batch runs again guarded), not the COMMIT.
+    let failed = false
+    try {
+      return inTransaction(conn, () =>
+        items.map((q): Outcome => {
+          try {
+            return { ok: true, value: runSync(conn, q.op(), true) }
+          } catch (error) {
+            failed = true
+            throw error
+          }
+        }))
+    } catch (error) {
+      if (!failed) throw error
+      return guarded(conn, items)
+    }
+  }
+
   const flush = () => {
     const items = queue
     queue = []
     if (items.length === 1) return void alone(items[0]!)
-    let done: { readonly value: ReadonlyArray<{ readonly ok: boolean; readonly value: unknown }> } | undefined
+    let done: { readonly value: ReadonlyArray<Outcome> } | undefined
     try {
       done = syncAccess!((conn) => batch(conn, items))
     } catch {
