@@ -16,7 +16,12 @@
  *   writes);
  * - `graph`: runs of a 20-node linear graph compiled with the saver as its
  *   checkpointer, each node appending an AIMessage, `durability: "sync"` for
- *   both; answers runs per second.
+ *   both; answers runs per second;
+ * - `writes`: the write path alone on a large file — the storage prefilled
+ *   (outside the timing) with `BENCH_PREFILL` (10,000) threads of one
+ *   checkpoint each, then the realistic workload's put + putWrites with no
+ *   read between; answers steps per second, and the p99 of a putWrites call
+ *   (printed per case: at concurrency 8 it is the write tail the lanes see).
  */
 import { AIMessage, type BaseMessage, HumanMessage, isBaseMessage, SystemMessage, ToolMessage } from "@langchain/core/messages"
 import type { RunnableConfig } from "@langchain/core/runnables"
@@ -259,7 +264,63 @@ const graphOf = (saver: BaseCheckpointSaver) => {
   return g.addEdge(names[names.length - 1]!, END).compile({ checkpointer: saver })
 }
 
-export type Measure = "simple" | "realistic" | "graph"
+/** Threads of one checkpoint each written before the `writes` measure. */
+const prefill = Number(process.env.BENCH_PREFILL ?? 10_000)
+
+/** Fills the subject's storage with `prefill` threads of one small checkpoint each. */
+const prefilled = async (subject: Subject, round: number) => {
+  const extra = await subject.configurable(`prefill-${round}`)
+  await inLanes(prefill, 8, async (i) => {
+    const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step: 0 }, channel_versions: { step: 1 } }
+    await subject.saver.put({ configurable: { thread_id: `prefill-${round}-${i}`, checkpoint_ns: "", ...extra } }, checkpoint, { source: "loop", step: 0, parents: {} }, { step: 1 })
+  })
+}
+
+/** The write path of the realistic workload for one thread (no reads): answers its steps; each putWrites' latency goes to `latencies`. */
+const writesThread = async (subject: Subject, t: number, extra: Record<string, unknown>, latencies: Array<number>): Promise<number> => {
+  const { saver } = subject
+  const base = { thread_id: `thread-${t}`, checkpoint_ns: "", ...extra }
+  let config: RunnableConfig = { configurable: { ...base } }
+  let messages: Array<BaseMessage> = [new SystemMessage({ content: text(1, 300), id: `sys-${t}` }), new HumanMessage({ content: text(2, 200), id: `first-${t}` })]
+  const values: Record<string, unknown> = {}
+  for (const c of ["context", "plan", "scratch"]) values[c] = channelValue(c, t, 0, messages)
+  let checkpoint: Checkpoint = { ...emptyCheckpoint(), channel_versions: { messages: 0, step: 0, context: 0, plan: 0, scratch: 0 } }
+  for (let s = 0; s < steps; s++) {
+    messages = [...messages, ...newMessages(t, s)]
+    const newVersions: Record<string, number> = {}
+    for (const c of changedAt(s)) {
+      values[c] = channelValue(c, t, s, messages)
+      newVersions[c] = (checkpoint.channel_versions[c] as number) + 1
+    }
+    checkpoint = {
+      ...checkpoint,
+      id: uuid6(-1),
+      ts: new Date().toISOString(),
+      channel_values: { ...values },
+      channel_versions: { ...checkpoint.channel_versions, ...newVersions },
+      versions_seen: { agent: { messages: newVersions.messages! - 1 } }
+    }
+    const saved = await saver.put(config, checkpoint, { source: "loop", step: s, parents: {} }, newVersions)
+    config = { configurable: { ...base, checkpoint_id: saved.configurable?.checkpoint_id } }
+    const writes: Array<PendingWrite> = [["messages", [new AIMessage({ content: text(s + 5, 200), id: `w-${t}-${s}` })]], ["step", s + 1]]
+    if (s % 2 === 1) writes.push(["plan", text(s + 9, 120)])
+    const t0 = performance.now()
+    await saver.putWrites(config, writes, `task-${t}-${s}`)
+    latencies.push(performance.now() - t0)
+  }
+  return steps
+}
+
+/** The p99 of `xs` (ms). */
+export const p99 = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))] ?? Number.NaN
+}
+
+/** The putWrites p99 of the last `writes` measure. */
+let lastPutWritesP99 = Number.NaN
+
+export type Measure = "simple" | "realistic" | "graph" | "writes"
 
 /** Runs one measure on a subject at a concurrency; answers ops (graph: runs) per second. */
 export const measure = async (subject: Subject, kind: Measure, concurrency: number, round: number): Promise<number> => {
@@ -277,15 +338,19 @@ export const measure = async (subject: Subject, kind: Measure, concurrency: numb
     })
     return (graphRuns / (clock() - start)) * 1000
   }
+  if (kind === "writes") await prefilled(subject, round)
   const extras = await Promise.all(Array.from({ length: threads }, (_, t) => subject.configurable(`thread-${t}`)))
-  const perThread = kind === "simple" ? simpleThread : realisticThread
+  const latencies: Array<number> = []
+  const perThread = kind === "simple" ? simpleThread : kind === "realistic" ? realisticThread : (subject: Subject, t: number, extra: Record<string, unknown>) => writesThread(subject, t, extra, latencies)
   let ops = 0
   const start = clock()
   await inLanes(threads, concurrency, async (t) => {
     const done = await perThread(subject, t, extras[t]!) // (not `ops += await …`: the lanes would overwrite each other)
     ops += done
   })
-  return (ops / (clock() - start)) * 1000
+  const perSecond = (ops / (clock() - start)) * 1000
+  if (kind === "writes") lastPutWritesP99 = p99(latencies)
+  return perSecond
 }
 
 export const median = (xs: ReadonlyArray<number>) => {
@@ -298,14 +363,16 @@ interface Case {
   readonly concurrency: number
 }
 
-/** The measures run, in order (`BENCH_MEASURES`, e.g. "realistic-1,realistic-8"; default all six). */
-const cases: ReadonlyArray<Case> = (process.env.BENCH_MEASURES ?? "simple-1,simple-8,realistic-1,realistic-8,graph-1,graph-8")
+/** The measures run, in order (`BENCH_MEASURES`, e.g. "realistic-1,realistic-8"; default all eight). */
+const cases: ReadonlyArray<Case> = (process.env.BENCH_MEASURES ?? "simple-1,simple-8,realistic-1,realistic-8,graph-1,graph-8,writes-1,writes-8")
   .split(",")
   .map((s) => s.trim())
   .filter((s) => s.length > 0)
   .map((s) => {
     const [kind, c] = s.split("-")
-    if ((kind !== "simple" && kind !== "realistic" && kind !== "graph") || !(Number(c) >= 1)) fail(`BENCH_MEASURES: "${s}" is not <simple|realistic|graph>-<concurrency>`)
+    if ((kind !== "simple" && kind !== "realistic" && kind !== "graph" && kind !== "writes") || !(Number(c) >= 1)) {
+      fail(`BENCH_MEASURES: "${s}" is not <simple|realistic|graph|writes>-<concurrency>`)
+    }
     return { kind: kind as Measure, concurrency: Number(c) }
   })
 
@@ -331,6 +398,8 @@ export const compare = async (options: {
       await subject.close()
     }
   }
+  // The putWrites p99 of each `writes` case, per round and side.
+  const tails = cases.map(() => ({ ours: [] as Array<number>, theirs: [] as Array<number> }))
   console.log(
     `${options.title}${cpuClock ? " (per CPU second of this process)" : ""}: ${threads} threads × ${steps} steps (put + putWrites + getTuple) + list per thread; graph: ${graphRuns} runs of ${graphNodes} nodes; ` +
       `${rounds} rounds + warm-up; ${Os.cpus().length} cores, load ${Os.loadavg().map((l) => l.toFixed(2)).join(" ")}`
@@ -343,16 +412,26 @@ export const compare = async (options: {
       const c = cases[i]!
       let a: number
       let b: number
+      let tailA = Number.NaN
+      let tailB = Number.NaN
       if ((r + i) % 2 === 0) {
         a = await once(options.ours, c, r)
+        tailA = lastPutWritesP99
         b = await once(options.theirs, c, r)
+        tailB = lastPutWritesP99
       } else {
         b = await once(options.theirs, c, r)
+        tailB = lastPutWritesP99
         a = await once(options.ours, c, r)
+        tailA = lastPutWritesP99
       }
       if (r > 0) {
         ours[i]!.push(a)
         theirs[i]!.push(b)
+        if (c.kind === "writes") {
+          tails[i]!.ours.push(tailA)
+          tails[i]!.theirs.push(tailB)
+        }
       }
       line.push(`${label(c)} ${a.toFixed(c.kind === "graph" ? 1 : 0)}/${b.toFixed(c.kind === "graph" ? 1 : 0)} (${(a / b).toFixed(2)})`)
     }
@@ -362,8 +441,12 @@ export const compare = async (options: {
     const c = cases[i]!
     const a = median(ours[i]!)
     const b = median(theirs[i]!)
-    const unit = c.kind === "graph" ? "runs/s" : "ops/s"
+    const unit = c.kind === "graph" ? "runs/s" : c.kind === "writes" ? "steps/s" : "ops/s"
     console.log(`${label(c)}: ${options.ours.label} ${a.toFixed(1)} ${unit}, ${options.theirs.label} ${b.toFixed(1)} ${unit}, ratio ${(a / b).toFixed(2)}`)
+    if (c.kind === "writes") {
+      const [ta, tb] = [median(tails[i]!.ours), median(tails[i]!.theirs)]
+      console.log(`${label(c)}: putWrites p99 ${options.ours.label} ${ta.toFixed(2)} ms, ${options.theirs.label} ${tb.toFixed(2)} ms, ours/theirs ${(ta / tb).toFixed(2)}`)
+    }
   }
   console.log(`load after: ${Os.loadavg().map((l) => l.toFixed(2)).join(" ")}`)
   const main = Math.max(0, cases.findIndex((c) => c.kind === "realistic" && c.concurrency === 1))
