@@ -189,12 +189,16 @@ const channelValue = (channel: string, t: number, s: number, messages: ReadonlyA
   }
 }
 
-/** The realistic workload for one thread: answers its ops. Every read is checked. */
-const realisticThread = async (subject: Subject, t: number, extra: Record<string, unknown>): Promise<number> => {
-  const { saver } = subject
-  const threadId = `thread-${t}`
-  const base = { thread_id: threadId, checkpoint_ns: "", ...extra }
-  let config: RunnableConfig = { configurable: { ...base } }
+/** One step of the realistic workload: the checkpoint to put, its new versions, the writes to put after it, the messages so far. */
+interface RealisticStep {
+  readonly checkpoint: Checkpoint
+  readonly newVersions: Record<string, number>
+  readonly writes: Array<PendingWrite>
+  readonly messages: ReadonlyArray<BaseMessage>
+}
+
+/** The realistic workload's steps for thread `t`. */
+function* realisticSteps(t: number): Generator<RealisticStep> {
   let messages: Array<BaseMessage> = [new SystemMessage({ content: text(1, 300), id: `sys-${t}` }), new HumanMessage({ content: text(2, 200), id: `first-${t}` })]
   const values: Record<string, unknown> = {}
   for (const c of ["context", "plan", "scratch"]) values[c] = channelValue(c, t, 0, messages)
@@ -204,9 +208,8 @@ const realisticThread = async (subject: Subject, t: number, extra: Record<string
   }
   for (let s = 0; s < steps; s++) {
     messages = [...messages, ...newMessages(t, s)]
-    const changed = changedAt(s)
     const newVersions: Record<string, number> = {}
-    for (const c of changed) {
+    for (const c of changedAt(s)) {
       values[c] = channelValue(c, t, s, messages)
       newVersions[c] = (checkpoint.channel_versions[c] as number) + 1
     }
@@ -218,10 +221,22 @@ const realisticThread = async (subject: Subject, t: number, extra: Record<string
       channel_versions: { ...checkpoint.channel_versions, ...newVersions },
       versions_seen: { agent: { messages: newVersions.messages! - 1 }, tools: { messages: newVersions.messages! - 1 } }
     }
-    const saved = await saver.put(config, checkpoint, { source: "loop", step: s, parents: {} }, newVersions)
-    config = { configurable: { ...base, checkpoint_id: saved.configurable?.checkpoint_id } }
     const writes: Array<PendingWrite> = [["messages", [new AIMessage({ content: text(s + 5, 200), id: `w-${t}-${s}` })]], ["step", s + 1]]
     if (s % 2 === 1) writes.push(["plan", text(s + 9, 120)])
+    yield { checkpoint, newVersions, writes, messages }
+  }
+}
+
+/** The realistic workload for one thread: answers its ops. Every read is checked. */
+const realisticThread = async (subject: Subject, t: number, extra: Record<string, unknown>): Promise<number> => {
+  const { saver } = subject
+  const threadId = `thread-${t}`
+  const base = { thread_id: threadId, checkpoint_ns: "", ...extra }
+  let config: RunnableConfig = { configurable: { ...base } }
+  let s = 0
+  for (const { checkpoint, newVersions, writes, messages } of realisticSteps(t)) {
+    const saved = await saver.put(config, checkpoint, { source: "loop", step: s, parents: {} }, newVersions)
+    config = { configurable: { ...base, checkpoint_id: saved.configurable?.checkpoint_id } }
     await saver.putWrites(config, writes, `task-${t}-${s}`)
     const tuple = await saver.getTuple({ configurable: { ...base } })
     if (tuple?.checkpoint.id !== checkpoint.id) fail(`getTuple answered ${tuple?.checkpoint.id}, expected ${checkpoint.id}`)
@@ -233,6 +248,7 @@ const realisticThread = async (subject: Subject, t: number, extra: Record<string
     if (tuple!.checkpoint.channel_values.step !== s || tuple!.pendingWrites?.length !== writes.length) {
       fail(`getTuple answered step ${tuple!.checkpoint.channel_values.step} with ${tuple!.pendingWrites?.length} writes, expected ${s} with ${writes.length}`)
     }
+    s++
   }
   let listed = 0
   for await (const tuple of saver.list({ configurable: { thread_id: threadId } })) {
@@ -281,32 +297,14 @@ const writesThread = async (subject: Subject, t: number, extra: Record<string, u
   const { saver } = subject
   const base = { thread_id: `thread-${t}`, checkpoint_ns: "", ...extra }
   let config: RunnableConfig = { configurable: { ...base } }
-  let messages: Array<BaseMessage> = [new SystemMessage({ content: text(1, 300), id: `sys-${t}` }), new HumanMessage({ content: text(2, 200), id: `first-${t}` })]
-  const values: Record<string, unknown> = {}
-  for (const c of ["context", "plan", "scratch"]) values[c] = channelValue(c, t, 0, messages)
-  let checkpoint: Checkpoint = { ...emptyCheckpoint(), channel_versions: { messages: 0, step: 0, context: 0, plan: 0, scratch: 0 } }
-  for (let s = 0; s < steps; s++) {
-    messages = [...messages, ...newMessages(t, s)]
-    const newVersions: Record<string, number> = {}
-    for (const c of changedAt(s)) {
-      values[c] = channelValue(c, t, s, messages)
-      newVersions[c] = (checkpoint.channel_versions[c] as number) + 1
-    }
-    checkpoint = {
-      ...checkpoint,
-      id: uuid6(-1),
-      ts: new Date().toISOString(),
-      channel_values: { ...values },
-      channel_versions: { ...checkpoint.channel_versions, ...newVersions },
-      versions_seen: { agent: { messages: newVersions.messages! - 1 } }
-    }
+  let s = 0
+  for (const { checkpoint, newVersions, writes } of realisticSteps(t)) {
     const saved = await saver.put(config, checkpoint, { source: "loop", step: s, parents: {} }, newVersions)
     config = { configurable: { ...base, checkpoint_id: saved.configurable?.checkpoint_id } }
-    const writes: Array<PendingWrite> = [["messages", [new AIMessage({ content: text(s + 5, 200), id: `w-${t}-${s}` })]], ["step", s + 1]]
-    if (s % 2 === 1) writes.push(["plan", text(s + 9, 120)])
     const t0 = performance.now()
     await saver.putWrites(config, writes, `task-${t}-${s}`)
     latencies.push(performance.now() - t0)
+    s++
   }
   return steps
 }
