@@ -70,7 +70,20 @@ import { StoreProbe } from "../../src/stores/StoreProbe.ts"
 import * as Router from "./internal/router.ts"
 import * as Rule from "./internal/rule.ts"
 import * as Shard from "./internal/shard.ts"
-import { routedStores, type ShardServices } from "./internal/stores.ts"
+import { routedStores } from "./internal/stores.ts"
+import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import type { EventStore } from "../../src/stores/EventStore.ts"
+import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
+import type { PauseStore } from "../../src/stores/PauseStore.ts"
+import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
+import type { RecordStore } from "../../src/stores/RecordStore.ts"
+import type { RequestStore } from "../../src/stores/RequestStore.ts"
+import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
+import type { TimerStore } from "../../src/stores/TimerStore.ts"
+import type { TreeStore } from "../../src/stores/TreeStore.ts"
 import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
 
 /**
@@ -80,7 +93,20 @@ import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
  * @category models
  * @since 0.2.0
  */
-export type Stores = ShardServices
+export type Stores =
+  | LeaseStore
+  | RecordStore
+  | PauseStore
+  | TreeStore
+  | CheckpointStore
+  | LedgerStore
+  | RateLimitStore
+  | ChildQueueStore
+  | ExecutionHistoryStore
+  | RequestStore
+  | TimerStore
+  | ScheduleStore
+  | EventStore
 
 /**
  * What this Layer provides: every store contract, routed, and an
