@@ -35,7 +35,7 @@
  * | the saver's `deleteThread(threadId)` | on every shard; fails if one fails |
  * | `RateLimitStore` (its keys name no tenant: a limit is the fleet's) | on the home shard |
  * | `InstanceLiveness`, `StoreProbe` (when the home bundle provides them) | on the home shard |
- * | the leader's lease (tenant `@baton`) | on the home shard: the shard the rule gives the tenant `@baton` |
+ * | the leader's lease (tenant `@baton`) | on the home shard: the shard the rule gives the tenant `@baton`, else the first shard |
  * | `LeaseWakeups` / `EventWakeups` | a release or append on its tenant's shard; a wait for any release on every shard at once |
  *
  * **A shard that is down** affects its tenants only. A bundle that cannot be

@@ -53,6 +53,9 @@ describe("ShardedStores options", () => {
       assert.instanceOf(error, StoreError)
       assert.strictEqual((error as StoreError).kind, "Config")
       assert.include((error as StoreError).message, `answered "nowhere" for tenant "acme"`)
+      // The runtime's own tenant (the leader's lease) is always on the home shard, whatever the function answers.
+      const anywhere = Context.get(yield* Layer.build(ShardedStores.layer({ shards: [memory("a"), memory("b")], route: () => "nowhere" })), LeaseStore)
+      assert.isTrue(Option.isNone(yield* anywhere.get("@baton", "@baton/leader/retention")))
     }))
 
   it.effect("a shard down at build fails at once until retryAfter has passed, then a call builds it again", () =>

@@ -21,7 +21,8 @@ import type { Down, Shard } from "./shard.ts"
 
 /**
  * The tenant the runtime keeps its own fleet-wide leases under (the leader's).
- * Its shard is the home shard: where what has no tenant goes.
+ * Its shard is the home shard (the one the rule answers for it, else the
+ * first shard): where what has no tenant goes.
  */
 export const reservedTenant = "@baton"
 
@@ -72,6 +73,8 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
   const shardOf = (store: string, operation: string, tenantId: unknown): Effect.Effect<Shard<S>, StoreError> => {
     // An id that is no text is the shard's to refuse (InvalidInputError): it goes home.
     if (typeof tenantId !== "string" || tenantId.length === 0) return Effect.succeed(home)
+    // The runtime's own tenant is always home, whatever a rule function answers for it.
+    if (tenantId === reservedTenant) return Effect.succeed(home)
     const routed = rule.route(tenantId)
     return routed._tag === "Shard"
       ? Effect.succeed(shards[routed.index]!)

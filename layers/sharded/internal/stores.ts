@@ -6,9 +6,9 @@
  * on every shard.
  */
 import { Context, Effect, Exit, Option } from "effect"
-import { CheckpointStore, type CheckpointStoreShape } from "../../../src/stores/CheckpointStore.ts"
+import { type CheckpointLifecycle, CheckpointStore, type CheckpointStoreShape } from "../../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore, type ChildQueueStoreShape } from "../../../src/stores/ChildQueueStore.ts"
-import type { StoreError } from "../../../src/stores/Errors.ts"
+import { StoreError } from "../../../src/stores/Errors.ts"
 import { EventStore, type EventStoreShape } from "../../../src/stores/EventStore.ts"
 import { ExecutionHistoryStore, type ExecutionHistoryStoreShape } from "../../../src/stores/ExecutionHistoryStore.ts"
 import type { ExecutionRecord } from "../../../src/stores/ExecutionRecord.ts"
@@ -126,6 +126,10 @@ const collectInTurn = <S, A, E>(
     )
   })
 
+/** A shard whose bundle lacks what the others have (a mix of bundle kinds). */
+const unlike = (store: string, operation: string, what: string) =>
+  new StoreError({ store, operation, kind: "Config", reason: `this shard is not like the others: ${what}; give every shard the same kind of bundle` })
+
 const isStoreError = (e: unknown): e is StoreError => typeof e === "object" && e !== null && (e as { _tag?: unknown })._tag === "StoreError"
 
 /** A counter: where the next claim starts, so that no shard's due work waits behind another's. */
@@ -147,7 +151,8 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
   // LeaseStore ----------------------------------------------------------------
   const L = "LeaseStore"
   const lease = (s: Ctx) => get(s, LeaseStore)
-  const takeOverEverywhere = built.length === router.shards.length && allBuilt((s) => lease(s).takeOver !== undefined).every(Boolean)
+  // Decided on the shards built at start (a shard down then is taken to be of the same kind as the others).
+  const takeOverEverywhere = built.length > 0 && allBuilt((s) => lease(s).takeOver !== undefined).every(Boolean)
   const leases: LeaseStoreShape = {
     acquire: (t, root, holder, ttl, now) => on(L, "acquire", t, (s) => lease(s).acquire(t, root, holder, ttl, now)),
     renew: (l, ttl, now) => on(L, "renew", l?.tenantId, (s) => lease(s).renew(l, ttl, now)),
@@ -174,7 +179,7 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
         takeOver: (current, holder, ttl, now) =>
           on(L, "takeOver", current?.tenantId, (s) => {
             const takeOver = lease(s).takeOver
-            return takeOver === undefined ? Effect.succeed(Option.none()) : takeOver(current, holder, ttl, now)
+            return takeOver === undefined ? Effect.fail(unlike("LeaseStore", "takeOver", "its LeaseStore cannot take a lease over")) : takeOver(current, holder, ttl, now)
           })
       }
       : {}),
@@ -246,8 +251,11 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
   // CheckpointStore -----------------------------------------------------------
   const C = "CheckpointStore"
   const cp = (s: Ctx) => get(s, CheckpointStore)
-  const lifecycles = built.length === router.shards.length && allBuilt((s) => cp(s).lifecycle !== undefined).every(Boolean)
-  const lifecycleOf = (s: Ctx) => cp(s).lifecycle!
+  const lifecycles = built.length > 0 && allBuilt((s) => cp(s).lifecycle !== undefined).every(Boolean)
+  const withLifecycle = <A, E>(operation: string, s: Ctx, f: (l: CheckpointLifecycle) => Effect.Effect<A, E>) => {
+    const lifecycle = cp(s).lifecycle
+    return lifecycle === undefined ? Effect.fail(unlike(C, operation, "its CheckpointStore has no lifecycle (a saver of its own)")) : f(lifecycle)
+  }
   const checkpoints: CheckpointStoreShape = {
     saver: routedSaver(router, (s) => cp(s).saver),
     fenced: built.length > 0 && allBuilt((s) => cp(s).fenced).every(Boolean),
@@ -257,11 +265,11 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
         lifecycle: {
           listThreads: (after, limit) =>
             Effect.map(
-              router.fanOut(C, "listThreads", "partial", (s) => lifecycleOf(s).listThreads(after, limit)),
+              router.fanOut(C, "listThreads", "partial", (s) => withLifecycle("listThreads", s, (l) => l.listThreads(after, limit))),
               (pages) => merged(pages, (k) => [k.tenantId, k.threadId], limit)
             ),
-          pruneThread: (t, thread, rule, limit) => on(C, "pruneThread", t, (s) => lifecycleOf(s).pruneThread(t, thread, rule, limit)),
-          listCheckpoints: (t, thread, options) => on(C, "listCheckpoints", t, (s) => lifecycleOf(s).listCheckpoints(t, thread, options))
+          pruneThread: (t, thread, rule, limit) => on(C, "pruneThread", t, (s) => withLifecycle("pruneThread", s, (l) => l.pruneThread(t, thread, rule, limit))),
+          listCheckpoints: (t, thread, options) => on(C, "listCheckpoints", t, (s) => withLifecycle("listCheckpoints", s, (l) => l.listCheckpoints(t, thread, options)))
         }
       }
       : {}),
