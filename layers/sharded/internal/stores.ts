@@ -45,13 +45,25 @@ export type ShardServices =
 
 type Ctx = Context.Context<ShardServices>
 
-/** Byte-wise order of texts (the stores' key order), then numbers. */
+/** Two texts in code point order: the byte order of their UTF-8 (Postgres keys are COLLATE "C", SQLite's BINARY). */
+const compareText = (x: string, y: string): number => {
+  const n = Math.min(x.length, y.length)
+  for (let i = 0; i < n; i++) {
+    const a = x.codePointAt(i)!
+    const b = y.codePointAt(i)!
+    if (a !== b) return a < b ? -1 : 1
+    if (a > 0xffff) i++
+  }
+  return x.length - y.length
+}
+
+/** Keys in the stores' order: texts by their bytes, numbers by value. */
 const compare = (a: ReadonlyArray<string | number>, b: ReadonlyArray<string | number>): number => {
   for (let i = 0; i < a.length; i++) {
     const x = a[i]!
     const y = b[i]!
-    if (x < y) return -1
-    if (x > y) return 1
+    const c = typeof x === "string" && typeof y === "string" ? compareText(x, y) : x < y ? -1 : x > y ? 1 : 0
+    if (c !== 0) return c
   }
   return 0
 }
