@@ -27,7 +27,8 @@
  * | `RecordStore.findByStatus`, `PauseStore.findResolvedRoots`, `TreeStore.findRootsWith`, checkpoint `lifecycle.listThreads` (recovery scans, fleet-wide lists) | on every shard at once, each from the same cursor; the first `limit` of the merged pages in (tenant, id) order |
  * | `ScheduleStore.due` | on every shard at once; the first `limit` in (next fire, tenant, schedule) order |
  * | `TimerStore.nextWake`, `ScheduleStore.nextDue` | on every shard at once; the earliest |
- * | `TimerStore.claimDue`, `ChildQueueStore.claim` (claims of due work) | shard after shard, each given what is left of `limit`; each call starts at the next shard, so no shard's work waits behind another's |
+ * | `ChildQueueStore.claim` | every shard claims its first child; the first in the contract's order (deepest, longest waiting) is answered, the others are handed back to their queues at once |
+ * | `TimerStore.claimDue` | shard after shard, each given what is left of `limit`; each call starts at the next shard, so no shard's timers wait behind another's (earliest first within a shard) |
  * | `PauseStore.deleteSettledBefore` | on every shard at once; the sum |
  * | `ExecutionHistoryStore.deleteEndedBefore`, `EventStore.deleteBefore`, `RequestStore.deleteExpired` (retention) | shard after shard, each given what is left of `limit`, so a call deletes at most `limit` in all |
  * | `LeaseStore.getMany` | each root on its tenant's shard (one call per shard); fails if one of them fails |
