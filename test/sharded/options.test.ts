@@ -2,16 +2,18 @@
  * `ShardedStores.layer`'s options: what cannot work fails the build with
  * `BatonConfigError` naming the field; a rule answering no shard fails the
  * call typed; a shard down at build is built again on a call once
- * `retryAfter` has passed on the Clock (and not before).
+ * `retryAfter` has passed on the Clock (and not before), and a scan over
+ * every shard does not wait for that build.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Layer, Option } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { MemoryStores } from "../../layers/memory/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
 
 const memory = (name: string) => ({ name, layer: MemoryStores.layer })
 
@@ -61,11 +63,13 @@ describe("ShardedStores options", () => {
   it.effect("a shard down at build fails at once until retryAfter has passed, then a call builds it again", () =>
     Effect.gen(function*() {
       let builds = 0
-      const flaky = Layer.unwrap(Effect.sync(() => {
+      // The second build (the server back) takes until `connected` is opened: a slow connect.
+      const connected = yield* Deferred.make<void>()
+      const flaky = Layer.unwrap(Effect.suspend(() => {
         builds++
         return builds === 1
-          ? Layer.effectDiscard(Effect.fail(new StoreError({ store: "PgClient", operation: "connect", kind: "Connection", reason: "connection refused" })))
-          : MemoryStores.layer
+          ? Effect.succeed(Layer.effectDiscard(Effect.fail(new StoreError({ store: "PgClient", operation: "connect", kind: "Connection", reason: "connection refused" }))))
+          : Effect.as(Deferred.await(connected), MemoryStores.layer)
       }))
       const context = yield* Layer.build(ShardedStores.layer({
         shards: [memory("a"), { name: "b", layer: flaky as Layer.Layer<ShardedStores.Stores, StoreError> }],
@@ -79,6 +83,12 @@ describe("ShardedStores options", () => {
       assert.strictEqual(builds, 1, "not built again before retryAfter")
       assert.isTrue(Option.isNone(yield* leases.get("acme", "root-1")), "the other shard answers meanwhile")
       yield* TestClock.adjust("10 seconds")
+      // A scan over every shard answers from the shards up at once, and builds the down one in the background.
+      const records = Context.get(context, RecordStore)
+      assert.deepStrictEqual(yield* records.findByStatus("Running", 10, Option.none()), [], "the scan answers without shard b")
+      for (let i = 0; i < 10 && builds < 2; i++) yield* Effect.yieldNow
+      assert.strictEqual(builds, 2, "the scan started shard b's build, and did not wait for it")
+      yield* Deferred.succeed(connected, undefined)
       assert.isTrue(Option.isNone(yield* leases.get("globex", "root-1")), "built again, it answers")
       assert.strictEqual(builds, 2)
     }))

@@ -33,8 +33,15 @@ export interface Router<S> {
   readonly home: Shard<S>
   /** Runs `f` on the stores of `tenantId`'s shard. */
   readonly onTenant: <A, E>(store: string, operation: string, tenantId: unknown, f: (stores: Context.Context<S>) => Effect.Effect<A, E>) => Effect.Effect<A, E | StoreError>
-  /** Runs `f` on the stores of one shard. */
-  readonly onShard: <A, E>(store: string, operation: string, shard: Shard<S>, f: (stores: Context.Context<S>) => Effect.Effect<A, E>, tenantId?: string) => Effect.Effect<A, E | StoreError>
+  /** Runs `f` on the stores of one shard (`at: "now"`: without waiting for a down shard's build, see `Shard.now`). */
+  readonly onShard: <A, E>(
+    store: string,
+    operation: string,
+    shard: Shard<S>,
+    f: (stores: Context.Context<S>) => Effect.Effect<A, E>,
+    tenantId?: string,
+    at?: "built" | "now"
+  ) => Effect.Effect<A, E | StoreError>
   /** The shard of `tenantId` (its index), or the `StoreError` saying the rule gave none. */
   readonly shardOf: (store: string, operation: string, tenantId: unknown) => Effect.Effect<Shard<S>, StoreError>
   /** Runs `f` on every shard at once; answers the shards' answers (see the module's doc for `mode`). */
@@ -80,9 +87,16 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
       ? Effect.succeed(shards[routed.index]!)
       : Effect.fail(new StoreError({ store, operation, kind: "Config", reason: routed.reason }))
   }
-  const onShard = <A, E>(store: string, operation: string, shard: Shard<S>, f: (stores: Context.Context<S>) => Effect.Effect<A, E>, tenantId?: string) =>
+  const onShard = <A, E>(
+    store: string,
+    operation: string,
+    shard: Shard<S>,
+    f: (stores: Context.Context<S>) => Effect.Effect<A, E>,
+    tenantId?: string,
+    at: "built" | "now" = "built"
+  ) =>
     Effect.flatMap(
-      Effect.mapError(shard.context, (down) => downError(store, operation, down, tenantId)),
+      Effect.mapError(at === "now" ? shard.now : shard.context, (down) => downError(store, operation, down, tenantId)),
       (stores) => Effect.mapError(f(stores), onNamedShard(shard.name))
     )
   return {
@@ -96,7 +110,7 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
       Effect.gen(function*() {
         const exits = yield* Effect.forEach(
           shards,
-          (shard) => Effect.exit(onShard(store, operation, shard, (stores) => f(stores, shard))),
+          (shard) => Effect.exit(onShard(store, operation, shard, (stores) => f(stores, shard), undefined, "now")),
           { concurrency: "unbounded" }
         )
         const answers: Array<A> = []

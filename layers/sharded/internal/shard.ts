@@ -23,6 +23,12 @@ export interface Shard<S> {
   readonly built: () => Context.Context<S> | undefined
   /** The stores, built now if not yet (or again, once `retryAfter` passed since the last failed build). */
   readonly context: Effect.Effect<Context.Context<S>, Down>
+  /**
+   * The stores if built; else the shard's failure at once, its build tried
+   * again in the background (once `retryAfter` passed): what the fan-outs
+   * use, so a sweep over every shard never waits on a down shard's connect.
+   */
+  readonly now: Effect.Effect<Context.Context<S>, Down>
 }
 
 type State<S> =
@@ -89,10 +95,16 @@ export const make = <S, E, R>(input: {
         return state._tag === "Built" ? state.context : yield* Effect.fail(state._tag === "Down" ? state.down : { shard: input.name, kind: "Other" as const, description: "not built" })
       }))
     })
+    const now: Effect.Effect<Context.Context<S>, Down> = Effect.suspend(() => {
+      if (state._tag === "Built") return Effect.succeed(state.context)
+      const down: Down = state._tag === "Down" ? state.down : { shard: input.name, kind: "Connection", description: "its stores are being built" }
+      return Effect.andThen(Effect.forkIn(Effect.ignore(context), input.scope), Effect.fail(down))
+    })
     return {
       name: input.name,
       index: input.index,
       built: () => (state._tag === "Built" ? state.context : undefined),
-      context
+      context,
+      now
     }
   })

@@ -102,7 +102,7 @@ const inTurn = <S, E>(
     // The first shard always: it refuses a bad `limit` (InvalidInputError) as every shard would.
     for (let i = 0; i < n && (i === 0 || used < limit); i++) {
       const shard = router.shards[(start + i) % n]!
-      const exit = yield* Effect.exit(router.onShard(store, operation, shard, (stores) => f(stores, limit - used)))
+      const exit = yield* Effect.exit(router.onShard(store, operation, shard, (stores) => f(stores, limit - used), undefined, "now"))
       if (Exit.isSuccess(exit)) {
         answered++
         used += exit.value
