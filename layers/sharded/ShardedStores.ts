@@ -43,7 +43,9 @@
  * built (its server down) does not fail this Layer: the shard is down, and
  * its tenants' calls fail at once with a `StoreError` of the build's kind
  * (`Connection` for an unreachable server: retryable) naming the shard and
- * the tenant, until `retryAfter` has passed; then a call builds it again. A
+ * the tenant, until `retryAfter` has passed; then a call builds it again (a
+ * fan-out does not wait for that build: it answers without the shard and
+ * starts the build in the background). A
  * `StoreError` of a built shard names the shard in its description. The
  * fan-outs above that are scans or claims of due work (each pass of a sweep
  * finds again what it missed) answer from the shards that answered, log a
