@@ -24,14 +24,18 @@ export const onShard = <A, E>(target: string, f: (sql: PgClient.PgClient) => Eff
     Effect.scoped(Effect.flatMap(PgClient.make({ url: Redacted.make(target), maxConnections: 1 }), f)).pipe(Effect.provide(Reactivity.layer))
   )
 
-/** Creates the shards' databases that are missing. */
+/** Creates the shards' databases that are missing (under a session advisory lock: test files run at once). */
 export const ensureDatabases = (): Promise<void> =>
   withAdmin((sql) =>
-    Effect.forEach(shardNames, (name) =>
-      Effect.gen(function*() {
-        const db = `baton_shard_${name}`
-        const found = yield* sql`SELECT 1 FROM pg_database WHERE datname = ${db}`
-        // Two files may race to create it: the loser's "already exists" is fine.
-        if (found.length === 0) yield* sql.unsafe(`CREATE DATABASE ${db}`).pipe(Effect.ignore)
-      }), { discard: true }))
+    Effect.acquireUseRelease(
+      sql`SELECT pg_advisory_lock(72011)`,
+      () =>
+        Effect.forEach(shardNames, (name) =>
+          Effect.gen(function*() {
+            const db = `baton_shard_${name}`
+            const found = yield* sql`SELECT 1 FROM pg_database WHERE datname = ${db}`
+            if (found.length === 0) yield* sql.unsafe(`CREATE DATABASE ${db}`)
+          }), { discard: true }),
+      () => Effect.ignore(sql`SELECT pg_advisory_unlock(72011)`)
+    ))
 
