@@ -12,7 +12,7 @@ import { StoreError } from "../../../src/stores/Errors.ts"
 import { EventStore, type EventStoreShape } from "../../../src/stores/EventStore.ts"
 import { ExecutionHistoryStore, type ExecutionHistoryStoreShape } from "../../../src/stores/ExecutionHistoryStore.ts"
 import type { ExecutionRecord } from "../../../src/stores/ExecutionRecord.ts"
-import { type LeaseKey, LeaseStore, type LeaseStoreShape } from "../../../src/stores/LeaseStore.ts"
+import { type LeaseKey, LeaseStore, type LeaseStoreShape, maxGetMany } from "../../../src/stores/LeaseStore.ts"
 import { LedgerStore, type LedgerStoreShape } from "../../../src/stores/LedgerStore.ts"
 import { PauseStore, type PauseStoreShape, type RootCursor } from "../../../src/stores/PauseStore.ts"
 import { RateLimitStore, type RateLimitStoreShape } from "../../../src/stores/RateLimitStore.ts"
@@ -172,7 +172,8 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
     get: (t, root) => on(L, "get", t, (s) => lease(s).get(t, root)),
     getMany: (roots) =>
       Effect.gen(function*() {
-        if (!Array.isArray(roots)) return yield* router.onShard(L, "getMany", router.home, (s) => lease(s).getMany(roots))
+        // What a store refuses as a whole (not an array, too many roots), the home shard refuses, as one store would.
+        if (!Array.isArray(roots) || roots.length > maxGetMany) return yield* router.onShard(L, "getMany", router.home, (s) => lease(s).getMany(roots))
         const groups = new Map<Shard<ShardServices>, Array<LeaseKey>>()
         for (const r of roots) {
           const shard = yield* router.shardOf(L, "getMany", r?.tenantId)
