@@ -73,6 +73,32 @@ describe("the runtime over ShardedStores", () => {
     }).pipe(Effect.provide(stores))
   })
 
+  it.effect("an instance dies mid-step on each shard: the other instance's recovery sweep, over every shard, finds each tree and finishes it", () => {
+    const { layerOf } = memoryShards()
+    const stores = ShardedStores.layer({ shards: ["a", "b", "c"].map((name) => ({ name, layer: layerOf(name) })), route })
+    return Effect.gen(function*() {
+      const fx = makeSideEffects()
+      const work = slow(fx, "45 seconds")
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [work] } })
+      const handles = yield* Effect.forEach(Object.keys(tenants), (tenantId) =>
+        Effect.flatMap(h.run(0, (b) => b.start(work, { log: [] }, { tenantId })), Fiber.join))
+      yield* h.settle
+      yield* h.kill(0)
+      // Past the dead instance's leases (30 s), then the slow step again (45 s), on instance 1 alone.
+      yield* h.advance("31 seconds")
+      yield* h.advance("45 seconds")
+      for (const [i, tenantId] of Object.keys(tenants).entries()) {
+        const out = yield* Fiber.join(yield* h.run(1, (b) => b.await(handles[i]!.executionId, { tenantId })))
+        assert.strictEqual(out._tag, "Finished", `${tenantId}'s tree, on shard ${tenants[tenantId as keyof typeof tenants]}`)
+      }
+      assert.deepStrictEqual(
+        fx.runs.filter((r) => r.node === "last").map((r) => r.instanceId),
+        ["instance-1", "instance-1", "instance-1"],
+        "each tree finished on the instance that recovered it"
+      )
+    }).pipe(Effect.provide(stores))
+  })
+
   it.effect("a shard that is down fails its tenant's calls with a StoreError naming it; the other tenants' executions start and finish", () => {
     const { layerOf } = memoryShards()
     const stores = ShardedStores.layer({
