@@ -183,6 +183,7 @@ describe("the packed package, installed in a fresh project", () => {
         expect(result.loaded["baton/sqlite"]).toContain("SqliteStores")
         expect(result.loaded["baton/pg"]).toContain("PgStores")
         expect(result.loaded["baton/sql"]).toEqual(expect.arrayContaining(["SqlLeaseStore", "SqlCheckpointStore", "SqlMigrations"]))
+        expect(result.loaded["baton/sharded"]).toEqual(["ShardedStores"])
         expect(result.http).toBe("ERR_MODULE_NOT_FOUND: true")
         expect(result.testing).toBe(
           "baton/testing needs vitest 5 and @effect/vitest 4, and vitest is not installed: npm i -D vitest@^5 @effect/vitest@^4.0.5"
@@ -238,6 +239,7 @@ describe("the packed package, installed in a fresh project", () => {
       expect(optionalReached).toEqual({
         ".": [], ". (types)": [], "./memory": [], "./memory (types)": [], "./sqlite": [], "./sqlite (types)": [],
         "./pg": [], "./pg (types)": [], "./sql": [], "./sql (types)": [],
+        "./sharded": [], "./sharded (types)": [],
         "./http": ["@effect/platform-node"], "./http (types)": ["@effect/platform-node"],
         "./testing": ["@effect/vitest"], "./testing (types)": [],
         "bin baton": ["@effect/platform-node"]

@@ -1,0 +1,210 @@
+/**
+ * Tenants over several store bundles (databases, servers): `layer({ shards,
+ * route })` maps each tenant to one of N bundles by a rule you give and
+ * provides every store contract by routing each call to that tenant's
+ * bundle. Any bundle Layer is a shard (`PgStores.layer({ url })`,
+ * `SqliteStores.layer`, `MemoryStores.layer`); give every shard the same
+ * kind of bundle.
+ *
+ * ```ts
+ * const stores = ShardedStores.layer({
+ *   shards: [
+ *     { name: "a", layer: PgStores.layer({ url: "postgres://db-a/baton" }) },
+ *     { name: "b", layer: PgStores.layer({ url: "postgres://db-b/baton" }) }
+ *   ],
+ *   route: { tenants: { acme: "b" }, default: "a" } // or (tenantId) => "a" | "b"
+ * })
+ * Baton.layer(config).pipe(Layer.provide(stores))
+ * ```
+ *
+ * **The rule per call.** Every call that names a tenant (its `tenantId`,
+ * its lease's, its record's, its key's) goes to that tenant's shard; so do
+ * the saver's calls (by the tenant in `config.configurable`). The calls that
+ * name none:
+ *
+ * | call | how it runs |
+ * | --- | --- |
+ * | `RecordStore.findByStatus`, `PauseStore.findResolvedRoots`, `TreeStore.findRootsWith`, checkpoint `lifecycle.listThreads` (recovery scans, fleet-wide lists) | on every shard at once, each from the same cursor; the first `limit` of the merged pages in (tenant, id) order |
+ * | `ScheduleStore.due` | on every shard at once; the first `limit` in (next fire, tenant, schedule) order |
+ * | `TimerStore.nextWake`, `ScheduleStore.nextDue` | on every shard at once; the earliest |
+ * | `ChildQueueStore.claim` | every shard claims its first child; the first in the contract's order (deepest, longest waiting) is answered, the others are handed back to their queues at once |
+ * | `TimerStore.claimDue` | shard after shard, each given what is left of `limit`; each call starts at the next shard, so no shard's timers wait behind another's (earliest first within a shard) |
+ * | `PauseStore.deleteSettledBefore` | on every shard at once; the sum |
+ * | `ExecutionHistoryStore.deleteEndedBefore`, `EventStore.deleteBefore`, `RequestStore.deleteExpired` (retention) | shard after shard, each given what is left of `limit`, so a call deletes at most `limit` in all |
+ * | `LeaseStore.getMany` | each root on its tenant's shard (one call per shard); fails if one of them fails |
+ * | every `ping` | on every shard; fails if one fails (the health check is told the truth) |
+ * | the saver's `deleteThread(threadId)` | on every shard; fails if one fails |
+ * | `RateLimitStore` (its keys name no tenant: a limit is the fleet's) | on the home shard |
+ * | `InstanceLiveness`, `StoreProbe` (when the home bundle provides them) | on the home shard |
+ * | the leader's lease (tenant `@baton`) | on the home shard: the shard the rule gives the tenant `@baton`, else the first shard |
+ * | `LeaseWakeups` / `EventWakeups` | a release or append on its tenant's shard; a wait for any release on every shard at once |
+ *
+ * **A shard that is down** affects its tenants only. A bundle that cannot be
+ * built (its server down) does not fail this Layer: the shard is down, and
+ * its tenants' calls fail at once with a `StoreError` of the build's kind
+ * (`Connection` for an unreachable server: retryable) naming the shard and
+ * the tenant, until `retryAfter` has passed; then a call builds it again (a
+ * fan-out does not wait for that build: it answers without the shard and
+ * starts the build in the background). A
+ * `StoreError` of a built shard names the shard in its description. The
+ * fan-outs above that are scans or claims of due work (each pass of a sweep
+ * finds again what it missed) answer from the shards that answered, log a
+ * warning for each that failed, and fail only when every shard failed; the
+ * ones whose answer must be complete (`getMany`, `ping`, `deleteThread`)
+ * fail with the shard's failure. The home shard holds the leader's lease
+ * and the rate limits: while it is down, leader-run work (retention) and
+ * rate-limited calls wait; the other tenants' executions go on.
+ *
+ * Not provided: effect's `RateLimiterStore` and `CircuitBreakerStore`
+ * (provide them from one bundle, e.g. `PgLimiters.layer` on the home
+ * database) and the SQL client of a bundle. The `baton` command line opens
+ * one database: run it against each shard's database.
+ *
+ * @since 0.2.0
+ */
+import { Context, type Duration, Effect, Layer, Option } from "effect"
+import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { EventWakeups } from "../../src/stores/EventWakeups.ts"
+import { IdGenerator } from "../../src/stores/Ids.ts"
+import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
+import { duration, setting } from "../../src/stores/internal/options.ts"
+import { LeaseWakeups } from "../../src/stores/LeaseWakeups.ts"
+import { StoreProbe } from "../../src/stores/StoreProbe.ts"
+import * as Router from "./internal/router.ts"
+import * as Rule from "./internal/rule.ts"
+import * as Shard from "./internal/shard.ts"
+import { routedStores } from "./internal/stores.ts"
+import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
+import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import type { EventStore } from "../../src/stores/EventStore.ts"
+import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
+import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
+import type { PauseStore } from "../../src/stores/PauseStore.ts"
+import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
+import type { RecordStore } from "../../src/stores/RecordStore.ts"
+import type { RequestStore } from "../../src/stores/RequestStore.ts"
+import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
+import type { TimerStore } from "../../src/stores/TimerStore.ts"
+import type { TreeStore } from "../../src/stores/TreeStore.ts"
+import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
+
+/**
+ * The store services every shard's bundle must provide (every bundle of
+ * `MemoryStores`, `SqliteStores`, `PgStores` does).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Stores =
+  | LeaseStore
+  | RecordStore
+  | PauseStore
+  | TreeStore
+  | CheckpointStore
+  | LedgerStore
+  | RateLimitStore
+  | ChildQueueStore
+  | ExecutionHistoryStore
+  | RequestStore
+  | TimerStore
+  | ScheduleStore
+  | EventStore
+
+/**
+ * What this Layer provides: every store contract, routed, and an
+ * `IdGenerator` (random ids).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Services = Stores | IdGenerator
+
+/**
+ * The rule mapping a tenant to a shard's name: a function (called on every
+ * routed call: keep it pure and fast; it must answer a shard's name for
+ * every tenant, and a call whose tenant it maps to no shard fails with a
+ * `StoreError` of kind `Config`), or a table of tenants with a default for
+ * every other tenant (checked at build).
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type Route =
+  | ((tenantId: string) => string)
+  | {
+    /** Tenant id → shard name. */
+    readonly tenants?: Readonly<Record<string, string>> | undefined
+    /** The shard of every tenant not in `tenants`. */
+    readonly default: string
+  }
+
+/**
+ * One shard: its name (what the rule answers) and its store bundle.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ShardOptions<E = StoreError | BatonConfigError, R = never> {
+  readonly name: string
+  readonly layer: Layer.Layer<Stores, E, R>
+}
+
+/**
+ * The shards, the rule, and how long a down shard's calls fail at once
+ * before a call builds its bundle again.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export interface ShardedStoresOptions<E = StoreError | BatonConfigError, R = never> {
+  /** At least one; names non-empty and distinct. */
+  readonly shards: ReadonlyArray<ShardOptions<E, R>>
+  readonly route: Route
+  /** Between builds of a down shard's bundle (default 5 seconds; 0 to 1 hour): its calls fail at once in between. */
+  readonly retryAfter?: Duration.Input | undefined
+}
+
+const retryAfterSetting = duration({ min: 0, max: 60 * 60 * 1000, example: "5 seconds" })
+
+/**
+ * Every store contract over the shards, routed by tenant (see the module's
+ * doc for the rule of each call). Fails at build with `BatonConfigError`
+ * naming the field when the options cannot work: no shards, a shard name
+ * empty or given twice, a table naming a shard that is not one, an
+ * unknown option, or a bundle refusing its own options (its field under
+ * `shards[i].layer`). A bundle that cannot reach its server does not fail
+ * the build: that shard is down (see the module's doc).
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layer = <E = StoreError | BatonConfigError, R = never>(
+  options: ShardedStoresOptions<E, R>
+): Layer.Layer<Services, BatonConfigError, R> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const rule = yield* Rule.check(options, options?.shards, options?.route)
+    const retryAfterMillis = yield* setting("retryAfter", options.retryAfter, retryAfterSetting, 5_000)
+    const scope = yield* Effect.scope
+    const shards = yield* Effect.forEach(
+      options.shards,
+      (shard, index) => Shard.make({ name: shard.name, index, layer: shard.layer, retryAfterMillis, scope }),
+      { concurrency: "unbounded" }
+    )
+    const router = Router.make(shards, rule)
+    const home = router.home.built() as Context.Context<never> | undefined
+    const liveness = home === undefined ? Option.none() : Context.getOption(home, InstanceLiveness)
+    const probe = home === undefined ? Option.none() : Context.getOption(home, StoreProbe)
+    const ids = home === undefined ? Option.none() : Context.getOption(home, IdGenerator)
+    const idGenerator = Option.isSome(ids) ? ids.value : Context.get(yield* Layer.build(IdGenerator.layer), IdGenerator)
+    const ownLeaseWakeups = yield* LeaseWakeups
+    const ownEventWakeups = yield* EventWakeups
+    let context = routedStores(router).pipe(
+      Context.add(IdGenerator, idGenerator),
+      Context.add(LeaseWakeups, leaseWakeups(router, ownLeaseWakeups)),
+      Context.add(EventWakeups, eventWakeups(router, ownEventWakeups))
+    )
+    if (Option.isSome(liveness)) context = Context.add(context, InstanceLiveness, liveness.value)
+    if (Option.isSome(probe)) context = Context.add(context, StoreProbe, probe.value)
+    return context as Context.Context<Services>
+  }))

@@ -1,0 +1,138 @@
+/**
+ * How one call reaches the shards: by its tenant to one shard, or to every
+ * shard (a fan-out), and how a shard's failure comes back.
+ *
+ * - A call on one shard fails as that shard fails: a down shard answers a
+ *   `StoreError` of its build's kind (`Connection` when its server cannot be
+ *   reached) naming the shard and the tenant; a `StoreError` of a built
+ *   shard comes back with the shard's name in its description.
+ * - A fan-out answers every shard's outcome; `partial` keeps the answers of
+ *   the shards that answered and logs a warning for each that failed with a
+ *   `StoreError` (a sweep goes on over the other shards; it finds the down
+ *   shard's work on a later pass), and fails only when every shard failed;
+ *   `complete` fails with the first shard's failure.
+ * - Any other failure (`InvalidInputError`: the caller's mistake, the same
+ *   on every shard) fails the call.
+ */
+import { type Context, Effect, Exit, Option } from "effect"
+import { StoreError } from "../../../src/stores/Errors.ts"
+import type { Rule } from "./rule.ts"
+import type { Down, Shard } from "./shard.ts"
+
+/**
+ * The tenant the runtime keeps its own fleet-wide leases under (the leader's).
+ * Its shard is the home shard (the one the rule answers for it, else the
+ * first shard): where what has no tenant goes.
+ */
+export const reservedTenant = "@baton"
+
+/** The shards and the rule, with the calls over them. */
+export interface Router<S> {
+  readonly shards: ReadonlyArray<Shard<S>>
+  /** The shard of the reserved tenant: what carries no tenant (rate-limit keys, instance liveness) is kept there. */
+  readonly home: Shard<S>
+  /** Runs `f` on the stores of `tenantId`'s shard. */
+  readonly onTenant: <A, E>(store: string, operation: string, tenantId: unknown, f: (stores: Context.Context<S>) => Effect.Effect<A, E>) => Effect.Effect<A, E | StoreError>
+  /** Runs `f` on the stores of one shard (`at: "now"`: without waiting for a down shard's build, see `Shard.now`). */
+  readonly onShard: <A, E>(
+    store: string,
+    operation: string,
+    shard: Shard<S>,
+    f: (stores: Context.Context<S>) => Effect.Effect<A, E>,
+    tenantId?: string,
+    at?: "built" | "now"
+  ) => Effect.Effect<A, E | StoreError>
+  /** The shard of `tenantId` (its index), or the `StoreError` saying the rule gave none. */
+  readonly shardOf: (store: string, operation: string, tenantId: unknown) => Effect.Effect<Shard<S>, StoreError>
+  /** Runs `f` on every shard at once; answers the shards' answers (see the module's doc for `mode`). */
+  readonly fanOut: <A, E>(
+    store: string,
+    operation: string,
+    mode: "partial" | "complete",
+    f: (stores: Context.Context<S>, shard: Shard<S>) => Effect.Effect<A, E>
+  ) => Effect.Effect<ReadonlyArray<A>, E | StoreError>
+}
+
+const downError = (store: string, operation: string, down: Down, tenantId: string | undefined) =>
+  new StoreError({
+    store,
+    operation,
+    kind: down.kind,
+    reason: `shard "${down.shard}"${tenantId === undefined ? "" : ` (tenant ${tenantId})`} is unavailable: its stores could not be built (${down.description}); ` +
+      "only the tenants of this shard are affected, and the shard is built again on a call once the router's retryAfter has passed"
+  })
+
+/** A built shard's `StoreError`, with the shard named. */
+const onNamedShard = (shard: string) => <E>(e: E): E =>
+  e instanceof StoreError
+    ? new StoreError({
+      store: e.store,
+      operation: e.operation,
+      kind: e.kind,
+      reason: `on shard "${shard}": ${e.reason.description}`,
+      cause: e.cause,
+      recorded: e.recorded
+    }) as E
+    : e
+
+export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> => {
+  const home = shards[indexOf(rule, reservedTenant) ?? 0]!
+  const shardOf = (store: string, operation: string, tenantId: unknown): Effect.Effect<Shard<S>, StoreError> => {
+    // An id that is no text is the shard's to refuse (InvalidInputError): it goes home.
+    if (typeof tenantId !== "string" || tenantId.length === 0) return Effect.succeed(home)
+    // The runtime's own tenant is always home, whatever a rule function answers for it.
+    if (tenantId === reservedTenant) return Effect.succeed(home)
+    const routed = rule.route(tenantId)
+    return routed._tag === "Shard"
+      ? Effect.succeed(shards[routed.index]!)
+      : Effect.fail(new StoreError({ store, operation, kind: "Config", reason: routed.reason }))
+  }
+  const onShard = <A, E>(
+    store: string,
+    operation: string,
+    shard: Shard<S>,
+    f: (stores: Context.Context<S>) => Effect.Effect<A, E>,
+    tenantId?: string,
+    at: "built" | "now" = "built"
+  ) =>
+    Effect.flatMap(
+      Effect.mapError(at === "now" ? shard.now : shard.context, (down) => downError(store, operation, down, tenantId)),
+      (stores) => Effect.mapError(f(stores), onNamedShard(shard.name))
+    )
+  return {
+    shards,
+    home,
+    shardOf,
+    onShard,
+    onTenant: (store, operation, tenantId, f) =>
+      Effect.flatMap(shardOf(store, operation, tenantId), (shard) => onShard(store, operation, shard, f, typeof tenantId === "string" ? tenantId : undefined)),
+    fanOut: <A, E>(store: string, operation: string, mode: "partial" | "complete", f: (stores: Context.Context<S>, shard: Shard<S>) => Effect.Effect<A, E>) =>
+      Effect.gen(function*() {
+        const exits = yield* Effect.forEach(
+          shards,
+          (shard) => Effect.exit(onShard(store, operation, shard, (stores) => f(stores, shard), undefined, "now")),
+          { concurrency: "unbounded" }
+        )
+        const answers: Array<A> = []
+        let storeFailure: StoreError | undefined
+        for (const [i, exit] of exits.entries()) {
+          if (Exit.isSuccess(exit)) {
+            answers.push(exit.value)
+            continue
+          }
+          const error = Exit.findErrorOption(exit)
+          if (Option.isNone(error) || !(error.value instanceof StoreError)) return yield* (exit as Exit.Exit<never, E | StoreError>)
+          if (mode === "complete") return yield* Effect.fail(error.value)
+          storeFailure ??= error.value
+          yield* Effect.logWarning(`ShardedStores: ${store}.${operation} answers without shard "${shards[i]!.name}", which failed: ${error.value.message}`)
+        }
+        if (answers.length === 0 && storeFailure !== undefined) return yield* Effect.fail(storeFailure)
+        return answers
+      })
+  }
+}
+
+const indexOf = (rule: Rule, tenantId: string): number | undefined => {
+  const routed = rule.route(tenantId)
+  return routed._tag === "Shard" ? routed.index : undefined
+}

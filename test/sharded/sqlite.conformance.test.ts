@@ -1,0 +1,48 @@
+/**
+ * Every conformance suite through `ShardedStores` over three SQLite files
+ * (any bundle is a shard), as two instances: two routers, each with its own
+ * connections to the three files (busy timeout 0: one process).
+ */
+import { ShardedStores } from "../../layers/sharded/index.ts"
+import { SqliteStores } from "../../layers/sqlite/index.ts"
+import {
+  checkpointStoreSuite,
+  childQueueStoreSuite,
+  eventStoreSuite,
+  executionHistoryStoreSuite,
+  leaseStoreSuite,
+  ledgerStoreSuite,
+  pauseStoreSuite,
+  rateLimitStoreSuite,
+  recordStoreSuite,
+  requestStoreSuite,
+  scheduleStoreSuite,
+  timerStoreSuite,
+  treeStoreSuite
+} from "../../src/testing/index.ts"
+import { tempDb } from "../sqlite/tmp.ts"
+import { byHash } from "./shards.ts"
+
+const names = ["a", "b", "c"] as const
+const files = names.map((name) => tempDb(`sharded-${name}`))
+const router = () =>
+  ShardedStores.layer({
+    shards: names.map((name, i) => ({ name, layer: SqliteStores.layer({ path: files[i]!, busyTimeout: 0 }) })),
+    route: byHash(names)
+  })
+
+const setup = { name: "sharded over 3 SQLite files, two instances", layer: router(), second: router() }
+
+leaseStoreSuite(setup)
+recordStoreSuite(setup)
+pauseStoreSuite(setup)
+treeStoreSuite(setup)
+ledgerStoreSuite(setup)
+rateLimitStoreSuite(setup)
+childQueueStoreSuite(setup)
+executionHistoryStoreSuite(setup)
+requestStoreSuite(setup)
+timerStoreSuite(setup)
+scheduleStoreSuite(setup)
+eventStoreSuite(setup)
+checkpointStoreSuite(setup)
