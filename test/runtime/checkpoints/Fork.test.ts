@@ -6,8 +6,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Effect, Fiber, Layer, Option } from "effect"
-import { Workflow } from "../../../src/index.ts"
+import { Cause, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { type ForkInput, Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
 import { tenantKey } from "../../../src/stores/Fence.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
@@ -58,6 +58,27 @@ const nested = (runs: Map<string, number>) =>
       .addEdge("first", "sub")
       .addEdge("sub", END)
   })
+
+
+/** a → b → c, each noting its run (and its key) and appending its name; `b` also writes how many times it has run in all. */
+const linear = (runs: Array<string>, keys: Map<string, Array<string>>, counted = { b: 0 }) => {
+  const Trail = Annotation.Root({
+    x: Annotation<number>({ reducer: (_a, b) => b, default: () => 0 }),
+    trail: Annotation<Array<string>>({ reducer: (a, b) => a.concat(b), default: () => [] })
+  })
+  const node = (name: string) =>
+    Workflow.step(async (_s: typeof Trail.State, ctx) => {
+      runs.push(name)
+      keys.set(`${ctx.threadId}:${name}`, [...(keys.get(`${ctx.threadId}:${name}`) ?? []), ctx.idempotencyKey])
+      return name === "b" ? { trail: [name], x: ++counted.b } : { trail: [name] }
+    })
+  return Workflow.make({
+    name: "linear",
+    version: "1",
+    graph: new StateGraph(Trail).addNode("a", node("a")).addNode("b", node("b")).addNode("c", node("c"))
+      .addEdge(START, "a").addEdge("a", "b").addEdge("b", "c").addEdge("c", END)
+  })
+}
 
 for (const backend of backends) {
   describe(`fork on ${backend.name}`, () => {
@@ -190,7 +211,7 @@ for (const backend of backends) {
         }
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
-    it.effect("with reuseIdempotencyKeys, steps a fork runs again take the first run's keys: on a new thread, on the same one, after an update, on another instance", () =>
+    it.effect("with reuseIdempotencyKeys, steps a fork runs again take the first run's keys: on a new thread, on the same one, on another instance", () =>
       Effect.gen(function*() {
         const fx = makeSideEffects()
         const keys = new Map<string, Array<string>>()
@@ -216,19 +237,100 @@ for (const backend of backends) {
         assert.include(rerun, "done")
         assert.isAbove(rerun.length, 1, "steps ran again")
         for (const at of rerun) assert.strictEqual(keys.get(`copy:${at}`)![0], first.get(`src:${at}`), `the first run's key (${at})`)
-        // On the same thread (no writes kept: every step after the checkpoint runs again), after an update that
-        // changes nothing but is one more step: the steps after it keep their keys too.
+        // On the same thread: the steps after it keep their keys too (updates: see the test below).
         const again = yield* Fiber.join(yield* h.run(0, (b) =>
-          b.fork({ threadId: "src", checkpointId: atThree.checkpointId, update: {}, asNode: "step", reuseIdempotencyKeys: true })))
+          b.fork({ threadId: "src", checkpointId: atThree.checkpointId, reuseIdempotencyKeys: true })))
         assert.strictEqual(again._tag, "Finished")
         const twice = [...keys].filter(([k, v]) => k.startsWith("src:") && v.length === 2)
-        assert.strictEqual(twice.length, rerun.length + 1, "the steps after the checkpoint ran again on the source thread")
+        assert.strictEqual(twice.length, rerun.length, "the steps after the checkpoint ran again on the source thread")
         for (const [k, [one, two]] of twice) assert.strictEqual(two, one, `with the first run's key (${k})`)
         // Without the option, the same fork's keys are new.
         yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: atThree.checkpointId, toThreadId: "fresh" })))
         for (const at of rerun) assert.notStrictEqual(keys.get(`fresh:${at}`)![0], first.get(`src:${at}`), `a new key without the option (${at})`)
         // An effect keyed by ctx.idempotencyKey was applied once per key however often the step ran.
         for (const at of rerun) assert.strictEqual(fx.applied.get(first.get(`src:${at}`)!), 3, `one key, three runs (${at}): the first and two reusing forks`)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a fork runs every step after the checkpoint, as LangGraph's own fork does: on a new thread, on the same one, after an update", () =>
+      Effect.gen(function*() {
+        const runs: Array<string> = []
+        const counted = { b: 0 }
+        const wf = linear(runs, new Map(), counted)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, {}, { threadId: "src" })))
+        const at = (step: number) => h.run(0, (b) => b.checkpoints("src", { limit: 100 })).pipe(
+          Effect.flatMap(Fiber.join),
+          Effect.map((page) => page.checkpoints.find((c) => c.step === step && c.source === "loop")!.checkpointId)
+        )
+        const afterA = yield* at(1)
+        const afterB = yield* at(2)
+        const fork = (input: ForkInput) =>
+          Effect.gen(function*() {
+            runs.length = 0
+            const out = yield* Fiber.join(yield* h.run(1, (b) => b.fork(input)))
+            if (out._tag !== "Finished") return assert.fail(`finished (${out._tag})`)
+            return { ran: [...runs], output: out.output as { x: number; trail: Array<string> } }
+          })
+        // A new thread: the step that went on from the checkpoint runs again (its writes stay with the source).
+        assert.deepStrictEqual((yield* fork({ threadId: "src", checkpointId: afterA, toThreadId: "n1" })).ran, ["b", "c"])
+        assert.deepStrictEqual((yield* fork({ threadId: "src", checkpointId: afterB, toThreadId: "n2" })).ran, ["c"])
+        const updated = yield* fork({ threadId: "src", checkpointId: afterA, toThreadId: "n3", update: { x: 90 }, asNode: "a" })
+        assert.deepStrictEqual(updated.ran, ["b", "c"])
+        assert.deepStrictEqual(updated.output.trail, ["a", "b", "c"], "b's first-run writes are not applied as well")
+        // The same thread, with an update written as the node before: the steps after it run.
+        const same = yield* fork({ threadId: "src", checkpointId: afterA, update: { x: 90 }, asNode: "a" })
+        assert.deepStrictEqual(same.ran, ["b", "c"])
+        assert.deepStrictEqual(same.output.trail, ["a", "b", "c"])
+        // The same thread again, no update: the new branch reads its own values, not those the old branch stored.
+        const again = yield* fork({ threadId: "src", checkpointId: afterA })
+        assert.deepStrictEqual(again.ran, ["b", "c"])
+        assert.strictEqual(again.output.x, counted.b, "b's value in this run (its run count), not an earlier branch's")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("an update LangGraph refuses fails the fork with InvalidInputError naming it, and nothing is written", () =>
+      Effect.gen(function*() {
+        const wf = linear([], new Map())
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, {}, { threadId: "src" })))
+        const page = yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("src", { limit: 100 })))
+        const afterA = page.checkpoints.find((c) => c.step === 1)!.checkpointId
+        const refused = (input: Record<string, unknown>) =>
+          Effect.gen(function*() {
+            const exit = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, ...input })))
+            return Exit.isFailure(exit) ? Cause.squash(exit.cause) as { _tag: string; field?: string } : undefined
+          })
+        for (const to of [{ toThreadId: "n" }, {}]) {
+          const badNode = yield* refused({ ...to, update: { x: 1 }, asNode: "nope" })
+          assert.deepStrictEqual([badNode?._tag, badNode?.field], ["InvalidInputError", "asNode"])
+          const notObject = yield* refused({ ...to, update: 5 as unknown as Record<string, unknown>, asNode: "a" })
+          assert.deepStrictEqual([notObject?._tag, notObject?.field], ["InvalidInputError", "update"])
+        }
+        const unknown = yield* Fiber.await(yield* h.run(0, (b) => b.checkpoints("n", {})))
+        assert.strictEqual(errorTag(unknown), "UnknownThreadError", "no thread was created")
+        const now = yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("src", { limit: 100 })))
+        assert.deepStrictEqual(now.checkpoints.map((c) => c.checkpointId), page.checkpoints.map((c) => c.checkpointId), "the source thread is as it was")
+        const runs = yield* Fiber.join(yield* h.run(0, (b) => b.list({ threadId: "src" })))
+        assert.deepStrictEqual(runs.executions.map((e) => e.status), ["Finished"], "no execution was started")
+        assert.strictEqual((yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, toThreadId: "n" }))))._tag, "Finished")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("reused keys after an update: one written as the next node stands in for its step; one written as the node before is a step of its own", () =>
+      Effect.gen(function*() {
+        const keys = new Map<string, Array<string>>()
+        const wf = linear([], keys)
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+        yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, {}, { threadId: "src" })))
+        const page = yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("src", { limit: 100 })))
+        const first = (node: string) => keys.get(`src:${node}`)![0]
+        const beforeA = page.checkpoints.find((c) => c.step === 0)!.checkpointId
+        const afterA = page.checkpoints.find((c) => c.step === 1)!.checkpointId
+        yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: beforeA, toThreadId: "n0", update: { x: 1 }, asNode: "a", reuseIdempotencyKeys: true })))
+        assert.deepStrictEqual([keys.get("n0:b")?.[0], keys.get("n0:c")?.[0]], [first("b"), first("c")], "the update stands in for a's step")
+        assert.isUndefined(keys.get("n0:a"), "a did not run")
+        yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, toThreadId: "n1", update: { x: 1 }, asNode: "a", reuseIdempotencyKeys: true })))
+        assert.deepStrictEqual([keys.get("n1:b")?.[0], keys.get("n1:c")?.[0]], [first("b"), first("c")], "written as a again: a step of its own before b")
+        yield* Fiber.join(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, update: { x: 1 }, asNode: "a", reuseIdempotencyKeys: true })))
+        assert.deepStrictEqual([keys.get("src:b")?.[1], keys.get("src:c")?.[1]], [first("b"), first("c")], "on the same thread too")
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
   })
 }

@@ -8,17 +8,22 @@
  * the steps after it run, on this instance (or, if it dies, on any other).
  *
  * To a new thread the checkpoint is copied with its id, its channel values
- * and its pending writes (a decision given to a pause is not copied: the
- * fork pauses anew), and with it the newest checkpoint of each subgraph
+ * and — when it is its namespace's newest — its pending writes (a decision
+ * given to a pause is not copied: the fork pauses anew; an older
+ * checkpoint's writes are the next step's, which the fork runs again), and
+ * with it the newest checkpoint of each subgraph
  * namespace that ran under it — so a subgraph caught mid-way goes on from
  * its own checkpoint, not from its start, and a subgraph checkpoint can be
  * forked from itself. On the same thread the checkpoint is written again as
- * the thread's newest (source `fork`, its parent the forked one); the steps
- * after it run again, a subgraph under way in them from its start.
+ * the thread's newest (source `fork`, its parent the forked one, its channel
+ * versions above all the thread holds); the steps after it run again, a
+ * subgraph under way in them from its start. A state update is tried on a
+ * scratch copy first (`UpdateCheck`), then written from the copied
+ * checkpoint.
  *
  * @since 0.2.0
  */
-import { type Checkpoint, type CheckpointTuple, type PendingWrite, RESUME, ERROR, uuid6 } from "@langchain/langgraph-checkpoint"
+import { type Checkpoint, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Clock, Effect, Option } from "effect"
 import { executionKey } from "../../../checkpoint/CheckpointSaver.ts"
 import { ThreadBusyError, UnknownCheckpointError, UnknownWorkflowError } from "../../Errors.ts"
@@ -34,6 +39,7 @@ import { Instance, notStopping } from "../Instance.ts"
 import * as LeaseHolder from "../lease/LeaseHolder.ts"
 import * as ReusedKeys from "../pass/ReusedKeys.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
+import * as UpdateCheck from "./UpdateCheck.ts"
 import { TreeStore } from "../../../stores/TreeStore.ts"
 
 /**
@@ -106,33 +112,85 @@ const subgraphsUnder = (tenantId: TenantId, threadId: ThreadId, parentId: string
     })
   })
 
+/**
+ * The highest channel version any checkpoint of the thread's namespace `ns`
+ * holds (0 when none is a number).
+ */
+const highestVersion = (tenantId: TenantId, threadId: ThreadId, ns: string) =>
+  Effect.gen(function*() {
+    const { saver } = yield* CheckpointStore
+    return yield* promise("list", async () => {
+      let highest = 0
+      for await (const t of saver.list({ configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantKey]: tenantId } })) {
+        for (const v of Object.values(t.checkpoint.channel_versions)) if (typeof v === "number" && v > highest) highest = v
+      }
+      return highest
+    })
+  })
+
+/**
+ * `checkpoint` with every channel version (and every version a node has
+ * seen) moved up by `by`: the same order between them, so the same tasks
+ * are due, but above every version the thread has written. A same-thread
+ * fork's branch then writes versions no other branch holds: the thread's
+ * channel values are stored once per (channel, version), and a version the
+ * old branch wrote would answer the new branch with the old value.
+ */
+const shiftVersions = (checkpoint: Checkpoint, by: number): Checkpoint => {
+  const shift = <V>(v: V): V => (typeof v === "number" ? (v + by) as V : v)
+  const shiftAll = (versions: Record<string, unknown>) => Object.fromEntries(Object.entries(versions).map(([k, v]) => [k, shift(v)]))
+  return {
+    ...checkpoint,
+    channel_versions: shiftAll(checkpoint.channel_versions) as Checkpoint["channel_versions"],
+    versions_seen: Object.fromEntries(Object.entries(checkpoint.versions_seen).map(([node, seen]) => [node, shiftAll(seen)])) as Checkpoint["versions_seen"]
+  }
+}
+
 /** Writes `tuple` to `config`'s thread (same id, or `id`), with every channel value; its pending writes when `writes`. */
-const copy = (config: Record<string, unknown>, tuple: CheckpointTuple, as: { readonly id?: string; readonly parent?: string | undefined; readonly writes: boolean }) =>
+const copy = (
+  config: Record<string, unknown>,
+  tuple: CheckpointTuple,
+  as: { readonly id?: string; readonly parent?: string | undefined; readonly writes: boolean; readonly shiftVersionsBy?: number }
+) =>
   Effect.gen(function*() {
     const { saver } = yield* CheckpointStore
     const ns = (tuple.config.configurable?.checkpoint_ns as string | undefined) ?? ""
-    const checkpoint: Checkpoint = { ...tuple.checkpoint, id: as.id ?? tuple.checkpoint.id }
+    const checkpoint: Checkpoint = shiftVersions({ ...tuple.checkpoint, id: as.id ?? tuple.checkpoint.id }, as.shiftVersionsBy ?? 0)
     const parent = as.parent ?? (tuple.parentConfig?.configurable?.checkpoint_id as string | undefined)
     const at = { configurable: { ...config, checkpoint_ns: ns, ...(parent === undefined ? {} : { checkpoint_id: parent }) } }
     const metadata = as.id === undefined ? tuple.metadata! : { ...tuple.metadata!, source: "fork" as const }
     yield* promise("put", () => saver.put(at, checkpoint, metadata, checkpoint.channel_versions))
     if (!as.writes) return
-    const byTask = new Map<string, Array<PendingWrite>>()
-    for (const [taskId, channel, value] of tuple.pendingWrites ?? []) {
-      // A decision given to a pause is the source's: the fork pauses anew. A failed task runs again.
-      if (channel === RESUME || channel === ERROR) continue
-      const list = byTask.get(taskId) ?? []
-      list.push([channel, value])
-      byTask.set(taskId, list)
-    }
-    for (const [taskId, writes] of byTask) {
+    // A decision given to a pause is the source's: the fork pauses anew. A failed task runs again.
+    for (const [taskId, writes] of UpdateCheck.writesByTask(tuple)) {
       yield* promise("putWrites", () => saver.putWrites({ configurable: { ...config, checkpoint_ns: ns, checkpoint_id: checkpoint.id } }, writes, taskId))
     }
   })
 
+/**
+ * Whether `tuple` is the newest checkpoint of its namespace. Only then are
+ * its pending writes those of a step cut short (a pause, a crash, a task that
+ * finished while another of its step did not), kept so that the fork does not
+ * run that task again; an older checkpoint's writes are those of the step
+ * that went on from it, which the fork runs again.
+ */
+const isNewest = (tenantId: TenantId, threadId: ThreadId, tuple: CheckpointTuple) =>
+  Effect.gen(function*() {
+    const { saver } = yield* CheckpointStore
+    const ns = (tuple.config.configurable?.checkpoint_ns as string | undefined) ?? ""
+    const newest = yield* promise("getTuple", () => saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantKey]: tenantId } }))
+    return newest?.checkpoint.id === tuple.checkpoint.id
+  })
+
 /** What a fork writes, read (and checked) before anything is: the checkpoints to copy, or the one to write again. */
 type Plan =
-  | { readonly _tag: "NewThread"; readonly head: CheckpointTuple; readonly subgraphs: ReadonlyArray<CheckpointTuple> }
+  | {
+    readonly _tag: "NewThread"
+    readonly head: CheckpointTuple
+    /** Whether the head's pending writes go with it: only when it is its namespace's newest (see `isNewest`). */
+    readonly headWrites: boolean
+    readonly subgraphs: ReadonlyArray<CheckpointTuple>
+  }
   | { readonly _tag: "SameThread"; readonly source: CheckpointTuple }
 
 /** The graph's checkpoint the fork goes on from (a subgraph fork's parent checkpoint). */
@@ -147,6 +205,15 @@ interface StateHistory {
     readonly tasks: ReadonlyArray<{ readonly id: string; readonly name: string }>
   }>
 }
+
+/**
+ * How many steps a state update adds before the steps the fork runs again:
+ * none without one; none when it is written as a node the first run ran
+ * right after the forked checkpoint (the update stands in for that node's
+ * step, and the steps after it keep their numbers); otherwise one.
+ */
+const updateSteps = (input: ForkInput, forked: ReusedKeys.HistoryEntry | undefined): number =>
+  input.update === undefined || (input.asNode !== undefined && forked?.tasks.some((t) => t.name === input.asNode) === true) ? 0 : 1
 
 /**
  * The first run's keys for a fork that reuses them (see `ReusedKeys`), read
@@ -173,8 +240,7 @@ const reusedKeysOf = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenan
       }
       return out
     })
-    // A state update written first is one more step before the ones that run again.
-    return ReusedKeys.mapOf(tenantId, input.threadId, from, entries, input.update === undefined ? 0 : 1)
+    return ReusedKeys.mapOf(tenantId, input.threadId, from, entries, updateSteps(input, entries.find((e) => e.checkpointId === from)))
   })
 
 const planOf = (input: ForkInput, tenantId: TenantId, target: ThreadId) =>
@@ -191,25 +257,30 @@ const planOf = (input: ForkInput, tenantId: TenantId, target: ThreadId) =>
     }
     const head = ns === "" ? source : yield* tupleOf(tenantId, input.threadId, "", parentId)
     const subgraphs = ns === "" ? yield* subgraphsUnder(tenantId, input.threadId, parentId) : [source]
-    return { _tag: "NewThread", head, subgraphs } satisfies Plan as Plan
+    const headWrites = ns === "" && (yield* isNewest(tenantId, input.threadId, source))
+    return { _tag: "NewThread", head, headWrites, subgraphs } satisfies Plan as Plan
   })
 
 /** The plan written to the target under the new root's lease, then the update. */
 const writeFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, config: Record<string, unknown>) =>
   Effect.gen(function*() {
+    const copyId = uuid6(-1)
     if (plan._tag === "NewThread") {
-      yield* copy(config, plan.head, { writes: true })
+      yield* copy(config, plan.head, { writes: plan.headWrites })
       for (const sub of plan.subgraphs) yield* copy(config, sub, { writes: true })
     } else {
-      yield* copy(config, plan.source, { id: uuid6(-1), parent: plan.source.checkpoint.id, writes: false })
+      const above = yield* highestVersion(config[tenantKey] as TenantId, config.thread_id as ThreadId, "")
+      yield* copy(config, plan.source, { id: copyId, parent: plan.source.checkpoint.id, writes: false, shiftVersionsBy: above })
     }
     if (input.update === undefined) return
+    // The update is written from the checkpoint just copied, the thread's newest: the update's writes are kept on it
+    // and the graph goes on from the update's checkpoint.
     // The compiled graph of the workflow (LangGraph's `CompiledStateGraph`), whose `updateState` the runtime's own type leaves out.
     const graph = (yield* Instance).compiled(workflow) as unknown as {
       readonly updateState: (config: { readonly configurable: Record<string, unknown> }, values: unknown, asNode?: string) => Promise<unknown>
     }
     yield* Effect.tryPromise({
-      try: () => graph.updateState({ configurable: config }, input.update, input.asNode),
+      try: () => graph.updateState({ configurable: { ...config, checkpoint_id: plan._tag === "NewThread" ? plan.head.checkpoint.id : copyId } }, input.update, input.asNode),
       catch: (e) => new InvalidInputError({ operation: "Baton.fork", field: "update", reason: e instanceof Error ? e.message : String(e) })
     })
   })
@@ -271,6 +342,11 @@ export const fork = (input: ForkInput) =>
     const target = input.toThreadId ?? input.threadId
     // Everything the fork copies is read first: a checkpoint that is not there starts nothing.
     const plan = yield* planOf(input, tenantId, target)
+    if (input.update !== undefined) {
+      yield* plan._tag === "NewThread"
+        ? UpdateCheck.check(workflow, plan.head, plan.headWrites, input.update, input.asNode)
+        : UpdateCheck.check(workflow, plan.source, false, input.update, input.asNode)
+    }
     const reused = input.reuseIdempotencyKeys === true ? yield* reusedKeysOf(input, workflow, plan, tenantId) : undefined
     if (target !== input.threadId) {
       const now = yield* Clock.currentTimeMillis
