@@ -296,7 +296,7 @@ for (const backend of backends) {
         const afterA = page.checkpoints.find((c) => c.step === 1)!.checkpointId
         const refused = (input: Record<string, unknown>) =>
           Effect.gen(function*() {
-            const exit = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, ...input })))
+            const exit = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, ...input } as ForkInput)))
             return Exit.isFailure(exit) ? Cause.squash(exit.cause) as { _tag: string; field?: string } : undefined
           })
         for (const to of [{ toThreadId: "n" }, {}]) {
@@ -305,6 +305,8 @@ for (const backend of backends) {
           const notObject = yield* refused({ ...to, update: 5 as unknown as Record<string, unknown>, asNode: "a" })
           assert.deepStrictEqual([notObject?._tag, notObject?.field], ["InvalidInputError", "update"])
         }
+        const misspelt = yield* refused({ toThreadId: "n", reuseIdempotencyKey: true })
+        assert.deepStrictEqual([misspelt?._tag, misspelt?.field], ["InvalidInputError", "reuseIdempotencyKey"], "a misspelt option is refused, not ignored")
         const unknown = yield* Fiber.await(yield* h.run(0, (b) => b.checkpoints("n", {})))
         assert.strictEqual(errorTag(unknown), "UnknownThreadError", "no thread was created")
         const now = yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("src", { limit: 100 })))

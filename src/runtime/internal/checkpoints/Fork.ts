@@ -40,6 +40,7 @@ import * as LeaseHolder from "../lease/LeaseHolder.ts"
 import * as ReusedKeys from "../pass/ReusedKeys.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as UpdateCheck from "./UpdateCheck.ts"
+import * as Options from "../../../stores/internal/options.ts"
 import { TreeStore } from "../../../stores/TreeStore.ts"
 
 /**
@@ -327,6 +328,19 @@ const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, reused: 
     return record
   }))
 
+/** What a `ForkInput` may hold: a misspelt option (say `reuseIdempotencyKey`) is refused, not ignored. */
+const inputFields = ["tenantId", "ownerId", "threadId", "checkpointId", "checkpointNs", "toThreadId", "update", "asNode", "reuseIdempotencyKeys"]
+
+/** Refuses a field the input may not hold, and a `reuseIdempotencyKeys` that is not a boolean. */
+const checkInput = (input: ForkInput) => {
+  const unknown = Options.unknownField(input, inputFields)
+  if (unknown !== undefined) return Effect.fail(new InvalidInputError({ operation: "Baton.fork", field: unknown.field, reason: unknown.reason }))
+  if (input.reuseIdempotencyKeys !== undefined && typeof input.reuseIdempotencyKeys !== "boolean") {
+    return Effect.fail(new InvalidInputError({ operation: "Baton.fork", field: "reuseIdempotencyKeys", reason: "must be true or false" }))
+  }
+  return Effect.void
+}
+
 /**
  * Forks (see the module) and moves the new execution until it rests: its output, as `execute` answers it.
  *
@@ -336,6 +350,7 @@ const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, reused: 
 export const fork = (input: ForkInput) =>
   Effect.gen(function*() {
     yield* notStopping
+    yield* checkInput(input)
     const tenantId = input.tenantId ?? defaultTenant
     yield* checkThread(tenantId, input.threadId, input.ownerId)
     const workflow = yield* workflowOf(tenantId, input.threadId)
