@@ -144,6 +144,14 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * @since 0.2.0
    */
   readonly checkpointKeepFor?: Duration.Input | undefined
+  /**
+   * The most LangGraph steps one pass of an execution may take (LangGraph's
+   * `recursionLimit`; undefined: LangGraph's own, 25): a graph that loops
+   * longer needs a higher one.
+   *
+   * @since 0.2.0
+   */
+  readonly recursionLimit?: number | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
   readonly configHash: string
   /** The payload schemas given to `make` (none: payloads as they come). */
@@ -276,6 +284,8 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
   readonly checkpointKeepLast?: number | undefined
   /** How long this workflow's checkpoints are kept, overriding the global option. @since 0.2.0 */
   readonly checkpointKeepFor?: Duration.Input | undefined
+  /** The most LangGraph steps one pass may take (LangGraph's `recursionLimit`, 1 to 1,000,000; default LangGraph's 25). @since 0.2.0 */
+  readonly recursionLimit?: number | undefined
 }
 
 /**
@@ -330,6 +340,7 @@ export const make = <
     ...(given.liveOutput === undefined ? {} : { liveOutput: given.liveOutput }),
     ...(given.checkpointKeepLast === undefined ? {} : { checkpointKeepLast: given.checkpointKeepLast }),
     ...(given.checkpointKeepFor === undefined ? {} : { checkpointKeepFor: given.checkpointKeepFor }),
+    ...(given.recursionLimit === undefined ? {} : { recursionLimit: given.recursionLimit }),
     configHash,
     schemas: { input: given.input, output: given.output as PayloadSchema<any> | undefined, decision: given.decision },
     signals: given.signals

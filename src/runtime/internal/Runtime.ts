@@ -64,6 +64,9 @@ const nameProblem = (name: unknown): string | undefined =>
     ? `holds the workflow name ${JSON.stringify(name)}, which ${V.illFormedReason}`
     : undefined
 
+/** The highest `recursionLimit` a workflow may take. */
+const maxRecursionLimit = 1_000_000
+
 /**
  * The workflows by name, children included; a list that cannot work fails on field `workflows`.
  *
@@ -97,6 +100,10 @@ export const registry = Effect.fnUntraced(function*(list: ReadonlyArray<AnyWorkf
     const cap = w.maxConcurrentExecutions
     if (cap !== undefined && !(Number.isInteger(cap) && cap >= 1)) {
       return yield* refuse(`workflow "${w.name}": maxConcurrentExecutions must be a whole number ≥ 1 (got ${String(cap)})`)
+    }
+    const limit = w.recursionLimit
+    if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 1 && limit <= maxRecursionLimit)) {
+      return yield* refuse(`workflow "${w.name}": recursionLimit must be a whole number from 1 to ${maxRecursionLimit} (got ${String(limit)})`)
     }
     yield* Budget.validateDeclared(`workflow "${w.name}": budgets`, w.budgets).pipe(
       Effect.mapError((e) => new BatonConfigError({ field: "workflows", reason: `${e.field} ${e.reason}` }))

@@ -330,7 +330,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
       [executionKey]: record.executionId
     },
     signal: holder.signal,
-    durability: "sync" as const
+    durability: "sync" as const,
+    ...(workflow.recursionLimit === undefined ? {} : { recursionLimit: workflow.recursionLimit })
   }
   const touch = () => {
     instance.passes.progressed()
