@@ -14,6 +14,7 @@ import type { Lease } from "../../src/stores/Lease.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
 import type { Signal, Timer } from "../../src/stores/TimerStore.ts"
+import type { KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
 
 /**
  * A lease row: `holder` null once released (the epoch stays).
@@ -91,6 +92,10 @@ export interface MemoryRows {
   readonly signalSeq: { value: number }
   /** Schedules by key(tenantId, scheduleId): definition and state as JSON text. */
   readonly schedules: Map<string, ScheduleMemoryRow>
+  /** Concurrency keys by key(tenantId, key): the key's limit and the next `seq` (`ConcurrencyKeyStore`). */
+  readonly concurrencyKeys: Map<string, { limit: number; nextSeq: number }>
+  /** Concurrency key entries by key(tenantId, executionId) (`ConcurrencyKeyStore`). */
+  readonly concurrencyEntries: Map<string, KeyEntry>
   /** Streamed events by key(tenantId, threadId): the thread's events in id order (data as JSON text), its top id and keys. */
   readonly events: Map<string, EventRows>
 }
@@ -161,6 +166,8 @@ export const emptyRows = (): MemoryRows => ({
   signals: new Map(),
   signalSeq: { value: 0 },
   schedules: new Map(),
+  concurrencyKeys: new Map(),
+  concurrencyEntries: new Map(),
   events: new Map()
 })
 

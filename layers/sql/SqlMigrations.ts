@@ -428,6 +428,35 @@ const streamEvents = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> =
 ]
 
 /**
+ * 17: concurrency keys (`ConcurrencyKeyStore`) — one row per (tenant, key)
+ * with its limit and next arrival number (the row an admission locks), one
+ * entry per execution placed under a key, and the indexes the admissions
+ * read: a key's entries by state and arrival, and the admitted entries of
+ * every tenant.
+ */
+const concurrencyKeys = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.concurrencyKeys}" (
+    ${tenant(y)},
+    concurrency_key ${y.key} NOT NULL,
+    key_limit ${y.int} NOT NULL,
+    next_seq ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, concurrency_key)
+  )`,
+  `CREATE TABLE "${t.concurrencyEntries}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    concurrency_key ${y.key} NOT NULL,
+    seq ${y.time} NOT NULL,
+    admitted ${y.int} NOT NULL DEFAULT 0,
+    enqueued_at ${y.time} NOT NULL,
+    admitted_at ${y.time},
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE INDEX "${t.concurrencyEntries}_key_idx" ON "${t.concurrencyEntries}" (tenant_id, concurrency_key, admitted, seq)`,
+  `CREATE INDEX "${t.concurrencyEntries}_admitted_idx" ON "${t.concurrencyEntries}" (admitted, tenant_id, execution_id)`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -447,7 +476,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [13, "timers_and_signals", timersAndSignals],
   [14, "schedules", schedules],
   [15, "checkpoint_lifecycle", checkpointLifecycle],
-  [16, "stream_events", streamEvents]
+  [16, "stream_events", streamEvents],
+  [17, "concurrency_keys", concurrencyKeys]
 ]
 
 /**
