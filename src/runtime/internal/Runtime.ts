@@ -48,6 +48,7 @@ import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
 import * as SendSignal from "./timers/SendSignal.ts"
 import * as Waker from "./timers/Waker.ts"
+import * as Admitter from "./keyed/Admitter.ts"
 import * as ScheduleFiring from "./schedules/Firing.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
 import * as Follow from "./stream/Follow.ts"
@@ -225,11 +226,14 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), (fiber) => Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber)))
   // Trees whose sleep or signal wait was answered here continue in a set of their own.
   const woken = yield* FiberSet.make()
+  const admitted = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(Effect.all([
     RecoverySweep.run(recoveries),
     Retention.run,
     ChildWorker.run(childState.state, children, recoveries),
     Waker.run(woken),
+    // Trees admitted by their concurrency key move here, in a set of their own (only with a ConcurrencyKeyStore).
+    Admitter.run(admitted),
     // Schedule ticks, once per fleet under the schedules leader (only with a ScheduleStore).
     ScheduleFiring.run({
       start: (workflow, input, options) => Effect.map(start(runs)(workflow, input, options), (started) => started.handle),

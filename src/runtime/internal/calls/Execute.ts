@@ -37,6 +37,8 @@ import * as InputSize from "./InputSize.ts"
 import * as Requests from "./Requests.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
+import * as Gate from "../keyed/Gate.ts"
+import * as KeyedOptions from "../keyed/KeyedOptions.ts"
 
 /**
  * Where and for whom `Baton.start` / `Baton.execute` runs.
@@ -60,6 +62,17 @@ export interface ExecuteOptions {
    * another workflow, config, input or thread is `RequestConflictError`.
    */
   readonly requestKey?: string | undefined
+  /**
+   * At most `limit` executions of one `key` (per tenant) run at once,
+   * fleet-wide (needs a `ConcurrencyKeyStore`; the bundles provide one).
+   * Over the limit the execution is recorded at once and rests waiting —
+   * Paused with no pause, no lease held — and starts, on any instance, when
+   * an earlier one of its key ends (Finished, Failed or Cancelled), in
+   * arrival order. A paused execution keeps its slot. `start` answers the
+   * handle at once either way; `execute` waits for the output. Not with
+   * `requestKey`.
+   */
+  readonly concurrencyKey?: KeyedOptions.ConcurrencyKey | undefined
 }
 
 /**
@@ -141,13 +154,14 @@ const launch = (
   workflow: Workflow.AnyWorkflow,
   record: ExecutionRecord,
   input: unknown,
-  shared: boolean
+  shared: boolean,
+  keyed?: Gate.Marker | undefined
 ) =>
   Effect.gen(function*() {
     const instance = yield* Instance
     const recorded = yield* Deferred.make<void, ExecuteError | TreeDriver.StartTaken>()
     const run = yield* FiberSet.run(runs)(
-      TreeDriver.start(workflow, record, input, Deferred.succeed(recorded, undefined), { shared }).pipe(
+      TreeDriver.start(workflow, record, input, Deferred.succeed(recorded, undefined), { shared, keyed }).pipe(
         // Failed before the root was recorded: `start` fails with it (a no-op once recorded).
         Effect.onExit((exit) =>
           Exit.isSuccess(exit) ? Effect.void : Deferred.failCause(
@@ -224,9 +238,12 @@ export const start = (runs: FiberSet.FiberSet<unknown, unknown>) => <I>(workflow
     const registered = (yield* registeredWorkflow(workflow)) as typeof workflow
     const decoded = yield* checkedInput(registered, input)
     const requestKey = options?.requestKey
+    const keyed = options?.concurrencyKey === undefined
+      ? undefined
+      : yield* KeyedOptions.check("Baton.start", yield* Instance, options.concurrencyKey, { requestKey })
     if (requestKey !== undefined) return yield* keyedStart(runs, registered, decoded, tenantId, { ...options, requestKey })
     const record = yield* rootRecord(registered, tenantId, options)
-    const run = yield* launch(runs, registered, record, decoded, false).pipe(
+    const run = yield* launch(runs, registered, record, decoded, false, keyed).pipe(
       // Not shared: a start never tells another call's start.
       Effect.catchTag("StartTaken", (e) => Effect.die(e))
     )
@@ -258,7 +275,10 @@ export const execute = (runs: FiberSet.FiberSet<unknown, unknown>) => <I, O>(wor
     const out = Effect.gen(function*() {
       if (started.run !== undefined) {
         // Resting on children launched anywhere is not an answer yet: it waits for the tree to move on.
-        const out = yield* ChildLaunch.untilNotOnChildren(yield* Fiber.join(started.run), () => awaited(started.handle, options))
+        const ran = yield* Fiber.join(started.run)
+        // Resting until its concurrency key admits it is not an answer either: it waits for the run, wherever it goes.
+        const waiting = options?.concurrencyKey !== undefined && ran._tag === "Paused" && ran.pauses.length === 0
+        const out = waiting ? yield* awaited(started.handle, options) : yield* ChildLaunch.untilNotOnChildren(ran, () => awaited(started.handle, options))
         if (started.key !== undefined) yield* Requests.recordAnswer(started.key, started.handle, out)
         return yield* decodedOutput(workflow, out, "Baton.execute")
       }
