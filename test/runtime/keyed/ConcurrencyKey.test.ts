@@ -11,7 +11,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
-import { MemoryStores } from "../../../layers/memory/index.ts"
+import { backends } from "../fixtures.ts"
 import { ConcurrencyKeyStore } from "../../../src/stores/ConcurrencyKeyStore.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import { Harness } from "../../../src/testing/index.ts"
@@ -21,7 +21,8 @@ const entriesOf = (tenantId: string, key: string) => ConcurrencyKeyStore.use((s)
 
 const failureOf = <A, E>(exit: Exit.Exit<A, E>) => Exit.isFailure(exit) ? (exit.cause.reasons[0] as { error?: { _tag?: string; field?: string } })?.error : undefined
 
-describe("keyed concurrency", () => {
+for (const backend of backends) {
+describe(`keyed concurrency on ${backend.name}`, () => {
   it.effect("6 starts of one key with limit 2 on 3 instances: never more than 2 run (checked at every second), the rest wait and run in arrival order", () =>
     Effect.gen(function*() {
       const log = makeLog()
@@ -50,7 +51,7 @@ describe("keyed concurrency", () => {
         assert.deepStrictEqual(done._tag === "Finished" && done.output.done, i + 1)
       }
       assert.deepStrictEqual(yield* entriesOf("default", "reports"), [], "every slot freed")
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("execute of a waiting start waits for its output; the waiter runs on whichever instance freed the slot", () =>
     Effect.gen(function*() {
@@ -66,7 +67,7 @@ describe("keyed concurrency", () => {
       const out = yield* Fiber.join(second)
       assert.deepStrictEqual(out._tag === "Finished" && out.output.done, 2)
       assert.deepStrictEqual(log.began, [1, 2])
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("a holder killed mid-run: its execution keeps the slot while it is taken over, finishes elsewhere, and the next waiter is admitted", () =>
     Effect.gen(function*() {
@@ -94,7 +95,7 @@ describe("keyed concurrency", () => {
       yield* h.advance("20 seconds")
       assert.deepStrictEqual(yield* statuses("default", [second.executionId, third.executionId]), ["Finished", "Finished"])
       assert.deepStrictEqual(log.began, [1, 1, 2, 3], "the killed run again once, then in arrival order")
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("a start whose instance dies after recording the root and before placing its entry is placed and run by another instance", () =>
     Effect.gen(function*() {
@@ -127,7 +128,7 @@ describe("keyed concurrency", () => {
       yield* h.advance("10 seconds")
       assert.deepStrictEqual(yield* statuses("default", [record!.executionId]), ["Finished"])
       assert.deepStrictEqual(yield* entriesOf("default", "k"), [])
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("a cancelled waiter leaves the line: the next one runs in its place", () =>
     Effect.gen(function*() {
@@ -149,7 +150,7 @@ describe("keyed concurrency", () => {
       assert.deepStrictEqual(yield* statuses("default", [third.executionId]), ["Finished"])
       const exit = yield* Effect.exit(h.baton(0).await(second))
       assert.strictEqual(failureOf(exit)?._tag, "ExecutionCancelledError")
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("a paused execution keeps its slot until it ends; answered, it finishes and the next is admitted", () =>
     Effect.gen(function*() {
@@ -169,7 +170,7 @@ describe("keyed concurrency", () => {
       const next = yield* h.baton(0).await(second)
       assert.strictEqual(next._tag === "Paused" && next.pauses.length, 1, "admitted, run, at its own pause")
       assert.deepStrictEqual((yield* h.baton(0).await(first))._tag, "Finished")
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("one key name in two tenants: two lines, each with its own slots", () =>
     Effect.gen(function*() {
@@ -182,7 +183,7 @@ describe("keyed concurrency", () => {
       assert.deepStrictEqual([...log.inStep].sort(), [1, 2])
       assert.deepStrictEqual(yield* statuses("t-a", [a.executionId]), ["Running"])
       assert.deepStrictEqual(yield* statuses("t-b", [b.executionId]), ["Running"])
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("bad options are InvalidInputError naming the field, with nothing written", () =>
     Effect.gen(function*() {
@@ -204,5 +205,6 @@ describe("keyed concurrency", () => {
       assert.deepStrictEqual([failureOf(both)?._tag, failureOf(both)?.field], ["InvalidInputError", "concurrencyKey"])
       assert.deepStrictEqual((yield* RecordStore.use((r) => r.list({ tenantId: "default", limit: 10 }))).records, [], "nothing recorded")
       assert.deepStrictEqual(log.began, [])
-    }).pipe(Effect.scoped, Effect.provide(MemoryStores.layer)))
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 })
+}
