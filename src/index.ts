@@ -205,6 +205,18 @@ export { ScheduleExistsError, ScheduleOwnerError, UnknownScheduleError } from ".
 export type { ScheduleError } from "./runtime/Errors.ts"
 export { type NewSchedule, type ScheduleChange, type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "./stores/ScheduleStore.ts"
 
+// Keyed starts: concurrency keys and debounce windows
+export {
+  ConcurrencyKeyStore,
+  type ConcurrencyKeyStoreShape,
+  type Enqueued,
+  type EntryCursor,
+  type KeyEntry,
+  type NewKeyEntry,
+  type Released
+} from "./stores/ConcurrencyKeyStore.ts"
+export { type DebounceOffer, DebounceStore, type DebounceStoreShape, type DebounceWindow } from "./stores/DebounceStore.ts"
+
 // Diagnostics: `describe` and `check`, and the store probe a backend offers for them
 export * as Diagnostics from "./runtime/Diagnostics.ts"
 export { type PgFacts, type PgPooling, type SqliteFacts, type StoreFacts, StoreProbe, type StoreProbeShape } from "./stores/StoreProbe.ts"

@@ -457,6 +457,31 @@ const concurrencyKeys = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string
 ]
 
 /**
+ * 18: debounce windows (`DebounceStore`) — one row per execution a burst
+ * becomes, at most one open per (tenant, key) (a partial unique index: of
+ * concurrent first starts one opens), and the index the debouncer reads the
+ * due windows by.
+ */
+const debounces = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.debounces}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    debounce_key ${y.key} NOT NULL,
+    thread_id ${y.key} NOT NULL,
+    definition ${y.text} NOT NULL,
+    input ${y.text} NOT NULL,
+    fire_at ${y.time} NOT NULL,
+    open ${y.int} NOT NULL DEFAULT 1,
+    version ${y.int} NOT NULL,
+    created_at ${y.time} NOT NULL,
+    updated_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE UNIQUE INDEX "${t.debounces}_open_idx" ON "${t.debounces}" (tenant_id, debounce_key) WHERE open = 1`,
+  `CREATE INDEX "${t.debounces}_due_idx" ON "${t.debounces}" (open, fire_at, tenant_id, execution_id)`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -477,7 +502,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [14, "schedules", schedules],
   [15, "checkpoint_lifecycle", checkpointLifecycle],
   [16, "stream_events", streamEvents],
-  [17, "concurrency_keys", concurrencyKeys]
+  [17, "concurrency_keys", concurrencyKeys],
+  [18, "debounces", debounces]
 ]
 
 /**

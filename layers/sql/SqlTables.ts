@@ -71,6 +71,8 @@ export interface SqlTables {
   readonly concurrencyKeys: string
   /** Concurrency key entries, one per execution (migration 17). */
   readonly concurrencyEntries: string
+  /** Debounce windows (migration 18). */
+  readonly debounces: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -115,6 +117,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     schedules: `${prefix}schedules`,
     events: `${prefix}events`,
     concurrencyKeys: `${prefix}concurrency_keys`,
-    concurrencyEntries: `${prefix}concurrency_entries`
+    concurrencyEntries: `${prefix}concurrency_entries`,
+    debounces: `${prefix}debounces`
   })
 }
