@@ -22,6 +22,8 @@ export {
   type BatonStores,
   type CancelOptions,
   type CloseOptions,
+  type ConcurrencyKey,
+  type Debounce,
   type ExecuteOptions,
   type ExecutionHandle,
   type ExecutionOutput,

@@ -3,6 +3,7 @@
  * key with limit 1 answers 202 with its handle while the first runs, its
  * execution waits (Paused, no pause) and runs once the first ended; a bad
  * limit or key is 400 InvalidInputError naming the field, nothing written.
+ * Two POSTs with one `debounce` key answer one handle; a zero window is 400.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -48,6 +49,13 @@ describe("BatonHttp and concurrency keys", () => {
         assert.include(bad.body.message, field)
       }
       assert.strictEqual((yield* baton.list({ tenantId: "acme" })).executions.length, 2, "nothing written by the bad ones")
+      const debounced = (n: number) => ({ workflow: asking.name, input: { n }, debounce: { key: "sync-7", window: "5 seconds" } })
+      const [d1, d2] = [yield* post(port, "/executions", debounced(1)), yield* post(port, "/executions", debounced(2))]
+      assert.deepStrictEqual([d1.status, d2.status], [202, 202])
+      assert.strictEqual(d2.body.executionId, d1.body.executionId, "a burst is one execution")
+      const badWindow = yield* post(port, "/executions", { ...debounced(3), debounce: { key: "sync-8", window: 0 } })
+      assert.deepStrictEqual([badWindow.status, badWindow.body.error], [400, "InvalidInputError"])
+      assert.include(badWindow.body.message, "debounce.window")
     }).pipe(Effect.provide(
       BatonHttp.layerServer({ workflows: [asking], authorize, port: 0 }).pipe(
         Layer.provideMerge(Baton.layer({ workflows: [asking] })),

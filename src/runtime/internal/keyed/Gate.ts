@@ -20,6 +20,7 @@
  */
 import { Clock, Context, Effect, Option } from "effect"
 import { ConcurrencyKeyStore, type ConcurrencyKeyStoreShape, type KeyEntry } from "../../../stores/ConcurrencyKeyStore.ts"
+import { DebounceStore } from "../../../stores/DebounceStore.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import { reservedPrefix, TreeStore, type TreeEntry } from "../../../stores/TreeStore.ts"
@@ -43,12 +44,42 @@ export const markerName = "concurrency-key"
 export const admittedName = "concurrency-admitted"
 
 /**
- * The tree keys `pass` reads (with the pass's own reserved keys, in one call).
+ * The reserved name of a debounced tree's key (see `Debounce`), written before it is recorded.
  *
  * @category internal
  * @since 0.2.0
  */
-export const keys: ReadonlyArray<string> = [reservedPrefix + markerName, reservedPrefix + admittedName]
+export const debounceName = "debounce"
+
+/**
+ * The reserved name written once a debounced tree's window fired (its input then kept).
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const firedName = "debounce-fired"
+
+/**
+ * The tree keys the gates read (with a pass's own reserved keys, in one call).
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const keys: ReadonlyArray<string> = [
+  reservedPrefix + markerName,
+  reservedPrefix + admittedName,
+  reservedPrefix + debounceName,
+  reservedPrefix + firedName
+]
+
+/**
+ * True when the reserved keys are a debounced tree's whose window has not fired yet.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const debounceWaiting = (entries: ReadonlyArray<TreeEntry>): boolean =>
+  entries.some((e) => e.key === reservedPrefix + debounceName) && !entries.some((e) => e.key === reservedPrefix + firedName)
 
 /**
  * What a keyed tree keeps of its key.
@@ -85,16 +116,18 @@ export const waitingOf = (entries: ReadonlyArray<TreeEntry>): Marker | undefined
 
 /**
  * True when the record is a keyed tree resting until its key admits it
- * (Paused, its marker kept, not admitted): `await` and `execute` wait on.
+ * (Paused, its marker kept, not admitted), or a debounced one whose window
+ * has not fired: `await` and `execute` wait on.
  *
  * @category internal
  * @since 0.2.0
  */
 export const restsWaiting = (instance: InstanceShape, record: ExecutionRecord) =>
   Effect.gen(function*() {
-    if (record.status !== "Paused" || record.parentExecutionId !== null || storeOf(instance) === undefined) return false
+    if (record.status !== "Paused" || record.parentExecutionId !== null) return false
+    if (storeOf(instance) === undefined && !Context.getOption(instance.services, DebounceStore).pipe(Option.isSome)) return false
     const entries = yield* (yield* TreeStore).getMany(record.tenantId, record.rootExecutionId, keys)
-    return waitingOf(entries) !== undefined
+    return waitingOf(entries) !== undefined || debounceWaiting(entries)
   })
 
 /** Admitted entries handed to the instance's admitter (see `Admitter.onAdmitted`). */

@@ -25,6 +25,7 @@ import { reservedPrefix, TreeStore } from "../../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Undo from "../undo/Undo.ts"
 import * as Gate from "../keyed/Gate.ts"
+import * as Debounce from "../keyed/Debounce.ts"
 import * as Unwind from "../undo/Unwind.ts"
 import * as Passes from "./Passes.ts"
 
@@ -217,6 +218,8 @@ export const start = (
     readonly shared?: boolean | undefined
     /** Started with a concurrency key: the root runs once its key admits it, else rests waiting (see `Gate`). */
     readonly keyed?: Gate.Marker | undefined
+    /** Started with debounce: the root rests until its window fires, and runs with the window's last input (see `Debounce`). */
+    readonly debounced?: { readonly key: string } | undefined
   }
 ) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
@@ -241,7 +244,10 @@ export const start = (
       const tree = yield* TreeStore
       // The input is kept with the tree until it ends: a holder that dies before LangGraph's first
       // checkpoint leaves a recovery nothing else to start from.
-      yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, inputKeyName, input ?? null)
+      // A debounced root keeps its input when its window fires: the last start's, not this one's.
+      const debounced = options?.debounced
+      if (debounced !== undefined) yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, Gate.debounceName, debounced)
+      else yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, inputKeyName, input ?? null)
       // Its key before its record: whoever takes the tree after a crash finds it, and places the entry.
       const keyed = options?.keyed
       if (keyed !== undefined) yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, Gate.markerName, keyed)
@@ -262,6 +268,11 @@ export const start = (
       yield* recorded
       if (keyed !== undefined && !(yield* Gate.pass(yield* Instance, record, holder.value, keyed))) {
         return yield* currentOutput(workflow, { ...record, status: "Paused" })
+      }
+      if (debounced !== undefined) {
+        const fired = yield* Debounce.pass(yield* Instance, record, holder.value, inputKeyName)
+        if (Option.isNone(fired)) return yield* currentOutput(workflow, { ...record, status: "Paused" })
+        return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input: fired.value } })
       }
       return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
     })))
@@ -312,6 +323,13 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       const input = yield* tree.get(tenantId, rootExecutionId, reservedPrefix + inputKeyName)
       const start: PassStart = Option.isSome(input) ? { _tag: "Input", input: input.value } : begin
       return Option.some(yield* runPass({ workflow, record: { ...record, status: "Running" }, holder: holder.value, pass, start, cancelChecked: true }))
+    }
+    // A debounced root whose window has not fired: it runs from the window's last input once it fires, else rests.
+    if (Gate.debounceWaiting(stops)) {
+      const fired = yield* Debounce.pass(yield* Instance, record, holder.value, inputKeyName)
+      if (Option.isNone(fired)) return Option.some(yield* currentOutput(workflow, { ...record, status: "Paused" }))
+      const running = { ...record, status: "Running" as const }
+      return Option.some(yield* runPass({ workflow, record: running, holder: holder.value, pass, start: { _tag: "Input", input: fired.value }, cancelChecked: true }))
     }
     if (record.status === "Paused") {
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])
