@@ -24,6 +24,7 @@ export {
   type CloseOptions,
   type ConcurrencyKey,
   type Debounce,
+  type KeyedWait,
   type ExecuteOptions,
   type ExecutionHandle,
   type ExecutionOutput,

@@ -5,7 +5,8 @@
  * the others wait — Paused, no lease, no pause — and start in arrival
  * order as earlier ones end, on any instance; a holder killed mid-run keeps
  * its slot while its execution is taken over, and frees it when it ends; a
- * cancelled waiter leaves the line; a paused execution keeps its slot;
+ * cancelled waiter leaves the line; a waiter admitted by an instance that
+ * died before moving it is moved by another instance's look; a paused execution keeps its slot;
  * keys of different tenants never share slots; bad options are typed
  * errors naming the field, with nothing written.
  */
@@ -35,6 +36,9 @@ describe(`keyed concurrency on ${backend.name}`, () => {
       assert.deepStrictEqual(yield* statuses("default", ids), ["Running", "Running", "Paused", "Paused", "Paused", "Paused"])
       const waiting = yield* h.baton(0).status(ids[2]!)
       assert.strictEqual(waiting.holder, null, "a waiting execution holds no lease")
+      assert.deepStrictEqual(waiting.keyedWait, { _tag: "ConcurrencyKey", key: "reports", limit: 2, position: 1 }, "next in line")
+      assert.deepStrictEqual((yield* h.baton(2).status(ids[5]!)).keyedWait, { _tag: "ConcurrencyKey", key: "reports", limit: 2, position: 4 })
+      assert.strictEqual((yield* h.baton(2).status(ids[0]!)).keyedWait, null, "a running one waits for nothing")
       assert.deepStrictEqual(yield* h.baton(1).pendingPauses({ threadId: handles[2]!.threadId }), [], "and no pause to answer")
       for (let second = 0; second < 40; second++) {
         yield* h.advance("1 second")
@@ -128,6 +132,42 @@ describe(`keyed concurrency on ${backend.name}`, () => {
       yield* h.advance("10 seconds")
       assert.deepStrictEqual(yield* statuses("default", [record!.executionId]), ["Finished"])
       assert.deepStrictEqual(yield* entriesOf("default", "k"), [])
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
+
+  it.effect("the instance that freed a slot dies before moving the waiter it admitted: another instance's look moves it", () =>
+    Effect.gen(function*() {
+      const log = makeLog()
+      const wf = job(log)
+      let released = false
+      let killed = false
+      let kill: Effect.Effect<void> = Effect.void
+      const h = yield* Harness.make({
+        instances: 2,
+        baton: { workflows: [wf] },
+        beforeStoreCall: (call) =>
+          Effect.suspend(() => {
+            if (call.index !== 0 || killed) return Effect.void
+            if (released) {
+              killed = true
+              return kill
+            }
+            if (call.operation === "baton/ConcurrencyKeyStore.release") released = true
+            return Effect.void
+          })
+      })
+      kill = Effect.orDie(h.kill(0))
+      const opts = { concurrencyKey: { key: "k", limit: 1 } }
+      const first = yield* h.baton(0).start(wf, { n: 1 }, opts)
+      const second = yield* h.baton(1).start(wf, { n: 2 }, opts)
+      yield* h.advance("10 seconds")
+      assert.isTrue(killed, "instance 0 died right after freeing the slot")
+      assert.deepStrictEqual(yield* statuses("default", [first.executionId, second.executionId]), ["Finished", "Paused"])
+      assert.deepStrictEqual((yield* entriesOf("default", "k")).map((e) => [e.executionId, e.admitted]), [[second.executionId, true]], "admitted, not moved")
+      assert.deepStrictEqual(log.began, [1])
+      yield* h.advance("30 seconds")
+      assert.deepStrictEqual(log.began, [1, 2], "moved by instance 1's look within a sweep interval")
+      yield* h.advance("10 seconds")
+      assert.deepStrictEqual(yield* statuses("default", [second.executionId]), ["Finished"])
     }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("a cancelled waiter leaves the line: the next one runs in its place", () =>

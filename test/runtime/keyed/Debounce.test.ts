@@ -39,6 +39,8 @@ for (const backend of backends) {
         assert.strictEqual(third.threadId, first.threadId)
         const resting = yield* h.baton(1).status(first.executionId)
         assert.deepStrictEqual([resting.status, resting.holder], ["Paused", null], "it rests: no lease")
+        const startedAt = (yield* RecordStore.use((r) => r.getRecord("default", first.executionId))).pipe((r) => r._tag === "Some" ? r.value.createdAt : -1)
+        assert.deepStrictEqual(resting.keyedWait, { _tag: "Debounce", key: "sync-acct-7", firesAt: startedAt + 9_000 }, "5 s after the last start, at 4 s")
         assert.deepStrictEqual(yield* h.baton(0).pendingPauses({ threadId: first.threadId }), [], "and no pause to answer")
         yield* h.advance("4 seconds")
         assert.deepStrictEqual(log.began, [], "not before the window after the last start passed (4 s of 5)")
