@@ -22,6 +22,9 @@ export {
   type BatonStores,
   type CancelOptions,
   type CloseOptions,
+  type ConcurrencyKey,
+  type Debounce,
+  type KeyedWait,
   type ExecuteOptions,
   type ExecutionHandle,
   type ExecutionOutput,
@@ -204,6 +207,18 @@ export * as Schedules from "./runtime/Schedules.ts"
 export { ScheduleExistsError, ScheduleOwnerError, UnknownScheduleError } from "./runtime/Errors.ts"
 export type { ScheduleError } from "./runtime/Errors.ts"
 export { type NewSchedule, type ScheduleChange, type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "./stores/ScheduleStore.ts"
+
+// Keyed starts: concurrency keys and debounce windows
+export {
+  ConcurrencyKeyStore,
+  type ConcurrencyKeyStoreShape,
+  type Enqueued,
+  type EntryCursor,
+  type KeyEntry,
+  type NewKeyEntry,
+  type Released
+} from "./stores/ConcurrencyKeyStore.ts"
+export { type DebounceOffer, DebounceStore, type DebounceStoreShape, type DebounceWindow } from "./stores/DebounceStore.ts"
 
 // Diagnostics: `describe` and `check`, and the store probe a backend offers for them
 export * as Diagnostics from "./runtime/Diagnostics.ts"

@@ -14,6 +14,8 @@ import type { Lease } from "../../src/stores/Lease.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
 import type { Signal, Timer } from "../../src/stores/TimerStore.ts"
+import type { KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
+import type { DebounceWindow } from "../../src/stores/DebounceStore.ts"
 
 /**
  * A lease row: `holder` null once released (the epoch stays).
@@ -91,6 +93,12 @@ export interface MemoryRows {
   readonly signalSeq: { value: number }
   /** Schedules by key(tenantId, scheduleId): definition and state as JSON text. */
   readonly schedules: Map<string, ScheduleMemoryRow>
+  /** Concurrency keys by key(tenantId, key): the key's limit and the next `seq` (`ConcurrencyKeyStore`). */
+  readonly concurrencyKeys: Map<string, { limit: number; nextSeq: number }>
+  /** Concurrency key entries by key(tenantId, executionId) (`ConcurrencyKeyStore`). */
+  readonly concurrencyEntries: Map<string, KeyEntry>
+  /** Debounce windows by key(tenantId, executionId), definition and input as JSON text (`DebounceStore`). */
+  readonly debounces: Map<string, DebounceMemoryRow>
   /** Streamed events by key(tenantId, threadId): the thread's events in id order (data as JSON text), its top id and keys. */
   readonly events: Map<string, EventRows>
 }
@@ -101,6 +109,9 @@ export interface EventRows {
   readonly keys: Set<string>
   top: number
 }
+
+/** A debounce window: its definition and input as JSON text. */
+export type DebounceMemoryRow = Omit<DebounceWindow, "definition" | "input"> & { readonly definition: string; readonly input: string }
 
 /** A schedule row: its definition and state as JSON text. */
 export interface ScheduleMemoryRow {
@@ -161,6 +172,9 @@ export const emptyRows = (): MemoryRows => ({
   signals: new Map(),
   signalSeq: { value: 0 },
   schedules: new Map(),
+  concurrencyKeys: new Map(),
+  concurrencyEntries: new Map(),
+  debounces: new Map(),
   events: new Map()
 })
 

@@ -22,6 +22,8 @@ import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
+import type { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
+import type { DebounceStore } from "../../src/stores/DebounceStore.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -40,6 +42,8 @@ import * as MemoryRateLimitStore from "./MemoryRateLimitStore.ts"
 import * as MemoryRecordStore from "./MemoryRecordStore.ts"
 import * as MemoryRequestStore from "./MemoryRequestStore.ts"
 import * as MemoryScheduleStore from "./MemoryScheduleStore.ts"
+import * as MemoryConcurrencyKeyStore from "./MemoryConcurrencyKeyStore.ts"
+import * as MemoryDebounceStore from "./MemoryDebounceStore.ts"
 import * as MemoryEventStore from "./MemoryEventStore.ts"
 import { MemoryState } from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
@@ -66,6 +70,8 @@ export const layerOnState = Layer.mergeAll(
   MemoryRequestStore.layer,
   MemoryTimerStore.layer,
   MemoryScheduleStore.layer,
+  MemoryConcurrencyKeyStore.layer,
+  MemoryDebounceStore.layer,
   MemoryLimiters.layer(),
   MemoryEventStore.layer
 )
@@ -178,3 +184,19 @@ export const layerRequestStore: Layer.Layer<RequestStore> = alone(MemoryRequestS
  * @since 0.2.0
  */
 export const layerScheduleStore: Layer.Layer<ScheduleStore> = alone(MemoryScheduleStore.layer)
+
+/**
+ * `ConcurrencyKeyStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerConcurrencyKeyStore: Layer.Layer<ConcurrencyKeyStore> = alone(MemoryConcurrencyKeyStore.layer)
+
+/**
+ * `DebounceStore` alone, on its own fresh rows.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerDebounceStore: Layer.Layer<DebounceStore> = alone(MemoryDebounceStore.layer)

@@ -428,6 +428,60 @@ const streamEvents = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> =
 ]
 
 /**
+ * 17: concurrency keys (`ConcurrencyKeyStore`) — one row per (tenant, key)
+ * with its limit and next arrival number (the row an admission locks), one
+ * entry per execution placed under a key, and the indexes the admissions
+ * read: a key's entries by state and arrival, and the admitted entries of
+ * every tenant.
+ */
+const concurrencyKeys = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.concurrencyKeys}" (
+    ${tenant(y)},
+    concurrency_key ${y.key} NOT NULL,
+    key_limit ${y.int} NOT NULL,
+    next_seq ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, concurrency_key)
+  )`,
+  `CREATE TABLE "${t.concurrencyEntries}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    concurrency_key ${y.key} NOT NULL,
+    seq ${y.time} NOT NULL,
+    admitted ${y.int} NOT NULL DEFAULT 0,
+    enqueued_at ${y.time} NOT NULL,
+    admitted_at ${y.time},
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE INDEX "${t.concurrencyEntries}_key_idx" ON "${t.concurrencyEntries}" (tenant_id, concurrency_key, admitted, seq)`,
+  `CREATE INDEX "${t.concurrencyEntries}_admitted_idx" ON "${t.concurrencyEntries}" (admitted, tenant_id, execution_id)`
+]
+
+/**
+ * 18: debounce windows (`DebounceStore`) — one row per execution a burst
+ * becomes, at most one open per (tenant, key) (a partial unique index: of
+ * concurrent first starts one opens), and the index the debouncer reads the
+ * due windows by.
+ */
+const debounces = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
+  `CREATE TABLE "${t.debounces}" (
+    ${tenant(y)},
+    execution_id ${y.key} NOT NULL,
+    debounce_key ${y.key} NOT NULL,
+    thread_id ${y.key} NOT NULL,
+    definition ${y.text} NOT NULL,
+    input ${y.text} NOT NULL,
+    fire_at ${y.time} NOT NULL,
+    open ${y.int} NOT NULL DEFAULT 1,
+    version ${y.int} NOT NULL,
+    created_at ${y.time} NOT NULL,
+    updated_at ${y.time} NOT NULL,
+    PRIMARY KEY (tenant_id, execution_id)
+  )`,
+  `CREATE UNIQUE INDEX "${t.debounces}_open_idx" ON "${t.debounces}" (tenant_id, debounce_key) WHERE open = 1`,
+  `CREATE INDEX "${t.debounces}_due_idx" ON "${t.debounces}" (open, fire_at, tenant_id, execution_id)`
+]
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -447,7 +501,9 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [13, "timers_and_signals", timersAndSignals],
   [14, "schedules", schedules],
   [15, "checkpoint_lifecycle", checkpointLifecycle],
-  [16, "stream_events", streamEvents]
+  [16, "stream_events", streamEvents],
+  [17, "concurrency_keys", concurrencyKeys],
+  [18, "debounces", debounces]
 ]
 
 /**

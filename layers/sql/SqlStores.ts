@@ -18,6 +18,8 @@ import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { RequestStore } from "../../src/stores/RequestStore.ts"
 import { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
+import { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
+import { DebounceStore } from "../../src/stores/DebounceStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import { TimerStore } from "../../src/stores/TimerStore.ts"
 import * as SqlCheckpointStore from "./SqlCheckpointStore.ts"
@@ -31,6 +33,8 @@ import * as SqlRateLimitStore from "./SqlRateLimitStore.ts"
 import * as SqlRecordStore from "./SqlRecordStore.ts"
 import * as SqlRequestStore from "./SqlRequestStore.ts"
 import * as SqlScheduleStore from "./SqlScheduleStore.ts"
+import * as SqlConcurrencyKeyStore from "./SqlConcurrencyKeyStore.ts"
+import * as SqlDebounceStore from "./SqlDebounceStore.ts"
 import * as SqlEventStore from "./SqlEventStore.ts"
 import { EventStore } from "../../src/stores/EventStore.ts"
 import type { SqlStoreOptions } from "./SqlTables.ts"
@@ -56,6 +60,8 @@ export type Stores =
   | RequestStore
   | TimerStore
   | ScheduleStore
+  | ConcurrencyKeyStore
+  | DebounceStore
   | EventStore
 
 /**
@@ -86,6 +92,8 @@ export const layer = (options: SqlStoreOptions = {}): Layer.Layer<
       Context.add(RequestStore, yield* SqlRequestStore.make(options)),
       Context.add(TimerStore, yield* SqlTimerStore.make(options)),
       Context.add(ScheduleStore, yield* SqlScheduleStore.make(options)),
+      Context.add(ConcurrencyKeyStore, yield* SqlConcurrencyKeyStore.make(options)),
+      Context.add(DebounceStore, yield* SqlDebounceStore.make(options)),
       Context.add(EventStore, yield* SqlEventStore.make(options))
     )
   }))

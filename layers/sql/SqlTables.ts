@@ -67,6 +67,12 @@ export interface SqlTables {
   readonly schedules: string
   /** Streamed events per thread (migration 16). */
   readonly events: string
+  /** Concurrency keys: limit and next arrival number per (tenant, key) (migration 17). */
+  readonly concurrencyKeys: string
+  /** Concurrency key entries, one per execution (migration 17). */
+  readonly concurrencyEntries: string
+  /** Debounce windows (migration 18). */
+  readonly debounces: string
 }
 
 const validPrefix = /^(?:[A-Za-z_][A-Za-z0-9_]{0,40})?$/
@@ -109,6 +115,9 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     timers: `${prefix}timers`,
     signals: `${prefix}signals`,
     schedules: `${prefix}schedules`,
-    events: `${prefix}events`
+    events: `${prefix}events`,
+    concurrencyKeys: `${prefix}concurrency_keys`,
+    concurrencyEntries: `${prefix}concurrency_entries`,
+    debounces: `${prefix}debounces`
   })
 }

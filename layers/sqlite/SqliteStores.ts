@@ -54,9 +54,13 @@ import * as SqlChildQueueStore from "../sql/SqlChildQueueStore.ts"
 import * as SqlExecutionHistoryStore from "../sql/SqlExecutionHistoryStore.ts"
 import * as SqlRequestStore from "../sql/SqlRequestStore.ts"
 import * as SqlScheduleStore from "../sql/SqlScheduleStore.ts"
+import * as SqlConcurrencyKeyStore from "../sql/SqlConcurrencyKeyStore.ts"
+import * as SqlDebounceStore from "../sql/SqlDebounceStore.ts"
 import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
+import type { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
+import type { DebounceStore } from "../../src/stores/DebounceStore.ts"
 import * as SqlLeaseStore from "../sql/SqlLeaseStore.ts"
 import * as SqlLedgerStore from "../sql/SqlLedgerStore.ts"
 import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
@@ -303,3 +307,21 @@ export const layerRequestStore = (options: SqliteStoresOptions = {}): Layer.Laye
  */
 export const layerScheduleStore = (options: SqliteStoresOptions = {}): Layer.Layer<ScheduleStore, Failure> =>
   alone(SqlScheduleStore.layer(options), options)
+
+/**
+ * `ConcurrencyKeyStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerConcurrencyKeyStore = (options: SqliteStoresOptions = {}): Layer.Layer<ConcurrencyKeyStore, Failure> =>
+  alone(SqlConcurrencyKeyStore.layer(options), options)
+
+/**
+ * `DebounceStore` alone, on its own connection.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layerDebounceStore = (options: SqliteStoresOptions = {}): Layer.Layer<DebounceStore, Failure> =>
+  alone(SqlDebounceStore.layer(options), options)

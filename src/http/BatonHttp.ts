@@ -19,7 +19,7 @@
  * | GET | /livez | 200 or 503, the liveness report |
  * | GET | /readyz | 200 or 503, the readiness report (one ping per store) |
  * | GET | /metrics | Prometheus text of the current `MetricRegistry` |
- * | POST | /executions | `{ workflow, input, threadId?, requestKey? }` → 202, the handle |
+ * | POST | /executions | `{ workflow, input, threadId?, requestKey?, concurrencyKey?, debounce? }` → 202, the handle |
  * | GET | /executions | `?status&workflow&threadId&limit&cursor` → a page |
  * | GET | /executions/:executionId | its status view |
  * | GET | /threads/:threadId/pauses | its pending pauses |
@@ -45,7 +45,7 @@
  * @since 0.1.0
  */
 import { NodeHttpServer } from "@effect/platform-node"
-import { ByteSize, Cause, Effect, Layer, Schema, SchemaIssue } from "effect"
+import { ByteSize, Cause, type Duration, Effect, Layer, Schema, SchemaIssue } from "effect"
 import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
@@ -161,7 +161,11 @@ export const StartBody = Schema.Struct({
   input: Schema.Json,
   threadId: Schema.optional(Schema.String),
   /** Safe to retry: every POST with this key (per tenant) starts or follows one execution (see `Baton.start`). */
-  requestKey: Schema.optional(Schema.String)
+  requestKey: Schema.optional(Schema.String),
+  /** At most `limit` executions of `key` (per tenant) run at once, fleet-wide; the others wait in arrival order (see `Baton.start`). */
+  concurrencyKey: Schema.optional(Schema.Struct({ key: Schema.String, limit: Schema.Number })),
+  /** A burst of POSTs with this key becomes one execution with the last input, `window` (milliseconds, or text such as "5 seconds") after the last one (see `Baton.start`). */
+  debounce: Schema.optional(Schema.Struct({ key: Schema.String, window: Schema.Union([Schema.Number, Schema.String]) }))
 })
 
 /**
@@ -336,7 +340,13 @@ const routes = (options: Options) =>
         if (workflow === undefined) {
           return json({ error: "UnknownWorkflowError", message: `no workflow "${start.workflow}" is served here`, known: [...byName.keys()] }, 400)
         }
-        const handle = yield* baton.start(workflow, start.input, { ...scope(caller), threadId: start.threadId, requestKey: start.requestKey })
+        const handle = yield* baton.start(workflow, start.input, {
+          ...scope(caller),
+          threadId: start.threadId,
+          requestKey: start.requestKey,
+          concurrencyKey: start.concurrencyKey,
+          debounce: start.debounce === undefined ? undefined : { key: start.debounce.key, window: start.debounce.window as Duration.Input }
+        })
         return json({ executionId: handle.executionId, rootExecutionId: handle.rootExecutionId, threadId: handle.threadId, tenantId: handle.tenantId }, 202)
       })
     ))

@@ -32,6 +32,8 @@ import { RateLimitStore } from "../stores/RateLimitStore.ts"
 import { RecordStore } from "../stores/RecordStore.ts"
 import { RequestStore } from "../stores/RequestStore.ts"
 import { ScheduleStore } from "../stores/ScheduleStore.ts"
+import { ConcurrencyKeyStore } from "../stores/ConcurrencyKeyStore.ts"
+import { DebounceStore } from "../stores/DebounceStore.ts"
 import { TreeStore } from "../stores/TreeStore.ts"
 import { TimerStore } from "../stores/TimerStore.ts"
 import * as Arguments from "./internal/arguments.ts"
@@ -226,7 +228,7 @@ class GatedSaver extends BaseCheckpointSaver {
   }
 }
 
-const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore, ExecutionHistoryStore, RequestStore, TimerStore, ScheduleStore, EventStore] as const
+const storeTags = [LeaseStore, RecordStore, PauseStore, TreeStore, LedgerStore, RateLimitStore, ChildQueueStore, ExecutionHistoryStore, RequestStore, TimerStore, ScheduleStore, EventStore, ConcurrencyKeyStore, DebounceStore] as const
 
 /** The test's clock as one instance sees it: its waits are noted in `deadlines`; a dead one never wakes, a frozen one wakes at thaw. */
 const instanceClock = (clock: Clock.Clock, deadlines: Map<symbol, number>, gate: Gate): Clock.Clock => ({

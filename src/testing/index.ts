@@ -26,5 +26,6 @@ export {
   treeStoreSuite
 } from "./conformance/index.ts"
 export { scheduleStoreSuite } from "./conformance/index.ts"
+export { concurrencyKeyStoreSuite, debounceStoreSuite } from "./conformance/index.ts"
 export * as Harness from "./Harness.ts"
 export { storeProbeSuite } from "./conformance/index.ts"

@@ -27,7 +27,7 @@ import * as ChildLaunch from "./children/ChildLaunch.ts"
 import * as ChildWorker from "./children/ChildWorker.ts"
 import { close, type CloseOptions } from "./calls/Close.ts"
 import { type AwaitOptions, awaitExecution, type ExecutionHandle } from "./calls/Await.ts"
-import { execute, type ExecuteOptions, start } from "./calls/Execute.ts"
+import { execute, type ExecuteOptions, recordWindow, start } from "./calls/Execute.ts"
 import type { ExecutionOutput } from "./pass/Executor.ts"
 import { type CompiledGraph, Instance, type InstanceShape, type RuntimeConfig } from "./Instance.ts"
 import * as Arguments from "./calls/Arguments.ts"
@@ -48,6 +48,8 @@ import * as StepSlots from "./limits/StepSlots.ts"
 import * as Takeover from "./lease/Takeover.ts"
 import * as SendSignal from "./timers/SendSignal.ts"
 import * as Waker from "./timers/Waker.ts"
+import * as Admitter from "./keyed/Admitter.ts"
+import * as Debouncer from "./keyed/Debouncer.ts"
 import * as ScheduleFiring from "./schedules/Firing.ts"
 import type { Stores } from "./pass/TreeDriver.ts"
 import * as Follow from "./stream/Follow.ts"
@@ -232,11 +234,16 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
     Effect.flatMap(FiberSet.run(children, run(ChildWorker.runChild(spec))), (fiber) => Effect.onInterrupt(Fiber.join(fiber), () => Fiber.interrupt(fiber)))
   // Trees whose sleep or signal wait was answered here continue in a set of their own.
   const woken = yield* FiberSet.make()
+  const admitted = yield* FiberSet.make()
   const sweep = yield* Effect.forkScoped(run(Effect.all([
     RecoverySweep.run(recoveries),
     Retention.run,
     ChildWorker.run(childState.state, children, recoveries),
     Waker.run(woken),
+    // Trees admitted by their concurrency key move here, in a set of their own (only with a ConcurrencyKeyStore).
+    Admitter.run(admitted),
+    // Debounce windows fire here when due, their trees moved in the same set (only with a DebounceStore).
+    Debouncer.run(admitted, (window) => run(recordWindow(runs)(window))),
     // Schedule ticks, once per fleet under the schedules leader (only with a ScheduleStore).
     ScheduleFiring.run({
       start: (workflow, input, options) => Effect.map(start(runs)(workflow, input, options), (started) => started.handle),

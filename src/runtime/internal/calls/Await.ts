@@ -18,6 +18,7 @@ import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as ChildWaits from "../children/ChildWaits.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import { Instance } from "../Instance.ts"
+import * as Gate from "../keyed/Gate.ts"
 import { type ReadOptions, readableRecord } from "./Reads.ts"
 
 /**
@@ -75,11 +76,16 @@ export const decodedOutput = (workflow: Workflow.AnyWorkflow, out: ExecutionOutp
 /** Reads the record until it is not Running, waiting between reads for a release of its tree or the poll. */
 const untilSettled = (executionId: ExecutionId, options: ReadOptions) =>
   Effect.gen(function*() {
-    const { config } = yield* Instance
+    const instance = yield* Instance
+    const { config } = instance
     const wakeups = yield* LeaseWakeups
     let record = yield* readableRecord(executionId, options)
-    // A tree resting only on its children is still under way: the runtime continues it when they end.
-    const moving = (r: ExecutionRecord) => r.status === "Running" ? Effect.succeed(true) : ChildLaunch.restsOnChildren(r)
+    // A tree resting only on its children is still under way: the runtime continues it when they end. So is one
+    // waiting for its concurrency key to admit it.
+    const moving = (r: ExecutionRecord) =>
+      r.status === "Running"
+        ? Effect.succeed(true)
+        : Effect.flatMap(ChildLaunch.restsOnChildren(r), (onChildren) => onChildren ? Effect.succeed(true) : Gate.restsWaiting(instance, r))
     while (yield* moving(record)) {
       // Listen before reading again: a release between the read and the wait is not missed.
       const released = yield* Effect.forkChild(wakeups.next(record.tenantId, record.rootExecutionId), { startImmediately: true })

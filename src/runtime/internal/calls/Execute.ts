@@ -21,7 +21,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Deferred, Effect, Exit, Fiber, FiberSet, Option } from "effect"
+import { Cause, Clock, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option } from "effect"
 import { afterRecorded, InvalidInputError, StoreError } from "../../../stores/Errors.ts"
 import { type ExecuteError, InstanceStoppingError } from "../../Errors.ts"
 import { type ExecutionRecord, newRunning } from "../../../stores/ExecutionRecord.ts"
@@ -37,6 +37,11 @@ import * as InputSize from "./InputSize.ts"
 import * as Requests from "./Requests.ts"
 import { checkThread } from "./Threads.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
+import * as Gate from "../keyed/Gate.ts"
+import * as KeyedOptions from "../keyed/KeyedOptions.ts"
+import * as Debounce from "../keyed/Debounce.ts"
+import type { DebounceWindow } from "../../../stores/DebounceStore.ts"
+import { UnknownWorkflowError } from "../../Errors.ts"
 
 /**
  * Where and for whom `Baton.start` / `Baton.execute` runs.
@@ -60,6 +65,29 @@ export interface ExecuteOptions {
    * another workflow, config, input or thread is `RequestConflictError`.
    */
   readonly requestKey?: string | undefined
+  /**
+   * At most `limit` executions of one `key` (per tenant) run at once,
+   * fleet-wide (needs a `ConcurrencyKeyStore`; the bundles provide one).
+   * Over the limit the execution is recorded at once and rests waiting —
+   * Paused with no pause, no lease held — and starts, on any instance, when
+   * an earlier one of its key ends (Finished, Failed or Cancelled), in
+   * arrival order. A paused execution keeps its slot. `start` answers the
+   * handle at once either way; `execute` waits for the output. Not with
+   * `requestKey`.
+   */
+  readonly concurrencyKey?: KeyedOptions.ConcurrencyKey | undefined
+  /**
+   * A burst of starts with one `key` (per tenant), each within `window` of
+   * the one before, becomes one execution (needs a `DebounceStore`; the
+   * bundles provide one). It runs with the last start's input once `window`
+   * passed on the Clock after the last start, on any instance. Every start of
+   * the burst answers that one execution: `start` its handle (the first
+   * start's ids, its thread and owner; a later start's `threadId` and
+   * `ownerId` are not used), `execute` its output. Until it fires it rests
+   * Paused with no pause and no lease. Not with `requestKey` or
+   * `concurrencyKey`.
+   */
+  readonly debounce?: KeyedOptions.Debounce | undefined
 }
 
 /**
@@ -141,13 +169,15 @@ const launch = (
   workflow: Workflow.AnyWorkflow,
   record: ExecutionRecord,
   input: unknown,
-  shared: boolean
+  shared: boolean,
+  keyed?: Gate.Marker | undefined,
+  debounced?: { readonly key: string } | undefined
 ) =>
   Effect.gen(function*() {
     const instance = yield* Instance
     const recorded = yield* Deferred.make<void, ExecuteError | TreeDriver.StartTaken>()
     const run = yield* FiberSet.run(runs)(
-      TreeDriver.start(workflow, record, input, Deferred.succeed(recorded, undefined), { shared }).pipe(
+      TreeDriver.start(workflow, record, input, Deferred.succeed(recorded, undefined), { shared, keyed, debounced }).pipe(
         // Failed before the root was recorded: `start` fails with it (a no-op once recorded).
         Effect.onExit((exit) =>
           Exit.isSuccess(exit) ? Effect.void : Deferred.failCause(
@@ -208,6 +238,92 @@ const keyedStart = Effect.fnUntraced(function*(
 })
 
 /**
+ * Records the root of a debounce window (its first start's ids and thread),
+ * resting until the window fires: `Some` with its run when recorded here,
+ * `None` when another call recorded it. A busy thread drops the window (its
+ * followers open another) and fails with `ThreadBusyError`.
+ */
+const recordWindowWith = (runs: FiberSet.FiberSet<unknown, unknown>, workflow: Workflow.AnyWorkflow, window: DebounceWindow, ownerId: string | undefined) =>
+  Effect.gen(function*() {
+    const handle = handleOfWindow(window)
+    const record = yield* rootRecord(workflow, window.tenantId, { threadId: window.threadId, ownerId }, handle)
+    return yield* launch(runs, workflow, record, null, true, undefined, { key: window.key }).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("StartTaken", () => Effect.succeedNone),
+      Effect.tapError((e) =>
+        e._tag === "ThreadBusyError"
+          ? Effect.flatMap(Instance, (instance) => Debounce.storeOf(instance)?.delete(window.tenantId, window.executionId) ?? Effect.void).pipe(Effect.ignore)
+          : Effect.void
+      )
+    )
+  })
+
+const handleOfWindow = (window: DebounceWindow): ExecutionHandle => ({
+  executionId: window.executionId,
+  rootExecutionId: window.executionId,
+  threadId: window.threadId,
+  tenantId: window.tenantId
+})
+
+/**
+ * Records the root of a window whose starter died before recording it (the
+ * debouncer's fallback): its workflow as the window names it, if registered here.
+ *
+ * @category internal
+ * @since 0.2.0
+ */
+export const recordWindow = (runs: FiberSet.FiberSet<unknown, unknown>) => (window: DebounceWindow) =>
+  Effect.gen(function*() {
+    const definition = window.definition as Debounce.Definition
+    const workflow = yield* registeredWorkflow({ name: definition.workflowName, configHash: definition.configHash })
+    yield* recordWindowWith(runs, workflow, window, definition.ownerId ?? undefined)
+  }).pipe(Effect.catchTag("UnknownWorkflowError", (e: UnknownWorkflowError) => Effect.logDebug(`debounce window of ${e.workflowName} left to an instance that registers it`)))
+
+/**
+ * A debounced start (see `ExecuteOptions.debounce`): offers the input to its
+ * key's window. The call that opens the window records the root (resting
+ * until the window fires) and holds its run; the others answer the
+ * window's execution once it is recorded — waiting for it on the Clock, and
+ * offering again if the window went without a record (its thread was busy).
+ */
+const debouncedStart = Effect.fnUntraced(function*(
+  runs: FiberSet.FiberSet<unknown, unknown>,
+  workflow: Workflow.AnyWorkflow,
+  input: unknown,
+  tenantId: TenantId,
+  options: ExecuteOptions,
+  debounce: { readonly key: string; readonly windowMillis: number }
+) {
+  const instance = yield* Instance
+  const store = Debounce.storeOf(instance)!
+  const records = yield* RecordStore
+  const ids = yield* IdGenerator
+  const definition: Debounce.Definition = { workflowName: workflow.name, configHash: workflow.configHash, ownerId: options.ownerId ?? null }
+  while (true) {
+    yield* notStopping
+    const executionId = yield* ids.make("exec")
+    const threadId = options.threadId ?? (yield* ids.make("thread"))
+    const now = yield* Clock.currentTimeMillis
+    const offered = yield* store.offer({ tenantId, key: debounce.key, executionId, threadId, definition, input, fireAt: now + debounce.windowMillis, now })
+    Debounce.poke(instance)
+    const window = offered.window
+    const handle = handleOfWindow(window)
+    if (offered.opened) {
+      const run = yield* recordWindowWith(runs, workflow, window, options.ownerId)
+      if (Option.isSome(run)) return { handle, run: run.value, answer: Option.none(), key: undefined } satisfies Started as Started
+    }
+    // Another call opened the window: its execution is recorded soon (by that call, or the debouncer at fireAt).
+    while (true) {
+      if (Option.isSome(yield* records.getRecord(tenantId, window.executionId))) {
+        return { handle, run: undefined, answer: Option.none(), key: undefined } satisfies Started as Started
+      }
+      if (Option.isNone(yield* store.get(tenantId, window.executionId))) break
+      yield* Effect.sleep(Duration.millis(instance.config.waitPollMillis))
+    }
+  }
+})
+
+/**
  * Starts `workflow` on `input` as a new root execution (see `Baton.start`):
  * answers once the root is recorded and leased; the run goes on in `runs`
  * (the instance's scope), whoever waits for it. With a `requestKey`, a
@@ -224,9 +340,16 @@ export const start = (runs: FiberSet.FiberSet<unknown, unknown>) => <I>(workflow
     const registered = (yield* registeredWorkflow(workflow)) as typeof workflow
     const decoded = yield* checkedInput(registered, input)
     const requestKey = options?.requestKey
+    const keyed = options?.concurrencyKey === undefined
+      ? undefined
+      : yield* KeyedOptions.check("Baton.start", yield* Instance, options.concurrencyKey, { requestKey })
+    if (options?.debounce !== undefined) {
+      const debounce = yield* KeyedOptions.checkDebounce("Baton.start", yield* Instance, options.debounce, { requestKey, concurrencyKey: options.concurrencyKey })
+      return yield* debouncedStart(runs, registered, decoded, tenantId, options, debounce)
+    }
     if (requestKey !== undefined) return yield* keyedStart(runs, registered, decoded, tenantId, { ...options, requestKey })
     const record = yield* rootRecord(registered, tenantId, options)
-    const run = yield* launch(runs, registered, record, decoded, false).pipe(
+    const run = yield* launch(runs, registered, record, decoded, false, keyed).pipe(
       // Not shared: a start never tells another call's start.
       Effect.catchTag("StartTaken", (e) => Effect.die(e))
     )
@@ -258,7 +381,10 @@ export const execute = (runs: FiberSet.FiberSet<unknown, unknown>) => <I, O>(wor
     const out = Effect.gen(function*() {
       if (started.run !== undefined) {
         // Resting on children launched anywhere is not an answer yet: it waits for the tree to move on.
-        const out = yield* ChildLaunch.untilNotOnChildren(yield* Fiber.join(started.run), () => awaited(started.handle, options))
+        const ran = yield* Fiber.join(started.run)
+        // Resting until its concurrency key admits it is not an answer either: it waits for the run, wherever it goes.
+        const waiting = (options?.concurrencyKey !== undefined || options?.debounce !== undefined) && ran._tag === "Paused" && ran.pauses.length === 0
+        const out = waiting ? yield* awaited(started.handle, options) : yield* ChildLaunch.untilNotOnChildren(ran, () => awaited(started.handle, options))
         if (started.key !== undefined) yield* Requests.recordAnswer(started.key, started.handle, out)
         return yield* decodedOutput(workflow, out, "Baton.execute")
       }

@@ -20,6 +20,8 @@ import * as ChildWaits from "../children/ChildWaits.ts"
 import type { ChildPauseOrigin } from "../../Children.ts"
 import { checkThread, rejected } from "./Threads.ts"
 import * as Undo from "../undo/Undo.ts"
+import * as KeyedView from "../keyed/KeyedView.ts"
+import { Instance } from "../Instance.ts"
 
 /**
  * Who asks: the tenant (default `"default"`) and the owner of the thread.
@@ -123,6 +125,14 @@ export interface ExecutionStatusView extends ExecutionSummary {
    * @since 0.2.0
    */
   readonly wakesAt?: number | null | undefined
+  /**
+   * A start with `concurrencyKey` or `debounce` resting before it ran (Paused
+   * with no pause): its place in its key's line, or when its window fires;
+   * null otherwise.
+   *
+   * @since 0.2.0
+   */
+  readonly keyedWait?: KeyedView.KeyedWait | null | undefined
 }
 
 /**
@@ -262,7 +272,8 @@ export const status = (executionId: ExecutionId, options?: ReadOptions) =>
       pendingPauses,
       unwinding,
       waits,
-      wakesAt: Waits.earliestWake(waits)
+      wakesAt: Waits.earliestWake(waits),
+      keyedWait: yield* KeyedView.of(yield* Instance, record)
     } satisfies ExecutionStatusView as ExecutionStatusView
   }).pipe(Effect.withSpan("Baton.status"))
 

@@ -11,6 +11,7 @@ import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option, Redacted } f
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as Timers from "../timers/Deliver.ts"
+import * as Gate from "../keyed/Gate.ts"
 import type { ChildPauseOrigin } from "../../Children.ts"
 import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
@@ -371,7 +372,8 @@ const makePass = Effect.fnUntraced(function*(options: PassOptions) {
     /** The tree ended: its keys go. */
     dropTreeKeys: Effect.andThen(
       Effect.andThen(tree.deleteRoot(record.tenantId, record.rootExecutionId), ChildLaunch.dropRows(instance, record)),
-      Timers.dropRows(instance, record)
+      // A root of a concurrency key frees its slot: the next one of its key is admitted.
+      Effect.andThen(Timers.dropRows(instance, record), Gate.ended(instance, record))
     ),
     failure: (error: unknown) =>
       new ExecutionFailedError({ ...base, error: error instanceof Error ? error.message : String(error), cause: error }),

@@ -22,9 +22,11 @@ import { LeaseStore } from "../../../stores/LeaseStore.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
-import { TreeStore } from "../../../stores/TreeStore.ts"
+import { reservedPrefix, TreeStore } from "../../../stores/TreeStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Undo from "../undo/Undo.ts"
+import * as Gate from "../keyed/Gate.ts"
+import * as Debounce from "../keyed/Debounce.ts"
 import * as Unwind from "../undo/Unwind.ts"
 import * as Passes from "./Passes.ts"
 
@@ -213,7 +215,13 @@ export const start = (
   record: ExecutionRecord,
   input: unknown,
   recorded: Effect.Effect<unknown>,
-  options?: { readonly shared?: boolean | undefined }
+  options?: {
+    readonly shared?: boolean | undefined
+    /** Started with a concurrency key: the root runs once its key admits it, else rests waiting (see `Gate`). */
+    readonly keyed?: Gate.Marker | undefined
+    /** Started with debounce: the root rests until its window fires, and runs with the window's last input (see `Debounce`). */
+    readonly debounced?: { readonly key: string } | undefined
+  }
 ) =>
   tracked(record.tenantId, record.rootExecutionId, (pass) =>
     Effect.scoped(Effect.gen(function*() {
@@ -237,7 +245,13 @@ export const start = (
       const tree = yield* TreeStore
       // The input is kept with the tree until it ends: a holder that dies before LangGraph's first
       // checkpoint leaves a recovery nothing else to start from.
-      yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, inputKeyName, input ?? null)
+      // A debounced root keeps its input when its window fires: the last start's, not this one's.
+      const debounced = options?.debounced
+      if (debounced !== undefined) yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, Gate.debounceName, debounced)
+      else yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, inputKeyName, input ?? null)
+      // Its key before its record: whoever takes the tree after a crash finds it, and places the entry.
+      const keyed = options?.keyed
+      if (keyed !== undefined) yield* tree.saveReservedIfAbsent(tenantId, rootExecutionId, Gate.markerName, keyed)
       const outcome = yield* (yield* RecordStore).startRoot(record)
       if (outcome._tag !== "Started") {
         if (outcome._tag === "IdTaken" && options?.shared === true) return yield* new StartTaken({ why: "Recorded" })
@@ -253,6 +267,14 @@ export const start = (
         return yield* new ThreadBusyError({ tenantId, threadId, executionId, status })
       }
       yield* recorded
+      if (keyed !== undefined && !(yield* Gate.pass(yield* Instance, record, holder.value, keyed))) {
+        return yield* currentOutput(workflow, { ...record, status: "Paused" })
+      }
+      if (debounced !== undefined) {
+        const fired = yield* Debounce.pass(yield* Instance, record, holder.value, inputKeyName)
+        if (Option.isNone(fired)) return yield* currentOutput(workflow, { ...record, status: "Paused" })
+        return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input: fired.value } })
+      }
       return yield* runPass({ workflow, record, holder: holder.value, pass, start: { _tag: "Input", input } })
     })))
 
@@ -278,8 +300,10 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     if (record.status !== "Running" && record.status !== "Paused") return Option.some(yield* currentOutput(workflow, record))
     // Built only for the tree that stops here (a pass that runs builds its own with its step recorder).
     const unwinder = Undo.unwinderOf({ record, workflow, holder: holder.value, pass })
-    // What stops the tree, read in one call: its unwinding state and its cancel request (and a fork's reused keys).
-    const stops = yield* (yield* TreeStore).getMany(tenantId, rootExecutionId, [Undo.unwindingKey, Cancel.requestKey, ReusedKeys.reusedKeysKey])
+    // What stops the tree, read in one call: its unwinding state and its cancel request (and a fork's reused keys,
+    // a keyed start's gate).
+    const tree = yield* TreeStore
+    const stops = yield* tree.getMany(tenantId, rootExecutionId, [Undo.unwindingKey, Cancel.requestKey, ReusedKeys.reusedKeysKey, ...Gate.keys])
     const left = stops.find((e) => e.key === Undo.unwindingKey)
     // A tree left unwinding comes first: its remaining undos run, it ends with the recorded reason, no step runs.
     const unwinding = record.status === "Running" && left !== undefined ? Option.some(left.value as Undo.Unwinding) : Option.none()
@@ -290,6 +314,24 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     // A durable cancel request next: the tree's undos run, it ends cancelled, no step runs.
     if (stops.some((e) => e.key === Cancel.requestKey)) {
       return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease, Effect.void, yield* unwinder), Effect.fail)
+    }
+    // A root started with a concurrency key and not admitted yet: it runs from its input once admitted, else rests.
+    const keyed = Gate.waitingOf(stops)
+    if (keyed !== undefined) {
+      if (!(yield* Gate.pass(yield* Instance, record, holder.value, keyed))) return Option.some(yield* currentOutput(workflow, { ...record, status: "Paused" }))
+      if (record.status === "Paused") {
+        yield* records.setStatusFenced({ tenantId, executionId: rootExecutionId, from: "Paused", to: "Running", now: yield* Clock.currentTimeMillis, lease: holder.value.lease })
+      }
+      const input = yield* tree.get(tenantId, rootExecutionId, reservedPrefix + inputKeyName)
+      const start: PassStart = Option.isSome(input) ? { _tag: "Input", input: input.value } : begin
+      return Option.some(yield* runPass({ workflow, record: { ...record, status: "Running" }, holder: holder.value, pass, start, cancelChecked: true }))
+    }
+    // A debounced root whose window has not fired: it runs from the window's last input once it fires, else rests.
+    if (Gate.debounceWaiting(stops)) {
+      const fired = yield* Debounce.pass(yield* Instance, record, holder.value, inputKeyName)
+      if (Option.isNone(fired)) return Option.some(yield* currentOutput(workflow, { ...record, status: "Paused" }))
+      const running = { ...record, status: "Running" as const }
+      return Option.some(yield* runPass({ workflow, record: running, holder: holder.value, pass, start: { _tag: "Input", input: fired.value }, cancelChecked: true }))
     }
     if (record.status === "Paused") {
       const resolved = yield* pauses.listByRoot(tenantId, rootExecutionId, ["Resolved"])

@@ -13,6 +13,8 @@ import { type LeaseLostError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError } from "../../Errors.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as Timers from "../timers/Deliver.ts"
+import * as Gate from "../keyed/Gate.ts"
+import * as Debounce from "../keyed/Debounce.ts"
 import * as History from "../observe/History.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../../stores/Lease.ts"
@@ -123,6 +125,10 @@ export const endTree = Effect.fnUntraced(function*(
   yield* tree.deleteRoot(tenantId, rootExecutionId)
   // Its timers and its signals no wait took go with it.
   yield* Timers.dropRows(instance, record)
+  // A root of a concurrency key frees its slot (or leaves its key's line): the next one is admitted.
+  if (ended) yield* Gate.ended(instance, record)
+  // A debounced root cancelled before its window fired: the window goes, the next start of its key opens another.
+  if (ended) yield* Debounce.ended(instance, record)
   // Its children's rows stay: a running child asked to stop is still ended (cancelled) by whoever claims it.
   if (ended) {
     yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Cancelled" })

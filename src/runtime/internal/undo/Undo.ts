@@ -69,6 +69,7 @@ import * as History from "../observe/History.ts"
 import * as Metering from "../observe/Metering.ts"
 import * as StepSlots from "../limits/StepSlots.ts"
 import * as Timers from "../timers/Deliver.ts"
+import * as Gate from "../keyed/Gate.ts"
 import { type ActivePass, Instance, type InstanceShape } from "../Instance.ts"
 import type { LeaseHolder } from "../lease/LeaseHolder.ts"
 import * as Passes from "../pass/Passes.ts"
@@ -897,6 +898,8 @@ export const endFailed = (u: Unwinder, error: ExecutionFailedError) =>
     u.holder.treeEnded()
     yield* tree.deleteRoot(record.tenantId, record.rootExecutionId)
     yield* Timers.dropRows(instance, record)
+    // A root of a concurrency key frees its slot: the next one of its key is admitted.
+    yield* Gate.ended(instance, record)
     yield* Metering.add(Metrics.executionsEnded, instance.instanceId, { workflow: record.workflowName, status: "Failed" })
     yield* observer.onError({
       tenantId: record.tenantId,

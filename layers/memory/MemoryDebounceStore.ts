@@ -1,0 +1,83 @@
+/**
+ * In-memory `DebounceStore`: windows in the shared `MemoryState`, definitions
+ * and inputs as JSON text; every operation is one synchronous step.
+ *
+ * @since 0.2.0
+ */
+import { Effect, Layer, Option } from "effect"
+import { type DebounceWindow, DebounceStore } from "../../src/stores/DebounceStore.ts"
+import { type DebounceMemoryRow, key, MemoryState } from "./MemoryState.ts"
+
+const windowOf = (row: DebounceMemoryRow): DebounceWindow => ({
+  ...row,
+  definition: JSON.parse(row.definition) as unknown,
+  input: JSON.parse(row.input) as unknown
+})
+
+const byCursor = (a: DebounceMemoryRow, b: DebounceMemoryRow) =>
+  a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
+
+/**
+ * The in-memory `DebounceStore` over the `MemoryState` in context.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = MemoryState.useSync((rows) =>
+  DebounceStore.make({
+    offer: (o) =>
+      Effect.sync(() => {
+        const open = [...rows.debounces.values()].find((w) => w.open && w.tenantId === o.tenantId && w.key === o.key)
+        if (open !== undefined) {
+          const next: DebounceMemoryRow = { ...open, input: JSON.stringify(o.input ?? null), fireAt: o.fireAt, version: open.version + 1, updatedAt: o.now }
+          rows.debounces.set(key(open.tenantId, open.executionId), next)
+          return { opened: false, window: windowOf(next) }
+        }
+        const row: DebounceMemoryRow = {
+          tenantId: o.tenantId,
+          key: o.key,
+          executionId: o.executionId,
+          threadId: o.threadId,
+          definition: JSON.stringify(o.definition ?? null),
+          input: JSON.stringify(o.input ?? null),
+          fireAt: o.fireAt,
+          open: true,
+          version: 1,
+          createdAt: o.now,
+          updatedAt: o.now
+        }
+        rows.debounces.set(key(o.tenantId, o.executionId), row)
+        return { opened: true, window: windowOf(row) }
+      }),
+    close: (tenantId, executionId, expected, now) =>
+      Effect.sync(() => {
+        const kept = rows.debounces.get(key(tenantId, executionId))
+        if (kept === undefined || !kept.open || kept.version !== expected) return Option.none()
+        const closed: DebounceMemoryRow = { ...kept, open: false, version: kept.version + 1, updatedAt: now }
+        rows.debounces.set(key(tenantId, executionId), closed)
+        return Option.some(windowOf(closed))
+      }),
+    get: (tenantId, executionId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.debounces.get(key(tenantId, executionId))), windowOf)),
+    due: (now, limit) =>
+      Effect.sync(() => {
+        const all = [...rows.debounces.values()]
+        const due = all.filter((w) => w.open && w.fireAt <= now).sort((a, b) => a.fireAt - b.fireAt || byCursor(a, b))
+        const closed = all.filter((w) => !w.open).sort(byCursor)
+        return [...due, ...closed].slice(0, limit).map(windowOf)
+      }),
+    nextDue: Effect.sync(() => {
+      let earliest: number | undefined
+      for (const w of rows.debounces.values()) if (w.open && (earliest === undefined || w.fireAt < earliest)) earliest = w.fireAt
+      return Option.fromNullishOr(earliest)
+    }),
+    delete: (tenantId, executionId) => Effect.sync(() => rows.debounces.delete(key(tenantId, executionId))),
+    ping: Effect.void
+  }))
+
+/**
+ * Requires `MemoryState`; `MemoryStores.layer` provides it.
+ *
+ * @category layers
+ * @since 0.2.0
+ */
+export const layer = Layer.effect(DebounceStore, make)

@@ -1,0 +1,134 @@
+/**
+ * Conformance suite for {@link DebounceStore}.
+ *
+ * @since 0.2.0
+ */
+import { assert } from "../internal/vitest.ts"
+import { Context, Effect, Option } from "effect"
+import { type DebounceOffer, DebounceStore } from "../../stores/DebounceStore.ts"
+import { expectInvalid, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineSuite } from "./SuiteDefinition.ts"
+
+/** Far in the future: windows of the other tests are never due in the `due` test (which works at small times). */
+const later = 9_000_000_000_000
+const base = 1_000_000_000_000
+
+/**
+ * Registers the DebounceStore conformance tests (call it at the top level of
+ * a vitest file).
+ *
+ * @category conformance
+ * @since 0.2.0
+ */
+export const debounceStoreSuite = (options: SuiteOptions<DebounceStore>): void => {
+  const { Stores, ids, racers, register } = defineSuite(options, {
+    contract: "DebounceStore",
+    pick: (ctx) => Context.get(ctx, DebounceStore),
+    ping: (s) => s.ping
+  })
+  const offerOf = (over: Partial<DebounceOffer> = {}): DebounceOffer => ({
+    tenantId: ids("tenant"),
+    key: ids("key"),
+    executionId: ids("exec"),
+    threadId: ids("thread"),
+    definition: { workflow: "sync" },
+    input: { n: 1 },
+    fireAt: later,
+    now: base,
+    ...over
+  })
+
+  register((it) => {
+    it.effect("the first offer opens a window; later offers of the key replace its input and fireAt, keeping its ids; another tenant's key is another window", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const first = offerOf()
+        const opened = yield* stores.first.offer(first)
+        assert.isTrue(opened.opened)
+        assert.deepStrictEqual(opened.window, {
+          tenantId: first.tenantId,
+          key: first.key,
+          executionId: first.executionId,
+          threadId: first.threadId,
+          definition: first.definition,
+          input: { n: 1 },
+          fireAt: later,
+          open: true,
+          version: 1,
+          createdAt: base,
+          updatedAt: base
+        })
+        const next = yield* stores.second.offer({ ...first, executionId: ids("exec"), threadId: ids("thread"), input: { n: 2 }, fireAt: later + 5, now: base + 5 })
+        assert.isFalse(next.opened)
+        assert.deepStrictEqual(next.window, { ...opened.window, input: { n: 2 }, fireAt: later + 5, version: 2, updatedAt: base + 5 })
+        assert.deepStrictEqual(some(yield* stores.first.get(first.tenantId, first.executionId), "get"), next.window)
+        const other = yield* stores.first.offer({ ...first, tenantId: ids("tenant"), executionId: ids("exec") })
+        assert.isTrue(other.opened, "per tenant")
+        assert.isTrue(Option.isNone(yield* stores.second.get(ids("tenant"), first.executionId)))
+      }))
+
+    it.effect(`of ${racers} racing offers of one key exactly one opens; every offer answers that window`, () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const shared = offerOf()
+        const exits = yield* race(racers, (i) => stores.at(i).offer({ ...shared, executionId: `${shared.executionId}-${i}`, input: { n: i } }))
+        const results = successes(exits)
+        assert.strictEqual(results.length, racers)
+        assert.strictEqual(results.filter((r) => r.opened).length, 1)
+        assert.strictEqual(new Set(results.map((r) => r.window.executionId)).size, 1)
+        const kept = some(yield* stores.first.get(shared.tenantId, results[0]!.window.executionId), "get")
+        assert.strictEqual(kept.version, racers, "each offer moved it once")
+      }))
+
+    it.effect("close is a compare-and-set on version: a later offer wins over it; a closed window takes no offer, the next offer opens a new one", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const o = offerOf()
+        yield* stores.first.offer(o)
+        yield* stores.second.offer({ ...o, executionId: ids("exec"), input: { n: 2 } })
+        assert.isTrue(Option.isNone(yield* stores.first.close(o.tenantId, o.executionId, 1, base + 1)), "stale version")
+        const closed = some(yield* stores.second.close(o.tenantId, o.executionId, 2, base + 2), "close")
+        assert.deepStrictEqual([closed.open, closed.version, closed.input, closed.updatedAt], [false, 3, { n: 2 }, base + 2])
+        assert.isTrue(Option.isNone(yield* stores.first.close(o.tenantId, o.executionId, 3, base + 3)), "closed already")
+        const fresh = yield* stores.first.offer({ ...o, executionId: ids("exec"), input: { n: 3 } })
+        assert.isTrue(fresh.opened, "a new window")
+        assert.notStrictEqual(fresh.window.executionId, o.executionId)
+        assert.deepStrictEqual(some(yield* stores.second.get(o.tenantId, o.executionId), "the closed one stays").input, { n: 2 })
+        assert.isTrue(yield* stores.first.delete(o.tenantId, o.executionId))
+        assert.isFalse(yield* stores.first.delete(o.tenantId, o.executionId), "gone already")
+      }))
+
+    it.effect("due answers the open windows due, of every tenant, earliest first, then the closed ones; nextDue the earliest open one", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const a = offerOf({ fireAt: 1_000 })
+        const b = offerOf({ fireAt: 500 })
+        const notYet = offerOf({ fireAt: 2_500 })
+        const c = offerOf({ fireAt: 1_500 })
+        for (const o of [a, b, notYet, c]) yield* stores.first.offer(o)
+        yield* stores.first.close(c.tenantId, c.executionId, 1, base)
+        const mine = new Set([a, b, notYet, c].map((o) => o.executionId))
+        const due = (yield* stores.second.due(2_000, 1_000)).filter((w) => mine.has(w.executionId))
+        assert.deepStrictEqual(due.map((w) => w.executionId), [b, a, c].map((o) => o.executionId))
+        assert.strictEqual((yield* stores.second.due(2_000, 1)).length, 1, "at most limit")
+        assert.isAtMost(Option.getOrThrow(yield* stores.first.nextDue), 500)
+        for (const o of [a, b, notYet, c]) yield* stores.first.delete(o.tenantId, o.executionId)
+        assert.isTrue((yield* stores.second.due(later, 1_000)).every((w) => !mine.has(w.executionId)), "deleted windows are never due")
+      }))
+
+    it.effect("bad input is refused with InvalidInputError naming the field", () =>
+      Effect.gen(function*() {
+        const s = (yield* Stores).first
+        yield* expectInvalid(s.offer(offerOf({ key: "" })), "key", "empty key")
+        yield* expectInvalid(s.offer(offerOf({ input: 10n })), "input", "not JSON")
+        yield* expectInvalid(s.offer(offerOf({ fireAt: Number.NaN })), "fireAt", "NaN")
+        for (const [what, bad] of illFormedIds) {
+          yield* expectInvalid(s.offer(offerOf({ tenantId: bad })), "tenantId", `tenant with ${what}`)
+          yield* expectInvalid(s.get("t", bad), "executionId", `get, id with ${what}`)
+        }
+        yield* expectInvalid(s.close("t", "e", 0, base), "expected", "version 0")
+        yield* expectInvalid(s.due(base, 0), "limit", "limit 0")
+        yield* expectInvalid(s.delete("", "e"), "tenantId", "empty tenant")
+      }))
+  })
+}

@@ -1,0 +1,12 @@
+/**
+ * The ConcurrencyKeyStore conformance suite on the memory backend: two instances over one state, and one.
+ */
+import { Layer } from "effect"
+import { MemoryConcurrencyKeyStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
+import { concurrencyKeyStoreSuite } from "../../src/testing/index.ts"
+
+const state = MemoryState.layer
+const instance = () => Layer.fresh(MemoryConcurrencyKeyStore.layer).pipe(Layer.provideMerge(state))
+
+concurrencyKeyStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
+concurrencyKeyStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerConcurrencyKeyStore })
