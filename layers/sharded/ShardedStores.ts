@@ -26,7 +26,9 @@
  * | --- | --- |
  * | `RecordStore.findByStatus`, `PauseStore.findResolvedRoots`, `TreeStore.findRootsWith`, checkpoint `lifecycle.listThreads` (recovery scans, fleet-wide lists) | on every shard at once, each from the same cursor; the first `limit` of the merged pages in (tenant, id) order |
  * | `ScheduleStore.due` | on every shard at once; the first `limit` in (next fire, tenant, schedule) order |
- * | `TimerStore.nextWake`, `ScheduleStore.nextDue` | on every shard at once; the earliest |
+ * | `DebounceStore.due` | on every shard at once; the first `limit`: the open windows earliest first, then the closed ones |
+ * | `ConcurrencyKeyStore.listAdmitted` | on every shard at once, from the same cursor; the first `limit` in (tenant, execution) order |
+ * | `TimerStore.nextWake`, `ScheduleStore.nextDue`, `DebounceStore.nextDue` | on every shard at once; the earliest |
  * | `ChildQueueStore.claim` | every shard claims its first child; the first in the contract's order (deepest, longest waiting) is answered, the others are handed back to their queues at once |
  * | `TimerStore.claimDue` | shard after shard, each given what is left of `limit`; each call starts at the next shard, so no shard's timers wait behind another's (earliest first within a shard) |
  * | `PauseStore.deleteSettledBefore` | on every shard at once; the sum |
@@ -76,6 +78,8 @@ import * as Shard from "./internal/shard.ts"
 import { routedStores } from "./internal/stores.ts"
 import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import type { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
+import type { DebounceStore } from "../../src/stores/DebounceStore.ts"
 import type { EventStore } from "../../src/stores/EventStore.ts"
 import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
@@ -110,6 +114,8 @@ export type Stores =
   | TimerStore
   | ScheduleStore
   | EventStore
+  | ConcurrencyKeyStore
+  | DebounceStore
 
 /**
  * What this Layer provides: every store contract, routed, and an

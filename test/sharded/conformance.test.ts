@@ -9,21 +9,7 @@ import { Effect, Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
-import {
-  checkpointStoreSuite,
-  childQueueStoreSuite,
-  eventStoreSuite,
-  executionHistoryStoreSuite,
-  leaseStoreSuite,
-  ledgerStoreSuite,
-  pauseStoreSuite,
-  rateLimitStoreSuite,
-  recordStoreSuite,
-  requestStoreSuite,
-  scheduleStoreSuite,
-  timerStoreSuite,
-  treeStoreSuite
-} from "../../src/testing/index.ts"
+import { everyStoreSuite } from "../../src/testing/index.ts"
 import { byHash } from "./shards.ts"
 
 const names = ["a", "b", "c"] as const
@@ -43,18 +29,4 @@ const setups = [
   }
 ]
 
-for (const setup of setups) {
-  leaseStoreSuite(setup)
-  recordStoreSuite(setup)
-  pauseStoreSuite(setup)
-  treeStoreSuite(setup)
-  ledgerStoreSuite(setup)
-  rateLimitStoreSuite(setup)
-  childQueueStoreSuite(setup)
-  executionHistoryStoreSuite(setup)
-  requestStoreSuite(setup)
-  timerStoreSuite(setup)
-  scheduleStoreSuite(setup)
-  eventStoreSuite(setup)
-  checkpointStoreSuite(setup)
-}
+for (const setup of setups) everyStoreSuite(setup)

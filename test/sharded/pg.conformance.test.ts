@@ -6,21 +6,7 @@
  */
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
-import {
-  checkpointStoreSuite,
-  childQueueStoreSuite,
-  eventStoreSuite,
-  executionHistoryStoreSuite,
-  leaseStoreSuite,
-  ledgerStoreSuite,
-  pauseStoreSuite,
-  rateLimitStoreSuite,
-  recordStoreSuite,
-  requestStoreSuite,
-  scheduleStoreSuite,
-  timerStoreSuite,
-  treeStoreSuite
-} from "../../src/testing/index.ts"
+import { everyStoreSuite } from "../../src/testing/index.ts"
 import { ensureDatabases, shardNames, shardSchema, shardUrl } from "./pgShards.ts"
 import { byHash } from "./shards.ts"
 
@@ -34,16 +20,4 @@ const router = () =>
 
 const setup = { name: "sharded over 3 Postgres databases, two instances", layer: router(), second: router() }
 
-leaseStoreSuite(setup)
-recordStoreSuite(setup)
-pauseStoreSuite(setup)
-treeStoreSuite(setup)
-ledgerStoreSuite(setup)
-rateLimitStoreSuite(setup)
-childQueueStoreSuite(setup)
-executionHistoryStoreSuite(setup)
-requestStoreSuite(setup)
-timerStoreSuite(setup)
-scheduleStoreSuite(setup)
-eventStoreSuite(setup)
-checkpointStoreSuite(setup)
+everyStoreSuite(setup)

@@ -5,21 +5,7 @@
  */
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import {
-  checkpointStoreSuite,
-  childQueueStoreSuite,
-  eventStoreSuite,
-  executionHistoryStoreSuite,
-  leaseStoreSuite,
-  ledgerStoreSuite,
-  pauseStoreSuite,
-  rateLimitStoreSuite,
-  recordStoreSuite,
-  requestStoreSuite,
-  scheduleStoreSuite,
-  timerStoreSuite,
-  treeStoreSuite
-} from "../../src/testing/index.ts"
+import { everyStoreSuite } from "../../src/testing/index.ts"
 import { tempDb } from "../sqlite/tmp.ts"
 import { byHash } from "./shards.ts"
 
@@ -33,16 +19,4 @@ const router = () =>
 
 const setup = { name: "sharded over 3 SQLite files, two instances", layer: router(), second: router() }
 
-leaseStoreSuite(setup)
-recordStoreSuite(setup)
-pauseStoreSuite(setup)
-treeStoreSuite(setup)
-ledgerStoreSuite(setup)
-rateLimitStoreSuite(setup)
-childQueueStoreSuite(setup)
-executionHistoryStoreSuite(setup)
-requestStoreSuite(setup)
-timerStoreSuite(setup)
-scheduleStoreSuite(setup)
-eventStoreSuite(setup)
-checkpointStoreSuite(setup)
+everyStoreSuite(setup)

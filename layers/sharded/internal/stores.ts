@@ -8,6 +8,8 @@
 import { Context, Effect, Exit, Option } from "effect"
 import { type CheckpointLifecycle, CheckpointStore, type CheckpointStoreShape } from "../../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore, type ChildQueueStoreShape } from "../../../src/stores/ChildQueueStore.ts"
+import { ConcurrencyKeyStore, type ConcurrencyKeyStoreShape, type KeyEntry } from "../../../src/stores/ConcurrencyKeyStore.ts"
+import { DebounceStore, type DebounceStoreShape, type DebounceWindow } from "../../../src/stores/DebounceStore.ts"
 import { StoreError } from "../../../src/stores/Errors.ts"
 import { EventStore, type EventStoreShape } from "../../../src/stores/EventStore.ts"
 import { ExecutionHistoryStore, type ExecutionHistoryStoreShape } from "../../../src/stores/ExecutionHistoryStore.ts"
@@ -42,6 +44,8 @@ export type ShardServices =
   | TimerStore
   | ScheduleStore
   | EventStore
+  | ConcurrencyKeyStore
+  | DebounceStore
 
 type Ctx = Context.Context<ShardServices>
 
@@ -428,6 +432,40 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
     ping: pingAll(E, EventStore)
   }
 
+  // ConcurrencyKeyStore -------------------------------------------------------
+  const Ck = "ConcurrencyKeyStore"
+  const keyed = (s: Ctx) => get(s, ConcurrencyKeyStore)
+  const concurrencyKeys: ConcurrencyKeyStoreShape = {
+    enqueue: (entry) => on(Ck, "enqueue", entry?.tenantId, (s) => keyed(s).enqueue(entry)),
+    release: (t, id, now) => on(Ck, "release", t, (s) => keyed(s).release(t, id, now)),
+    get: (t, id) => on(Ck, "get", t, (s) => keyed(s).get(t, id)),
+    list: (t, key) => on(Ck, "list", t, (s) => keyed(s).list(t, key)),
+    listAdmitted: (limit, after) =>
+      Effect.map(
+        router.fanOut(Ck, "listAdmitted", "partial", (s) => keyed(s).listAdmitted(limit, after)),
+        (pages) => merged(pages, (e: KeyEntry) => [e.tenantId, e.executionId], limit)
+      ),
+    ping: pingAll(Ck, ConcurrencyKeyStore)
+  }
+
+  // DebounceStore -------------------------------------------------------------
+  const Db = "DebounceStore"
+  const debounced = (s: Ctx) => get(s, DebounceStore)
+  const debounces: DebounceStoreShape = {
+    offer: (offer) => on(Db, "offer", offer?.tenantId, (s) => debounced(s).offer(offer)),
+    close: (t, id, expected, now) => on(Db, "close", t, (s) => debounced(s).close(t, id, expected, now)),
+    get: (t, id) => on(Db, "get", t, (s) => debounced(s).get(t, id)),
+    // The open ones earliest first, then the closed ones, as one store answers them.
+    due: (now, limit) =>
+      Effect.map(
+        router.fanOut(Db, "due", "partial", (s) => debounced(s).due(now, limit)),
+        (pages) => merged(pages, (w: DebounceWindow) => [w.open ? 0 : 1, w.open ? w.fireAt : 0, w.tenantId, w.executionId], limit)
+      ),
+    nextDue: Effect.map(router.fanOut(Db, "nextDue", "partial", (s) => debounced(s).nextDue), earliest),
+    delete: (t, id) => on(Db, "delete", t, (s) => debounced(s).delete(t, id)),
+    ping: pingAll(Db, DebounceStore)
+  }
+
   return Context.make(LeaseStore, leases).pipe(
     Context.add(RecordStore, records),
     Context.add(PauseStore, pauses),
@@ -440,6 +478,8 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
     Context.add(RequestStore, requests),
     Context.add(TimerStore, timers),
     Context.add(ScheduleStore, schedules),
-    Context.add(EventStore, events)
+    Context.add(EventStore, events),
+    Context.add(ConcurrencyKeyStore, concurrencyKeys),
+    Context.add(DebounceStore, debounces)
   )
 }

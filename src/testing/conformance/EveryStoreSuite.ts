@@ -1,0 +1,88 @@
+/**
+ * Every contract's conformance suite against one store bundle: what a
+ * bundle that provides all of baton's store contracts (as `MemoryStores`,
+ * `SqliteStores`, `PgStores` and `ShardedStores` do) runs to check them all
+ * in one call.
+ *
+ * @since 0.2.0
+ */
+import type { CheckpointStore } from "../../stores/CheckpointStore.ts"
+import type { ChildQueueStore } from "../../stores/ChildQueueStore.ts"
+import type { ConcurrencyKeyStore } from "../../stores/ConcurrencyKeyStore.ts"
+import type { DebounceStore } from "../../stores/DebounceStore.ts"
+import type { EventStore } from "../../stores/EventStore.ts"
+import type { ExecutionHistoryStore } from "../../stores/ExecutionHistoryStore.ts"
+import type { LeaseStore } from "../../stores/LeaseStore.ts"
+import type { LedgerStore } from "../../stores/LedgerStore.ts"
+import type { PauseStore } from "../../stores/PauseStore.ts"
+import type { RateLimitStore } from "../../stores/RateLimitStore.ts"
+import type { RecordStore } from "../../stores/RecordStore.ts"
+import type { RequestStore } from "../../stores/RequestStore.ts"
+import type { ScheduleStore } from "../../stores/ScheduleStore.ts"
+import type { TimerStore } from "../../stores/TimerStore.ts"
+import type { TreeStore } from "../../stores/TreeStore.ts"
+import { checkpointStoreSuite } from "./CheckpointStoreSuite.ts"
+import { childQueueStoreSuite } from "./ChildQueueStoreSuite.ts"
+import { concurrencyKeyStoreSuite } from "./ConcurrencyKeyStoreSuite.ts"
+import { debounceStoreSuite } from "./DebounceStoreSuite.ts"
+import { eventStoreSuite } from "./EventStoreSuite.ts"
+import { executionHistoryStoreSuite } from "./ExecutionHistoryStoreSuite.ts"
+import { leaseStoreSuite } from "./LeaseStoreSuite.ts"
+import { ledgerStoreSuite } from "./LedgerStoreSuite.ts"
+import { pauseStoreSuite } from "./PauseStoreSuite.ts"
+import { rateLimitStoreSuite } from "./RateLimitStoreSuite.ts"
+import { recordStoreSuite } from "./RecordStoreSuite.ts"
+import { requestStoreSuite } from "./RequestStoreSuite.ts"
+import { scheduleStoreSuite } from "./ScheduleStoreSuite.ts"
+import type { SuiteOptions } from "./Suite.ts"
+import { timerStoreSuite } from "./TimerStoreSuite.ts"
+import { treeStoreSuite } from "./TreeStoreSuite.ts"
+
+/**
+ * The store contracts a full bundle provides.
+ *
+ * @category models
+ * @since 0.2.0
+ */
+export type EveryStore =
+  | LeaseStore
+  | RecordStore
+  | PauseStore
+  | TreeStore
+  | CheckpointStore
+  | LedgerStore
+  | RateLimitStore
+  | ChildQueueStore
+  | ExecutionHistoryStore
+  | RequestStore
+  | TimerStore
+  | ScheduleStore
+  | EventStore
+  | ConcurrencyKeyStore
+  | DebounceStore
+
+/**
+ * Registers the suite of every contract in {@link EveryStore} against the
+ * bundle (`layer`, and `second` for a second instance over the same
+ * database), each under its own title.
+ *
+ * @category suites
+ * @since 0.2.0
+ */
+export const everyStoreSuite = (options: SuiteOptions<EveryStore>): void => {
+  leaseStoreSuite(options)
+  recordStoreSuite(options)
+  pauseStoreSuite(options)
+  treeStoreSuite(options)
+  ledgerStoreSuite(options)
+  rateLimitStoreSuite(options)
+  childQueueStoreSuite(options)
+  executionHistoryStoreSuite(options)
+  requestStoreSuite(options)
+  timerStoreSuite(options)
+  scheduleStoreSuite(options)
+  eventStoreSuite(options)
+  concurrencyKeyStoreSuite(options)
+  debounceStoreSuite(options)
+  checkpointStoreSuite(options)
+}
