@@ -275,14 +275,22 @@ const writeFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, config: 
     }
     if (input.update === undefined) return
     // The update is written from the checkpoint just copied, the thread's newest: the update's writes are kept on it
-    // and the graph goes on from the update's checkpoint.
-    // The compiled graph of the workflow (LangGraph's `CompiledStateGraph`), whose `updateState` the runtime's own type leaves out.
+    // and the graph goes on from the update's checkpoint. (The compiled graph's `updateState`, which the runtime's
+    // own type of it leaves out.)
     const graph = (yield* Instance).compiled(workflow) as unknown as {
       readonly updateState: (config: { readonly configurable: Record<string, unknown> }, values: unknown, asNode?: string) => Promise<unknown>
     }
     yield* Effect.tryPromise({
       try: () => graph.updateState({ configurable: { ...config, checkpoint_id: plan._tag === "NewThread" ? plan.head.checkpoint.id : copyId } }, input.update, input.asNode),
-      catch: (e) => new InvalidInputError({ operation: "Baton.fork", field: "update", reason: e instanceof Error ? e.message : String(e) })
+      // It passed on the scratch copy (`UpdateCheck`): failing here, the fork is written already and its root Running.
+      catch: (e) =>
+        new StoreError({
+          store: "CheckpointStore",
+          operation: "updateState",
+          reason: `the fork's state update failed after the fork was written (${e instanceof Error ? e.message : String(e)}): ` +
+            `its execution goes on from the copied checkpoint without the update; cancel it if that is not wanted`,
+          cause: e
+        })
     })
   })
 
