@@ -170,6 +170,7 @@ export {
   ThreadIdSchema
 } from "./stores/Ids.ts"
 export type { Lease } from "./stores/Lease.ts"
+export type { StoreServices } from "./stores/StoreServices.ts"
 export { type LeaseKey, LeaseStore, type LeaseStoreBackend, type LeaseStoreShape, maxGetMany } from "./stores/LeaseStore.ts"
 export { LeaseWakeups, type LeaseWakeupsShape, type NextOptions, type ReleaseOptions } from "./stores/LeaseWakeups.ts"
 export { InstanceLiveness, type InstanceLivenessShape, keyOfHolder, type Registration } from "./stores/InstanceLiveness.ts"

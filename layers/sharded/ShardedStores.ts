@@ -64,6 +64,7 @@
  *
  * @since 0.2.0
  */
+import type { StoreServices as AllStores } from "../../src/stores/StoreServices.ts"
 import { Context, type Duration, Effect, Layer, Option } from "effect"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { EventWakeups } from "../../src/stores/EventWakeups.ts"
@@ -76,21 +77,6 @@ import * as Router from "./internal/router.ts"
 import * as Rule from "./internal/rule.ts"
 import * as Shard from "./internal/shard.ts"
 import { routedStores } from "./internal/stores.ts"
-import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
-import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
-import type { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
-import type { DebounceStore } from "../../src/stores/DebounceStore.ts"
-import type { EventStore } from "../../src/stores/EventStore.ts"
-import type { ExecutionHistoryStore } from "../../src/stores/ExecutionHistoryStore.ts"
-import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
-import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
-import type { PauseStore } from "../../src/stores/PauseStore.ts"
-import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
-import type { RecordStore } from "../../src/stores/RecordStore.ts"
-import type { RequestStore } from "../../src/stores/RequestStore.ts"
-import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
-import type { TimerStore } from "../../src/stores/TimerStore.ts"
-import type { TreeStore } from "../../src/stores/TreeStore.ts"
 import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
 
 /**
@@ -100,22 +86,7 @@ import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
  * @category models
  * @since 0.2.0
  */
-export type Stores =
-  | LeaseStore
-  | RecordStore
-  | PauseStore
-  | TreeStore
-  | CheckpointStore
-  | LedgerStore
-  | RateLimitStore
-  | ChildQueueStore
-  | ExecutionHistoryStore
-  | RequestStore
-  | TimerStore
-  | ScheduleStore
-  | EventStore
-  | ConcurrencyKeyStore
-  | DebounceStore
+export type Stores = AllStores
 
 /**
  * What this Layer provides: every store contract, routed, and an

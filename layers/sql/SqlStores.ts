@@ -4,6 +4,7 @@
  *
  * @since 0.1.0
  */
+import type { StoreServices as AllStores } from "../../src/stores/StoreServices.ts"
 import { Context, Effect, Layer } from "effect"
 import type { SqlClient } from "effect/sql"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
@@ -42,27 +43,12 @@ import * as SqlTreeStore from "./SqlTreeStore.ts"
 import * as SqlTimerStore from "./SqlTimerStore.ts"
 
 /**
- * The eight store services.
+ * Every store service (see `Stores` in `src/stores/Stores.ts`).
  *
  * @category models
  * @since 0.1.0
  */
-export type Stores =
-  | LeaseStore
-  | RecordStore
-  | PauseStore
-  | TreeStore
-  | CheckpointStore
-  | LedgerStore
-  | RateLimitStore
-  | ChildQueueStore
-  | ExecutionHistoryStore
-  | RequestStore
-  | TimerStore
-  | ScheduleStore
-  | ConcurrencyKeyStore
-  | DebounceStore
-  | EventStore
+export type Stores = AllStores
 
 /**
  * The eight stores on the `SqlClient` in context (one connection or pool for

@@ -5,6 +5,7 @@
  * shard, a fleet-wide key (rate limits) on the home shard, a health check
  * on every shard.
  */
+import type { StoreServices } from "../../../src/stores/StoreServices.ts"
 import { Context, Effect, Exit, Option } from "effect"
 import { type CheckpointLifecycle, CheckpointStore, type CheckpointStoreShape } from "../../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore, type ChildQueueStoreShape } from "../../../src/stores/ChildQueueStore.ts"
@@ -30,22 +31,7 @@ import type { Shard } from "./shard.ts"
 /**
  * The store services every shard's bundle provides.
  */
-export type ShardServices =
-  | LeaseStore
-  | RecordStore
-  | PauseStore
-  | TreeStore
-  | CheckpointStore
-  | LedgerStore
-  | RateLimitStore
-  | ChildQueueStore
-  | ExecutionHistoryStore
-  | RequestStore
-  | TimerStore
-  | ScheduleStore
-  | EventStore
-  | ConcurrencyKeyStore
-  | DebounceStore
+export type ShardServices = StoreServices
 
 type Ctx = Context.Context<ShardServices>
 

@@ -6,21 +6,7 @@
  *
  * @since 0.2.0
  */
-import type { CheckpointStore } from "../../stores/CheckpointStore.ts"
-import type { ChildQueueStore } from "../../stores/ChildQueueStore.ts"
-import type { ConcurrencyKeyStore } from "../../stores/ConcurrencyKeyStore.ts"
-import type { DebounceStore } from "../../stores/DebounceStore.ts"
-import type { EventStore } from "../../stores/EventStore.ts"
-import type { ExecutionHistoryStore } from "../../stores/ExecutionHistoryStore.ts"
-import type { LeaseStore } from "../../stores/LeaseStore.ts"
-import type { LedgerStore } from "../../stores/LedgerStore.ts"
-import type { PauseStore } from "../../stores/PauseStore.ts"
-import type { RateLimitStore } from "../../stores/RateLimitStore.ts"
-import type { RecordStore } from "../../stores/RecordStore.ts"
-import type { RequestStore } from "../../stores/RequestStore.ts"
-import type { ScheduleStore } from "../../stores/ScheduleStore.ts"
-import type { TimerStore } from "../../stores/TimerStore.ts"
-import type { TreeStore } from "../../stores/TreeStore.ts"
+import type { StoreServices } from "../../stores/StoreServices.ts"
 import { checkpointStoreSuite } from "./CheckpointStoreSuite.ts"
 import { childQueueStoreSuite } from "./ChildQueueStoreSuite.ts"
 import { concurrencyKeyStoreSuite } from "./ConcurrencyKeyStoreSuite.ts"
@@ -44,22 +30,7 @@ import { treeStoreSuite } from "./TreeStoreSuite.ts"
  * @category models
  * @since 0.2.0
  */
-export type EveryStore =
-  | LeaseStore
-  | RecordStore
-  | PauseStore
-  | TreeStore
-  | CheckpointStore
-  | LedgerStore
-  | RateLimitStore
-  | ChildQueueStore
-  | ExecutionHistoryStore
-  | RequestStore
-  | TimerStore
-  | ScheduleStore
-  | EventStore
-  | ConcurrencyKeyStore
-  | DebounceStore
+export type EveryStore = StoreServices
 
 /**
  * Registers the suite of every contract in {@link EveryStore} against the
