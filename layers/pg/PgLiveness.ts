@@ -43,6 +43,7 @@ import { kindOf } from "../sql/internal/classify.ts"
 import { sqlErrorDetail, transaction } from "../sql/internal/rows.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 import * as Pooling from "./internal/pooling.ts"
+import * as PgMigrations from "./PgMigrations.ts"
 import { lockClass, lockKey } from "./PgMigrations.ts"
 
 /**
@@ -64,6 +65,9 @@ export interface PgLivenessOptions extends SqlTables.SqlStoreOptions {
 export const lockKeyOf = (options: PgLivenessOptions, key: string): string =>
   createHash("sha256").update(`${options.schema ?? ""}.${options.tablePrefix ?? SqlTables.defaultTablePrefix}/${key}`).digest()
     .readBigInt64BE(0).toString()
+
+/** How many times an instance's first liveness session is opened when cut connections fail it. */
+const firstSessionAttempts = 5
 
 const failed = (operation: string, reason?: string) => (e: SqlError) =>
   new StoreError({ store: "InstanceLiveness", operation, reason: reason ?? sqlErrorDetail(e), kind: kindOf(e), cause: e })
@@ -93,7 +97,7 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           client`SELECT pg_advisory_xact_lock(${lockClass}, ${lockKey(options)})`,
           Effect.forEach(ddl, (statement) => client.unsafe(statement), { discard: true })
         )
-      ).pipe(Effect.mapError(failed("migrate")))
+      ).pipe(Effect.mapError(failed("migrate")), PgMigrations.againOnLostConnection)
       // Named after the pool's application name: `<name> liveness` holds the lock, `<name> watch` waits on peers'.
       const named = (role: string): PgConnection.Config => ({
         ...client.config,
@@ -159,6 +163,8 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           const lockKey = lockKeyOf(options, key)
           const ready = yield* Deferred.make<void, StoreError>()
           const state = { held: false }
+          // A first session lost to a cut connection (a restart, a terminated backend) is tried again, a few times.
+          let firstTries = 0
           // Held for the scope: a lost session is opened and locked again; a first one that cannot be had fails `register`.
           const loop = session(key, lockKey, ready, state).pipe(
             Effect.catch((e) =>
@@ -173,6 +179,8 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
                   )))
                   : e.kind === "Busy"
                   ? Effect.sleep(Duration.millis(20))
+                  : e.kind === "Connection" && ++firstTries < firstSessionAttempts
+                  ? Effect.sleep(Duration.millis(200))
                   : Effect.andThen(Deferred.fail(ready, e), Effect.never))
             ),
             Effect.forever

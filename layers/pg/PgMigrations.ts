@@ -91,10 +91,19 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
       }
       return yield* SqlMigrations.migrate(options)
     })).pipe(Effect.mapError((e) => e._tag === "SqlError" ? failed("migrate")(e) : e))
-  }).pipe(
-    // A lost connection rolled the transaction back: nothing of it stays, so it runs again on a new connection.
-    Effect.retry({ while: lostConnection, schedule: Schedule.spaced("200 millis"), times: migrateAttempts - 1 })
-  )
+  }).pipe(againOnLostConnection)
+
+/**
+ * Runs a schema transaction again when a lost connection failed it (a
+ * restart, a terminated backend: the transaction was rolled back, nothing
+ * of it stays): up to 5 runs in all, 200 ms apart on the Clock. The
+ * migrations and the liveness table are made through it.
+ *
+ * @category utils
+ * @since 0.2.0
+ */
+export const againOnLostConnection = <A, E extends StoreError | BatonConfigError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.retry(effect, { while: lostConnection, schedule: Schedule.spaced("200 millis"), times: migrateAttempts - 1 })
 
 /** How many times `migrate` runs when connections are lost under it. */
 const migrateAttempts = 5

@@ -7,6 +7,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { PgClient, PgMigrations, PgStores } from "../../layers/pg/index.ts"
+import * as PgLiveness from "../../layers/pg/PgLiveness.ts"
+import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import * as SqlMigrations from "../../layers/sql/SqlMigrations.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { cuttingProxy } from "./cuttingProxy.ts"
@@ -47,6 +49,34 @@ describe("PgMigrations", () => {
       assert.strictEqual(proxy.cut(), 1, "the proxy cut the first migration transaction")
       assert.deepStrictEqual(applied.map(([id]) => id), SqlMigrations.migrations.map(([id]) => id), "every migration applied, once")
       assert.deepStrictEqual(yield* onPool(schema, PgMigrations.migrate({ schema })), [], "a later start has nothing to do")
+    }).pipe(Effect.scoped))
+
+  it.live("a connection cut while the liveness table is made (a restart, a terminated backend): it is made on a new connection and the instance registers", () =>
+    Effect.gen(function*() {
+      const schema = freshSchema()
+      yield* onPool(schema, PgMigrations.migrate({ schema }))
+      const proxy = yield* cuttingProxy({ at: "(instance_key TEXT PRIMARY KEY", cuts: 1 })
+      const registered = yield* Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Layer.build(PgLiveness.layer({ schema }).pipe(Layer.provide(PgClient.layer({ url: proxy.url, schema, maxConnections: 2 }))))
+        const liveness = Context.get(ctx, InstanceLiveness)
+        const held = yield* liveness.register("probe-instance")
+        return held.held()
+      }))
+      assert.strictEqual(proxy.cut(), 1, "the proxy cut the liveness table's transaction")
+      assert.isTrue(registered, "the instance holds its liveness lock")
+    }).pipe(Effect.scoped))
+
+  it.live("a connection cut while an instance first takes its liveness lock: it takes it on a new connection", () =>
+    Effect.gen(function*() {
+      const schema = freshSchema()
+      yield* onPool(schema, PgMigrations.migrate({ schema }))
+      const proxy = yield* cuttingProxy({ at: "pg_try_advisory_lock($1::bigint)", cuts: 1 })
+      const registered = yield* Effect.scoped(Effect.gen(function*() {
+        const ctx = yield* Layer.build(PgLiveness.layer({ schema }).pipe(Layer.provide(PgClient.layer({ url: proxy.url, schema, maxConnections: 2 }))))
+        return (yield* Context.get(ctx, InstanceLiveness).register("probe-instance")).held()
+      }))
+      assert.strictEqual(proxy.cut(), 1, "the proxy cut the first lock session")
+      assert.isTrue(registered, "the instance holds its liveness lock")
     }).pipe(Effect.scoped))
 
   it.live("an older schema is upgraded in place by the migrations it lacks", () =>
