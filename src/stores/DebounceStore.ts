@@ -41,20 +41,14 @@ export interface DebounceWindow {
 }
 
 /**
- * A start offered to its key's window.
+ * A start offered to its key's window: the window's fields it sets (its
+ * ids are those a new window takes; a window already open keeps its own),
+ * and the caller's time.
  *
  * @category models
  * @since 0.2.0
  */
-export interface DebounceOffer {
-  readonly tenantId: TenantId
-  readonly key: string
-  /** The ids a new window takes (a window already open keeps its own). */
-  readonly executionId: ExecutionId
-  readonly threadId: ThreadId
-  readonly definition: unknown
-  readonly input: unknown
-  readonly fireAt: number
+export interface DebounceOffer extends Pick<DebounceWindow, "tenantId" | "key" | "executionId" | "threadId" | "definition" | "input" | "fireAt"> {
   readonly now: number
 }
 

@@ -12,19 +12,9 @@ import { MemoryStores } from "../../layers/memory/index.ts"
 import { BatonHttp } from "../../src/http/index.ts"
 import { Baton } from "../../src/index.ts"
 import { asking } from "../runtime/keyed/fixtures.ts"
+import { post, tenantHeader } from "./httpCalls.ts"
 
-const authorize: BatonHttp.Authorize = (request) =>
-  Effect.succeed(typeof request.headers["x-tenant"] === "string" ? { tenantId: request.headers["x-tenant"] } : undefined)
-
-const post = (port: number, path: string, body: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-tenant": "acme" },
-      body: JSON.stringify(body)
-    })
-    return { status: response.status, body: await response.json() as any }
-  })
+const authorize = tenantHeader
 
 describe("BatonHttp and concurrency keys", () => {
   it.effect("a start over its key's limit is 202 and waits for the slot; a bad limit or key is 400 naming the field", () =>

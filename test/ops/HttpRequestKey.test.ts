@@ -12,20 +12,10 @@ import { MemoryStores } from "../../layers/memory/index.ts"
 import { BatonHttp } from "../../src/http/index.ts"
 import { Baton } from "../../src/index.ts"
 import { approval, makeSideEffects } from "../runtime/fixtures.ts"
+import { post, tenantHeader } from "./httpCalls.ts"
 
 const review = approval(makeSideEffects())
-const authorize: BatonHttp.Authorize = (request) =>
-  Effect.succeed(typeof request.headers["x-tenant"] === "string" ? { tenantId: request.headers["x-tenant"] } : undefined)
-
-const post = (port: number, path: string, body: unknown) =>
-  Effect.promise(async () => {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-tenant": "acme" },
-      body: JSON.stringify(body)
-    })
-    return { status: response.status, body: await response.json() as any }
-  })
+const authorize = tenantHeader
 
 describe("BatonHttp and request keys", () => {
   it.effect("a start or a resume sent twice with one requestKey happens once; the key for another request is 409", () =>

@@ -11,21 +11,11 @@ import { MemoryStores } from "../../layers/memory/index.ts"
 import { BatonHttp } from "../../src/http/index.ts"
 import { Baton, TimerStore } from "../../src/index.ts"
 import { approver } from "../runtime/timers/timerFixtures.ts"
+import { post, tenantHeader } from "./httpCalls.ts"
 
 const wf = approver(undefined, "http-approver")
 
-const authorize: BatonHttp.Authorize = (request) =>
-  typeof request.headers["x-tenant"] === "string" ? { tenantId: request.headers["x-tenant"] } : undefined
-
-const post = (port: number, path: string, body: unknown, tenant = "acme") =>
-  Effect.promise(async () => {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-tenant": tenant },
-      body: JSON.stringify(body)
-    })
-    return { status: response.status, body: await response.json() as any }
-  })
+const authorize = tenantHeader
 
 describe("BatonHttp: POST /threads/:threadId/signals/:name", () => {
   it.effect("wakes the waiting execution; typed refusals write nothing", () =>

@@ -36,6 +36,7 @@ export const job = (log: JobLog, workFor: Duration.Input = "10 seconds", name = 
           log.began.push(s.n)
           log.inStep.add(s.n)
           log.max = Math.max(log.max, log.inStep.size)
+          // On the step's Clock: the Harness's TestClock, moved by the tests (`TestClock.adjust`); no real time passes.
           yield* Effect.sleep(Duration.fromInputUnsafe(workFor))
           return { done: s.n }
         }).pipe(Effect.ensuring(Effect.sync(() => log.inStep.delete(s.n))))
