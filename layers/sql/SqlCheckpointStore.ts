@@ -519,7 +519,9 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       listCheckpoints: (tenantId, query) => call("listCheckpoints", () => listCheckpoints(tenantId, query)),
       deleteThread: (tenantId, threadId) => call("deleteThread", () => deleteThread(tenantId, threadId)),
       listThreads: (after, limit) => call("listThreads", () => prune.listThreads(after, limit)),
-      pruneThread: (tenantId, threadId, rule, limit) => write("pruneThread", () => prune.pruneThread(tenantId, threadId, rule, limit)),
+      // Retention's batches never hold up a step's writes (see `Direct.background`).
+      pruneThread: (tenantId, threadId, rule, limit) =>
+        direct.background(() => prune.pruneThread(tenantId, threadId, rule, limit), runPromise, storeError(store, "pruneThread")),
       ping: () => call("ping", function*() {
         yield sql`SELECT 1`
       })

@@ -28,6 +28,9 @@
  *   folder that does not exist → `BatonConfigError` naming the path.
  *   `":memory:"` is allowed: it is a private database of this one connection
  *   (two Layers never share it — use a temporary file for several instances).
+ * - the write-ahead log is checkpointed in the background by default (a
+ *   second connection in a worker thread, on the Clock), so no commit waits
+ *   for a checkpoint; `walCheckpoint: "inline"` leaves it to SQLite;
  * - prepared statements are kept per connection, keyed by their SQL;
  * - a database file deleted or replaced while open is noticed: its identity
  *   (device and inode) is checked at each `BEGIN`, before each write outside
@@ -54,6 +57,7 @@ import * as Statement from "effect/sql/Statement"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
+import * as WalCheckpointer from "./internal/walCheckpointer.ts"
 
 /**
  * The config setting read when no `path` is given.
@@ -85,6 +89,18 @@ export interface SqliteClientOptions {
   readonly busyRetries?: number | undefined
   /** Prepared statements kept per connection (the oldest prepared goes first): 1 to 100,000. Default 256. */
   readonly statementCacheSize?: number | undefined
+  /**
+   * Who copies the write-ahead log back into the file. `"background"`
+   * (default for a file): a second connection in a worker thread, every
+   * `walCheckpointInterval` on the Clock, so that no commit on this
+   * connection stops for a checkpoint (SQLite's own checkpoint then runs only
+   * if the log passes 10,000 pages). `"inline"`: SQLite's default, the
+   * commit that grows the log past 1,000 pages checkpoints it. A
+   * `":memory:"` or `file:` database is always `"inline"`.
+   */
+  readonly walCheckpoint?: "background" | "inline" | undefined
+  /** How often the background checkpoint runs: 10 milliseconds to 1 hour. Default 1 second. */
+  readonly walCheckpointInterval?: Duration.Input | undefined
 }
 
 /**
@@ -99,7 +115,9 @@ export const optionFields: { readonly [K in keyof Required<SqliteClientOptions>]
   busyTimeout: true,
   synchronous: true,
   busyRetries: true,
-  statementCacheSize: true
+  statementCacheSize: true,
+  walCheckpoint: true,
+  walCheckpointInterval: true
 }
 
 /**
@@ -112,6 +130,8 @@ export interface SqliteClient extends SqlClient.SqlClient {
   readonly path: string
   readonly busyTimeoutMillis: number
   readonly synchronous: "NORMAL" | "FULL"
+  /** Runs one background WAL checkpoint now (undefined when checkpoints are `"inline"`). */
+  readonly walCheckpoint: Effect.Effect<WalCheckpointer.Outcome> | undefined
 }
 
 /**
@@ -412,7 +432,16 @@ const checkOptions = (options: SqliteClientOptions) =>
     }
     const busyRetries = yield* wholeNumber("busyRetries", options.busyRetries ?? 1000, 0, maxBusyRetries, "each retry may wait the busy timeout again")
     const statementCacheSize = yield* wholeNumber("statementCacheSize", options.statementCacheSize ?? 256, 1, maxStatementCacheSize)
-    return { busyTimeoutMillis, synchronous, busyRetries, statementCacheSize } as const
+    const walCheckpoint = options.walCheckpoint ?? "background"
+    if (walCheckpoint !== "background" && walCheckpoint !== "inline") {
+      return yield* new BatonConfigError({ field: "walCheckpoint", reason: `is ${show(walCheckpoint)}: it must be "background" or "inline"` })
+    }
+    const walCheckpointMillis = options.walCheckpointInterval === undefined ? 1000 : yield* durationMillis("walCheckpointInterval", options.walCheckpointInterval, {
+      min: 10,
+      max: 60 * 60 * 1000,
+      why: "the log grows until the next checkpoint"
+    })
+    return { busyTimeoutMillis, synchronous, busyRetries, statementCacheSize, walCheckpoint, walCheckpointMillis } as const
   })
 
 /**
@@ -428,6 +457,7 @@ export const make = (options: SqliteClientOptions = {}) =>
     const settings = yield* checkOptions(options)
     let connection: NodeSqliteConnection | undefined
     let closed = false
+    const background = settings.walCheckpoint === "background" && path !== ":memory:" && !path.startsWith("file:")
 
     const open = Effect.suspend((): Effect.Effect<NodeSqliteConnection, SqlError> => {
       if (connection !== undefined) return Effect.succeed(connection)
@@ -444,6 +474,7 @@ export const make = (options: SqliteClientOptions = {}) =>
       return conn.attempt("open", "PRAGMA journal_mode = WAL", () => {
         db.exec("PRAGMA journal_mode = WAL")
         db.exec(`PRAGMA synchronous = ${settings.synchronous}`)
+        if (background) db.exec(`PRAGMA wal_autocheckpoint = ${WalCheckpointer.fallbackPages}`)
       }).pipe(
         Effect.tapError(() => Effect.sync(() => db.close())),
         Effect.map(() => {
@@ -463,6 +494,15 @@ export const make = (options: SqliteClientOptions = {}) =>
         connection = undefined
       })
     )
+
+    const walCheckpointer = background
+      ? yield* WalCheckpointer.make({
+        path,
+        synchronous: settings.synchronous,
+        interval: Duration.millis(settings.walCheckpointMillis),
+        ready: () => connection !== undefined && connection.db.isOpen && !connection.identity.detached
+      })
+      : undefined
 
     const acquirers = SqlClient.makeSqliteAcquirers({
       connection: open,
@@ -505,7 +545,8 @@ export const make = (options: SqliteClientOptions = {}) =>
       [SyncAccess]: syncAccess,
       path,
       busyTimeoutMillis: settings.busyTimeoutMillis,
-      synchronous: settings.synchronous
+      synchronous: settings.synchronous,
+      walCheckpoint: walCheckpointer?.checkpoint
     }) as SqliteClient
   })
 

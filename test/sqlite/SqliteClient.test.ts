@@ -4,6 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
+import { TestClock } from "effect/testing"
 import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
@@ -74,7 +75,9 @@ describe("SqliteClient.layer", () => {
         [{ path, busyTimeout: -1 }, "busyTimeout"],
         [{ path, synchronous: "OFF" as any }, "synchronous"],
         [{ path, busyRetries: 1.5 }, "busyRetries"],
-        [{ path, statementCacheSize: 0 }, "statementCacheSize"]
+        [{ path, statementCacheSize: 0 }, "statementCacheSize"],
+        [{ path, walCheckpoint: "sometimes" as any }, "walCheckpoint"],
+        [{ path, walCheckpointInterval: "1 millis" }, "walCheckpointInterval"]
       ]
       for (const [options, field] of cases) {
         const e = yield* configError(Layer.build(SqliteClient.layer(options)).pipe(Effect.scoped))
@@ -151,6 +154,69 @@ describe("SqliteClient.layer", () => {
       assert.deepStrictEqual(rows.map((r) => r.a), [1])
       yield* Scope.close(again, Exit.void)
     }))
+
+  describe("WAL checkpoints", () => {
+    const pageBytes = 4096
+    /** 1,500 commits of one 4 KiB row each: the log passes SQLite's 1,000-page checkpoint mark. */
+    const fill = (sql: SqlClient.SqlClient) =>
+      Effect.gen(function*() {
+        yield* sql`CREATE TABLE t (a BLOB)`
+        for (let i = 0; i < 1500; i++) yield* sql`INSERT INTO t (a) VALUES (randomblob(${pageBytes}))`
+      })
+    const sizeOf = (file: string) => Fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0
+    /** Waits for the checkpoint worker (a real thread) by yielding to the event loop, a bounded number of turns. */
+    const untilTrue = (what: string, cond: () => boolean) =>
+      Effect.gen(function*() {
+        for (let turn = 0; turn < 1_000_000 && !cond(); turn++) yield* Effect.promise(() => new Promise((r) => setImmediate(r)))
+        assert.isTrue(cond(), what)
+      })
+
+    it.effect("inline: the commit that passes 1,000 pages of log checkpoints it into the file", () =>
+      Effect.gen(function*() {
+        const path = freshPath()
+        const scope = yield* Scope.make()
+        const sql = yield* clientIn(scope, { path, walCheckpoint: "inline" })
+        yield* fill(sql)
+        assert.isAbove(sizeOf(path), 1000 * pageBytes, "the rows reached the file during the commits")
+        yield* Scope.close(scope, Exit.void)
+      }))
+
+    it.effect("background (the default): no commit checkpoints; the worker does, every interval on the Clock, and the log is reused", () =>
+      Effect.gen(function*() {
+        const path = freshPath()
+        const scope = yield* Scope.make()
+        const client = yield* Effect.map(Layer.buildWithScope(SqliteClient.layer({ path }), scope), (ctx) => Context.get(ctx, SqliteClient.SqliteClient))
+        const sql: SqlClient.SqlClient = client
+        yield* fill(sql)
+        assert.isBelow(sizeOf(path), 100 * pageBytes, "no commit copied the log into the file")
+        const logged = sizeOf(`${path}-wal`)
+        assert.isAbove(logged, 1400 * pageBytes, "the rows are in the log")
+        yield* TestClock.adjust("1 second")
+        yield* untilTrue("the background checkpoint copied the log into the file", () => sizeOf(path) > 1400 * pageBytes)
+        // The worker answers in order: this one's answer comes once the scheduled checkpoint is over.
+        const after = yield* client.walCheckpoint!
+        assert.strictEqual(after._tag, "Done")
+        if (after._tag === "Done") assert.strictEqual(after.checkpointed, after.log, "every frame of the log is in the file")
+        // Checkpointed, the log starts again from its beginning: 1,500 more commits leave it no longer.
+        for (let i = 0; i < 1500; i++) yield* sql`INSERT INTO t (a) VALUES (randomblob(${pageBytes}))`
+        assert.isAtMost(sizeOf(`${path}-wal`), logged + 10 * pageBytes, "the log was reused, not grown")
+        const rows = yield* sql<{ n: number }>`SELECT count(*) AS n FROM t`
+        assert.strictEqual(rows[0]!.n, 3000)
+        yield* Scope.close(scope, Exit.void)
+        assert.isFalse(Fs.existsSync(`${path}-wal`), "closed: the worker's connection went first, so the last close removed the log")
+      }))
+
+    it.effect("the log stays bounded without the Clock: past 10,000 pages SQLite checkpoints on its own", () =>
+      Effect.gen(function*() {
+        const path = freshPath()
+        const scope = yield* Scope.make()
+        const sql = yield* clientIn(scope, { path })
+        yield* sql`CREATE TABLE t (a BLOB)`
+        for (let i = 0; i < 10_100; i++) yield* sql`INSERT INTO t (a) VALUES (randomblob(${pageBytes}))`
+        assert.isAbove(sizeOf(path), 9000 * pageBytes, "SQLite's own checkpoint ran at the fallback mark")
+        yield* Scope.close(scope, Exit.void)
+      }))
+  })
 
   it.effect("a small statement cache evicts old statements and stays correct", () =>
     Effect.gen(function*() {

@@ -262,6 +262,50 @@ describe("the SQLite saver's storage", () => {
     await db.close()
   })
 
+  it("a prune batch never joins a step's writes: a write queued in the same turn commits and is answered first, in its own transaction", async () => {
+    const db = await client()
+    await db.run(SqlMigrations.migrate())
+    const leases = await db.run(SqlLeaseStore.make())
+    const seen = db.recordStatements()
+    const rows = await db.run(SqlCheckpointStore.makeRows())
+    const saver = new BatonCheckpointSaver(rows)
+    const now = 2_000_000
+    const lease = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "r1", "holder-a", 30_000, now)))
+    const fence: Fence = {
+      lease,
+      ttlMillis: 30_000,
+      renewMillis: 10_000,
+      now: () => now + 1_000,
+      refusal: () => undefined,
+      confirmed: () => {},
+      lost: () => {},
+      renewBeforeWrite: async () => {}
+    }
+    const configurable = { thread_id: "t1", checkpoint_ns: "", [fenceKey]: fence }
+    const checkpoint = (step: number): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step }, channel_versions: { step } })
+    let parent: string | undefined
+    for (let step = 1; step <= 5; step++) {
+      const c = checkpoint(step)
+      await saver.put({ configurable: { ...configurable, checkpoint_id: parent } }, c, { source: "loop", step, parents: {} }, { step })
+      parent = c.id
+    }
+    const mark = seen.length
+    const order: Array<string> = []
+    // The prune is queued first, the step's write after it, in the same turn of the event loop.
+    const pruned = rows.pruneThread!("default", "t1", { keepLast: 1 }, 100).then((p) => (order.push("prune"), p))
+    const written = saver.put({ configurable: { ...configurable, checkpoint_id: parent } }, checkpoint(6), { source: "loop", step: 6, parents: {} }, { step: 6 })
+      .then(() => order.push("write"))
+    await Promise.all([pruned, written])
+    assert.deepStrictEqual(order, ["write", "prune"], "the step's write is answered before the prune runs")
+    assert.deepStrictEqual(
+      seen.slice(mark).filter((text) => /^(BEGIN|COMMIT)/.test(text)),
+      ["BEGIN IMMEDIATE", "COMMIT", "BEGIN IMMEDIATE", "COMMIT"],
+      "two transactions: the write's, then the prune's"
+    )
+    assert.strictEqual((await pruned).checkpoints, 5)
+    await db.close()
+  })
+
   it("the serializer's fast path reads exactly what the serializer would: a channel named lc, a __proto__ key, lc records, escapes", async () => {
     const db = await client()
     await db.run(SqlMigrations.migrate())

@@ -104,6 +104,15 @@ export interface Direct {
    * commit, see `make`). Elsewhere the same as `run`.
    */
   readonly write: <A, E>(op: () => Op<A>, runPromise: <X>(effect: Effect.Effect<X, E>) => Promise<X>, mapError: (e: SqlError) => E) => Promise<A>
+  /**
+   * `write` for background work (retention's prune batches): it never joins
+   * a step's writes, so they do not wait for it. It runs in a transaction of
+   * its own, in a turn of the event loop in which no other write is queued;
+   * a turn that has one goes first (and its writers are answered first),
+   * at most {@link backgroundYields} turns in a row, so a busy instance still
+   * prunes. Elsewhere the same as `run`.
+   */
+  readonly background: <A, E>(op: () => Op<A>, runPromise: <X>(effect: Effect.Effect<X, E>) => Promise<X>, mapError: (e: SqlError) => E) => Promise<A>
   /** The effect path alone. */
   readonly effect: <A>(op: () => Op<A>) => Effect.Effect<A, unknown>
   /**
@@ -115,6 +124,9 @@ export interface Direct {
    */
   readonly trySync: <A>(op: () => Op<A>) => { readonly value: A } | undefined
 }
+
+/** How many turns in a row a background write lets queued writes go first. */
+export const backgroundYields = 8
 
 export const make = (sql: SqlClient.SqlClient): Direct => {
   const begin = sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => "BEGIN" })
@@ -313,6 +325,20 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
     })
   }
 
+  let later: Array<Queued> = []
+  let yielded = 0
+  const flushLater = () => {
+    if (queue.length > 0 && yielded < backgroundYields) {
+      // Writes queued in this turn go first: their flush runs before the next turn's.
+      yielded++
+      return void setImmediate(flushLater)
+    }
+    const items = later
+    later = []
+    yielded = 0
+    items.forEach(alone)
+  }
+
   const trySync: Direct["trySync"] = (op) => {
     if (syncAccess === undefined) return undefined
     try {
@@ -332,6 +358,13 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
       return new Promise((resolve, reject) => {
         if (queue.length === 0) setImmediate(flush)
         queue.push({ op, runPromise, mapError, resolve, reject })
+      })
+    },
+    background: (op, runPromise, mapError) => {
+      if (syncAccess === undefined) return run(op, runPromise, mapError)
+      return new Promise((resolve, reject) => {
+        if (later.length === 0) setImmediate(flushLater)
+        later.push({ op, runPromise, mapError, resolve, reject })
       })
     }
   }
