@@ -73,6 +73,25 @@ export const make = (t: PruneTables) => {
   }
 
   /**
+   * The blobs of one namespace that none of `named` (`channel\0version`)
+   * is, at most `room + 1` of them: when the names are few (what keepLast
+   * leaves), the store skips them itself and reads no more than it answers;
+   * else every blob of the namespace is read and filtered here.
+   */
+  function* unnamedBlobs(group: Fragment, named: ReadonlySet<string>, room: number): Op<Array<{ readonly channel: string; readonly version: string }>> {
+    const byChannel = new Map<string, Array<string>>()
+    for (const key of named) {
+      const [channel, version] = key.split("\u0000") as [string, string]
+      byChannel.set(channel, [...(byChannel.get(channel) ?? []), version])
+    }
+    if (named.size > 0 && named.size <= idChunk) {
+      const kept = sql.or([...byChannel].map(([channel, versions]) => sql`(channel = ${channel} AND version IN ${sql.in(versions)})`))
+      return [...yield sql`SELECT channel, version FROM ${t.blobs} WHERE ${group} AND NOT ${kept} LIMIT ${t.limitOf(room + 1)}`]
+    }
+    return (yield sql`SELECT channel, version FROM ${t.blobs} WHERE ${group}`).filter((b) => !named.has(`${b.channel}\u0000${b.version}`))
+  }
+
+  /**
    * Deletes up to `room` blobs of one namespace that none of its remaining
    * checkpoints names (none when one lists no versions); `more` when it left
    * some for the next batch.
@@ -83,9 +102,7 @@ export const make = (t: PruneTables) => {
       if (r.channel_versions == null) return { blobs: 0, more: false }
       for (const [channel, version] of JSON.parse(r.channel_versions) as Array<[string, string]>) named.add(`${channel}\u0000${version}`)
     }
-    const unnamed = (yield sql`SELECT channel, version FROM ${t.blobs} WHERE ${group}`).filter((b) =>
-      !named.has(`${b.channel}\u0000${b.version}`)
-    )
+    const unnamed = yield* unnamedBlobs(group, named, room)
     // By channel, its versions in one key-range list each (an OR of pairs plans far worse).
     const byChannel = new Map<string, Array<string>>()
     for (const b of unnamed.slice(0, Math.max(0, room))) byChannel.set(b.channel, [...(byChannel.get(b.channel) ?? []), b.version])
