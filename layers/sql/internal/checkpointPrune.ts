@@ -45,6 +45,33 @@ export const make = (t: PruneTables) => {
   }
 
   function* listThreads(after: ThreadKey | undefined, limit: number): Op<ReadonlyArray<ThreadKey>> {
+    return t.isPg ? yield* distinctThreads(after, limit) : yield* seekThreads(after, limit)
+  }
+
+  /**
+   * SQLite: one index seek per thread (the next pair after the last), so a
+   * page reads about `limit` index entries, not every checkpoint of its threads:
+   * `SELECT DISTINCT` over a table of long threads reads them all, in one
+   * synchronous statement that stalls the event loop.
+   */
+  function* seekThreads(after: ThreadKey | undefined, limit: number): Op<ReadonlyArray<ThreadKey>> {
+    const out: Array<ThreadKey> = []
+    let last = after
+    while (out.length < Math.max(0, Math.floor(limit))) {
+      const rows: ReadonlyArray<any> = last === undefined
+        ? yield sql`SELECT tenant_id, thread_id FROM ${t.checkpoints} ORDER BY tenant_id, thread_id LIMIT 1`
+        // `>=` the id with U+0001 appended is the next thread (no id holds a NUL): a seek. SQLite runs `>` on the
+        // prefix as a seek to the last thread and a walk over its checkpoints.
+        : yield sql`SELECT tenant_id, thread_id FROM ${t.checkpoints} WHERE (tenant_id, thread_id) >= (${last.tenantId}, ${last.threadId + "\u0001"})
+          ORDER BY tenant_id, thread_id LIMIT 1`
+      if (rows.length === 0) break
+      last = { tenantId: rows[0].tenant_id, threadId: rows[0].thread_id }
+      out.push(last)
+    }
+    return out
+  }
+
+  function* distinctThreads(after: ThreadKey | undefined, limit: number): Op<ReadonlyArray<ThreadKey>> {
     const from = after === undefined
       ? sql.literal("")
       : sql` WHERE (tenant_id > ${after.tenantId} OR (tenant_id = ${after.tenantId} AND thread_id > ${after.threadId}))`

@@ -614,6 +614,30 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.deepStrictEqual(yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 2), { checkpoints: 0, writes: 0, blobs: 0, more: false }, "nothing left")
       }))
 
+    it.effect("pruneThread keeps every blob a kept checkpoint names when they are many (420 kept, each with its own version)", () =>
+      Effect.gen(function*() {
+        const { first, second } = yield* Stores
+        const tenantId = ids("tenant")
+        const threadId = ids("thread")
+        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const root = yield* line(first.checkpoints.saver, cfg, "", 440)
+        let checkpoints = 0
+        let blobs = 0
+        for (let more = true, i = 0; more && i < 10; i++) {
+          const pruned = yield* lifecycleOf(second).pruneThread(tenantId, threadId, { keepLast: 420 }, 100)
+          checkpoints += pruned.checkpoints
+          blobs += pruned.blobs
+          more = pruned.more
+        }
+        assert.deepStrictEqual([checkpoints, blobs], [20, 20], "the 20 oldest and the `count` blob each named alone")
+        const read = first.checkpoints.saver
+        for (const at of [root[20]!, root[200]!, root[439]!]) {
+          const kept = yield* promise(() => read.getTuple(cfg({ checkpoint_id: at })))
+          assert.deepStrictEqual(kept!.checkpoint.channel_values, { fixed: "kept", count: root.indexOf(at) }, `every blob of ${at} is still read`)
+        }
+        assert.isUndefined(yield* promise(() => read.getTuple(cfg({ checkpoint_id: root[19] }))), "a pruned one is gone")
+      }))
+
     it.effect("listThreads pages the (tenant, thread) pairs holding checkpoints in order; a prune is tenant-scoped", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
