@@ -29,7 +29,8 @@ export const make = MemoryState.useSync((rows) =>
       Effect.sync(() => {
         const open = [...rows.debounces.values()].find((w) => w.open && w.tenantId === o.tenantId && w.key === o.key)
         if (open !== undefined) {
-          const next: DebounceMemoryRow = { ...open, input: JSON.stringify(o.input ?? null), fireAt: o.fireAt, version: open.version + 1, updatedAt: o.now }
+          const fireAt = o.maxWaitMillis === undefined ? o.fireAt : Math.min(o.fireAt, open.createdAt + o.maxWaitMillis)
+          const next: DebounceMemoryRow = { ...open, input: JSON.stringify(o.input ?? null), fireAt, version: open.version + 1, updatedAt: o.now }
           rows.debounces.set(key(open.tenantId, open.executionId), next)
           return { opened: false, window: windowOf(next) }
         }

@@ -56,7 +56,11 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         run(store, "offer", () =>
           Effect.gen(function*() {
             for (let attempt = 0; attempt < offerAttempts; attempt++) {
-              const moved = yield* sql`UPDATE ${windows} SET input = ${toJson(o.input)}, fire_at = ${o.fireAt}, version = version + 1, updated_at = ${o.now}
+              // With a longest wait, the earlier of the offer's time and the window's opening plus that wait.
+              const fireAt = o.maxWaitMillis === undefined
+                ? sql`${o.fireAt}`
+                : sql`CASE WHEN created_at + ${o.maxWaitMillis} < ${o.fireAt} THEN created_at + ${o.maxWaitMillis} ELSE ${o.fireAt} END`
+              const moved = yield* sql`UPDATE ${windows} SET input = ${toJson(o.input)}, fire_at = ${fireAt}, version = version + 1, updated_at = ${o.now}
                 WHERE tenant_id = ${o.tenantId} AND debounce_key = ${o.key} AND open = 1
                 RETURNING ${columns}`
               if (moved.length > 0) return { opened: false, window: windowOf(moved[0]!) }

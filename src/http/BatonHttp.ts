@@ -165,7 +165,11 @@ export const StartBody = Schema.Struct({
   /** At most `limit` executions of `key` (per tenant) run at once, fleet-wide; the others wait in arrival order (see `Baton.start`). */
   concurrencyKey: Schema.optional(Schema.Struct({ key: Schema.String, limit: Schema.Number })),
   /** A burst of POSTs with this key becomes one execution with the last input, `window` (milliseconds, or text such as "5 seconds") after the last one (see `Baton.start`). */
-  debounce: Schema.optional(Schema.Struct({ key: Schema.String, window: Schema.Union([Schema.Number, Schema.String]) }))
+  debounce: Schema.optional(Schema.Struct({
+    key: Schema.String,
+    window: Schema.Union([Schema.Number, Schema.String]),
+    maxWait: Schema.optional(Schema.Union([Schema.Number, Schema.String]))
+  }))
 })
 
 /**
@@ -345,7 +349,11 @@ const routes = (options: Options) =>
           threadId: start.threadId,
           requestKey: start.requestKey,
           concurrencyKey: start.concurrencyKey,
-          debounce: start.debounce === undefined ? undefined : { key: start.debounce.key, window: start.debounce.window as Duration.Input }
+          debounce: start.debounce === undefined ? undefined : {
+            key: start.debounce.key,
+            window: start.debounce.window as Duration.Input,
+            ...(start.debounce.maxWait === undefined ? {} : { maxWait: start.debounce.maxWait as Duration.Input })
+          }
         })
         return json({ executionId: handle.executionId, rootExecutionId: handle.rootExecutionId, threadId: handle.threadId, tenantId: handle.tenantId }, 202)
       })

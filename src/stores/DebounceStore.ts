@@ -50,6 +50,13 @@ export interface DebounceWindow {
  */
 export interface DebounceOffer extends Pick<DebounceWindow, "tenantId" | "key" | "executionId" | "threadId" | "definition" | "input" | "fireAt"> {
   readonly now: number
+  /**
+   * The longest a window waits after it opened: a window already open fires
+   * at `min(fireAt, createdAt + maxWaitMillis)`, so a steady stream of
+   * offers cannot put it off for ever. Without it, `fireAt` alone. Since
+   * 0.3.0.
+   */
+  readonly maxWaitMillis?: number | undefined
 }
 
 /**
@@ -65,8 +72,9 @@ export type Failure = StoreError | InvalidInputError
  * - a window is keyed by (tenantId, executionId); at most one window of a
  *   (tenantId, key) is open; another tenant never sees a window;
  * - `offer`, in one atomic step: with a window of the key open, sets its
- *   `input` and `fireAt` (+ 1 on `version`, `updatedAt` = `now`) and answers
- *   it (`opened: false`); otherwise opens a new window with the offer's ids
+ *   `input` and `fireAt` — the earlier of the offer's `fireAt` and
+ *   `createdAt + maxWaitMillis` when the offer has one — (+ 1 on `version`,
+ *   `updatedAt` = `now`) and answers it (`opened: false`); otherwise opens a new window with the offer's ids
  *   (version 1) and answers it (`opened: true`). Of N concurrent offers of
  *   one key exactly one opens, and every offer answers that window;
  * - `close` closes the window while it is open and its version is
@@ -110,7 +118,8 @@ export class DebounceStore extends Context.Service<DebounceStore, DebounceStoreS
           V.json("DebounceStore.offer", "definition", o?.definition),
           V.json("DebounceStore.offer", "input", o?.input),
           V.time("DebounceStore.offer", "fireAt", o?.fireAt),
-          V.time("DebounceStore.offer", "now", o?.now)
+          V.time("DebounceStore.offer", "now", o?.now),
+          ...(o?.maxWaitMillis === undefined ? [] : [V.positiveMillis("DebounceStore.offer", "maxWaitMillis", o.maxWaitMillis)])
         ], () => impl.offer(o)),
       close: (tenantId, executionId, expected, now) =>
         V.checked([

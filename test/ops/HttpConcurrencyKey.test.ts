@@ -3,7 +3,8 @@
  * key with limit 1 answers 202 with its handle while the first runs, its
  * execution waits (Paused, no pause) and runs once the first ended; a bad
  * limit or key is 400 InvalidInputError naming the field, nothing written.
- * Two POSTs with one `debounce` key answer one handle; a zero window is 400.
+ * Two POSTs with one `debounce` key answer one handle; a zero window is 400,
+ * and so is a `maxWait` shorter than the window (it reaches the start).
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
@@ -46,6 +47,14 @@ describe("BatonHttp and concurrency keys", () => {
       const badWindow = yield* post(port, "/executions", { ...debounced(3), debounce: { key: "sync-8", window: 0 } })
       assert.deepStrictEqual([badWindow.status, badWindow.body.error], [400, "InvalidInputError"])
       assert.include(badWindow.body.message, "debounce.window")
+      // maxWait goes through to the start: one shorter than the window is refused naming it.
+      const badWait = yield* post(port, "/executions", { ...debounced(4), debounce: { key: "sync-9", window: "5 seconds", maxWait: "1 second" } })
+      assert.deepStrictEqual([badWait.status, badWait.body.error], [400, "InvalidInputError"])
+      assert.include(badWait.body.message, "debounce.maxWait")
+      const capped = yield* post(port, "/executions", { ...debounced(5), debounce: { key: "sync-10", window: "5 seconds", maxWait: "1 minute" } })
+      assert.strictEqual(capped.status, 202)
+      const wait = (yield* baton.status(capped.body.executionId, { tenantId: "acme" })).keyedWait
+      assert.deepStrictEqual(wait?._tag === "Debounce" && wait.key, "sync-10")
     }).pipe(Effect.provide(
       BatonHttp.layerServer({ workflows: [asking], authorize, port: 0 }).pipe(
         Layer.provideMerge(Baton.layer({ workflows: [asking] })),

@@ -67,6 +67,22 @@ export const debounceStoreSuite = (options: SuiteOptions<DebounceStore>): void =
         assert.isTrue(Option.isNone(yield* stores.second.get(ids("tenant"), first.executionId)))
       }))
 
+    it.effect("an offer with maxWaitMillis moves an open window no later than its opening plus that wait; one without, to its own fireAt", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const first = offerOf({ fireAt: base + 60, maxWaitMillis: 100 })
+        const opened = yield* stores.first.offer(first)
+        assert.strictEqual(opened.window.fireAt, base + 60, "a new window fires at the offer's fireAt")
+        const capped = yield* stores.second.offer({ ...first, executionId: ids("exec"), input: { n: 2 }, fireAt: base + 110, now: base + 50 })
+        assert.strictEqual(capped.window.fireAt, base + 100, "its opening (createdAt) plus maxWaitMillis, not the offer's later fireAt")
+        const before = yield* stores.first.offer({ ...first, executionId: ids("exec"), input: { n: 3 }, fireAt: base + 90, now: base + 55 })
+        assert.strictEqual(before.window.fireAt, base + 90, "an earlier fireAt than the cap stands")
+        const { maxWaitMillis: _, ...uncapped } = first
+        const free = yield* stores.second.offer({ ...uncapped, executionId: ids("exec"), input: { n: 4 }, fireAt: base + 140, now: base + 80 })
+        assert.strictEqual(free.window.fireAt, base + 140, "without maxWaitMillis the offer's fireAt")
+        assert.deepStrictEqual([free.window.createdAt, free.window.version, free.window.input], [base, 4, { n: 4 }])
+      }))
+
     it.effect(`of ${racers} racing offers of one key exactly one opens; every offer answers that window`, () =>
       Effect.gen(function*() {
         const stores = yield* Stores
@@ -122,6 +138,8 @@ export const debounceStoreSuite = (options: SuiteOptions<DebounceStore>): void =
         yield* expectInvalid(s.offer(offerOf({ key: "" })), "key", "empty key")
         yield* expectInvalid(s.offer(offerOf({ input: 10n })), "input", "not JSON")
         yield* expectInvalid(s.offer(offerOf({ fireAt: Number.NaN })), "fireAt", "NaN")
+        yield* expectInvalid(s.offer(offerOf({ maxWaitMillis: 0 })), "maxWaitMillis", "no wait at all")
+        yield* expectInvalid(s.offer(offerOf({ maxWaitMillis: Number.NaN })), "maxWaitMillis", "NaN")
         for (const [what, bad] of illFormedIds) {
           yield* expectInvalid(s.offer(offerOf({ tenantId: bad })), "tenantId", `tenant with ${what}`)
           yield* expectInvalid(s.get("t", bad), "executionId", `get, id with ${what}`)

@@ -60,6 +60,30 @@ for (const backend of backends) {
         assert.deepStrictEqual(log.began, [3, 4])
       }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
+    it.effect("maxWait: a steady stream of starts on 2 instances, each inside the window, still runs once maxWait passed since the first", () =>
+      Effect.gen(function*() {
+        const log = makeLog()
+        const wf = job(log, "1 second")
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const debounce = { key: "stream", window: "5 seconds" as const, maxWait: "12 seconds" as const }
+        const first = yield* h.baton(0).start(wf, { n: 0 }, { debounce })
+        // A start every 3 s: without maxWait the window would never close.
+        for (let n = 1; n <= 3; n++) {
+          yield* h.advance("3 seconds")
+          const again = yield* h.baton(n % 2).start(wf, { n }, { debounce })
+          assert.strictEqual(again.executionId, first.executionId, `start ${n} joins the burst`)
+        }
+        yield* h.advance("2 seconds")
+        assert.deepStrictEqual(log.began, [], "11 s after the first start: not yet")
+        yield* h.advance("1 second")
+        yield* h.advance("1 second")
+        assert.deepStrictEqual(log.began, [3], "12 s after the first, with the last input, though the last start was 3 s ago")
+        const done = yield* h.baton(1).await(first)
+        assert.deepStrictEqual(done._tag === "Finished" && done.output.done, 3)
+        const next = yield* h.baton(0).start(wf, { n: 4 }, { debounce })
+        assert.notStrictEqual(next.executionId, first.executionId, "the next start opens a new burst")
+      }).pipe(Effect.scoped, Effect.provide(backend.stores)))
+
     it.effect("the instance that opened the window dies: another instance fires it on time", () =>
       Effect.gen(function*() {
         const log = makeLog()
@@ -110,6 +134,10 @@ for (const backend of backends) {
           [{ key: "k", window: -5 }, "debounce.window"],
           [{ key: "k", window: "soon" }, "debounce.window"],
           [{ key: "", window: "1 second" }, "debounce.key"],
+          [{ key: "k", window: "10 seconds", maxWait: "5 seconds" }, "debounce.maxWait"],
+          [{ key: "k", window: "10 seconds", maxWait: "later" }, "debounce.maxWait"],
+          [{ key: "k", window: "10 seconds", maxWait: "31 days" }, "debounce.maxWait"],
+          [{ key: "k", window: "10 seconds", maxwait: "1 minute" }, "debounce.maxwait"],
           [7, "debounce"]
         ]
         for (const [debounce, field] of cases) {

@@ -292,7 +292,7 @@ const debouncedStart = Effect.fnUntraced(function*(
   input: unknown,
   tenantId: TenantId,
   options: ExecuteOptions,
-  debounce: { readonly key: string; readonly windowMillis: number }
+  debounce: { readonly key: string; readonly windowMillis: number; readonly maxWaitMillis: number | undefined }
 ) {
   const instance = yield* Instance
   const store = Debounce.storeOf(instance)!
@@ -304,7 +304,8 @@ const debouncedStart = Effect.fnUntraced(function*(
     const executionId = yield* ids.make("exec")
     const threadId = options.threadId ?? (yield* ids.make("thread"))
     const now = yield* Clock.currentTimeMillis
-    const offered = yield* store.offer({ tenantId, key: debounce.key, executionId, threadId, definition, input, fireAt: now + debounce.windowMillis, now })
+    const fireAt = now + debounce.windowMillis
+    const offered = yield* store.offer({ tenantId, key: debounce.key, executionId, threadId, definition, input, fireAt, now, maxWaitMillis: debounce.maxWaitMillis })
     Debounce.poke(instance)
     const window = offered.window
     const handle = handleOfWindow(window)

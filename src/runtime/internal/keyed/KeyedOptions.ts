@@ -7,6 +7,7 @@
  */
 import { type Duration, Effect } from "effect"
 import { InvalidInputError } from "../../../stores/Errors.ts"
+import * as Options from "../../../stores/internal/options.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import type { InstanceShape } from "../Instance.ts"
 import * as Debounced from "./Debounce.ts"
@@ -71,15 +72,29 @@ export interface Debounce {
   readonly key: string
   /** How long after the last start of a burst its execution starts: more than 0, at most 30 days. */
   readonly window: Duration.Input
+  /**
+   * The longest a burst waits after its first start: a steady stream of
+   * starts, each within `window` of the one before, still runs once this
+   * has passed since the first. At least `window`, at most 30 days. Default:
+   * none (the burst waits for a quiet `window`). Each start's own `maxWait`
+   * counts from the burst's first start.
+   *
+   * @since 0.3.0
+   */
+  readonly maxWait?: Duration.Input | undefined
 }
+
+/** The fields of `Debounce`. */
+const debounceFields = ["key", "window", "maxWait"]
 
 /** The longest debounce window. */
 const maxWindowMillis = 30 * 24 * 60 * 60 * 1000
 
 /**
- * The `debounce` option checked: its key and window in milliseconds, or
- * `InvalidInputError` naming the field (`debounce.key`, `debounce.window`,
- * or `debounce` itself when it cannot be used here).
+ * The `debounce` option checked: its key, window and longest wait in
+ * milliseconds, or `InvalidInputError` naming the field (`debounce.key`,
+ * `debounce.window`, `debounce.maxWait`, a field it does not have, or
+ * `debounce` itself when it cannot be used here).
  *
  * @category internal
  * @since 0.2.0
@@ -89,19 +104,25 @@ export const checkDebounce = (
   instance: InstanceShape,
   value: Debounce,
   others: { readonly requestKey?: string | undefined; readonly concurrencyKey?: unknown }
-): Effect.Effect<{ readonly key: string; readonly windowMillis: number }, InvalidInputError> =>
+): Effect.Effect<{ readonly key: string; readonly windowMillis: number; readonly maxWaitMillis: number | undefined }, InvalidInputError> =>
   Effect.gen(function*() {
     const fail = (field: string, reason: string) => Effect.fail(new InvalidInputError({ operation, field, reason }))
-    if (typeof value !== "object" || value === null) return yield* fail("debounce", "must be an object { key, window }")
+    if (typeof value !== "object" || value === null) return yield* fail("debounce", "must be an object { key, window, maxWait? }")
+    const unknown = Options.unknownField(value, debounceFields, "debounce.")
+    if (unknown !== undefined) return yield* fail(unknown.field, unknown.reason)
     yield* V.nonEmpty(operation, "debounce.key", value.key)
     const windowMillis = yield* V.durationMillis(operation, "debounce.window", value.window)
     if (!(windowMillis > 0) || windowMillis > maxWindowMillis) {
       return yield* fail("debounce.window", `must be a duration more than 0 and at most 30 days, e.g. "5 seconds" (got ${V.shown(value.window)})`)
+    }
+    const maxWaitMillis = value.maxWait === undefined ? undefined : yield* V.durationMillis(operation, "debounce.maxWait", value.maxWait)
+    if (maxWaitMillis !== undefined && (!(maxWaitMillis >= windowMillis) || maxWaitMillis > maxWindowMillis)) {
+      return yield* fail("debounce.maxWait", `must be a duration at least the window (${windowMillis} ms) and at most 30 days (got ${V.shown(value.maxWait)})`)
     }
     if (others.requestKey !== undefined) return yield* fail("debounce", "cannot be combined with requestKey: every start of a burst answers the burst's one execution already")
     if (others.concurrencyKey !== undefined) return yield* fail("debounce", "cannot be combined with concurrencyKey: give one of them")
     if (Debounced.storeOf(instance) === undefined) {
       return yield* fail("debounce", "needs a DebounceStore given to the Baton Layer (the MemoryStores, SqliteStores and PgStores bundles provide one)")
     }
-    return { key: value.key, windowMillis }
+    return { key: value.key, windowMillis, maxWaitMillis }
   })
