@@ -1,0 +1,159 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { MemoryStores } from "../../../layers/memory/index.ts"
+import * as Evaluation from "../../../src/runtime/evaluation/Evaluation.ts"
+import { ExecutionHistoryStore } from "../../../src/stores/ExecutionHistoryStore.ts"
+import * as Harness from "../../../src/testing/Harness.ts"
+import { backends, errorTag } from "../fixtures.ts"
+import { makeModel, summarize } from "./fixtures.ts"
+
+const scratch = { scratch: MemoryStores.layer }
+
+/** Runs `summarize` on instance 0 until it pauses, answers the pause on instance 1: its execution id and tenant. */
+const recorded = (h: Harness.Harness, wf: ReturnType<typeof summarize>, tenantId = "acme") =>
+  Effect.gen(function*() {
+    const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { topic: "tides" }, { tenantId })))
+    if (paused._tag !== "Paused") return yield* Effect.die("expected a pause")
+    const done = yield* Fiber.join(yield* h.run(1, (b) => b.resume({ tenantId, pauseId: paused.pauses[0]!.pauseId, decision: "yes" })))
+    assert.strictEqual(done._tag, "Finished")
+    return { executionId: paused.executionId, tenantId, output: done._tag === "Finished" ? done.output : undefined }
+  })
+
+for (const backend of backends) {
+  describe(`evaluation on ${backend.name}`, () => {
+    it.effect("answers recorded on two instances replay on a scratch runtime: an unchanged workflow matches, the model is not called", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* recorded(h, wf)
+        assert.strictEqual(model.calls, 2)
+        const snapshot = Option.getOrThrow(yield* (yield* ExecutionHistoryStore).get(run.tenantId, run.executionId))
+        assert.deepStrictEqual(snapshot.input, { topic: "tides" })
+        assert.deepStrictEqual(snapshot.output, run.output)
+        assert.deepStrictEqual(snapshot.answers, [
+          { node: "write", visit: 1, ordinal: 0, provider: "llm", model: "m-1", answer: { text: "answer 1 to draft tides" } },
+          { node: "finish", visit: 1, ordinal: 0, provider: "llm", model: "m-1", answer: { text: "answer 2 to finish answer 1 to draft tides (yes)" } }
+        ])
+        const result = yield* Evaluation.replay(summarize(model), { ...scratch, executionId: run.executionId, tenantId: run.tenantId })
+        assert.strictEqual(model.calls, 2, "no model call in the replay")
+        assert.isTrue(result.passed, result.diff.join("\n"))
+        assert.deepStrictEqual(result.diff, [])
+        assert.deepStrictEqual(result.actual, { status: "Finished", output: run.output, error: null })
+        assert.deepStrictEqual([result.answered, result.unused, result.calledForReal], [2, 0, 0])
+        // The scratch runtime wrote nothing to the app's stores: still one snapshot.
+        assert.strictEqual((yield* (yield* ExecutionHistoryStore).list({ tenantId: run.tenantId, limit: 10 })).length, 1)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a changed node (other post-processing of the answer) is a mismatch with a diff of the outputs", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* recorded(h, wf)
+        const changed = summarize(model, { post: (t) => t.toUpperCase() })
+        const result = yield* Evaluation.replay(changed, { ...scratch, executionId: run.executionId, tenantId: run.tenantId })
+        assert.isFalse(result.passed)
+        assert.deepStrictEqual(result.diff, [
+          `$.summary: expected "answer 2 to finish answer 1 to draft tides (yes)", got "ANSWER 2 TO FINISH ANSWER 1 TO DRAFT TIDES (YES)"`
+        ])
+        assert.strictEqual(model.calls, 2)
+        // A comparator of the user's decides instead: case-blind, they match.
+        const lenient = yield* Evaluation.replay(changed, {
+          ...scratch,
+          executionId: run.executionId,
+          tenantId: run.tenantId,
+          compare: (a, b) => JSON.stringify(a).toLowerCase() === JSON.stringify(b).toLowerCase()
+        })
+        assert.isTrue(lenient.passed)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a changed workflow asking an extra model call fails with UnrecordedModelCallError; onUnrecorded call makes it for real", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* recorded(h, wf)
+        const asksMore = summarize(model, { extraCall: true })
+        const exit = yield* Effect.exit(Evaluation.replay(asksMore, { ...scratch, executionId: run.executionId, tenantId: run.tenantId }))
+        assert.strictEqual(errorTag(exit), "UnrecordedModelCallError")
+        const error = Exit.isFailure(exit) ? Option.getOrThrow(Exit.findErrorOption(exit)) as Evaluation.UnrecordedModelCallError : undefined
+        assert.deepStrictEqual([error?.node, error?.visit, error?.ordinal, error?.provider], ["finish", 1, 1, "llm"])
+        assert.include(error?.message, "the recorded execution made no such call")
+        assert.strictEqual(model.calls, 2, "not called")
+        const forReal = yield* Evaluation.replay(asksMore, { ...scratch, executionId: run.executionId, tenantId: run.tenantId, onUnrecorded: "call" })
+        assert.strictEqual(model.calls, 3, "the extra call was made")
+        assert.deepStrictEqual([forReal.answered, forReal.calledForReal], [2, 1])
+        assert.isFalse(forReal.passed)
+        assert.deepStrictEqual(forReal.diff, [
+          `$.summary: expected "answer 2 to finish answer 1 to draft tides (yes)", got "answer 2 to finish answer 1 to draft tides (yes) / answer 3 to one more"`
+        ])
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("another tenant's execution cannot be replayed: ExecutionNotRecordedError", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* recorded(h, wf, "acme")
+        const exit = yield* Effect.exit(Evaluation.replay(wf, { ...scratch, executionId: run.executionId, tenantId: "globex" }))
+        assert.strictEqual(errorTag(exit), "ExecutionNotRecordedError")
+        assert.include(Exit.isFailure(exit) ? String(Option.getOrThrow(Exit.findErrorOption(exit))) : "", "tenant globex")
+        const byDefault = yield* Effect.exit(Evaluation.fromExecution(run.executionId))
+        assert.strictEqual(errorTag(byDefault), "ExecutionNotRecordedError", "the default tenant does not see acme's")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("an answer JSON cannot write is kept as unrecordable, and its replay says so", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model, { firstAnswer: () => 10n })
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* recorded(h, wf)
+        const snapshot = Option.getOrThrow(yield* (yield* ExecutionHistoryStore).get(run.tenantId, run.executionId))
+        const first = snapshot.answers?.[0]
+        assert.strictEqual(first?.node, "write")
+        assert.isFalse(first !== undefined && "answer" in first)
+        assert.include(first?.unrecordable, "BigInt")
+        const exit = yield* Effect.exit(Evaluation.replay(wf, { ...scratch, executionId: run.executionId, tenantId: run.tenantId }))
+        assert.strictEqual(errorTag(exit), "UnrecordedModelCallError")
+        assert.include(Exit.isFailure(exit) ? String(Option.getOrThrow(Exit.findErrorOption(exit))) : "", "the recorded answer was not kept")
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
+    it.effect("a golden case round-trips through its file text, and evaluate passes and fails by the current code", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model)
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const run = yield* recorded(h, wf)
+        const golden = yield* Evaluation.fromExecution(run.executionId, { tenantId: run.tenantId })
+        assert.deepStrictEqual(golden.decisions, ["yes"])
+        const text = Evaluation.encodeCase(golden)
+        const back = yield* Evaluation.decodeCase(text, "golden.json")
+        assert.deepStrictEqual(back, golden)
+        const same = yield* Evaluation.evaluate([summarize(model)], [back], scratch)
+        assert.deepStrictEqual([same.passed, same.failed], [1, 0])
+        const changed = yield* Evaluation.evaluate([summarize(model, { post: (t) => `${t}!` })], [back, { ...back, name: "other", workflowName: "gone" }], scratch)
+        assert.deepStrictEqual([changed.passed, changed.failed], [0, 2])
+        assert.deepStrictEqual(changed.results[0]!.diff, [
+          `$.summary: expected "answer 2 to finish answer 1 to draft tides (yes)", got "answer 2 to finish answer 1 to draft tides (yes)!"`
+        ])
+        assert.include(changed.results[1]!.error, "no workflow named gone")
+        // A case missing its last decision cannot answer the pause.
+        const short = yield* Evaluation.evaluate([wf], [{ ...back, decisions: [] }], scratch)
+        assert.include(short.results[0]!.error, "paused once more than the 0 recorded decision(s)")
+        const bad = yield* Effect.exit(Evaluation.decodeCase(JSON.stringify({ ...JSON.parse(text), input: undefined, answers: 3 }), "bad.json"))
+        assert.strictEqual(errorTag(bad), "GoldenCaseError")
+        assert.strictEqual(errorTag(yield* Effect.exit(Evaluation.decodeCase("{", "broken.json"))), "GoldenCaseError")
+        assert.strictEqual(model.calls, 2)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+  })
+}
+
+describe("evaluation with the history off", () => {
+  it.effect("nothing to replay: HistoryOffError", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.exit(Evaluation.replay(summarize(makeModel()), { ...scratch, executionId: "e-1" }))
+      assert.strictEqual(errorTag(exit), "HistoryOffError")
+      assert.include(Exit.isFailure(exit) ? String(Option.getOrThrow(Exit.findErrorOption(exit))) : "", "provide an ExecutionHistoryStore")
+    }))
+})
