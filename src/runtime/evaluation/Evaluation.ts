@@ -28,7 +28,7 @@
  *
  * @since 0.3.0
  */
-import { Context, Effect, Layer, Option, Schema } from "effect"
+import { Context, Effect, Layer, Option, References, Schema } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import { CheckpointStore } from "../../stores/CheckpointStore.ts"
@@ -57,8 +57,27 @@ import { Baton, type BatonShape, type ExecutionOutput } from "../Baton.ts"
 import { ExecutionFailedError } from "../Errors.ts"
 import * as ModelCalls from "../internal/evaluation/ModelCalls.ts"
 import * as Compare from "../internal/evaluation/Compare.ts"
+import type { Comparator, Result } from "../internal/evaluation/Compare.ts"
 import { Observer } from "../Observer.ts"
 import * as Workflow from "../Workflow.ts"
+
+export type {
+  /**
+   * Compares an expected output with a replay's (both JSON, the recorded one
+   * decoded by the workflow's output schema); true when they match.
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  Comparator,
+  /**
+   * What a replay ended with, and how it compares with the record.
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  Result
+} from "../internal/evaluation/Compare.ts"
 
 export {
   /**
@@ -202,15 +221,6 @@ export const Case = Schema.Struct({
 export type Case = typeof Case.Type
 
 /**
- * Compares an expected output with a replay's (both JSON, the recorded one
- * decoded by the workflow's output schema); true when they match.
- *
- * @category models
- * @since 0.3.0
- */
-export type Comparator = Compare.Comparator
-
-/**
  * How a replay runs.
  *
  * @category models
@@ -227,14 +237,6 @@ export interface RunOptions {
   /** Compares the outputs (default: equal as JSON). */
   readonly compare?: Comparator | undefined
 }
-
-/**
- * What a replay ended with, and how it compares with the record (see `Compare.Result`'s fields).
- *
- * @category models
- * @since 0.3.0
- */
-export type Result = Compare.Result
 
 /**
  * Why a replay could not be run to its end.
@@ -363,6 +365,8 @@ export const run = <W extends Workflow.AnyWorkflow>(
     const baton = Context.get(
       yield* Layer.build(scratch).pipe(
         Effect.updateContext((ctx: Context.Context<any>) => Context.omit(...realStores)(ctx) as Context.Context<any>),
+        // The scratch runtime's start (its notes about the memory stores) is not the app's to read.
+        Effect.provideService(References.MinimumLogLevel, "Warn"),
         Effect.mapError((e) => new NotReplayableError({ name: c.name, reason: `its scratch runtime did not start: ${e instanceof Error ? e.message : String(e)}` }))
       ),
       Baton
