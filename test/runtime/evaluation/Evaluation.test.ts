@@ -45,6 +45,36 @@ for (const backend of backends) {
         assert.strictEqual((yield* (yield* ExecutionHistoryStore).list({ tenantId: run.tenantId, limit: 10 })).length, 1)
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
+    it.effect("a visit run again after a takeover keeps the answers of its last try, whose output the replay matches", () =>
+      Effect.gen(function*() {
+        const model = makeModel()
+        const wf = summarize(model, { slowWrite: "45 seconds" })
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const started = yield* h.run(0, (b) => b.start(wf, { topic: "tides" }, { tenantId: "acme" }))
+        const handle = yield* Fiber.join(started)
+        yield* h.settle
+        assert.strictEqual(model.calls, 1, "instance 0 asked, then works 45 s")
+        yield* h.kill(0)
+        yield* h.advance("31 seconds") // its lease ran out: instance 1 takes the tree and runs the step again
+        yield* h.advance("45 seconds")
+        assert.strictEqual(model.calls, 2)
+        const paused = yield* Fiber.join(yield* h.run(1, (b) => b.await(handle)))
+        if (paused._tag !== "Paused") return assert.fail("expected a pause")
+        yield* Fiber.join(yield* h.run(1, (b) => b.resume({ tenantId: "acme", pauseId: paused.pauses[0]!.pauseId, decision: "no" })))
+        const snapshot = Option.getOrThrow(yield* (yield* ExecutionHistoryStore).get("acme", handle.executionId))
+        assert.deepStrictEqual(snapshot.answers?.map((a) => [a.node, a.visit, a.ordinal, a.answer]), [
+          ["write", 1, 0, { text: "answer 2 to draft tides" }],
+          ["finish", 1, 0, { text: "answer 3 to finish answer 2 to draft tides (no)" }]
+        ])
+        const replayed = yield* Evaluation.replay(wf, { ...scratch, executionId: handle.executionId, tenantId: "acme" }).pipe(
+          Effect.forkChild,
+          Effect.tap(() => h.advance("45 seconds")), // the replay's step works 45 s on the test's clock too
+          Effect.flatMap(Fiber.join)
+        )
+        assert.isTrue(replayed.passed, replayed.diff.join("\n"))
+        assert.strictEqual(model.calls, 3)
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
     it.effect("a changed node (other post-processing of the answer) is a mismatch with a diff of the outputs", () =>
       Effect.gen(function*() {
         const model = makeModel()

@@ -4,7 +4,7 @@
  * model's answer differently, one that asks an extra question.
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Effect, Schema } from "effect"
+import { type Duration, Effect, Schema } from "effect"
 import * as Provider from "../../../src/runtime/limits/Provider.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 
@@ -34,6 +34,8 @@ export interface Variant {
   readonly extraCall?: boolean | undefined
   /** What the first answer is, instead of the model's (an answer JSON cannot write). */
   readonly firstAnswer?: (() => unknown) | undefined
+  /** How long the first node works after its model call (on the step's Clock). */
+  readonly slowWrite?: Duration.Input | undefined
 }
 
 export const summarize = (model: Model, variant: Variant = {}) =>
@@ -46,7 +48,7 @@ export const summarize = (model: Model, variant: Variant = {}) =>
         Effect.map(
           Provider.guard(llm, { holder: ctx.instanceId, model: "m-1" })(variant.firstAnswer === undefined ? model.ask(`draft ${s.topic}`) : Effect.sync(variant.firstAnswer)),
           (a) => ({ draft: typeof a === "object" && a !== null && "text" in a ? String(a.text) : String(a) })
-        )))
+        ).pipe(Effect.tap(() => variant.slowWrite === undefined ? Effect.void : Effect.sleep(variant.slowWrite)))))
       .addNode("approve", Workflow.step(async (s: typeof State.State) => {
         const verdict = interrupt({ question: `publish ${s.draft}?` }) as string
         return { verdict }
