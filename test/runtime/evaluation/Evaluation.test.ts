@@ -5,28 +5,33 @@ import * as Evaluation from "../../../src/runtime/evaluation/Evaluation.ts"
 import { ExecutionHistoryStore } from "../../../src/stores/ExecutionHistoryStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { backends, errorTag } from "../fixtures.ts"
-import { makeModel, summarize } from "./fixtures.ts"
+import { makeModel, summarize, type Variant } from "./fixtures.ts"
 
 const scratch = { scratch: MemoryStores.layer }
 
-/** Runs `summarize` on instance 0 until it pauses, answers the pause on instance 1: its execution id and tenant. */
-const recorded = (h: Harness.Harness, wf: ReturnType<typeof summarize>, tenantId = "acme") =>
+/**
+ * A fresh model and `summarize` (as `variant` says) on a Harness of two
+ * instances; the workflow run on instance 0 until it pauses, its pause
+ * answered "yes" on instance 1: the model, the workflow, and the run.
+ */
+const recorded = (variant: Variant = {}) =>
   Effect.gen(function*() {
+    const model = makeModel()
+    const wf = summarize(model, variant)
+    const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+    const tenantId = "acme"
     const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { topic: "tides" }, { tenantId })))
     if (paused._tag !== "Paused") return yield* Effect.die("expected a pause")
     const done = yield* Fiber.join(yield* h.run(1, (b) => b.resume({ tenantId, pauseId: paused.pauses[0]!.pauseId, decision: "yes" })))
     assert.strictEqual(done._tag, "Finished")
-    return { executionId: paused.executionId, tenantId, output: done._tag === "Finished" ? done.output : undefined }
+    return { model, wf, run: { executionId: paused.executionId, tenantId, output: done._tag === "Finished" ? done.output : undefined } }
   })
 
 for (const backend of backends) {
   describe(`evaluation on ${backend.name}`, () => {
     it.effect("answers recorded on two instances replay on a scratch runtime: an unchanged workflow matches, the model is not called", () =>
       Effect.gen(function*() {
-        const model = makeModel()
-        const wf = summarize(model)
-        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
-        const run = yield* recorded(h, wf)
+        const { model, run } = yield* recorded()
         assert.strictEqual(model.calls, 2)
         const snapshot = Option.getOrThrow(yield* (yield* ExecutionHistoryStore).get(run.tenantId, run.executionId))
         assert.deepStrictEqual(snapshot.input, { topic: "tides" })
@@ -77,10 +82,7 @@ for (const backend of backends) {
 
     it.effect("a changed node (other post-processing of the answer) is a mismatch with a diff of the outputs", () =>
       Effect.gen(function*() {
-        const model = makeModel()
-        const wf = summarize(model)
-        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
-        const run = yield* recorded(h, wf)
+        const { model, run } = yield* recorded()
         const changed = summarize(model, { post: (t) => t.toUpperCase() })
         const result = yield* Evaluation.replay(changed, { ...scratch, executionId: run.executionId, tenantId: run.tenantId })
         assert.isFalse(result.passed)
@@ -100,10 +102,7 @@ for (const backend of backends) {
 
     it.effect("a changed workflow asking an extra model call fails with UnrecordedModelCallError; onUnrecorded call makes it for real", () =>
       Effect.gen(function*() {
-        const model = makeModel()
-        const wf = summarize(model)
-        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
-        const run = yield* recorded(h, wf)
+        const { model, run } = yield* recorded()
         const asksMore = summarize(model, { extraCall: true })
         const exit = yield* Effect.exit(Evaluation.replay(asksMore, { ...scratch, executionId: run.executionId, tenantId: run.tenantId }))
         assert.strictEqual(errorTag(exit), "UnrecordedModelCallError")
@@ -122,10 +121,7 @@ for (const backend of backends) {
 
     it.effect("another tenant's execution cannot be replayed: ExecutionNotRecordedError", () =>
       Effect.gen(function*() {
-        const model = makeModel()
-        const wf = summarize(model)
-        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
-        const run = yield* recorded(h, wf, "acme")
+        const { run, wf } = yield* recorded()
         const exit = yield* Effect.exit(Evaluation.replay(wf, { ...scratch, executionId: run.executionId, tenantId: "globex" }))
         assert.strictEqual(errorTag(exit), "ExecutionNotRecordedError")
         assert.include(Exit.isFailure(exit) ? String(Option.getOrThrow(Exit.findErrorOption(exit))) : "", "tenant globex")
@@ -135,10 +131,7 @@ for (const backend of backends) {
 
     it.effect("an answer JSON cannot write is kept as unrecordable, and its replay says so", () =>
       Effect.gen(function*() {
-        const model = makeModel()
-        const wf = summarize(model, { firstAnswer: () => 10n })
-        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
-        const run = yield* recorded(h, wf)
+        const { run, wf } = yield* recorded({ firstAnswer: () => 10n })
         const snapshot = Option.getOrThrow(yield* (yield* ExecutionHistoryStore).get(run.tenantId, run.executionId))
         const first = snapshot.answers?.[0]
         assert.strictEqual(first?.node, "write")
@@ -151,10 +144,7 @@ for (const backend of backends) {
 
     it.effect("a golden case round-trips through its file text, and evaluate passes and fails by the current code", () =>
       Effect.gen(function*() {
-        const model = makeModel()
-        const wf = summarize(model)
-        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
-        const run = yield* recorded(h, wf)
+        const { model, run, wf } = yield* recorded()
         const golden = yield* Evaluation.fromExecution(run.executionId, { tenantId: run.tenantId })
         assert.deepStrictEqual(golden.decisions, ["yes"])
         const text = Evaluation.encodeCase(golden)
