@@ -1,8 +1,9 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { MemoryStores } from "../../../layers/memory/index.ts"
 import * as Evaluation from "../../../src/runtime/evaluation/Evaluation.ts"
 import { ExecutionHistoryStore } from "../../../src/stores/ExecutionHistoryStore.ts"
+import { reservedPrefix, TreeStore } from "../../../src/stores/TreeStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { backends, errorTag } from "../fixtures.ts"
 import { makeModel, summarize, type Variant } from "./fixtures.ts"
@@ -170,6 +171,24 @@ for (const backend of backends) {
 }
 
 describe("evaluation with the history off", () => {
+  it.effect("no answer is noted in the tree without an ExecutionHistoryStore (and with one, it is)", () =>
+    Effect.gen(function*() {
+      const notedWhilePaused = (history: boolean) =>
+        Effect.gen(function*() {
+          const wf = summarize(makeModel())
+          const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
+          const paused = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { topic: "tides" })))
+          if (paused._tag !== "Paused") return yield* Effect.die("expected a pause")
+          const keys = yield* TreeStore.use((t) => t.list(paused.tenantId, paused.executionId, `${reservedPrefix}history/answer/`))
+          return keys.map((k) => (k.value as { node: string }).node)
+        }).pipe(
+          Effect.updateContext((ctx: Context.Context<any>) => history ? ctx : Context.omit(ExecutionHistoryStore)(ctx)),
+          Effect.provide(Layer.fresh(MemoryStores.layer))
+        )
+      assert.deepStrictEqual(yield* notedWhilePaused(true), ["write"])
+      assert.deepStrictEqual(yield* notedWhilePaused(false), [])
+    }))
+
   it.effect("nothing to replay: HistoryOffError", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Evaluation.replay(summarize(makeModel()), { ...scratch, executionId: "e-1" }))
