@@ -3,6 +3,8 @@ import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { MemoryStores } from "../../../layers/memory/index.ts"
 import * as Evaluation from "../../../src/runtime/evaluation/Evaluation.ts"
 import { ExecutionHistoryStore } from "../../../src/stores/ExecutionHistoryStore.ts"
+import { LeaseStore } from "../../../src/stores/LeaseStore.ts"
+import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import { reservedPrefix, TreeStore } from "../../../src/stores/TreeStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { backends, errorTag } from "../fixtures.ts"
@@ -47,8 +49,10 @@ for (const backend of backends) {
         assert.deepStrictEqual(result.diff, [])
         assert.deepStrictEqual(result.actual, { status: "Finished", output: run.output, error: null })
         assert.deepStrictEqual([result.answered, result.unused, result.calledForReal], [2, 0, 0])
-        // The scratch runtime wrote nothing to the app's stores: still one snapshot.
+        // The scratch runtime wrote nothing to the app's stores: still one snapshot, one execution, no lease.
         assert.strictEqual((yield* (yield* ExecutionHistoryStore).list({ tenantId: run.tenantId, limit: 10 })).length, 1)
+        assert.deepStrictEqual((yield* (yield* RecordStore).list({ tenantId: run.tenantId, limit: 10 })).records.map((r) => r.executionId), [run.executionId])
+        assert.isTrue(Option.isNone(yield* (yield* LeaseStore).get(run.tenantId, run.executionId)))
       }).pipe(Effect.provide(Layer.fresh(backend.stores))))
 
     it.effect("a visit run again after a takeover keeps the answers of its last try, whose output the replay matches", () =>
