@@ -55,6 +55,7 @@ export * as Leader from "./runtime/Leader.ts"
 export * as BatonMetrics from "./runtime/Metrics.ts"
 export * as StoreTracing from "./runtime/StoreTracing.ts"
 export * as Workflow from "./runtime/Workflow.ts"
+export * as Evaluation from "./runtime/evaluation/Evaluation.ts"
 export type { UnwindingView } from "./runtime/Baton.ts"
 // The checkpoint lifecycle
 export type { CheckpointPage, CheckpointsOptions, CheckpointView, DeleteThreadOptions } from "./runtime/Baton.ts"
@@ -130,6 +131,7 @@ export {
   exportJsonLines,
   type HistoryCursor,
   type HistoryQuery,
+  type ModelAnswer,
   type PauseVisit,
   type StepVisit,
   toJsonLines

@@ -36,14 +36,26 @@
  *   give, each with its source, and the stores named (see `Diagnostics`).
  * - `check [--instances N]` — warnings with stable ids for a configuration
  *   that runs but not as intended; exit code 6 when there are any.
+ * - `replay <execution> --workflows MODULE [--tenant T] [--call-unrecorded]`
+ *   — replays a recorded execution against the workflows the module exports
+ *   (see `Evaluation`: model answers and pause decisions from the record,
+ *   everything else run for real, on scratch stores in memory); exit code 1
+ *   when its output differs from the record's, with the diff.
+ * - `golden <execution> --out FILE [--tenant T] [--name N]` — writes the
+ *   recorded execution's golden case (no workflow code needed).
+ * - `eval <file-or-folder>… --workflows MODULE [--call-unrecorded]` — runs
+ *   each golden case against the current workflows: PASS or FAIL with the
+ *   diff; exit code 1 when any fails.
  *
  * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
  * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
  * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json` (fields named
  * as in the API and over HTTP: `tenantId`, `executionId`, `rootExecutionId`,
  * `threadId`, `workflowName`, `pauseId`, `instanceId`, `createdAt`, …).
- * Exit codes: 0 done, 1 unexpected failure, 2 bad usage (stores named
- * wrongly included), 3 not found, 4 conflict (already answered, nothing to
+ * Exit codes: 0 done (every replayed case passed), 1 unexpected failure or
+ * a replay that does not match (or cannot run: an unrecorded model call or
+ * decision), 2 bad usage (stores named wrongly, a workflows module or case
+ * file that is not one, included), 3 not found, 4 conflict (already answered, nothing to
  * cancel), 5 a store failed, 6 `check` found warnings.
  *
  * The backends are given by the caller (`src/cli/main.ts` wires SQLite and
@@ -68,6 +80,10 @@ import { ScheduleStore } from "../stores/ScheduleStore.ts"
 import type { ScheduleView, SchedulesShape } from "../runtime/Schedules.ts"
 import type { StoreProbe } from "../stores/StoreProbe.ts"
 import * as Diagnose from "./internal/Diagnose.ts"
+import * as Evaluate from "./internal/Evaluate.ts"
+import * as Evaluation from "../runtime/evaluation/Evaluation.ts"
+import type { IdGenerator } from "../stores/Ids.ts"
+import type { StoreServices } from "../stores/StoreServices.ts"
 
 /**
  * Which shared stores the command works on.
@@ -90,6 +106,13 @@ export interface Backends {
   readonly schemaVersion: () => Promise<number>
   /** The `StoreProbe` of a target, for `baton check` (without it, check looks at the configuration only). */
   readonly probe?: ((target: Target) => Layer.Layer<StoreProbe, unknown>) | undefined
+  /**
+   * Fresh in-memory stores for a replay's scratch runtime (`MemoryStores.layer`),
+   * for `baton replay` and `baton eval` (without it, they fail saying so).
+   *
+   * @since 0.3.0
+   */
+  readonly scratch?: (() => Layer.Layer<StoreServices | IdGenerator, unknown>) | undefined
 }
 
 /**
@@ -582,6 +605,14 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
       return { code: ExitCode.conflict, message: error.message ?? error._tag }
     case "StoreError":
       return { code: ExitCode.store, message: error.message ?? error._tag }
+    case "ExecutionNotRecordedError":
+    case "HistoryOffError":
+      return { code: ExitCode.notFound, message: error.message ?? error._tag }
+    case "WorkflowsModuleError":
+    case "CaseFileError":
+    case "GoldenCaseError":
+    case "NotReplayableError":
+      return { code: ExitCode.usage, message: error.message ?? error._tag }
     // Stores named wrongly (a path in no folder, a malformed URL) are fixed in the command line, like a bad flag.
     case "BatonConfigError":
     case "InvalidInputError":
@@ -602,7 +633,7 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
  */
 export const run = (args: ReadonlyArray<string>, backends: Backends) => {
   const commands = root.pipe(
-    Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules, describeCommand, checkCommand, checkpoints])
+    Command.withSubcommands([status, list, show, leases, pauses, resume, cancel, sweep, migrate(backends.schemaVersion), signal, schedules, describeCommand, checkCommand, checkpoints, replayCommand, goldenCommand, evalCommand])
   )
   return Command.runWith(commands, { version: "0.1.0" })(args).pipe(
     Effect.provideService(CliBackends, backends),
@@ -646,3 +677,54 @@ const checkCommand = Command.make("check", {
     yield* output(report, () => Diagnose.checkText(report))
     if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
   }))).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))
+
+const workflowsFlag = Flag.String("workflows").pipe(Flag.withDescription("module exporting the app's workflows (.js; .ts on Node 24)"))
+const callUnrecorded = Flag.Boolean("call-unrecorded").pipe(
+  Flag.withDescription("make a model call the record has no answer for, for real (default: the replay fails)"),
+  Flag.withDefault(false)
+)
+
+/** The run options of a replay: scratch stores in memory from the executable. */
+const runOptions = (callForReal: boolean) =>
+  Effect.gen(function*() {
+    const backends = yield* CliBackends
+    if (backends.scratch === undefined) return yield* Effect.fail(new CliFailure(ExitCode.usage, "this executable has no scratch stores for a replay (Backends.scratch)"))
+    return { scratch: backends.scratch(), onUnrecorded: callForReal ? "call" : "fail" } satisfies Evaluation.RunOptions as Evaluation.RunOptions
+  })
+
+const replayCommand = Command.make("replay", { execution: Argument.String("execution"), tenant, workflows: workflowsFlag, callUnrecorded }, (flags) =>
+  withStores(Effect.gen(function*() {
+    const workflows = yield* Evaluate.loadWorkflows(flags.workflows)
+    const c = yield* Evaluation.fromExecution(flags.execution, { tenantId: Option.getOrElse(flags.tenant, () => defaultTenant) })
+    const workflow = yield* Evaluate.workflowFor(workflows, c, flags.workflows)
+    // The CLI provides no service of the app's: the workflows' Effect steps may need none (see docs/evaluation.md).
+    const result = yield* (Evaluation.run(workflow, c, yield* runOptions(flags.callUnrecorded)) as Effect.Effect<Evaluation.Result, Evaluation.ReplayError>)
+    yield* output(result, () => Evaluate.resultText(result))
+    if (!result.passed) return yield* Effect.fail(new CliFailure(ExitCode.failed, ""))
+  }))).pipe(Command.withDescription("Replay a recorded execution against the current workflows: model answers and decisions from the record, the rest run for real"))
+
+const goldenCommand = Command.make("golden", {
+  execution: Argument.String("execution"),
+  tenant,
+  out: Flag.String("out").pipe(Flag.withDescription("the golden case file to write")),
+  name: Flag.String("name").pipe(Flag.withDescription("the case's name (default: the execution id)"), Flag.optional)
+}, (flags) =>
+  withStores(Effect.gen(function*() {
+    const c = yield* Evaluation.fromExecution(flags.execution, { tenantId: Option.getOrElse(flags.tenant, () => defaultTenant), name: Option.getOrUndefined(flags.name) })
+    yield* Evaluate.writeCase(flags.out, c)
+    const summary = { file: flags.out, name: c.name, workflowName: c.workflowName, answers: c.answers.length, decisions: c.decisions.length, status: c.expected.status }
+    yield* output(summary, () => `wrote ${flags.out}: case ${c.name} of ${c.workflowName}, ${c.answers.length} model answer(s), ${c.decisions.length} decision(s), ${c.expected.status}`)
+  }))).pipe(Command.withDescription("Write a recorded execution's golden case (input, model answers, decisions, expected output) to a file"))
+
+const evalCommand = Command.make("eval", {
+  cases: Argument.String("cases").pipe(Argument.withDescription("golden case files, or folders of them (*.json)"), Argument.atLeast(1)),
+  workflows: workflowsFlag,
+  callUnrecorded
+}, (flags) =>
+  Effect.gen(function*() {
+    const workflows = yield* Evaluate.loadWorkflows(flags.workflows)
+    const cases = yield* Evaluate.readCases(flags.cases)
+    const report = yield* (Evaluation.evaluate(workflows, cases, yield* runOptions(flags.callUnrecorded)) as Effect.Effect<Evaluation.Report>)
+    yield* output(report, () => [...report.results.map(Evaluate.resultText), `${report.passed} passed, ${report.failed} failed`].join("\n"))
+    if (report.failed > 0) return yield* Effect.fail(new CliFailure(ExitCode.failed, ""))
+  })).pipe(Command.withDescription("Run golden cases against the current workflows: PASS or FAIL with a diff of the outputs"))

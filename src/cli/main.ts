@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * The `baton` executable: the command line of `BatonCli` over the SQLite and
- * Postgres backends. The one file under `src/` that imports backends: it is
+ * Postgres backends (and memory stores for a replay's scratch runtime). The one file under `src/` that imports backends: it is
  * the program that wires them (the architecture test names it). Each backend
  * is loaded only when a command uses it (a command starts faster).
  *
@@ -29,6 +29,7 @@ const backends: BatonCli.Backends = {
       const { PgStores } = await import("../../layers/pg/index.ts")
       return PgStores.layer({ url: target.url, schema: target.schema, tablePrefix: target.tablePrefix, maxConnections: 2, wakeups: false })
     })),
+  scratch: () => Layer.unwrap(Effect.promise(async () => (await import("../../layers/memory/index.ts")).MemoryStores.layer)),
   schemaVersion: async () => (await import("../../layers/sql/SqlMigrations.ts")).latestVersion,
   probe: (target) =>
     Layer.unwrap(Effect.promise(async (): Promise<Layer.Layer<any, unknown>> => {

@@ -522,6 +522,12 @@ export interface StepContext extends RunsIn {
   readonly waitFor: <A = unknown>(name: string, options?: StepWaits.WaitForOptions) => Promise<StepWaits.SignalResult<A>>
 }
 
+/** LangGraph's step of a root graph's node call (undefined inside a subgraph). */
+const graphStepOf = (config: LangGraphRunnableConfig): number | undefined =>
+  ReusedKeys.isRootStep(config.metadata?.langgraph_checkpoint_ns as string | undefined)
+    ? config.metadata?.langgraph_step as number | undefined
+    : undefined
+
 /**
  * The step context of a node call. Fails if the node is not running under baton.
  *
@@ -534,9 +540,7 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
     (config.configurable?.__pregel_task_id as string | undefined)
   const node = (config.metadata?.langgraph_node as string | undefined) ?? "?"
   if (taskId === undefined) throw new Error("stepContext: LangGraph gave this node no task id; call it from a node of a baton workflow.")
-  const step = ReusedKeys.isRootStep(config.metadata?.langgraph_checkpoint_ns as string | undefined)
-    ? config.metadata?.langgraph_step as number | undefined
-    : undefined
+  const step = graphStepOf(config)
   const idempotencyKey = ReusedKeys.keyFor(pass.reusedKeys, step, node, ReusedKeys.stepKey(pass.tenantId, pass.threadId, taskId))
   let launches = 0
   return {
@@ -771,7 +775,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U,
   const node = (state: S, config: LangGraphRunnableConfig): Promise<U> => {
     const ctx = stepContext(config)
     const run = () => Promise.resolve().then(() => body(state, ctx))
-    return passOf(config).runBody(ctx.node, undo === undefined ? run : () => run().then((result) => registered(config, ctx, result)), ctx.idempotencyKey)
+    return passOf(config).runBody(ctx.node, undo === undefined ? run : () => run().then((result) => registered(config, ctx, result)), ctx.idempotencyKey, graphStepOf(config))
       .catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
@@ -802,7 +806,8 @@ export const effectStep = <S, U, E, R, R2 = never>(
     return passOf(config).runEffect(
       ctx.node,
       undo === undefined ? effect : Effect.tap(effect, (result) => Effect.tryPromise({ try: () => registered(config, ctx, result), catch: (e) => e })),
-      ctx.idempotencyKey
+      ctx.idempotencyKey,
+      graphStepOf(config)
     ).catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {

@@ -48,6 +48,29 @@ export type PauseVisit = Pick<
 >
 
 /**
+ * One model answer of a recorded execution, as a replay answers it: the
+ * answer of call `ordinal` (0 for the first) of visit `visit` (1 for the
+ * first) of `node`, made through `Provider.guard` in an Effect step of the
+ * root — of the visit's last try, the one its later steps saw.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ModelAnswer {
+  readonly node: string
+  readonly visit: number
+  readonly ordinal: number
+  /** The provider's key (with fallbacks: the key given to the guard that answered). */
+  readonly provider: string
+  /** The model the call named (`GuardOptions.model`), null when none. */
+  readonly model: string | null
+  /** The answer's JSON form; absent when it had none (see `unrecordable`). */
+  readonly answer?: unknown
+  /** Why the answer was not kept (JSON cannot write it: a BigInt, a cycle, `undefined`). */
+  readonly unrecordable?: string | undefined
+}
+
+/**
  * How an execution ended.
  *
  * @category models
@@ -80,6 +103,28 @@ export interface ExecutionSnapshot {
   readonly spend: unknown
   /** The holder that ended it (the snapshot was written under its lease). */
   readonly endedBy: { readonly holder: string; readonly epoch: number }
+  /**
+   * The root's input as it was kept (JSON), when it was: what a replay runs
+   * from. Absent in snapshots written before 0.3.0.
+   *
+   * @since 0.3.0
+   */
+  readonly input?: unknown
+  /**
+   * The graph's final state of a Finished execution (its JSON form, before
+   * the workflow's output schema): what a replay's output is compared with.
+   * Absent when it did not finish, or when JSON cannot write it.
+   *
+   * @since 0.3.0
+   */
+  readonly output?: unknown
+  /**
+   * The answers of the root's guarded model calls (`Provider.guard` in an
+   * Effect step), by node, visit and ordinal: what a replay answers from.
+   *
+   * @since 0.3.0
+   */
+  readonly answers?: ReadonlyArray<ModelAnswer> | undefined
 }
 
 /**

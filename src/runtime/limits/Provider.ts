@@ -43,6 +43,7 @@ import { type HealthComponent, pingTimeout } from "../Health.ts"
 import * as Definition from "../internal/limits/ProviderDefinition.ts"
 import type { Provider, Window } from "../internal/limits/ProviderDefinition.ts"
 import * as ProviderSlots from "./ProviderSlots.ts"
+import { ModelCalls, type UnrecordedModelCallError } from "../internal/evaluation/ModelCalls.ts"
 
 export type {
   /**
@@ -85,6 +86,12 @@ export interface GuardOptions {
   readonly budgets?: ReadonlyArray<Budget.Budget> | undefined
   /** Charged to `budgets` before the call (default 0: only checked). */
   readonly cost?: number | undefined
+  /**
+   * The model the call asks, kept with its recorded answer (see `Evaluation`).
+   *
+   * @since 0.3.0
+   */
+  readonly model?: string | undefined
 }
 
 /**
@@ -100,6 +107,7 @@ export type GuardError =
   | CircuitBreaker.CircuitBreakerError
   | StoreError
   | InvalidInputError
+  | UnrecordedModelCallError
 
 /**
  * The services a guarded call uses.
@@ -236,11 +244,22 @@ const throughBreaker = <A, E, R>(
 /**
  * Guards `call` with every limit of `provider` (see the module doc).
  *
+ * In an Effect step of a root execution (`Workflow.effectStep`) with an
+ * `ExecutionHistoryStore`, the call's answer is recorded with the
+ * execution's history; under a replay (`Evaluation.replay`) the recorded
+ * answer is answered instead, with no limit consulted and nothing charged
+ * (see `Evaluation`).
+ *
  * @category combinators
  * @since 0.1.0
  */
 export const guard = (provider: Provider, options: GuardOptions) =>
 <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E | GuardError, R | GuardServices> =>
+  Effect.flatMap(Effect.serviceOption(ModelCalls), (calls) =>
+    calls._tag === "None" ? limited(provider, options, call) : calls.value.call(provider.key, options.model, limited(provider, options, call)))
+
+/** The call under every limit of `provider`. */
+const limited = <A, E, R>(provider: Provider, options: GuardOptions, call: Effect.Effect<A, E, R>): Effect.Effect<A, E | GuardError, R | GuardServices> =>
   Effect.gen(function*() {
     if (options.budgets !== undefined && options.budgets.length > 0) {
       yield* Budget.check(options.budgets)

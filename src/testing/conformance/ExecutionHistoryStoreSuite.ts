@@ -69,6 +69,13 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
     }],
     spend: null,
     endedBy: { holder: lease.holder, epoch: lease.epoch },
+    // What a replay reads (since 0.3.0): kept whole like the rest.
+    input: { topic: "tides" },
+    output: { topic: "tides", summary: "…" },
+    answers: [
+      { node: "draft", visit: 1, ordinal: 0, provider: "llm", model: "m-1", answer: { text: "a", tokens: [1, 2] } },
+      { node: "draft", visit: 1, ordinal: 1, provider: "llm", model: null, unrecordable: "JSON cannot write it (BigInt)" }
+    ],
     ...over
   })
 

@@ -17,12 +17,14 @@ import {
   type EndStatus,
   ExecutionHistoryStore,
   type ExecutionSnapshot,
+  type ModelAnswer,
   type StepVisit
 } from "../../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../../stores/Lease.ts"
 import { LedgerStore } from "../../../stores/LedgerStore.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
-import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
+import { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
+import * as ModelCalls from "../evaluation/ModelCalls.ts"
 
 /** Reserved names (under `@baton/`) of the step visits noted in the tree, and of the ends a pass reports. */
 const visitName = (key: string, holder: string) => `history/visit/${holder}/${key}`
@@ -44,6 +46,8 @@ interface VisitRow {
   /** The holder's lease epoch and its count of visits: the order of visits started at one instant. */
   readonly epoch: number
   readonly seq: number
+  /** LangGraph's step of the visit (a root's step; absent inside a subgraph): the node's visits, for the model answers. */
+  readonly step?: number | undefined
 }
 interface EndRow {
   readonly endedAt: number
@@ -67,7 +71,7 @@ interface EndsRow {
  * @since 0.1.0
  */
 export interface StepRecorder {
-  readonly around: <A>(node: string, key: string, body: () => Promise<A>) => Promise<A>
+  readonly around: <A>(node: string, key: string, body: () => Promise<A>, step?: number) => Promise<A>
   readonly undo: <A, E, R>(node: string, key: string, body: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
   readonly flush: Effect.Effect<void>
 }
@@ -103,12 +107,12 @@ export const stepRecorder = (options: {
     ends[key] = { endedAt: now(), outcome }
   }
   /** Notes a visit's start; answers the key its end is reported under. */
-  const started = (node: string, key: string, undo?: true) =>
+  const started = (node: string, key: string, undo?: true, step?: number) =>
     Effect.suspend(() => {
       const n = (visits.get(key) ?? 0) + 1
       visits.set(key, n)
       const endKey = n === 1 ? key : `${key}#${n}`
-      const row: VisitRow = { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq, ...(n === 1 ? {} : { endKey }), ...(undo ? { undo } : {}) }
+      const row: VisitRow = { node, key, holder, instanceId, startedAt: now(), epoch, seq: ++seq, ...(n === 1 ? {} : { endKey }), ...(undo ? { undo } : {}), ...(step === undefined ? {} : { step }) }
       return Effect.as(note(visitName(endKey, holder), row), endKey)
     })
   /**
@@ -117,8 +121,8 @@ export const stepRecorder = (options: {
    * the body starts in the same turn, without a promise hop), else a promise
    * of it.
    */
-  const startNow = (node: string, key: string): string | Promise<string> => {
-    const fiber = Effect.runFork(started(node, key))
+  const startNow = (node: string, key: string, step: number | undefined): string | Promise<string> => {
+    const fiber = Effect.runFork(started(node, key, undefined, step))
     const exit = fiber.pollUnsafe()
     if (exit !== undefined) return Exit.isSuccess(exit) ? exit.value : Promise.reject(Cause.squash(exit.cause))
     return new Promise((resolve, reject) => fiber.addObserver((exit) => Exit.isSuccess(exit) ? resolve(exit.value) : reject(Cause.squash(exit.cause))))
@@ -131,7 +135,7 @@ export const stepRecorder = (options: {
     }
   }
   return {
-    around: (node, key, body) => {
+    around: (node, key, body, step) => {
       const run = (endKey: string) =>
         start(body).then(
           (value) => {
@@ -143,7 +147,7 @@ export const stepRecorder = (options: {
             return Promise.reject(error)
           }
         )
-      const noted = startNow(node, key)
+      const noted = startNow(node, key, step)
       return typeof noted === "string" ? run(noted) : noted.then(run)
     },
     // An interrupted try (the holder stopped) reports no end, like a step its holder left: Unfinished.
@@ -163,12 +167,13 @@ export const stepRecorder = (options: {
 }
 
 /** The noted visits of a tree, attempts numbered per step in start order. */
-const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: ExecutionRecord, status: EndStatus) {
-  // One read of the tree's history keys: the visits and the ends reported.
-  const noted = yield* tree.list(record.tenantId, record.rootExecutionId, historyPrefix)
-  const visits = noted.filter((v) => v.key.startsWith(visitsPrefix))
+const visitRowsOf = (noted: ReadonlyArray<TreeEntry>) =>
+  noted.filter((v) => v.key.startsWith(visitsPrefix))
     .map((v) => v.value as VisitRow)
     .sort((a, b) => a.startedAt - b.startedAt || a.epoch - b.epoch || a.seq - b.seq)
+
+const visitsOf = (noted: ReadonlyArray<TreeEntry>, status: EndStatus) => {
+  const visits = visitRowsOf(noted)
   const ends = new Map<string, EndRow>()
   for (const e of noted.filter((v) => v.key.startsWith(endsPrefix))) {
     const row = e.value as EndsRow
@@ -194,7 +199,46 @@ const visitsOf = Effect.fnUntraced(function*(tree: TreeStoreShape, record: Execu
       ...(row.undo ? { undo: true } : {})
     }
   })
-})
+}
+
+/**
+ * The model answers noted for the tree (see `ModelCalls`), as a snapshot
+ * keeps them: of each visit (node, LangGraph step) the answers of its last
+ * try (the latest epoch, then the latest try on it), the visits of a node
+ * numbered in step order — every visit noted counts, with calls or not.
+ */
+const answersOf = (noted: ReadonlyArray<TreeEntry>): ReadonlyArray<ModelAnswer> => {
+  const rows = noted.filter((v) => v.key.startsWith(ModelCalls.answersPrefix, reservedPrefix.length)).map((v) => v.value as ModelCalls.AnswerRow)
+  if (rows.length === 0) return []
+  const stepsOf = new Map<string, Set<number>>()
+  const stepOfNode = (node: string, step: number) => {
+    const steps = stepsOf.get(node) ?? new Set()
+    stepsOf.set(node, steps.add(step))
+  }
+  for (const v of visitRowsOf(noted)) if (v.step !== undefined && v.undo === undefined) stepOfNode(v.node, v.step)
+  for (const r of rows) stepOfNode(r.node, r.step)
+  const lastTry = new Map<string, { epoch: number; attempt: number }>()
+  for (const r of rows) {
+    const visit = JSON.stringify([r.node, r.step])
+    const last = lastTry.get(visit)
+    if (last === undefined || r.epoch > last.epoch || (r.epoch === last.epoch && r.attempt > last.attempt)) lastTry.set(visit, { epoch: r.epoch, attempt: r.attempt })
+  }
+  return rows
+    .filter((r) => {
+      const last = lastTry.get(JSON.stringify([r.node, r.step]))!
+      return r.epoch === last.epoch && r.attempt === last.attempt
+    })
+    // In the order they were asked: by LangGraph step, then node, then ordinal.
+    .sort((a, b) => a.step - b.step || (a.node < b.node ? -1 : a.node > b.node ? 1 : 0) || a.ordinal - b.ordinal)
+    .map((r): ModelAnswer => ({
+      node: r.node,
+      visit: [...stepsOf.get(r.node)!].sort((a, b) => a - b).indexOf(r.step) + 1,
+      ordinal: r.ordinal,
+      provider: r.provider,
+      model: r.model,
+      ...(r.unrecordable === undefined ? { answer: r.answer } : { unrecordable: r.unrecordable })
+    }))
+}
 
 /**
  * The spend of an execution as a snapshot keeps it (see `Budget`): the
@@ -250,7 +294,8 @@ export const save = Effect.fnUntraced(function*(
   error: string | null,
   lease: Lease,
   recorder?: StepRecorder | undefined,
-  input: Option.Option<Option.Option<unknown>> = Option.none()
+  input: Option.Option<Option.Option<unknown>> = Option.none(),
+  output: Option.Option<unknown> = Option.none()
 ) {
   const history = yield* Effect.serviceOption(ExecutionHistoryStore)
   if (Option.isNone(history) || record.executionId !== record.rootExecutionId) return
@@ -259,6 +304,10 @@ export const save = Effect.fnUntraced(function*(
   const pauses = yield* PauseStore
   const now = yield* Clock.currentTimeMillis
   const kept = Option.isSome(input) ? input.value : yield* tree.get(record.tenantId, record.rootExecutionId, `${reservedPrefix}input`)
+  // One read of the tree's history keys: the visits, the ends reported and the model answers.
+  const noted = yield* tree.list(record.tenantId, record.rootExecutionId, historyPrefix)
+  const keptOutput = Option.isSome(output) ? ModelCalls.jsonForm(output.value) : undefined
+  const answers = answersOf(noted)
   const snapshot: ExecutionSnapshot = {
     tenantId: record.tenantId,
     executionId: record.executionId,
@@ -271,7 +320,7 @@ export const save = Effect.fnUntraced(function*(
     error,
     startedAt: record.createdAt,
     endedAt: now,
-    steps: yield* visitsOf(tree, record, status),
+    steps: visitsOf(noted, status),
     pauses: (yield* pauses.listByRoot(record.tenantId, record.rootExecutionId, ["Pending", "Resolved", "Taken", "Cancelled"])).map((p) => ({
       pauseId: p.pauseId,
       executionId: p.executionId,
@@ -283,7 +332,10 @@ export const save = Effect.fnUntraced(function*(
       resolvedBy: p.resolvedBy
     })),
     spend: yield* spendOf(record, now),
-    endedBy: { holder: lease.holder, epoch: lease.epoch }
+    endedBy: { holder: lease.holder, epoch: lease.epoch },
+    ...(Option.isSome(kept) ? { input: kept.value } : {}),
+    ...(keptOutput?._tag === "Json" ? { output: keptOutput.value } : {}),
+    ...(answers.length > 0 ? { answers } : {})
   }
   yield* history.value.saveIfAbsent(snapshot, lease, now).pipe(Effect.catchTag("InvalidInputError", Effect.die))
 })

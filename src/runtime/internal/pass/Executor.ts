@@ -7,7 +7,8 @@
 import type { ReusedKeys } from "./ReusedKeys.ts"
 import * as StepClock from "../StepClock.ts"
 import { Command, isInterrupted } from "@langchain/langgraph"
-import { Cause, Clock, Deferred, Effect, Exit, type Metric, Option, Redacted } from "effect"
+import { Cause, Clock, Context, Deferred, Effect, Exit, type Metric, Option, Redacted } from "effect"
+import * as ModelCalls from "../evaluation/ModelCalls.ts"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildLaunch from "../children/ChildLaunch.ts"
 import * as Timers from "../timers/Deliver.ts"
@@ -222,8 +223,8 @@ const makeHandle = (
       touch()
     }
   })
-  const gated = <A>(node: string, step: () => Promise<A>, key?: string): Promise<A> => {
-    const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step)
+  const gated = <A>(node: string, step: () => Promise<A>, key?: string, graphStep?: number): Promise<A> => {
+    const body = recorder === undefined || key === undefined ? step : () => recorder.around(node, key, step, graphStep)
     const p = inSlot === undefined ? body() : inSlot(node, body)
     Passes.nameBody(p, node, key)
     pass.bodies.add(p)
@@ -243,6 +244,10 @@ const makeHandle = (
   let pseudonymKey: Promise<Uint8Array> | undefined
   // The order steps of this pass finished in (with the lease epoch: the order of the tree's undos).
   let undoSeq = 0
+  const replay = Context.getOption(instance.services, ModelCalls.ReplaySource)
+  const modelCalls = Option.isSome(replay)
+    ? ModelCalls.replayer(replay.value, record)
+    : ModelCalls.recorder({ services: instance.services, tree, record, holder, now: () => clock.currentTimeMillisUnsafe() })
   const bodyClock = StepClock.withSleep(clock, (d) => Effect.acquireUseRelease(parked(1), () => clock.sleep(d), () => parked(-1)))
   return {
     tenantId: record.tenantId,
@@ -263,7 +268,7 @@ const makeHandle = (
         throw e
       }),
     // Each body in its step span, under the pass's span (see Tracing).
-    runBody: (node, step, key) => gated(node, () => steps.promise(node, step), key),
+    runBody: (node, step, key, graphStep) => gated(node, () => steps.promise(node, step), key, graphStep),
     registerUndo: (node, key, result) =>
       Effect.runPromiseExit(
         Undo.register(tree, holder, record, { node, key, result: result ?? null, seq: ++undoSeq, at: clock.currentTimeMillisUnsafe() })
@@ -288,7 +293,12 @@ const makeHandle = (
         yieldSlot: StepSlots.yieldSlot,
         now: () => clock.currentTimeMillisUnsafe()
       }, n, workflow as AnyWorkflow, inputs, launchOptions),
-    runEffect: (node, body, key) => gated(node, () => steps.effect(node, Effect.provideService(body, Clock.Clock, bodyClock), holder.signal), key),
+    runEffect: (node, body, key, graphStep) => {
+      // Its guarded model calls are recorded with the history, or answered from the record under a replay (see ModelCalls).
+      const calls = modelCalls?.(node, graphStep)
+      const provided = calls === undefined ? body : Effect.provideService(body, ModelCalls.ModelCalls, calls)
+      return gated(node, () => steps.effect(node, Effect.provideService(provided, Clock.Clock, bodyClock), holder.signal), key, graphStep)
+    },
     now: () => clock.currentTimeMillisUnsafe(),
     timers: Timers.available(instance)
   }
@@ -545,7 +555,7 @@ const finish = Effect.fnUntraced(function*(p: Pass, output: unknown) {
   yield* p.honourCancelRequest
   // A child hands its undos to its parent first; one whose parent ended or unwinds undoes itself (see `Undo.handOff`).
   if (!(yield* Undo.handOff(p.unwinder))) return yield* Effect.flatMap(p.cancelled, Effect.fail)
-  yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder, p.input.known)
+  yield* History.save(p.record, "Finished", null, p.holder.lease, p.recorder, p.input.known, Option.some(output))
   yield* setStatus(p, ["Running"], "Finished")
   yield* p.dropTreeKeys
   p.count(Metrics.executionsEnded, { workflow: p.workflow.name, status: "Finished" })

@@ -34,7 +34,7 @@ export interface PassHandle {
   /** True while the pass may still act: not aborted, and its lease confirmed up to now by the local fence. */
   readonly leaseHeld: () => boolean
   /** Runs a step body, tracked until it settles (even after the pass was aborted); `key` (the step's idempotency key) names its visit in the history. */
-  readonly runBody: <A>(node: string, body: () => Promise<A>, key?: string) => Promise<A>
+  readonly runBody: <A>(node: string, body: () => Promise<A>, key?: string, step?: number) => Promise<A>
   /** The execution tree's pseudonym key, made on first use (see `Pseudonyms`). */
   readonly pseudonymKey: () => Promise<Uint8Array>
   /** Launches children from the step keyed `stepKey` (its `n`th launch): their outputs in launch order (see `ChildLaunch`). */
@@ -46,8 +46,12 @@ export interface PassHandle {
     inputs: ReadonlyArray<unknown>,
     options?: LaunchOptions
   ) => Promise<ReadonlyArray<unknown>>
-  /** Runs an Effect step body with the instance's services; interrupted when the pass's signal aborts. */
-  readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>, key?: string) => Promise<A>
+  /**
+   * Runs an Effect step body with the instance's services; interrupted when
+   * the pass's signal aborts. `step` (LangGraph's step of the visit) keys its
+   * guarded model calls' answers (see `ModelCalls`).
+   */
+  readonly runEffect: <A, E>(node: string, body: Effect.Effect<A, E>, key?: string, step?: number) => Promise<A>
   /**
    * Records durably that the step `key` of `node` finished with `result` and
    * has an undo (see `Undo.register`); rejects when the pass may not write
