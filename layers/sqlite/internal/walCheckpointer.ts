@@ -21,6 +21,7 @@
  */
 import { Duration, Effect } from "effect"
 import type { Worker as NodeWorker } from "node:worker_threads"
+import type { WalCheckpointOutcome } from "../SqliteClient.ts"
 
 /**
  * The `wal_autocheckpoint` the main connection keeps while checkpoints run
@@ -28,11 +29,8 @@ import type { Worker as NodeWorker } from "node:worker_threads"
  */
 export const fallbackPages = 10_000
 
-/** What one checkpoint did (SQLite's answer), or why it did nothing. */
-export type Outcome =
-  | { readonly _tag: "Done"; readonly log: number; readonly checkpointed: number }
-  | { readonly _tag: "Busy" }
-  | { readonly _tag: "Failed"; readonly message: string }
+/** What one checkpoint did (see `SqliteClient.WalCheckpointOutcome`). */
+export type Outcome = WalCheckpointOutcome
 
 /** The worker: one connection to the file, one PASSIVE checkpoint per message. */
 const workerSource = `
