@@ -10,7 +10,7 @@
  * options are typed errors naming the field.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
+import { Effect, Exit, Fiber, Option } from "effect"
 import { DebounceStore } from "../../../src/stores/DebounceStore.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import { Harness } from "../../../src/testing/index.ts"
@@ -82,6 +82,27 @@ for (const backend of backends) {
         assert.deepStrictEqual(done._tag === "Finished" && done.output.done, 3)
         const next = yield* h.baton(0).start(wf, { n: 4 }, { debounce })
         assert.notStrictEqual(next.executionId, first.executionId, "the next start opens a new burst")
+      }).pipe(Effect.scoped, Effect.provide(backend.stores)))
+
+    it.effect("deleting the thread of a debounced execution before it fired leaves nothing to fire: no run, no window, the key starts afresh", () =>
+      Effect.gen(function*() {
+        const log = makeLog()
+        const wf = job(log, "1 second")
+        const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+        const debounce = { key: "gone", window: "5 seconds" as const }
+        const first = yield* h.baton(0).start(wf, { n: 1 }, { debounce })
+        yield* h.advance("1 second")
+        yield* h.baton(1).deleteThread(first.threadId)
+        assert.isTrue(Option.isNone(yield* DebounceStore.use((s) => s.get("default", first.executionId))), "the window went with the thread")
+        yield* h.advance("5 seconds")
+        yield* h.advance("1 second")
+        assert.deepStrictEqual(log.began, [], "nothing ran on the deleted thread")
+        assert.deepStrictEqual(yield* recordsOf("default"), [], "and nothing was recorded again")
+        const next = yield* h.baton(0).start(wf, { n: 2 }, { debounce })
+        assert.notStrictEqual(next.executionId, first.executionId, "the next start opens a new window")
+        yield* h.advance("5 seconds")
+        yield* h.advance("1 second")
+        assert.deepStrictEqual(log.began, [2])
       }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
     it.effect("the instance that opened the window dies: another instance fires it on time", () =>
