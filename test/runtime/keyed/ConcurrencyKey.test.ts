@@ -11,7 +11,7 @@
  * errors naming the field, with nothing written.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber } from "effect"
+import { Context, Effect, Exit, Fiber, type Scope } from "effect"
 import { backends } from "../fixtures.ts"
 import { ConcurrencyKeyStore } from "../../../src/stores/ConcurrencyKeyStore.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
@@ -132,6 +132,40 @@ describe(`keyed concurrency on ${backend.name}`, () => {
       yield* h.advance("10 seconds")
       assert.deepStrictEqual(yield* statuses("default", [record!.executionId]), ["Finished"])
       assert.deepStrictEqual(yield* entriesOf("default", "k"), [])
+    }).pipe(Effect.scoped, Effect.provide(backend.stores)))
+
+  it.effect("an instance built without a ConcurrencyKeyStore leaves a keyed tree to the instances that have one, instead of failing it", () =>
+    Effect.gen(function*() {
+      const log = makeLog()
+      const wf = job(log)
+      let stopped = false
+      let stop: Effect.Effect<void> = Effect.void
+      const h = yield* Harness.make({
+        instances: 1,
+        baton: { workflows: [wf] },
+        beforeStoreCall: (call) =>
+          Effect.suspend(() => {
+            if (stopped || call.operation !== "baton/ConcurrencyKeyStore.enqueue") return Effect.void
+            stopped = true
+            return stop
+          })
+      })
+      stop = Effect.orDie(h.kill(0))
+      const handle = yield* h.baton(0).start(wf, { n: 1 }, { concurrencyKey: { key: "k", limit: 1 } })
+      yield* h.settle
+      assert.isTrue(stopped, "killed after recording the root, before placing its entry")
+      // A second fleet member over the same rows, built without the keyed store (a mixed deployment).
+      const bare = yield* Harness.make({ instances: 1, baton: { workflows: [wf], maxRecoveryAttempts: 2, recoveryBackoff: "1 second" } }).pipe(
+        Effect.updateContext((context: Context.Context<Harness.HarnessStores | Scope.Scope>) => Context.omit(ConcurrencyKeyStore)(context) as typeof context)
+      )
+      for (let i = 0; i < 12; i++) yield* bare.advance("30 seconds")
+      assert.deepStrictEqual(log.began, [], "it cannot run the tree through its gate")
+      assert.deepStrictEqual(yield* statuses("default", [handle.executionId]), ["Running"], "nor does it fail it: it is left for an instance that can")
+      yield* h.restart(0)
+      yield* h.advance("31 seconds")
+      assert.deepStrictEqual(log.began, [1], "an instance with the store places, admits and runs it")
+      yield* h.advance("10 seconds")
+      assert.deepStrictEqual(yield* statuses("default", [handle.executionId]), ["Finished"])
     }).pipe(Effect.scoped, Effect.provide(backend.stores)))
 
   it.effect("the instance that freed a slot dies before moving the waiter it admitted: another instance's look moves it", () =>

@@ -24,6 +24,7 @@
  */
 import { Clock, Context, Effect, Option } from "effect"
 import { DebounceStore, type DebounceStoreShape } from "../../../stores/DebounceStore.ts"
+import { StoreError } from "../../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import { reservedPrefix, TreeStore } from "../../../stores/TreeStore.ts"
@@ -97,13 +98,26 @@ export const pass = (instance: InstanceShape, record: ExecutionRecord, holder: L
       return Option.none<unknown>()
     })
     if (store === undefined) {
-      return yield* Effect.die(new Error(`execution ${rootExecutionId} was started with debounce, but this instance has no DebounceStore`))
+      return yield* new StoreError({
+        store: "DebounceStore",
+        operation: "get",
+        kind: "Config",
+        reason: `execution ${rootExecutionId} was started with debounce, and this instance has no DebounceStore: give every instance the same store bundle`
+      })
     }
     let window = yield* store.get(tenantId, rootExecutionId)
     if (Option.isNone(window)) {
       // A firing that kept the input and moved the record on, then stopped: its window was dropped since. Finish it.
       const kept = yield* tree.get(tenantId, rootExecutionId, reservedPrefix + inputKeyName)
-      if (Option.isNone(kept)) return yield* Effect.die(new Error(`the debounce window of execution ${rootExecutionId} is gone before it fired`))
+      // Neither window nor kept input: its thread was deleted while this pass waited for the lease.
+      if (Option.isNone(kept)) {
+        return yield* new StoreError({
+          store: "DebounceStore",
+          operation: "get",
+          kind: "Data",
+          reason: `the debounce window of execution ${rootExecutionId} is gone before it fired, and no input was kept: its thread was deleted meanwhile`
+        })
+      }
       yield* tree.saveReservedFenced(tenantId, rootExecutionId, Gate.firedName, { firedAt: yield* Clock.currentTimeMillis }, holder.lease, yield* Clock.currentTimeMillis)
       return Option.some(kept.value)
     }

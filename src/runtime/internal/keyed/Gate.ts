@@ -21,6 +21,7 @@
 import { Clock, Context, Effect, Option } from "effect"
 import { ConcurrencyKeyStore, type ConcurrencyKeyStoreShape, type KeyEntry } from "../../../stores/ConcurrencyKeyStore.ts"
 import { DebounceStore } from "../../../stores/DebounceStore.ts"
+import { StoreError } from "../../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import { reservedPrefix, TreeStore, type TreeEntry } from "../../../stores/TreeStore.ts"
@@ -101,6 +102,38 @@ export interface Marker {
 export const storeOf = (instance: InstanceShape): ConcurrencyKeyStoreShape | undefined =>
   Option.getOrUndefined(Context.getOption(instance.services, ConcurrencyKeyStore))
 
+/** The keyed trees an instance without the store said it leaves alone (said once each). */
+const leftAlone = new WeakMap<InstanceShape, Set<string>>()
+
+/**
+ * Whether this instance lacks the store a keyed tree waits on (a fleet of
+ * mixed store bundles): the tree is then left to an instance that has it —
+ * said once per tree in the log — not run, and not failed.
+ *
+ * @category internal
+ * @since 0.3.0
+ */
+export const cannotMove = (instance: InstanceShape, record: ExecutionRecord, stops: ReadonlyArray<TreeEntry>) =>
+  Effect.suspend(() => {
+    const missing = waitingOf(stops) !== undefined && storeOf(instance) === undefined
+      ? "ConcurrencyKeyStore"
+      : debounceWaiting(stops) && Option.isNone(Context.getOption(instance.services, DebounceStore))
+      ? "DebounceStore"
+      : undefined
+    if (missing === undefined) return Effect.succeed(false)
+    const said = leftAlone.get(instance) ?? new Set<string>()
+    leftAlone.set(instance, said)
+    const key = `${record.tenantId}/${record.rootExecutionId}`
+    if (said.has(key)) return Effect.succeed(true)
+    said.add(key)
+    return Effect.as(
+      Effect.logWarning(
+        `execution ${record.rootExecutionId} waits on its ${missing === "ConcurrencyKeyStore" ? "concurrency key" : "debounce window"}, and this instance has no ${missing}: it is left to an instance that has one (give every instance the same store bundle)`
+      ).pipe(Effect.annotateLogs({ executionId: record.rootExecutionId, tenantId: record.tenantId })),
+      true
+    )
+  })
+
 /**
  * The marker of a tree not admitted yet, from its reserved keys; undefined for
  * a tree without a key or one admitted already.
@@ -168,7 +201,12 @@ export const pass = (instance: InstanceShape, record: ExecutionRecord, holder: L
     const store = storeOf(instance)
     const { tenantId, rootExecutionId } = record
     if (store === undefined) {
-      return yield* Effect.die(new Error(`execution ${rootExecutionId} was started with a concurrency key, but this instance has no ConcurrencyKeyStore`))
+      return yield* new StoreError({
+        store: "ConcurrencyKeyStore",
+        operation: "enqueue",
+        kind: "Config",
+        reason: `execution ${rootExecutionId} was started with a concurrency key, and this instance has no ConcurrencyKeyStore: give every instance the same store bundle`
+      })
     }
     const placed = yield* store.enqueue({ tenantId, key: marker.key, executionId: rootExecutionId, limit: marker.limit, now: yield* Clock.currentTimeMillis })
     handOff(instance, placed.admitted, rootExecutionId)

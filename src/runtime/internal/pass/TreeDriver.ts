@@ -315,6 +315,8 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     if (stops.some((e) => e.key === Cancel.requestKey)) {
       return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease, Effect.void, yield* unwinder), Effect.fail)
     }
+    // A keyed tree on an instance without the store it waits on is left to one that has it (not run, not failed).
+    if (yield* Gate.cannotMove(yield* Instance, record, stops)) return Option.none<ExecutionOutput>()
     // A root started with a concurrency key and not admitted yet: it runs from its input once admitted, else rests.
     const keyed = Gate.waitingOf(stops)
     if (keyed !== undefined) {
