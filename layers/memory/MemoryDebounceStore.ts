@@ -5,7 +5,8 @@
  * @since 0.2.0
  */
 import { Effect, Layer, Option } from "effect"
-import { type DebounceWindow, DebounceStore } from "../../src/stores/DebounceStore.ts"
+import { type DebounceWindow, DebounceStore, executionIdTaken } from "../../src/stores/DebounceStore.ts"
+import type { InvalidInputError } from "../../src/stores/Errors.ts"
 import { type DebounceMemoryRow, key, MemoryState } from "./MemoryState.ts"
 
 const windowOf = (row: DebounceMemoryRow): DebounceWindow => ({
@@ -26,14 +27,15 @@ const byCursor = (a: DebounceMemoryRow, b: DebounceMemoryRow) =>
 export const make = MemoryState.useSync((rows) =>
   DebounceStore.make({
     offer: (o) =>
-      Effect.sync(() => {
+      Effect.suspend((): Effect.Effect<{ readonly opened: boolean; readonly window: DebounceWindow }, InvalidInputError> => {
         const open = [...rows.debounces.values()].find((w) => w.open && w.tenantId === o.tenantId && w.key === o.key)
         if (open !== undefined) {
           const fireAt = o.maxWaitMillis === undefined ? o.fireAt : Math.min(o.fireAt, open.createdAt + o.maxWaitMillis)
           const next: DebounceMemoryRow = { ...open, input: JSON.stringify(o.input ?? null), fireAt, version: open.version + 1, updatedAt: o.now }
           rows.debounces.set(key(open.tenantId, open.executionId), next)
-          return { opened: false, window: windowOf(next) }
+          return Effect.succeed({ opened: false, window: windowOf(next) })
         }
+        if (rows.debounces.has(key(o.tenantId, o.executionId))) return Effect.fail(executionIdTaken(o.executionId))
         const row: DebounceMemoryRow = {
           tenantId: o.tenantId,
           key: o.key,
@@ -48,7 +50,7 @@ export const make = MemoryState.useSync((rows) =>
           updatedAt: o.now
         }
         rows.debounces.set(key(o.tenantId, o.executionId), row)
-        return { opened: true, window: windowOf(row) }
+        return Effect.succeed({ opened: true, window: windowOf(row) })
       }),
     close: (tenantId, executionId, expected, now) =>
       Effect.sync(() => {

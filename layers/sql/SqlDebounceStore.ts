@@ -13,8 +13,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type DebounceStoreShape, DebounceStore, type DebounceWindow } from "../../src/stores/DebounceStore.ts"
-import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { type DebounceStoreShape, DebounceStore, type DebounceWindow, executionIdTaken } from "../../src/stores/DebounceStore.ts"
+import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -69,8 +69,17 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
                 ON CONFLICT DO NOTHING
                 RETURNING ${columns}`
               if (made.length > 0) return { opened: true, window: windowOf(made[0]!) }
+              // Not inserted: a racing first offer opened the key's window (the next UPDATE moves it), or a window
+              // with this id is kept already.
+              const kept = yield* sql`SELECT 1 AS kept FROM ${windows} WHERE tenant_id = ${o.tenantId} AND execution_id = ${o.executionId}`
+              if (kept.length > 0) return yield* Effect.fail(executionIdTaken(o.executionId))
             }
-            return yield* Effect.die(new Error(`DebounceStore.offer: the window of key ${o.key} kept changing between statements`))
+            return yield* new StoreError({
+              store,
+              operation: "offer",
+              kind: "Busy",
+              reason: `the window of key ${o.key} was opened and closed by other offers ${offerAttempts} times while this one tried`
+            })
           })),
       close: (tenantId, executionId, expected, now) =>
         run(store, "close", () =>

@@ -10,7 +10,7 @@
  * @since 0.2.0
  */
 import { Context, type Effect, type Option } from "effect"
-import type { InvalidInputError, StoreError } from "./Errors.ts"
+import { InvalidInputError, type StoreError } from "./Errors.ts"
 import type { ExecutionId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
@@ -74,8 +74,10 @@ export type Failure = StoreError | InvalidInputError
  * - `offer`, in one atomic step: with a window of the key open, sets its
  *   `input` and `fireAt` — the earlier of the offer's `fireAt` and
  *   `createdAt + maxWaitMillis` when the offer has one — (+ 1 on `version`,
- *   `updatedAt` = `now`) and answers it (`opened: false`); otherwise opens a new window with the offer's ids
- *   (version 1) and answers it (`opened: true`). Of N concurrent offers of
+ *   `updatedAt` = `now`) and answers it (`opened: false`); otherwise opens
+ *   a new window with the offer's ids (version 1) and answers it (`opened:
+ *   true`), or refuses the offer with {@link executionIdTaken} when a window
+ *   with its `executionId` is kept already. Of N concurrent offers of
  *   one key exactly one opens, and every offer answers that window;
  * - `close` closes the window while it is open and its version is
  *   `expected` (+ 1 on `version`) and answers it; `None` when it is gone,
@@ -98,6 +100,21 @@ export interface DebounceStoreShape {
   /** One cheap round trip to the backend. */
   readonly ping: Effect.Effect<void, StoreError>
 }
+
+/**
+ * The refusal of an offer whose `executionId` names a window the store keeps
+ * already (a closed one whose firing is under way, say): every backend
+ * answers it alike, and the kept window is left as it was.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export const executionIdTaken = (executionId: string): InvalidInputError =>
+  new InvalidInputError({
+    operation: "DebounceStore.offer",
+    field: "executionId",
+    reason: `names window ${executionId}, which the store keeps already: a new window takes a new execution id`
+  })
 
 /**
  * The store of debounce windows.

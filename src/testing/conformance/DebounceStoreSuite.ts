@@ -83,6 +83,18 @@ export const debounceStoreSuite = (options: SuiteOptions<DebounceStore>): void =
         assert.deepStrictEqual([free.window.createdAt, free.window.version, free.window.input], [base, 4, { n: 4 }])
       }))
 
+    it.effect("an offer whose executionId names a window already kept (a closed one of its key) is refused naming executionId, and the window stays", () =>
+      Effect.gen(function*() {
+        const stores = yield* Stores
+        const first = offerOf()
+        yield* stores.first.offer(first)
+        const closed = some(yield* stores.first.close(first.tenantId, first.executionId, 1, base + 1), "close")
+        yield* expectInvalid(stores.second.offer({ ...first, input: { n: 2 }, now: base + 2 }), "executionId", "the id of a closed window")
+        assert.deepStrictEqual(some(yield* stores.first.get(first.tenantId, first.executionId), "get"), closed, "the closed window is as it was")
+        const next = yield* stores.second.offer({ ...first, executionId: ids("exec"), input: { n: 3 }, now: base + 3 })
+        assert.isTrue(next.opened, "a new id opens the key's next window")
+      }))
+
     it.effect(`of ${racers} racing offers of one key exactly one opens; every offer answers that window`, () =>
       Effect.gen(function*() {
         const stores = yield* Stores
