@@ -48,6 +48,18 @@ const client = async (path = Path.join(dir, `storage-${++n}.db`)) => {
   return { path, run, recordStatements, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
+/** The fence of a holder whose lease stays confirmed, at time `at`. */
+const heldFence = (lease: Lease, at: number): Fence => ({
+  lease,
+  ttlMillis: 30_000,
+  renewMillis: 10_000,
+  now: () => at,
+  refusal: () => undefined,
+  confirmed: () => {},
+  lost: () => {},
+  renewBeforeWrite: async () => {}
+})
+
 const serde = new JsonPlusSerializer()
 const bytesOf = async (value: unknown) => (await serde.dumpsTyped(value))[1]
 
@@ -169,16 +181,7 @@ describe("the SQLite saver's storage", () => {
     const saver = new BatonCheckpointSaver(rows)
     const now = 3_000_000
     const lease = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "root", "holder-a", 30_000, now)))
-    const fence: Fence = {
-      lease,
-      ttlMillis: 30_000,
-      renewMillis: 10_000,
-      now: () => now + 1_000,
-      refusal: () => undefined,
-      confirmed: () => {},
-      lost: () => {},
-      renewBeforeWrite: async () => {}
-    }
+    const fence = heldFence(lease, now + 1_000)
     const base = { thread_id: "t", checkpoint_ns: "", [fenceKey]: fence }
     const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step: 1 }, channel_versions: { step: 1 } }
     await saver.put({ configurable: base }, checkpoint, { source: "loop", step: 1, parents: {} }, { step: 1 })
@@ -271,16 +274,7 @@ describe("the SQLite saver's storage", () => {
     const saver = new BatonCheckpointSaver(rows)
     const now = 2_000_000
     const lease = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "r1", "holder-a", 30_000, now)))
-    const fence: Fence = {
-      lease,
-      ttlMillis: 30_000,
-      renewMillis: 10_000,
-      now: () => now + 1_000,
-      refusal: () => undefined,
-      confirmed: () => {},
-      lost: () => {},
-      renewBeforeWrite: async () => {}
-    }
+    const fence = heldFence(lease, now + 1_000)
     const configurable = { thread_id: "t1", checkpoint_ns: "", [fenceKey]: fence }
     const checkpoint = (step: number): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step }, channel_versions: { step } })
     let parent: string | undefined
