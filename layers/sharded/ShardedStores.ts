@@ -72,6 +72,7 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import { duration, setting } from "../../src/stores/internal/options.ts"
 import { LeaseWakeups } from "../../src/stores/LeaseWakeups.ts"
+import { StorePartitions } from "../../src/stores/StorePartitions.ts"
 import { StoreProbe } from "../../src/stores/StoreProbe.ts"
 import * as Router from "./internal/router.ts"
 import * as Rule from "./internal/rule.ts"
@@ -89,13 +90,14 @@ import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
 export type Stores = AllStores
 
 /**
- * What this Layer provides: every store contract, routed, and an
- * `IdGenerator` (random ids).
+ * What this Layer provides: every store contract, routed, an
+ * `IdGenerator` (random ids), and `StorePartitions` (one partition per
+ * shard: the runtime runs a leader per shard).
  *
  * @category models
  * @since 0.2.0
  */
-export type Services = Stores | IdGenerator
+export type Services = Stores | IdGenerator | StorePartitions
 
 /**
  * The rule mapping a tenant to a shard's name: a function (called on every
@@ -179,7 +181,14 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
     let context = routedStores(router).pipe(
       Context.add(IdGenerator, idGenerator),
       Context.add(LeaseWakeups, leaseWakeups(router, ownLeaseWakeups)),
-      Context.add(EventWakeups, eventWakeups(router, ownEventWakeups))
+      Context.add(EventWakeups, eventWakeups(router, ownEventWakeups)),
+      Context.add(StorePartitions, {
+        names: rule.names,
+        within: (name) => {
+          const index = rule.names.indexOf(name)
+          return index < 0 ? (effect) => effect : router.within(index)
+        }
+      })
     )
     if (Option.isSome(liveness)) context = Context.add(context, InstanceLiveness, liveness.value)
     if (Option.isSome(probe)) context = Context.add(context, StoreProbe, probe.value)
