@@ -15,13 +15,17 @@ import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import * as Leader from "../../src/runtime/Leader.ts"
 import { permitKey } from "../../src/runtime/limits/TenantQuota.ts"
+import { leaderName as scheduleLeader } from "../../src/runtime/internal/schedules/Firing.ts"
+import * as Schedules from "../../src/runtime/Schedules.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
+import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { RateLimitStore, tenantKey, tenantOfKey } from "../../src/stores/RateLimitStore.ts"
 import { StorePartitions } from "../../src/stores/StorePartitions.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep } from "../runtime/fixtures.ts"
+import { report } from "../runtime/schedules/fixtures.ts"
 
 /** Memory shards over states made here, so a test reads each shard's rows apart from the router. */
 const memoryShards = (names: ReadonlyArray<string>) => {
@@ -81,6 +85,28 @@ describe("a leader per shard", () => {
         assert.isTrue(Option.isNone(yield* pauses.get(tenantId, pauseId)), `shard ${shard}'s leader pruned ${tenantId}'s settled pause`)
         const lease = yield* (yield* onShard(layerOf(shard), LeaseStore)).get(Leader.leaderTenant, retentionLease)
         assert.isTrue(Option.isSome(lease), `shard ${shard} holds its own retention leader lease`)
+      }
+    }).pipe(Effect.provide(stores))
+  })
+
+  it.effect("with the home shard b down, the schedules of the tenants of shards a and c fire, each shard under its own schedules leader", () => {
+    const { layerOf } = memoryShards(["a", "c"])
+    const tenants = { acme: "a", initech: "c" }
+    const stores = ShardedStores.layer({
+      shards: [{ name: "a", layer: layerOf("a") }, { name: "b", layer: downShard }, { name: "c", layer: layerOf("c") }],
+      route: { tenants, default: "b" }
+    })
+    return Effect.gen(function*() {
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [report], waitPoll: "1 hour" } })
+      const schedules = yield* Schedules.make
+      for (const tenantId of Object.keys(tenants)) yield* schedules.create("ten", report, { log: [] }, { tenantId, every: "10 minutes" })
+      yield* h.advance("20 minutes")
+      for (const [tenantId, shard] of Object.entries(tenants)) {
+        const records = yield* onShard(layerOf(shard), RecordStore)
+        const started = (yield* records.list({ tenantId, limit: 100 })).records
+        assert.strictEqual(started.length, 2, `${tenantId}'s schedule fired its two ticks on shard ${shard}`)
+        const lease = yield* (yield* onShard(layerOf(shard), LeaseStore)).get(Leader.leaderTenant, Leader.leaseKey(scheduleLeader))
+        assert.isTrue(Option.isSome(lease), `shard ${shard} has its own schedules leader`)
       }
     }).pipe(Effect.provide(stores))
   })
