@@ -41,7 +41,7 @@ export interface Router<S> {
   readonly reached: Effect.Effect<ReadonlyArray<Shard<S>>>
   /** `effect` confined to shard `index`: its fan-outs reach that shard alone, and the reserved tenant goes there. */
   readonly within: (index: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** The shard of the reserved tenant: what carries no tenant (rate-limit keys, instance liveness) is kept there. */
+  /** The shard of the reserved tenant: what carries no tenant (a provider's rate-limit keys, instance liveness) is kept there. */
   readonly home: Shard<S>
   /** Runs `f` on the stores of `tenantId`'s shard. */
   readonly onTenant: <A, E>(store: string, operation: string, tenantId: unknown, f: (stores: Context.Context<S>) => Effect.Effect<A, E>) => Effect.Effect<A, E | StoreError>
