@@ -26,6 +26,7 @@ import { StorePartitions } from "../../src/stores/StorePartitions.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep } from "../runtime/fixtures.ts"
 import { report } from "../runtime/schedules/fixtures.ts"
+import { pauseThenResume } from "./passes.ts"
 
 /** Memory shards over states made here, so a test reads each shard's rows apart from the router. */
 const memoryShards = (names: ReadonlyArray<string>) => {
@@ -44,15 +45,23 @@ const retentionLease = Leader.leaseKey("baton/retention")
 /** Nothing listens on port 1: every connection is refused at once, so the shard's bundle cannot be built. */
 const downShard = PgStores.layer({ url: "postgres://postgres@127.0.0.1:1/down", maxConnections: 1, wakeups: false })
 
+/**
+ * Memory shards a and c with tenants acme and initech, and shard b down — b
+ * the route's default, so the runtime's tenant `@baton` (the home shard).
+ */
+const homeDown = () => {
+  const { layerOf } = memoryShards(["a", "c"])
+  const tenants = { acme: "a", initech: "c" } as const
+  const stores = ShardedStores.layer({
+    shards: [{ name: "a", layer: layerOf("a") }, { name: "b", layer: downShard }, { name: "c", layer: layerOf("c") }],
+    route: { tenants, default: "b" }
+  })
+  return { layerOf, stores, tenants }
+}
+
 describe("a leader per shard", () => {
   it.effect("with the home shard b down, retention prunes the settled pauses of shards a and c, and their tenants' quota permits work", () => {
-    const { layerOf } = memoryShards(["a", "c"])
-    const tenants = { acme: "a", initech: "c" }
-    // The default (and so the runtime's tenant `@baton`, the home shard) is b, the shard that is down.
-    const stores = ShardedStores.layer({
-      shards: [{ name: "a", layer: layerOf("a") }, { name: "b", layer: downShard }, { name: "c", layer: layerOf("c") }],
-      route: { tenants, default: "b" }
-    })
+    const { layerOf, stores, tenants } = homeDown()
     return Effect.gen(function*() {
       const fx = makeSideEffects()
       const wf = approval(fx)
@@ -62,13 +71,8 @@ describe("a leader per shard", () => {
       })
       const settled: Array<{ tenantId: string; pauseId: string }> = []
       for (const tenantId of Object.keys(tenants)) {
-        const first = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { tenantId })))
-        assert.strictEqual(first._tag, "Paused", `${tenantId}: a pass under its quota permit, on its own shard`)
-        if (first._tag !== "Paused") return
-        const pauseId = first.pauses[0]!.pauseId
-        const second = yield* Fiber.join(yield* h.run(1, (b) => b.resume({ pauseId, decision: "yes", tenantId })))
-        assert.strictEqual(second._tag, "Finished", tenantId)
-        settled.push({ tenantId, pauseId })
+        // Each pass under its tenant's quota permit, on the tenant's own shard.
+        settled.push({ tenantId, pauseId: yield* pauseThenResume(h, wf, tenantId) })
         const one = yield* Fiber.join(yield* h.run(1, (b) => b.execute(oneStep, { log: [] }, { tenantId })))
         assert.strictEqual(one._tag, "Finished", `${tenantId}: another execution under the quota`)
       }
@@ -90,12 +94,7 @@ describe("a leader per shard", () => {
   })
 
   it.effect("with the home shard b down, the schedules of the tenants of shards a and c fire, each shard under its own schedules leader", () => {
-    const { layerOf } = memoryShards(["a", "c"])
-    const tenants = { acme: "a", initech: "c" }
-    const stores = ShardedStores.layer({
-      shards: [{ name: "a", layer: layerOf("a") }, { name: "b", layer: downShard }, { name: "c", layer: layerOf("c") }],
-      route: { tenants, default: "b" }
-    })
+    const { layerOf, stores, tenants } = homeDown()
     return Effect.gen(function*() {
       const h = yield* Harness.make({ instances: 2, baton: { workflows: [report], waitPoll: "1 hour" } })
       const schedules = yield* Schedules.make

@@ -9,11 +9,12 @@
  * execution after the cut; see docs/operating.md.)
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Fiber } from "effect"
+import { Effect } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep } from "../runtime/fixtures.ts"
+import { pauseThenResume } from "./passes.ts"
 import { proxy } from "./pgProxy.ts"
 import { ensureDatabases, onShard, shardSchema, shardUrl } from "./pgShards.ts"
 
@@ -47,13 +48,7 @@ describe("a leader per shard on Postgres", () => {
           instances: 2,
           baton: { workflows: [wf, oneStep], tenantQuota: 1, pauseRetention: "1 hour", sweepInterval: "1 minute" }
         })
-        for (const tenantId of Object.keys(tenants)) {
-          const first = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { tenantId })))
-          assert.strictEqual(first._tag, "Paused", tenantId)
-          if (first._tag !== "Paused") return
-          const second = yield* Fiber.join(yield* h.run(1, (b) => b.resume({ pauseId: first.pauses[0]!.pauseId, decision: "yes", tenantId })))
-          assert.strictEqual(second._tag, "Finished", tenantId)
-        }
+        for (const tenantId of Object.keys(tenants)) yield* pauseThenResume(h, wf, tenantId)
         cut.stop()
         for (const [tenantId, shard] of Object.entries(tenants)) {
           assert.strictEqual(yield* pausesOf(shard, tenantId), 1, `${tenantId}'s settled pause is kept within its retention`)
