@@ -179,7 +179,8 @@ export { InstanceLiveness, type InstanceLivenessShape, keyOfHolder, type Registr
 export { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreBackend, type LedgerStoreShape } from "./stores/LedgerStore.ts"
 export type { Pause, PauseStatus } from "./stores/Pause.ts"
 export { PauseStore, type PauseStoreBackend, type PauseStoreShape, type RootCursor } from "./stores/PauseStore.ts"
-export { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "./stores/RateLimitStore.ts"
+export { RateLimitStore, type RateLimitStoreShape, type SlotLease, tenantKey, tenantOfKey } from "./stores/RateLimitStore.ts"
+export { StorePartitions, type StorePartitionsShape } from "./stores/StorePartitions.ts"
 export {
   type FencedSetStatusInput,
   type ListInput,

@@ -30,16 +30,18 @@
  * | `ConcurrencyKeyStore.listAdmitted` | on every shard at once, from the same cursor; the first `limit` in (tenant, execution) order |
  * | `TimerStore.nextWake`, `ScheduleStore.nextDue`, `DebounceStore.nextDue` | on every shard at once; the earliest |
  * | `ChildQueueStore.claim` | every shard claims its first child; the first in the contract's order (deepest, longest waiting) is answered, the others are handed back to their queues at once |
- * | `TimerStore.claimDue` | shard after shard, each given what is left of `limit`; each call starts at the next shard, so no shard's timers wait behind another's (earliest first within a shard) |
+ * | `TimerStore.claimDue` | shard after shard, each given what is left of `limit`; each call starts at the next shard, so no shard's timers wait behind another's (earliest first within a shard, not across shards: a claimed timer's answer carries its claim's expiry, not the due time it was taken at, so pages cannot be merged by due time) |
  * | `PauseStore.deleteSettledBefore` | on every shard at once; the sum |
  * | `ExecutionHistoryStore.deleteEndedBefore`, `EventStore.deleteBefore`, `RequestStore.deleteExpired` (retention) | shard after shard, each given what is left of `limit`, so a call deletes at most `limit` in all |
  * | `LeaseStore.getMany` | each root on its tenant's shard (one call per shard); fails if one of them fails |
  * | every `ping` | on every shard; fails if one fails (the health check is told the truth) |
  * | the saver's `deleteThread(threadId)` | on every shard; fails if one fails |
- * | `RateLimitStore` (its keys name no tenant: a limit is the fleet's) | on the home shard |
+ * | `RateLimitStore`, a key that names its tenant (`RateLimitStore.tenantOfKey`: a tenant's quota permits, a tree's cap on its children) | on that tenant's shard |
+ * | `RateLimitStore`, every other key (a provider's slots, windows, pauses: the fleet's) | on the home shard |
  * | `InstanceLiveness`, `StoreProbe` (when the home bundle provides them) | on the home shard |
- * | the leader's lease (tenant `@baton`) | on the home shard: the shard the rule gives the tenant `@baton`, else the first shard |
- * | `LeaseWakeups` / `EventWakeups` | a release or append on its tenant's shard; a wait for any release on every shard at once |
+ * | the runtime's leader leases (tenant `@baton`: retention, the schedules' firing) | one per shard, each in its shard: the runtime runs its leader work once per shard (`StorePartitions`), confined to it |
+ * | any other lease of tenant `@baton` (`Leader.run` of your own) | on the home shard: the shard the rule gives the tenant `@baton`, else the first shard |
+ * | `LeaseWakeups` / `EventWakeups` | a release or append on its tenant's shard; a wait for any release on every shard at once; a release of tenant `@baton` told, and waited for, on every shard |
  *
  * **A shard that is down** affects its tenants only. A bundle that cannot be
  * built (its server down) does not fail this Layer: the shard is down, and
@@ -53,14 +55,31 @@
  * finds again what it missed) answer from the shards that answered, log a
  * warning for each that failed, and fail only when every shard failed; the
  * ones whose answer must be complete (`getMany`, `ping`, `deleteThread`)
- * fail with the shard's failure. The home shard holds the leader's lease
- * and the rate limits: while it is down, leader-run work (retention) and
- * rate-limited calls wait; the other tenants' executions go on.
+ * fail with the shard's failure.
  *
- * Not provided: effect's `RateLimiterStore` and `CircuitBreakerStore`
- * (provide them from one bundle, e.g. `PgLimiters.layer` on the home
- * database) and the SQL client of a bundle. The `baton` command line opens
- * one database: run it against each shard's database.
+ * **A leader per shard.** This Layer provides `StorePartitions`, one
+ * partition per shard: the runtime keeps one leader lease in each shard and
+ * runs that leader's work (retention, the schedules' firing) confined to the
+ * shard — its scans and deletes reach that shard alone. A shard that is down
+ * stops its own leader's work only; the other shards' retention and
+ * schedules go on. Tenant quotas and tree caps are on their tenants' shards.
+ *
+ * **What stays on the home shard**, and so stops for every tenant while it
+ * is down: the rate-limit keys that name no tenant (a provider's slots,
+ * windows and pauses: one budget for the fleet), the `InstanceLiveness`
+ * signals (while the home shard is unreachable, every instance's signal is
+ * lost and its trees on every shard are open to takeover at once; the epoch
+ * fence keeps that safe, but the trees' passes stop and are taken again),
+ * `StoreProbe`, and `Leader.run` campaigns of your own.
+ *
+ * Not provided: effect's `RateLimiterStore` and `CircuitBreakerStore`, and
+ * the SQL client of a bundle. Their keys are a provider's (the runtime uses
+ * `Provider.key`), naming no tenant: one limit or circuit for the whole
+ * fleet, which cannot be split over shards without splitting the budget.
+ * Provide them from one bundle (e.g. `PgLimiters.layer` on the home
+ * database, or on a database of their own so that no shard's outage stops
+ * the providers' guarded calls). The `baton` command line opens one
+ * database: run it against each shard's database.
  *
  * @since 0.2.0
  */
@@ -72,6 +91,7 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import { duration, setting } from "../../src/stores/internal/options.ts"
 import { LeaseWakeups } from "../../src/stores/LeaseWakeups.ts"
+import { StorePartitions } from "../../src/stores/StorePartitions.ts"
 import { StoreProbe } from "../../src/stores/StoreProbe.ts"
 import * as Router from "./internal/router.ts"
 import * as Rule from "./internal/rule.ts"
@@ -89,13 +109,14 @@ import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
 export type Stores = AllStores
 
 /**
- * What this Layer provides: every store contract, routed, and an
- * `IdGenerator` (random ids).
+ * What this Layer provides: every store contract, routed, an
+ * `IdGenerator` (random ids), and `StorePartitions` (one partition per
+ * shard: the runtime runs a leader per shard).
  *
  * @category models
  * @since 0.2.0
  */
-export type Services = Stores | IdGenerator
+export type Services = Stores | IdGenerator | StorePartitions
 
 /**
  * The rule mapping a tenant to a shard's name: a function (called on every
@@ -179,7 +200,14 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
     let context = routedStores(router).pipe(
       Context.add(IdGenerator, idGenerator),
       Context.add(LeaseWakeups, leaseWakeups(router, ownLeaseWakeups)),
-      Context.add(EventWakeups, eventWakeups(router, ownEventWakeups))
+      Context.add(EventWakeups, eventWakeups(router, ownEventWakeups)),
+      Context.add(StorePartitions, {
+        names: rule.names,
+        within: (name) => {
+          const index = rule.names.indexOf(name)
+          return index < 0 ? (effect) => effect : router.within(index)
+        }
+      })
     )
     if (Option.isSome(liveness)) context = Context.add(context, InstanceLiveness, liveness.value)
     if (Option.isSome(probe)) context = Context.add(context, StoreProbe, probe.value)

@@ -1,7 +1,8 @@
 /**
  * Tenants over several store bundles: `ShardedStores.layer` routes every
- * store call by its tenant to one of N bundles (N databases), and runs the
- * sweeps, claims and retention of every shard.
+ * store call by its tenant to one of N bundles (N databases), runs the
+ * sweeps and claims over every shard, and provides `StorePartitions` so that
+ * the runtime runs a leader (retention, schedules) per shard.
  *
  * @since 0.2.0
  * @module baton/sharded

@@ -16,6 +16,13 @@
  * takes over within one wake-up instead of a lease period. After a crash, a
  * campaigner takes over when the lease expires.
  *
+ * Over a partitioned store bundle (`StorePartitions`, which `ShardedStores`
+ * provides: one partition per shard), a campaign inside
+ * `StorePartitions.within(name)` keeps its lease in that partition: the
+ * runtime's own leaders (retention, the schedules' firing) campaign once per
+ * partition that way, so each shard has its own leader. A campaign outside
+ * `within` keeps its lease on the bundle's home partition.
+ *
  * A program that acts on shared state checks `Leadership.check` before each
  * action: it fails with `LeaseLostError` once the instance may no longer
  * act as leader (e.g. a process thawed after a freeze, before its

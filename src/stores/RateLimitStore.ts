@@ -1,13 +1,16 @@
 /**
  * Shared rate-limit state: concurrency slots, counting windows and pauses,
- * seen alike by every instance. Keys are application-wide (a model provider,
- * say), not per tenant.
+ * seen alike by every instance. Most keys are application-wide (a model
+ * provider, say); a key can also belong to one tenant (its quota's permits, a
+ * tree's cap on its children): such a key names its tenant in one of the two
+ * forms `tenantOfKey` reads, so that a bundle kept per tenant
+ * (`ShardedStores`) keeps it with that tenant's other rows.
  *
  * @since 0.1.0
  */
 import { Context, Effect, type Option } from "effect"
 import type { InvalidInputError, StoreError } from "./Errors.ts"
-import type { InstanceId } from "./Ids.ts"
+import type { InstanceId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 
 /**
@@ -78,6 +81,39 @@ export interface RateLimitStoreShape {
   readonly pauseUntil: (key: string, until: number) => Effect.Effect<number, Failure>
   readonly pausedUntil: (key: string) => Effect.Effect<Option.Option<number>, Failure>
   readonly ping: Effect.Effect<void, StoreError>
+}
+
+const tenantPrefix = "@tenant/"
+const quotaPrefix = "tenant-quota/"
+
+/**
+ * The key of a limit that belongs to tenant `tenantId`:
+ * `@tenant/<length of the tenant id>/<tenant id>/<name>`, from which
+ * `tenantOfKey` reads the tenant back whatever characters the id holds.
+ *
+ * @category keys
+ * @since 0.2.0
+ */
+export const tenantKey = (tenantId: TenantId, name: string): string => `${tenantPrefix}${tenantId.length}/${tenantId}/${name}`
+
+/**
+ * The tenant a key belongs to, or `undefined` for a key of the whole fleet
+ * (a provider's). Two forms name a tenant: a key made by `tenantKey`, and
+ * `tenant-quota/<tenant id>` (the tenant quota's permits, in that form
+ * since 0.1.0).
+ *
+ * @category keys
+ * @since 0.2.0
+ */
+export const tenantOfKey = (key: unknown): TenantId | undefined => {
+  if (typeof key !== "string") return undefined
+  if (key.startsWith(quotaPrefix)) return key.length > quotaPrefix.length ? key.slice(quotaPrefix.length) : undefined
+  if (!key.startsWith(tenantPrefix)) return undefined
+  const slash = key.indexOf("/", tenantPrefix.length)
+  const digits = key.slice(tenantPrefix.length, slash)
+  if (slash < 0 || !/^[1-9][0-9]*$/.test(digits)) return undefined
+  const end = slash + 1 + Number(digits)
+  return end < key.length && key[end] === "/" ? key.slice(slash + 1, end) : undefined
 }
 
 const checkSlot = (op: string, s: SlotLease) => [

@@ -6,46 +6,17 @@
  * naming the shard); the other shards' tenants start and finish executions.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Fiber, Option, type Scope } from "effect"
-import * as Net from "node:net"
+import { Effect, Exit, Fiber, Option } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { StoreError } from "../../src/stores/Errors.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep } from "../runtime/fixtures.ts"
+import { proxy } from "./pgProxy.ts"
 import { ensureDatabases, shardSchema, shardUrl } from "./pgShards.ts"
 
 await ensureDatabases()
 const schema = shardSchema("sharded_down")
-
-/** A proxy on 127.0.0.1 to `target`'s host and port; `stop` closes it and cuts every connection through it. */
-const proxy = (target: string): Effect.Effect<{ readonly url: string; readonly stop: () => void }, never, Scope.Scope> => {
-  const upstream = new URL(target)
-  const sockets = new Set<Net.Socket>()
-  return Effect.acquireRelease(
-    Effect.callback<{ readonly url: string; readonly stop: () => void }>((resume) => {
-      const server = Net.createServer((client) => {
-        const up = Net.connect(Number(upstream.port || 5432), upstream.hostname)
-        sockets.add(client).add(up)
-        const close = () => (client.destroy(), up.destroy())
-        client.on("error", close).on("close", close)
-        up.on("error", close).on("close", close)
-        client.pipe(up)
-        up.pipe(client)
-      })
-      const stop = () => {
-        server.close()
-        for (const s of sockets) s.destroy()
-      }
-      server.listen(0, "127.0.0.1", () => {
-        const url = new URL(target)
-        url.port = String((server.address() as Net.AddressInfo).port)
-        resume(Effect.succeed({ url: url.toString(), stop }))
-      })
-    }),
-    ({ stop }) => Effect.sync(stop)
-  )
-}
 
 describe("a Postgres shard lost after it was built", () => {
   it.effect("fails its tenant's calls with a retryable StoreError naming the shard; the other tenants' executions start and finish", () =>

@@ -17,6 +17,7 @@ import { IdGenerator } from "../../src/stores/Ids.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep, slow } from "../runtime/fixtures.ts"
+import { pauseThenResume } from "./passes.ts"
 
 const tenants = { acme: "a", globex: "b", initech: "c" } as const
 const route = { tenants, default: "a" }
@@ -51,13 +52,7 @@ describe("the runtime over ShardedStores", () => {
       const wf = approval(fx)
       const work = slow(fx, "45 seconds")
       const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf, work] } })
-      for (const tenantId of Object.keys(tenants)) {
-        const first = yield* Fiber.join(yield* h.run(0, (b) => b.execute(wf, { log: [] }, { tenantId })))
-        assert.strictEqual(first._tag, "Paused", tenantId)
-        if (first._tag !== "Paused") return
-        const second = yield* Fiber.join(yield* h.run(1, (b) => b.resume({ pauseId: first.pauses[0]!.pauseId, decision: "yes", tenantId })))
-        assert.strictEqual(second._tag, "Finished", tenantId)
-      }
+      for (const tenantId of Object.keys(tenants)) yield* pauseThenResume(h, wf, tenantId)
       // One slow execution per tenant at once, each on its own shard; they finish as the Clock moves.
       const runs = yield* Effect.forEach(Object.keys(tenants), (tenantId) => h.run(0, (b) => b.execute(work, { log: [] }, { tenantId })))
       yield* h.advance("45 seconds")

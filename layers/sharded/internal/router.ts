@@ -13,8 +13,11 @@
  *   `complete` fails with the first shard's failure.
  * - Any other failure (`InvalidInputError`: the caller's mistake, the same
  *   on every shard) fails the call.
+ * - Inside `within(index)` (the store partition the runtime's leader of one
+ *   shard runs in), a fan-out reaches that shard alone, and the reserved
+ *   tenant's calls (the leader leases) go to it instead of the home shard.
  */
-import { type Context, Effect, Exit, Option } from "effect"
+import { Context, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../../src/stores/Errors.ts"
 import type { Rule } from "./rule.ts"
 import type { Down, Shard } from "./shard.ts"
@@ -26,10 +29,19 @@ import type { Down, Shard } from "./shard.ts"
  */
 export const reservedTenant = "@baton"
 
+/** The shard the current fiber is confined to, of which router (see `within`). */
+const Confined = Context.Reference<{ readonly router: object; readonly index: number } | undefined>("baton/sharded/Confined", {
+  defaultValue: () => undefined
+})
+
 /** The shards and the rule, with the calls over them. */
 export interface Router<S> {
   readonly shards: ReadonlyArray<Shard<S>>
-  /** The shard of the reserved tenant: what carries no tenant (rate-limit keys, instance liveness) is kept there. */
+  /** The shards a fan-out reaches here: the one of `within`, else every shard. */
+  readonly reached: Effect.Effect<ReadonlyArray<Shard<S>>>
+  /** `effect` confined to shard `index`: its fan-outs reach that shard alone, and the reserved tenant goes there. */
+  readonly within: (index: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /** The shard of the reserved tenant: what carries no tenant (a provider's rate-limit keys, instance liveness) is kept there. */
   readonly home: Shard<S>
   /** Runs `f` on the stores of `tenantId`'s shard. */
   readonly onTenant: <A, E>(store: string, operation: string, tenantId: unknown, f: (stores: Context.Context<S>) => Effect.Effect<A, E>) => Effect.Effect<A, E | StoreError>
@@ -77,11 +89,14 @@ const onNamedShard = (shard: string) => <E>(e: E): E =>
 
 export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> => {
   const home = shards[indexOf(rule, reservedTenant) ?? 0]!
+  const token = {}
+  const confined = Effect.map(Effect.service(Confined), (c) => (c !== undefined && c.router === token ? shards[c.index] : undefined))
+  const reached = Effect.map(confined, (shard) => (shard === undefined ? shards : [shard]))
   const shardOf = (store: string, operation: string, tenantId: unknown): Effect.Effect<Shard<S>, StoreError> => {
     // An id that is no text is the shard's to refuse (InvalidInputError): it goes home.
     if (typeof tenantId !== "string" || tenantId.length === 0) return Effect.succeed(home)
-    // The runtime's own tenant is always home, whatever a rule function answers for it.
-    if (tenantId === reservedTenant) return Effect.succeed(home)
+    // The runtime's own tenant is home, whatever a rule function answers for it; inside `within`, the confined shard.
+    if (tenantId === reservedTenant) return Effect.map(confined, (shard) => shard ?? home)
     const routed = rule.route(tenantId)
     return routed._tag === "Shard"
       ? Effect.succeed(shards[routed.index]!)
@@ -101,6 +116,8 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
     )
   return {
     shards,
+    reached,
+    within: (index) => (effect) => Effect.provideService(effect, Confined, { router: token, index }),
     home,
     shardOf,
     onShard,
@@ -108,8 +125,9 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
       Effect.flatMap(shardOf(store, operation, tenantId), (shard) => onShard(store, operation, shard, f, typeof tenantId === "string" ? tenantId : undefined)),
     fanOut: <A, E>(store: string, operation: string, mode: "partial" | "complete", f: (stores: Context.Context<S>, shard: Shard<S>) => Effect.Effect<A, E>) =>
       Effect.gen(function*() {
+        const among = yield* reached
         const exits = yield* Effect.forEach(
-          shards,
+          among,
           (shard) => Effect.exit(onShard(store, operation, shard, (stores) => f(stores, shard), undefined, "now")),
           { concurrency: "unbounded" }
         )
@@ -124,7 +142,7 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
           if (Option.isNone(error) || !(error.value instanceof StoreError)) return yield* (exit as Exit.Exit<never, E | StoreError>)
           if (mode === "complete") return yield* Effect.fail(error.value)
           storeFailure ??= error.value
-          yield* Effect.logWarning(`ShardedStores: ${store}.${operation} answers without shard "${shards[i]!.name}", which failed: ${error.value.message}`)
+          yield* Effect.logWarning(`ShardedStores: ${store}.${operation} answers without shard "${among[i]!.name}", which failed: ${error.value.message}`)
         }
         if (answers.length === 0 && storeFailure !== undefined) return yield* Effect.fail(storeFailure)
         return answers

@@ -2,8 +2,8 @@
  * Every store contract over the shards: each call that names a tenant goes
  * to that tenant's shard; each call that names none is answered as its
  * module doc says (`ShardedStores`): a sweep or claim of due work over every
- * shard, a fleet-wide key (rate limits) on the home shard, a health check
- * on every shard.
+ * shard (or the one shard of `Router.within`), a fleet-wide rate-limit key on
+ * the home shard, a health check on every shard.
  */
 import type { StoreServices } from "../../../src/stores/StoreServices.ts"
 import { Context, Effect, Exit, Option } from "effect"
@@ -18,7 +18,7 @@ import type { ExecutionRecord } from "../../../src/stores/ExecutionRecord.ts"
 import { type LeaseKey, LeaseStore, type LeaseStoreShape, maxGetMany } from "../../../src/stores/LeaseStore.ts"
 import { LedgerStore, type LedgerStoreShape } from "../../../src/stores/LedgerStore.ts"
 import { PauseStore, type PauseStoreShape, type RootCursor } from "../../../src/stores/PauseStore.ts"
-import { RateLimitStore, type RateLimitStoreShape } from "../../../src/stores/RateLimitStore.ts"
+import { RateLimitStore, type RateLimitStoreShape, tenantOfKey } from "../../../src/stores/RateLimitStore.ts"
 import { RecordStore, type RecordStoreShape } from "../../../src/stores/RecordStore.ts"
 import { RequestStore, type RequestStoreShape } from "../../../src/stores/RequestStore.ts"
 import { type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "../../../src/stores/ScheduleStore.ts"
@@ -88,10 +88,11 @@ const inTurn = <S, E>(
     let used = 0
     let failure: StoreError | undefined
     let answered = 0
-    const n = router.shards.length
+    const shards = yield* router.reached
+    const n = shards.length
     // The first shard always: it refuses a bad `limit` (InvalidInputError) as every shard would.
     for (let i = 0; i < n && (i === 0 || used < limit); i++) {
-      const shard = router.shards[(start + i) % n]!
+      const shard = shards[(start + i) % n]!
       const exit = yield* Effect.exit(router.onShard(store, operation, shard, (stores) => f(stores, limit - used), undefined, "now"))
       if (Exit.isSuccess(exit)) {
         answered++
@@ -289,24 +290,28 @@ export const routedStores = (router: Router<ShardServices>): Context.Context<Sha
     ping: pingAll(D, LedgerStore)
   }
 
-  // RateLimitStore: its keys name no tenant (a provider's limit is the fleet's), so every key lives on the home shard.
+  // RateLimitStore: a key that names its tenant (`tenantOfKey`: a tenant's quota permits, a tree's cap) goes to that
+  // tenant's shard; every other key (a provider's: the fleet's) lives on the home shard.
   const K = "RateLimitStore"
-  const home = <A, E>(operation: string, f: (s: RateLimitStoreShape) => Effect.Effect<A, E>) =>
-    router.onShard(K, operation, router.home, (s) => f(get(s, RateLimitStore)))
-  const homeBuilt = router.home.built()
-  const heldSlot = homeBuilt === undefined || get(homeBuilt, RateLimitStore).heldSlot !== undefined
+  const limitOn = <A, E>(operation: string, key: unknown, f: (s: RateLimitStoreShape) => Effect.Effect<A, E>) => {
+    const tenantId = tenantOfKey(key)
+    return tenantId === undefined
+      ? router.onShard(K, operation, router.home, (s) => f(get(s, RateLimitStore)))
+      : on(K, operation, tenantId, (s) => f(get(s, RateLimitStore)))
+  }
+  const heldSlot = built.length === 0 || allBuilt((s) => get(s, RateLimitStore).heldSlot !== undefined).every(Boolean)
   const rateLimits: RateLimitStoreShape = {
-    acquireSlot: (key, max, holder, ttl, now) => home("acquireSlot", (s) => s.acquireSlot(key, max, holder, ttl, now)),
-    renewSlot: (slot, ttl, now) => home("renewSlot", (s) => s.renewSlot(slot, ttl, now)),
-    releaseSlot: (slot) => home("releaseSlot", (s) => s.releaseSlot(slot)),
+    acquireSlot: (key, max, holder, ttl, now) => limitOn("acquireSlot", key, (s) => s.acquireSlot(key, max, holder, ttl, now)),
+    renewSlot: (slot, ttl, now) => limitOn("renewSlot", slot?.key, (s) => s.renewSlot(slot, ttl, now)),
+    releaseSlot: (slot) => limitOn("releaseSlot", slot?.key, (s) => s.releaseSlot(slot)),
     ...(heldSlot
-      ? { heldSlot: (key, holder, now) => home("heldSlot", (s) => s.heldSlot === undefined ? Effect.succeed(Option.none()) : s.heldSlot(key, holder, now)) }
+      ? { heldSlot: (key, holder, now) => limitOn("heldSlot", key, (s) => s.heldSlot === undefined ? Effect.succeed(Option.none()) : s.heldSlot(key, holder, now)) }
       : {}),
-    addToWindow: (key, amount, windowMillis, now, limit) => home("addToWindow", (s) => s.addToWindow(key, amount, windowMillis, now, limit)),
-    clearWindow: (key) => home("clearWindow", (s) => s.clearWindow(key)),
-    pauseUntil: (key, until) => home("pauseUntil", (s) => s.pauseUntil(key, until)),
-    pausedUntil: (key) => home("pausedUntil", (s) => s.pausedUntil(key)),
-    ping: home("ping", (s) => s.ping)
+    addToWindow: (key, amount, windowMillis, now, limit) => limitOn("addToWindow", key, (s) => s.addToWindow(key, amount, windowMillis, now, limit)),
+    clearWindow: (key) => limitOn("clearWindow", key, (s) => s.clearWindow(key)),
+    pauseUntil: (key, until) => limitOn("pauseUntil", key, (s) => s.pauseUntil(key, until)),
+    pausedUntil: (key) => limitOn("pausedUntil", key, (s) => s.pausedUntil(key)),
+    ping: pingAll(K, RateLimitStore)
   }
 
   // ChildQueueStore -----------------------------------------------------------

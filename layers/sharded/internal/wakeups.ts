@@ -4,12 +4,15 @@
  * append is told on its tenant's shard, a wait for one tenant's tree or
  * thread waits on that shard, and a wait for any release (the sweeps, the
  * child workers) waits on every shard at once. A shard not built yet (down)
- * is waited on through the process's own hub.
+ * is waited on through the process's own hub. The reserved tenant's
+ * releases (the leaders' leases, one per shard) are told on every shard and
+ * waited for on every shard: a leader's campaign wakes on any of them and
+ * finds its own shard's lease as it is.
  */
 import { Context, Effect } from "effect"
 import { EventWakeups, type EventWakeupsShape } from "../../../src/stores/EventWakeups.ts"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../../src/stores/LeaseWakeups.ts"
-import type { Router } from "./router.ts"
+import { reservedTenant, type Router } from "./router.ts"
 
 const of = <S, A>(router: Router<S>, fallback: A, key: Context.Reference<A>) => {
   const at = (tenantId: string | undefined): A => {
@@ -31,9 +34,12 @@ const of = <S, A>(router: Router<S>, fallback: A, key: Context.Reference<A>) => 
 export const leaseWakeups = <S>(router: Router<S>, fallback: LeaseWakeupsShape): LeaseWakeupsShape => {
   const hubs = of(router, fallback, LeaseWakeups)
   return {
-    released: (tenantId, rootExecutionId, options) => hubs.at(tenantId).released(tenantId, rootExecutionId, options),
+    released: (tenantId, rootExecutionId, options) =>
+      tenantId === reservedTenant
+        ? hubs.all().forEach((hub) => hub.released(tenantId, rootExecutionId, options))
+        : hubs.at(tenantId).released(tenantId, rootExecutionId, options),
     next: (tenantId, rootExecutionId, options) =>
-      tenantId !== undefined
+      tenantId !== undefined && tenantId !== reservedTenant
         ? hubs.at(tenantId).next(tenantId, rootExecutionId, options)
         : Effect.raceAll(hubs.all().map((hub) => hub.next(tenantId, rootExecutionId, options)))
   }

@@ -5,7 +5,8 @@
  * longer keeps), once
  * per fleet — under the `baton/retention` leader lease, so one instance
  * does it at start and every `sweepInterval` while the others wait to take
- * over.
+ * over. Over a partitioned bundle (`ShardedStores`) once per partition, each
+ * under its own leader lease kept in that partition (`PerPartition`).
  *
  * @since 0.1.0
  */
@@ -17,6 +18,7 @@ import { RequestStore } from "../../../stores/RequestStore.ts"
 import * as Leader from "../../Leader.ts"
 import * as CheckpointRetention from "../checkpoints/CheckpointRetention.ts"
 import { Instance } from "../Instance.ts"
+import * as PerPartition from "./PerPartition.ts"
 
 /**
  * The leader name retention runs under.
@@ -108,11 +110,13 @@ export const run = Effect.gen(function*() {
   const instance = yield* Instance
   const { leaseMillis, renewMillis, sweepMillis } = instance.config
   const rounds = Effect.andThen(round, Effect.sleep(Duration.millis(sweepMillis))).pipe(Effect.forever)
-  return yield* Leader.run(leaderName, rounds, {
-    holder: `${instance.instanceId}/retention#${instance.incarnation}`,
-    lease: Duration.millis(leaseMillis),
-    renewEvery: Duration.millis(renewMillis)
-  })
+  return yield* PerPartition.each((partition) =>
+    Leader.run(leaderName, rounds, {
+      holder: PerPartition.holderIn(`${instance.instanceId}/retention#${instance.incarnation}`, partition),
+      lease: Duration.millis(leaseMillis),
+      renewEvery: Duration.millis(renewMillis)
+    })
+  )
 }).pipe(
   Effect.catchTag("InvalidInputError", (e) => Effect.logError(`retention cannot campaign: ${e.message}`))
 )

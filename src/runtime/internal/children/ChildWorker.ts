@@ -29,7 +29,7 @@ import { ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "..
 import { type ExecutionRecord, newRunning } from "../../../stores/ExecutionRecord.ts"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
-import { RateLimitStore } from "../../../stores/RateLimitStore.ts"
+import { RateLimitStore, tenantKey } from "../../../stores/RateLimitStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import * as Cancel from "../undo/Cancel.ts"
 import * as ChildConfig from "./ChildConfig.ts"
@@ -221,8 +221,8 @@ const capOf = Effect.fnUntraced(function*(row: QueuedChild) {
   return (yield* Instance).config.workflows.get(root.value.workflowName)?.maxConcurrentExecutions
 })
 
-/** The tree's shared slots key in `RateLimitStore`. */
-const treeKey = (row: QueuedChild) => `tree:${row.tenantId}:${row.rootExecutionId}`
+/** The tree's shared slots key in `RateLimitStore`: its tenant's (kept on the tenant's shard under `ShardedStores`). */
+const treeKey = (row: QueuedChild) => tenantKey(row.tenantId, `tree/${row.rootExecutionId}`)
 
 /**
  * One of the tree's shared slots for a claimed child when its root caps its

@@ -1,5 +1,7 @@
 /**
- * The firing of schedule ticks, once per fleet: every instance with a
+ * The firing of schedule ticks, once per fleet (over a partitioned bundle,
+ * `ShardedStores`, once per partition, each under its own leader lease kept
+ * in that partition: `PerPartition`): every instance with a
  * `ScheduleStore` campaigns for the `baton/schedules` leader lease (from
  * the first time it sees a schedule not paused: a fleet without schedules
  * holds no such lease); the
@@ -35,6 +37,7 @@ import * as Leader from "../../Leader.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
 import type { ExecutionHandle } from "../calls/Await.ts"
 import type { ExecuteOptions } from "../calls/Execute.ts"
+import * as PerPartition from "../background/PerPartition.ts"
 import { Instance } from "../Instance.ts"
 import * as Changes from "./Changes.ts"
 import { type Definition, definitionOf, stateOf, type TickState, tickKey, toFire } from "./Definition.ts"
@@ -229,11 +232,15 @@ export const run = <R>(launcher: Launcher<R>) =>
           : Effect.logWarning("schedules: a look failed; trying again", e)),
       Effect.andThen(rest(store.value, sweepMillis).pipe(Effect.catch((e) => Effect.andThen(Effect.logWarning("schedules: reading the next tick failed", e), Effect.sleep(Duration.millis(Math.min(1_000, sweepMillis)))))))
     )
-    // No campaign (no leader lease to renew) until the fleet has a schedule to fire.
-    yield* untilAnySchedule(store.value, sweepMillis)
-    return yield* Leader.run(leaderName, Effect.forever(round), {
-      holder: `${instance.instanceId}/schedules#${instance.incarnation}`,
-      lease: Duration.millis(leaseMillis),
-      renewEvery: Duration.millis(renewMillis)
-    })
+    // Per partition (one per shard), confined to it: no campaign (no leader lease to renew) until it has a schedule to fire.
+    return yield* PerPartition.each((partition) =>
+      Effect.andThen(
+        untilAnySchedule(store.value, sweepMillis),
+        Leader.run(leaderName, Effect.forever(round), {
+          holder: PerPartition.holderIn(`${instance.instanceId}/schedules#${instance.incarnation}`, partition),
+          lease: Duration.millis(leaseMillis),
+          renewEvery: Duration.millis(renewMillis)
+        })
+      )
+    )
   }).pipe(Effect.catch((e) => Effect.logError("schedules cannot campaign", e)))
