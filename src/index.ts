@@ -222,7 +222,7 @@ export {
   type NewKeyEntry,
   type Released
 } from "./stores/ConcurrencyKeyStore.ts"
-export { type DebounceOffer, DebounceStore, type DebounceStoreShape, type DebounceWindow } from "./stores/DebounceStore.ts"
+export { type DebounceOffer, DebounceStore, type DebounceStoreShape, type DebounceWindow, executionIdTaken } from "./stores/DebounceStore.ts"
 
 // Diagnostics: `describe` and `check`, and the store probe a backend offers for them
 export * as Diagnostics from "./runtime/Diagnostics.ts"

@@ -120,19 +120,15 @@ export const optionFields: { readonly [K in keyof Required<SqliteClientOptions>]
   walCheckpointInterval: true
 }
 
-/**
- * What one background WAL checkpoint did: `Done` with SQLite's answer (the
- * frames in the log, and how many of them are now in the file), `Busy` when
- * another checkpoint was under way (or the file is not open yet), `Failed`
- * with the reason.
- *
- * @category models
- * @since 0.3.0
- */
-export type WalCheckpointOutcome =
-  | { readonly _tag: "Done"; readonly log: number; readonly checkpointed: number }
-  | { readonly _tag: "Busy" }
-  | { readonly _tag: "Failed"; readonly message: string }
+export type {
+  /**
+   * What one background WAL checkpoint did (see `walCheckpoint`).
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  Outcome as WalCheckpointOutcome
+} from "./internal/walCheckpointer.ts"
 
 /**
  * The client: effect's `SqlClient`, plus what it was opened with.
@@ -145,7 +141,7 @@ export interface SqliteClient extends SqlClient.SqlClient {
   readonly busyTimeoutMillis: number
   readonly synchronous: "NORMAL" | "FULL"
   /** Runs one background WAL checkpoint now (undefined when checkpoints are `"inline"`). */
-  readonly walCheckpoint: Effect.Effect<WalCheckpointOutcome> | undefined
+  readonly walCheckpoint: Effect.Effect<WalCheckpointer.Outcome> | undefined
 }
 
 /**

@@ -21,7 +21,6 @@
  */
 import { Duration, Effect } from "effect"
 import type { Worker as NodeWorker } from "node:worker_threads"
-import type { WalCheckpointOutcome } from "../SqliteClient.ts"
 
 /**
  * The `wal_autocheckpoint` the main connection keeps while checkpoints run
@@ -29,8 +28,19 @@ import type { WalCheckpointOutcome } from "../SqliteClient.ts"
  */
 export const fallbackPages = 10_000
 
-/** What one checkpoint did (see `SqliteClient.WalCheckpointOutcome`). */
-export type Outcome = WalCheckpointOutcome
+/**
+ * What one background WAL checkpoint did: `Done` with SQLite's answer (the
+ * frames in the log, and how many of them are now in the file), `Busy` when
+ * another checkpoint was under way (or the file is not open yet), `Failed`
+ * with the reason.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Outcome =
+  | { readonly _tag: "Done"; readonly log: number; readonly checkpointed: number }
+  | { readonly _tag: "Busy" }
+  | { readonly _tag: "Failed"; readonly message: string }
 
 /** The worker: one connection to the file, one PASSIVE checkpoint per message. */
 const workerSource = `
