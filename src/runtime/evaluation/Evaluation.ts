@@ -378,6 +378,17 @@ export const run = <W extends Workflow.AnyWorkflow>(
     ? e
     : new NotReplayableError({ name: c.name, reason: `its replay failed: ${(e as Error).message}` })))) as Effect.Effect<Result, ReplayError, Workflow.Requirements<W>>
 
+/**
+ * A recorded payload (as the workflow's schema decoded it) in the form the
+ * schema decodes, as a caller gave it: a schema that transforms (text to a
+ * number, say) would refuse the decoded value. A value the schema cannot
+ * encode goes as it was recorded, and its decode says what changed.
+ */
+const asGiven = (workflow: Workflow.AnyWorkflow, payload: "input" | "decision", value: unknown) => {
+  const schema = workflow.schemas?.[payload] as Workflow.PayloadSchema<unknown> | undefined
+  return schema === undefined ? Effect.succeed(value) : Effect.orElseSucceed(Schema.encodeUnknownEffect(schema)(value), () => value)
+}
+
 /** The scratch run of a case: execute, then each pause answered with the next recorded decision. */
 const replayed = (baton: BatonShape, workflow: Workflow.AnyWorkflow, c: Case) =>
   Effect.gen(function*() {
@@ -387,12 +398,13 @@ const replayed = (baton: BatonShape, workflow: Workflow.AnyWorkflow, c: Case) =>
       return out._tag === "Finished" ? { status: "Finished", output: out.output, error: null } : { status: "Paused", error: null }
     }
     const failed = (e: unknown) => e instanceof ExecutionFailedError ? Effect.succeed(e) : Effect.fail(e)
-    let out = yield* baton.execute(workflow, c.input, { tenantId: c.tenantId }).pipe(Effect.catch(failed))
+    let out = yield* baton.execute(workflow, yield* asGiven(workflow, "input", c.input), { tenantId: c.tenantId }).pipe(Effect.catch(failed))
     while (!(out instanceof ExecutionFailedError) && out._tag === "Paused") {
       const pause = out.pauses.find((p) => p.child === undefined)
       if (pause === undefined) break
       if (decisions >= c.decisions.length) return yield* new UnrecordedDecisionError({ name: c.name, recorded: c.decisions.length, payload: pause.payload })
-      out = yield* baton.resume({ tenantId: c.tenantId, pauseId: pause.pauseId, decision: c.decisions[decisions++] }).pipe(Effect.catch(failed))
+      const decision = yield* asGiven(workflow, "decision", c.decisions[decisions++])
+      out = yield* baton.resume({ tenantId: c.tenantId, pauseId: pause.pauseId, decision }).pipe(Effect.catch(failed))
     }
     return ended(out)
   })

@@ -1,11 +1,13 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
+import { Context, Effect, Exit, Fiber, Layer, Option, Schema } from "effect"
 import { MemoryStores } from "../../../layers/memory/index.ts"
 import * as Evaluation from "../../../src/runtime/evaluation/Evaluation.ts"
 import { ExecutionHistoryStore } from "../../../src/stores/ExecutionHistoryStore.ts"
 import { LeaseStore } from "../../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import { reservedPrefix, TreeStore } from "../../../src/stores/TreeStore.ts"
+import * as Workflow from "../../../src/runtime/Workflow.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { backends, errorTag } from "../fixtures.ts"
 import { makeModel, summarize, type Variant } from "./fixtures.ts"
@@ -30,8 +32,33 @@ const recorded = (variant: Variant = {}) =>
     return { model, wf, run: { executionId: paused.executionId, tenantId, output: done._tag === "Finished" ? done.output : undefined } }
   })
 
+/** A workflow whose input and decision schemas transform what a caller gives (text to a number). */
+const Product = Annotation.Root({ n: Annotation<number>(), product: Annotation<number>() })
+const multiply = Workflow.make({
+  name: "multiply",
+  version: "1",
+  input: Schema.Struct({ n: Schema.NumberFromString }),
+  decision: Schema.NumberFromString,
+  graph: new StateGraph(Product)
+    .addNode("times", Workflow.step(async (s: typeof Product.State) => ({ product: s.n * (interrupt({ question: "times what?" }) as number) })))
+    .addEdge(START, "times")
+    .addEdge("times", END)
+})
+
 for (const backend of backends) {
   describe(`evaluation on ${backend.name}`, () => {
+    it.effect("a workflow whose input and decision schemas transform replays unchanged: the record's decoded values are given as a caller gave them", () =>
+      Effect.gen(function*() {
+        const h = yield* Harness.make({ instances: 1, baton: { workflows: [multiply] } })
+        const paused = yield* h.baton(0).execute(multiply, { n: "6" } as never)
+        if (paused._tag !== "Paused") return yield* Effect.die("expected a pause")
+        const done = yield* h.baton(0).resume({ pauseId: paused.pauses[0]!.pauseId, decision: "7" })
+        assert.deepStrictEqual(done._tag === "Finished" && (done.output as { product: number }).product, 42)
+        const result = yield* Evaluation.replay(multiply, { ...scratch, executionId: paused.executionId })
+        assert.isTrue(result.passed, result.diff.join("\n"))
+        assert.deepStrictEqual(result.actual, { status: "Finished", output: { n: 6, product: 42 }, error: null })
+      }).pipe(Effect.provide(Layer.fresh(backend.stores))))
+
     it.effect("answers recorded on two instances replay on a scratch runtime: an unchanged workflow matches, the model is not called", () =>
       Effect.gen(function*() {
         const { model, run } = yield* recorded()
