@@ -611,8 +611,12 @@ const failureOf = (cause: Cause.Cause<unknown>): { readonly code: number; readon
     case "WorkflowsModuleError":
     case "CaseFileError":
     case "GoldenCaseError":
-    case "NotReplayableError":
       return { code: ExitCode.usage, message: error.message ?? error._tag }
+    // A replay that could not finish, as `eval` counts it: a failure (1), said in one line.
+    case "NotReplayableError":
+    case "UnrecordedModelCallError":
+    case "UnrecordedDecisionError":
+      return { code: ExitCode.failed, message: error.message ?? error._tag }
     // Stores named wrongly (a path in no folder, a malformed URL) are fixed in the command line, like a bad flag.
     case "BatonConfigError":
     case "InvalidInputError":
@@ -695,7 +699,8 @@ const runOptions = (callForReal: boolean) =>
 const replayCommand = Command.make("replay", { execution: Argument.String("execution"), tenant, workflows: workflowsFlag, callUnrecorded }, (flags) =>
   withStores(Effect.gen(function*() {
     const workflows = yield* Evaluate.loadWorkflows(flags.workflows)
-    const c = yield* Evaluation.fromExecution(flags.execution, { tenantId: Option.getOrElse(flags.tenant, () => defaultTenant) })
+    const record = yield* findExecution(flags.execution, flags.tenant)
+    const c = yield* Evaluation.fromExecution(flags.execution, { tenantId: record.tenantId })
     const workflow = yield* Evaluate.workflowFor(workflows, c, flags.workflows)
     // The CLI provides no service of the app's: the workflows' Effect steps may need none (see docs/evaluation.md).
     const result = yield* (Evaluation.run(workflow, c, yield* runOptions(flags.callUnrecorded)) as Effect.Effect<Evaluation.Result, Evaluation.ReplayError>)
@@ -710,7 +715,8 @@ const goldenCommand = Command.make("golden", {
   name: Flag.String("name").pipe(Flag.withDescription("the case's name (default: the execution id)"), Flag.optional)
 }, (flags) =>
   withStores(Effect.gen(function*() {
-    const c = yield* Evaluation.fromExecution(flags.execution, { tenantId: Option.getOrElse(flags.tenant, () => defaultTenant), name: Option.getOrUndefined(flags.name) })
+    const record = yield* findExecution(flags.execution, flags.tenant)
+    const c = yield* Evaluation.fromExecution(flags.execution, { tenantId: record.tenantId, name: Option.getOrUndefined(flags.name) })
     yield* Evaluate.writeCase(flags.out, c)
     const summary = { file: flags.out, name: c.name, workflowName: c.workflowName, answers: c.answers.length, decisions: c.decisions.length, status: c.expected.status }
     yield* output(summary, () => `wrote ${flags.out}: case ${c.name} of ${c.workflowName}, ${c.answers.length} model answer(s), ${c.decisions.length} decision(s), ${c.expected.status}`)

@@ -18,6 +18,7 @@ const path = tempDb("cli-eval")
 const dir = tempDir("cli-eval-cases")
 const same = Path.join(import.meta.dirname, "evalWorkflows.ts")
 const changed = Path.join(import.meta.dirname, "evalWorkflowsChanged.ts")
+const extra = Path.join(import.meta.dirname, "evalWorkflowsExtra.ts")
 
 /** One execution of `summarize` in tenant acme: paused on instance A, answered on instance B. */
 const seed = Effect.gen(function*() {
@@ -51,9 +52,18 @@ describe("baton replay, golden and eval over SQLite", () => {
       assert.include(mismatch.stdout, "FAIL")
       assert.include(mismatch.stdout, `$.summary: expected "answer 2 to finish answer 1 to draft tides (yes)", got "ANSWER 2 TO FINISH ANSWER 1 TO DRAFT TIDES (YES)"`)
 
-      const otherTenant = yield* baton([...stores, "replay", executionId, "--workflows", same])
+      // Without --tenant the execution is found in the one tenant that holds it; in another it is not found (3).
+      const anyTenant = yield* baton([...stores, "replay", executionId, "--workflows", same])
+      assert.strictEqual(anyTenant.code, 0, anyTenant.stderr)
+      const otherTenant = yield* baton([...stores, "replay", executionId, "--tenant", "other", "--workflows", same])
       assert.strictEqual(otherTenant.code, 3, otherTenant.stderr)
-      assert.include(otherTenant.stderr, `No recorded execution ${executionId} in tenant default`)
+      assert.include(otherTenant.stderr, `no execution ${executionId} in tenant other`)
+
+      // A replay that cannot finish (a model call the record has no answer for) is a failure (1), said in one line.
+      const unrecorded = yield* baton([...stores, "replay", executionId, "--workflows", extra])
+      assert.strictEqual(unrecorded.code, 1, unrecorded.stderr)
+      assert.match(unrecorded.stderr, /^baton: Model call 1 of visit 1 of node .finish./, unrecorded.stderr)
+      assert.strictEqual(unrecorded.stderr.trim().split("\n").length, 1, `one line, no stack trace: ${unrecorded.stderr}`)
 
       const file = Path.join(dir, "tides.json")
       const golden = yield* baton([...stores, "golden", executionId, "--tenant", "acme", "--out", file, "--name", "tides"])

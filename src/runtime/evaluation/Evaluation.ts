@@ -135,7 +135,7 @@ export class NotReplayableError extends Schema.TaggedError<NotReplayableError>()
   reason: Schema.String
 }) {
   override get message() {
-    return `${this.name} cannot be replayed: ${this.reason}.`
+    return `${this.name} cannot be replayed: ${this.reason.replace(/\.+$/, "")}.`
   }
 }
 
@@ -420,7 +420,11 @@ export const replay = <W extends Workflow.AnyWorkflow>(
   workflow: W,
   options: RunOptions & { readonly executionId: string; readonly tenantId?: string | undefined }
 ): Effect.Effect<Result, ReplayError | HistoryOffError | ExecutionNotRecordedError, Workflow.Requirements<W>> =>
-  Effect.flatMap(fromExecution(options.executionId, { tenantId: options.tenantId }), (c) => run(workflow, c, options))
+  Effect.flatMap(
+    // Named as the caller called it.
+    Effect.catchTag(fromExecution(options.executionId, { tenantId: options.tenantId }), "HistoryOffError", () => Effect.fail(new HistoryOffError({ operation: "Evaluation.replay" }))),
+    (c) => run(workflow, c, options)
+  )
 
 /**
  * The results of a set of cases against the current workflows.

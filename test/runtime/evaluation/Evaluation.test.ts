@@ -225,5 +225,6 @@ describe("evaluation with the history off", () => {
       const exit = yield* Effect.exit(Evaluation.replay(summarize(makeModel()), { ...scratch, executionId: "e-1" }))
       assert.strictEqual(errorTag(exit), "HistoryOffError")
       assert.include(Exit.isFailure(exit) ? String(Option.getOrThrow(Exit.findErrorOption(exit))) : "", "provide an ExecutionHistoryStore")
+      assert.include(Exit.isFailure(exit) ? String(Option.getOrThrow(Exit.findErrorOption(exit))) : "", "Evaluation.replay:", "named as the caller called it")
     }))
 })
