@@ -55,7 +55,9 @@ import type { Connection } from "effect/sql/SqlConnection"
 import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
+import { refuseUnknown } from "../../src/stores/internal/options.ts"
 import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
+import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 import * as WalCheckpointer from "./internal/walCheckpointer.ts"
 
@@ -129,6 +131,29 @@ export type {
    */
   Outcome as WalCheckpointOutcome
 } from "./internal/walCheckpointer.ts"
+
+/**
+ * The fields the client accepts: its own, and those of the bundles over it
+ * that are documented to take one options object with it (`SqliteStores`,
+ * `SqliteLimiters`, `SqliteWakeups`): any other is refused at build.
+ */
+const acceptedFields = [...Object.keys(optionFields), ...Object.keys(SqlCircuitBreakerStore.optionFields), "wakeups"]
+
+/**
+ * The client's own options out of a bundle's options object (which the
+ * bundle checked itself), for the client a bundle opens.
+ *
+ * @category internal
+ * @since 0.3.0
+ */
+export const clientOptions = (options: SqliteClientOptions): SqliteClientOptions => {
+  const picked: Record<string, unknown> = {}
+  for (const field of Object.keys(optionFields)) {
+    const value = (options as Record<string, unknown>)[field]
+    if (value !== undefined) picked[field] = value
+  }
+  return picked as SqliteClientOptions
+}
 
 /**
  * The client: effect's `SqlClient`, plus what it was opened with.
@@ -463,6 +488,8 @@ const checkOptions = (options: SqliteClientOptions) =>
  */
 export const make = (options: SqliteClientOptions = {}) =>
   Effect.gen(function*() {
+    // A misspelt option fails the build naming it (with the field meant), as every Layer's does.
+    yield* refuseUnknown(options, acceptedFields)
     const { path } = yield* resolvePath(options)
     const settings = yield* checkOptions(options)
     let connection: NodeSqliteConnection | undefined

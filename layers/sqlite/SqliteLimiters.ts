@@ -51,4 +51,4 @@ export const layerOnClient = (
  * @since 0.1.0
  */
 export const layer = (options: SqliteLimitersOptions = {}): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError> =>
-  checkedLayer(options, fields, () => SqlLimiterStores.layer(options).pipe(Layer.provide(SqliteClient.layer(options))))
+  checkedLayer(options, fields, () => SqlLimiterStores.layer(options).pipe(Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options)))))

@@ -11,6 +11,7 @@
  * - `layerConfig(config)` — the same, with the options read through Effect
  *   `Config` (default `SqliteStores.config`: `BATON_SQLITE_PATH`,
  *   `BATON_SQLITE_BUSY_TIMEOUT`, `BATON_SQLITE_SYNCHRONOUS`,
+ *   `BATON_SQLITE_WAL_CHECKPOINT`, `BATON_SQLITE_WAL_CHECKPOINT_INTERVAL`,
  *   `BATON_TABLE_PREFIX`).
  * - `layerOnClient(options)` — the eight stores, migrated once, on the
  *   `SqlClient` in context (a `SqliteClient.layer` the app provides).
@@ -139,7 +140,9 @@ const checked = <A, R>(options: SqliteStoresOptions, make: () => Layer.Layer<A, 
  * The options read through Effect `Config` (any `ConfigProvider`; the
  * environment by default): `BATON_SQLITE_PATH`, `BATON_SQLITE_BUSY_TIMEOUT`
  * (a duration, e.g. "5 seconds"), `BATON_SQLITE_SYNCHRONOUS` (`NORMAL` or
- * `FULL`), `BATON_TABLE_PREFIX`. Each may be absent (the default applies).
+ * `FULL`), `BATON_SQLITE_WAL_CHECKPOINT` (`background` or `inline`),
+ * `BATON_SQLITE_WAL_CHECKPOINT_INTERVAL` (a duration), `BATON_TABLE_PREFIX`.
+ * Each may be absent (the default applies).
  *
  * @category config
  * @since 0.1.0
@@ -148,6 +151,8 @@ export const config: Config.Config<SqliteStoresOptions> = Config.all({
   path: optional(Config.String(SqliteClient.pathSetting)),
   busyTimeout: optional(Config.Duration("BATON_SQLITE_BUSY_TIMEOUT")),
   synchronous: optional(Config.Literals(["NORMAL", "FULL"], "BATON_SQLITE_SYNCHRONOUS")),
+  walCheckpoint: optional(Config.Literals(["background", "inline"], "BATON_SQLITE_WAL_CHECKPOINT")),
+  walCheckpointInterval: optional(Config.Duration("BATON_SQLITE_WAL_CHECKPOINT_INTERVAL")),
   tablePrefix: optional(Config.String("BATON_TABLE_PREFIX"))
 })
 
@@ -164,7 +169,7 @@ export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.
 const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> => {
   // With the instances' liveness locks next to the file (crash takeover; see SqliteLiveness).
   const stores = Layer.merge(onClient(options), SqliteLiveness.layer).pipe(
-    Layer.provide(SqliteClient.layer(options)),
+    Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options))),
     Layer.provideMerge(IdGenerator.layer)
   )
   const { wakeups, ...rest } = options
@@ -204,7 +209,7 @@ const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: S
   checked(options, () =>
     storeLayer.pipe(
       Layer.provide(SqliteMigrations.layer(options)),
-      Layer.provide(SqliteClient.layer(options))
+      Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options)))
     ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>)
 
 /**

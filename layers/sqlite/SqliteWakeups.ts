@@ -194,4 +194,4 @@ export const layer = (options: SqliteWakeupsOptions = {}): Layer.Layer<never, St
       }
       return wrapped
     })
-  ).pipe(Layer.provide(SqliteClient.layer(options)))
+  ).pipe(Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options))))

@@ -77,7 +77,9 @@ describe("SqliteClient.layer", () => {
         [{ path, busyRetries: 1.5 }, "busyRetries"],
         [{ path, statementCacheSize: 0 }, "statementCacheSize"],
         [{ path, walCheckpoint: "sometimes" as any }, "walCheckpoint"],
-        [{ path, walCheckpointInterval: "1 millis" }, "walCheckpointInterval"]
+        [{ path, walCheckpointInterval: "1 millis" }, "walCheckpointInterval"],
+        [{ path, walCheckpiont: "inline" } as SqliteClient.SqliteClientOptions, "walCheckpiont"],
+        [{ path, busytimeout: 10 } as SqliteClient.SqliteClientOptions, "busytimeout"]
       ]
       for (const [options, field] of cases) {
         const e = yield* configError(Layer.build(SqliteClient.layer(options)).pipe(Effect.scoped))

@@ -116,6 +116,10 @@ describe("SqliteStores", () => {
       assert.strictEqual((tooLong as any).field, "busyTimeout")
       const mode = yield* build({ BATON_SQLITE_PATH: path, BATON_SQLITE_SYNCHRONOUS: "OFF" })
       assert.strictEqual((mode as any).field, "BATON_SQLITE_SYNCHRONOUS")
+      const wal = yield* build({ BATON_SQLITE_PATH: path, BATON_SQLITE_WAL_CHECKPOINT: "bogus" })
+      assert.strictEqual((wal as any).field, "BATON_SQLITE_WAL_CHECKPOINT")
+      const often = yield* build({ BATON_SQLITE_PATH: path, BATON_SQLITE_WAL_CHECKPOINT_INTERVAL: "1 millis" })
+      assert.strictEqual((often as any).field, "walCheckpointInterval")
     }))
 
   it.effect("the migrations run once per bundle: one migrations Layer serves every store Layer of layers/sql", () =>
