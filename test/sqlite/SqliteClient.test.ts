@@ -9,6 +9,7 @@ import { SqlClient } from "effect/sql"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { SqliteClient } from "../../layers/sqlite/index.ts"
+import * as WalCheckpointer from "../../layers/sqlite/internal/walCheckpointer.ts"
 import { tempDir } from "./tmp.ts"
 
 const dir = tempDir("client")
@@ -206,6 +207,29 @@ describe("SqliteClient.layer", () => {
         assert.strictEqual(rows[0]!.n, 3000)
         yield* Scope.close(scope, Exit.void)
         assert.isFalse(Fs.existsSync(`${path}-wal`), "closed: the worker's connection went first, so the last close removed the log")
+      }))
+
+    it.effect("the clients of one file share one checkpoint worker: it outlives the first client's close and ends with the last", () =>
+      Effect.gen(function*() {
+        const path = freshPath()
+        const open = (scope: Scope.Scope) =>
+          Effect.map(Layer.buildWithScope(SqliteClient.layer({ path }), scope), (ctx) => Context.get(ctx, SqliteClient.SqliteClient))
+        const before = WalCheckpointer.openWorkers()
+        const [scopeA, scopeB] = [yield* Scope.make(), yield* Scope.make()]
+        const [a, b] = [yield* open(scopeA), yield* open(scopeB)]
+        yield* fill(a)
+        yield* b`INSERT INTO t (a) VALUES (randomblob(${pageBytes}))`
+        assert.strictEqual((yield* a.walCheckpoint!)._tag, "Done")
+        assert.strictEqual((yield* b.walCheckpoint!)._tag, "Done")
+        assert.strictEqual(WalCheckpointer.openWorkers(), before + 1, "one worker for the file, not one per client")
+        yield* Scope.close(scopeA, Exit.void)
+        yield* b`INSERT INTO t (a) VALUES (randomblob(${pageBytes}))`
+        const after = yield* b.walCheckpoint!
+        assert.strictEqual(after._tag, "Done", "the worker outlived the first client")
+        if (after._tag === "Done") assert.strictEqual(after.checkpointed, after.log)
+        yield* Scope.close(scopeB, Exit.void)
+        assert.strictEqual(WalCheckpointer.openWorkers(), before, "the last client ended it")
+        assert.isFalse(Fs.existsSync(`${path}-wal`), "its connection closed before the last client's")
       }))
 
     it.effect("the log stays bounded without the Clock: past 10,000 pages SQLite checkpoints on its own", () =>

@@ -48,15 +48,15 @@ const client = async (path = Path.join(dir, `storage-${++n}.db`)) => {
   return { path, run, recordStatements, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 
-/** The fence of a holder whose lease stays confirmed, at time `at`. */
-const heldFence = (lease: Lease, at: number): Fence => ({
+/** The fence of a holder at time `at` (its lease confirmed by the store; what it is told it lost goes to `lost`). */
+const heldFence = (lease: Lease, at: number, lost: Array<LeaseLostError> = []): Fence => ({
   lease,
   ttlMillis: 30_000,
   renewMillis: 10_000,
   now: () => at,
   refusal: () => undefined,
   confirmed: () => {},
-  lost: () => {},
+  lost: (e) => void lost.push(e),
   renewBeforeWrite: async () => {}
 })
 
@@ -207,23 +207,13 @@ describe("the SQLite saver's storage", () => {
     const seen = db.recordStatements()
     const saver = new BatonCheckpointSaver(await db.run(SqlCheckpointStore.makeRows()))
     const now = 2_000_000
-    const fenceOf = (lease: Lease, at: number, lost: Array<LeaseLostError>): Fence => ({
-      lease,
-      ttlMillis: 30_000,
-      renewMillis: 10_000,
-      now: () => at,
-      refusal: () => undefined,
-      confirmed: () => {},
-      lost: (e) => void lost.push(e),
-      renewBeforeWrite: async () => {}
-    })
     const current = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "r1", "holder-a", 30_000, now)))
     const old = Option.getOrThrow(await Effect.runPromise(leases.acquire("default", "r2", "holder-x", 30_000, now)))
     await Effect.runPromise(leases.acquire("default", "r2", "holder-y", 30_000, now + 31_000))
     const lostA: Array<LeaseLostError> = []
     const lostX: Array<LeaseLostError> = []
-    const a = { thread_id: "t1", checkpoint_ns: "", [fenceKey]: fenceOf(current, now + 1_000, lostA) }
-    const x = { thread_id: "t2", checkpoint_ns: "", [fenceKey]: fenceOf(old, now + 5_000, lostX) }
+    const a = { thread_id: "t1", checkpoint_ns: "", [fenceKey]: heldFence(current, now + 1_000, lostA) }
+    const x = { thread_id: "t2", checkpoint_ns: "", [fenceKey]: heldFence(old, now + 5_000, lostX) }
     const checkpoint = (step: number): Checkpoint => ({ ...emptyCheckpoint(), id: uuid6(-1), channel_values: { step }, channel_versions: { step } })
     const first = checkpoint(1)
     const mark = seen.length

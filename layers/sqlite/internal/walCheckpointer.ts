@@ -12,14 +12,16 @@
  * connection on the event loop never stops for one.
  *
  * The worker is started at the first checkpoint the schedule asks for, once
- * the main connection has opened the file, and terminated when the scope
- * closes. A checkpoint that finds another one under way (another process on
+ * the main connection has opened the file. Every client of one file in a
+ * process (the stores', the wake-ups', the limiters' connections) shares
+ * it; the last one whose scope closes ends it. A checkpoint that finds another one under way (another process on
  * the same file) is skipped: that one does the work. Any other failure is
  * logged and tried again at the next interval; the main connection keeps a
  * larger `wal_autocheckpoint` ({@link fallbackPages}) as a bound, so the log
  * never grows without limit when no background checkpoint gets through.
  */
 import { Duration, Effect } from "effect"
+import * as Path from "node:path"
 import type { Worker as NodeWorker } from "node:worker_threads"
 
 /**
@@ -84,57 +86,117 @@ export interface WalCheckpointer {
   readonly checkpoint: Effect.Effect<Outcome>
 }
 
+/** One worker and the checkpoints it was asked for and has not answered. */
+interface Shared {
+  readonly key: string
+  readonly worker: NodeWorker
+  readonly waiting: Map<number, (outcome: Outcome) => void>
+  next: number
+  /** The clients of this process that use it. */
+  users: number
+  alive: boolean
+}
+
 /**
- * Starts the schedule in the current scope (the worker itself only at the
+ * The workers of this process, one per database file: every client of a
+ * file (the stores', the wake-ups', the limiters' connections) shares it.
+ */
+const workers = new Map<string, Shared>()
+
+/**
+ * How many checkpoint workers this process runs.
+ *
+ * @internal
+ */
+export const openWorkers = (): number => workers.size
+
+/** A worker's answer to one checkpoint. */
+interface Answer {
+  readonly id: number
+  readonly busy?: number
+  readonly log?: number
+  readonly checkpointed?: number
+  readonly error?: string
+  readonly code?: number
+}
+
+const answerOf = (m: Answer): Outcome =>
+  m.error !== undefined
+    ? busyCodes.has(m.code ?? -1) ? { _tag: "Busy" } : { _tag: "Failed", message: m.error }
+    : m.busy === 1
+    ? { _tag: "Busy" }
+    : { _tag: "Done", log: m.log ?? 0, checkpointed: m.checkpointed ?? 0 }
+
+/** Starts the worker of a file. A worker that dies answers what it was asked with the reason; the next checkpoint starts another. */
+const start = (key: string, options: Options): Shared => {
+  const { Worker } = process.getBuiltinModule("node:worker_threads")
+  const worker = new Worker(workerSource, { eval: true, workerData: { path: options.path, synchronous: options.synchronous } })
+  worker.unref()
+  const shared: Shared = { key, worker, waiting: new Map(), next: 0, users: 0, alive: true }
+  worker.on("message", (m: Answer) => {
+    const answer = shared.waiting.get(m.id)
+    shared.waiting.delete(m.id)
+    answer?.(answerOf(m))
+  })
+  const lost = (message: string) => {
+    shared.alive = false
+    if (workers.get(key) === shared) workers.delete(key)
+    for (const [id, answer] of shared.waiting) {
+      shared.waiting.delete(id)
+      answer({ _tag: "Failed", message })
+    }
+  }
+  worker.on("error", (error) => lost(`the checkpoint worker failed: ${error.message}`))
+  worker.on("exit", (code) => lost(`the checkpoint worker exited (code ${code})`))
+  workers.set(key, shared)
+  return shared
+}
+
+/** Lets go of a worker; the last client of it closes it (its connection first, so the main connection's close is the last). */
+const release = (shared: Shared): Promise<void> => {
+  shared.users--
+  if (shared.users > 0 || !shared.alive) return Promise.resolve()
+  if (workers.get(shared.key) === shared) workers.delete(shared.key)
+  const exited = new Promise<void>((resolve) => shared.worker.once("exit", () => resolve()))
+  // Referenced while it closes: an unreferenced worker would let the process end before it has.
+  shared.worker.ref()
+  shared.worker.postMessage("close")
+  return exited
+}
+
+/**
+ * Starts the schedule in the current scope (the file's worker only at the
  * first checkpoint) and answers the checkpointer.
  */
 export const make = (options: Options) =>
   Effect.gen(function*() {
-    let worker: NodeWorker | undefined
-    let next = 0
-    const waiting = new Map<number, (outcome: Outcome) => void>()
+    const key = Path.resolve(options.path)
+    let mine: Shared | undefined
 
-    const started = (): NodeWorker => {
-      if (worker !== undefined) return worker
-      const { Worker } = process.getBuiltinModule("node:worker_threads")
-      const w = new Worker(workerSource, { eval: true, workerData: { path: options.path, synchronous: options.synchronous } })
-      w.unref()
-      w.on("message", (m: { id: number; busy?: number; log?: number; checkpointed?: number; error?: string; code?: number }) => {
-        const answer = waiting.get(m.id)
-        waiting.delete(m.id)
-        answer?.(
-          m.error !== undefined
-            ? busyCodes.has(m.code ?? -1) ? { _tag: "Busy" } : { _tag: "Failed", message: m.error }
-            : m.busy === 1
-            ? { _tag: "Busy" }
-            : { _tag: "Done", log: m.log ?? 0, checkpointed: m.checkpointed ?? 0 }
-        )
-      })
-      // A worker that dies answers what it was asked with the reason; the next checkpoint starts another.
-      const lost = (message: string) => {
-        if (worker === w) worker = undefined
-        for (const [id, answer] of waiting) {
-          waiting.delete(id)
-          answer({ _tag: "Failed", message })
-        }
-      }
-      w.on("error", (error) => lost(`the checkpoint worker failed: ${error.message}`))
-      w.on("exit", (code) => lost(`the checkpoint worker exited (code ${code})`))
-      return worker = w
+    /** This client's worker: the file's, started or joined on first use (and again after one died). */
+    const current = (): Shared => {
+      if (mine?.alive) return mine
+      if (mine !== undefined) mine.users--
+      const found = workers.get(key)
+      mine = found?.alive ? found : start(key, options)
+      mine.users++
+      return mine
     }
 
     const checkpoint: Effect.Effect<Outcome> = Effect.suspend(() => {
       if (!options.ready()) return Effect.succeed<Outcome>({ _tag: "Busy" })
       return Effect.callback<Outcome>((resume) => {
-        const id = next++
-        waiting.set(id, (outcome) => resume(Effect.succeed(outcome)))
+        let shared: Shared
         try {
-          started().postMessage(id)
+          shared = current()
         } catch (error) {
-          waiting.delete(id)
           resume(Effect.succeed({ _tag: "Failed", message: error instanceof Error ? error.message : String(error) }))
+          return
         }
-        return Effect.sync(() => waiting.delete(id))
+        const id = shared.next++
+        shared.waiting.set(id, (outcome) => resume(Effect.succeed(outcome)))
+        shared.worker.postMessage(id)
+        return Effect.sync(() => shared.waiting.delete(id))
       })
     })
 
@@ -145,20 +207,8 @@ export const make = (options: Options) =>
         )
         : Effect.void)
 
-    // The finalizer first: finalizers run last-in first-out, so the schedule stops before the worker goes.
-    yield* Effect.addFinalizer(() =>
-      Effect.promise(() => {
-        const w = worker
-        worker = undefined
-        if (w === undefined) return Promise.resolve()
-        // The worker closes its connection and ends (so the main connection's close is the last, and removes the log).
-        const exited = new Promise<void>((resolve) => w.once("exit", () => resolve()))
-        // Referenced while it closes: an unreferenced worker would let the process end before it has.
-        w.ref()
-        w.postMessage("close")
-        return exited
-      })
-    )
+    // The finalizer first: finalizers run last-in first-out, so the schedule stops before the worker is let go.
+    yield* Effect.addFinalizer(() => Effect.promise(() => (mine === undefined ? Promise.resolve() : release(mine))))
     yield* Effect.forkScoped(Effect.forever(Effect.delay(logged, options.interval)))
     return { checkpoint } satisfies WalCheckpointer
   })

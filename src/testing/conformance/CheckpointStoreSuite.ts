@@ -145,9 +145,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     it.effect("the saver round-trips put, putWrites, getTuple and list (seen from the other instance)", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
-        const tenantId = ids("tenant")
-        const threadId = ids("thread")
-        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const { tenantId, threadId, cfg } = freshThread()
         const write = first.checkpoints.saver
         const read = second.checkpoints.saver
 
@@ -204,9 +202,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     it.effect("list reads many checkpoints (more than a batch, two namespaces) each with its own values and pending writes", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
-        const tenantId = ids("tenant")
-        const threadId = ids("thread")
-        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const { tenantId, threadId, cfg } = freshThread()
         const expected = new Map<string, { readonly values: Record<string, unknown>; readonly writes: ReadonlyArray<unknown> }>()
         for (const ns of ["", "sub:1"]) {
           let parent: string | undefined
@@ -520,6 +516,13 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     if (options.lifecycle ?? true) lifecycleTests(it)
   })
 
+  /** A new tenant and thread, and the config of a call on them (with more `configurable` fields). */
+  const freshThread = () => {
+    const tenantId = ids("tenant")
+    const threadId = ids("thread")
+    return { tenantId, threadId, cfg: (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more }) }
+  }
+
   /** A line of `n` checkpoints in `ns` (ids `<prefix>-0000`…, each the parent of the next), `count` changing every step, `fixed` never; writes on each. */
   const line = Effect.fnUntraced(function*(saver: CheckpointStoreShape["saver"], cfg: (more?: Record<string, unknown>) => RunnableConfig, ns: string, n: number) {
     let parent: string | undefined
@@ -546,9 +549,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     it.effect("pruneThread keeps the keepLast newest of each namespace, with their writes and every blob they name (read from the other instance)", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
-        const tenantId = ids("tenant")
-        const threadId = ids("thread")
-        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const { tenantId, threadId, cfg } = freshThread()
         const root = yield* line(first.checkpoints.saver, cfg, "", 6)
         const sub = yield* line(first.checkpoints.saver, cfg, "sub:1", 3)
         const pruned = yield* lifecycleOf(second).pruneThread(tenantId, threadId, { keepLast: 2 }, 100)
@@ -566,9 +567,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     it.effect("pruneThread stops at its limit and says so; never deletes the newest of a namespace; by age only what is older", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
-        const tenantId = ids("tenant")
-        const threadId = ids("thread")
-        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const { tenantId, threadId, cfg } = freshThread()
         const root = yield* line(first.checkpoints.saver, cfg, "", 5)
         const lifecycle = lifecycleOf(second)
         const firstBatch = yield* lifecycle.pruneThread(tenantId, threadId, { keepLast: 1 }, 3)
@@ -594,9 +593,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     it.effect("pruneThread deletes at most limit blobs a batch too, and says more until the last is gone", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
-        const tenantId = ids("tenant")
-        const threadId = ids("thread")
-        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const { tenantId, threadId, cfg } = freshThread()
         const root = yield* line(first.checkpoints.saver, cfg, "", 6)
         const lifecycle = lifecycleOf(second)
         const batches: Array<{ checkpoints: number; blobs: number; more: boolean }> = []
@@ -617,9 +614,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     it.effect("pruneThread keeps every blob a kept checkpoint names when they are many (420 kept, each with its own version)", () =>
       Effect.gen(function*() {
         const { first, second } = yield* Stores
-        const tenantId = ids("tenant")
-        const threadId = ids("thread")
-        const cfg = (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+        const { tenantId, threadId, cfg } = freshThread()
         const root = yield* line(first.checkpoints.saver, cfg, "", 440)
         let checkpoints = 0
         let blobs = 0

@@ -106,18 +106,19 @@ export const storeOf = (instance: InstanceShape): ConcurrencyKeyStoreShape | und
 const leftAlone = new WeakMap<InstanceShape, Set<string>>()
 
 /**
- * Whether this instance lacks the store a keyed tree waits on (a fleet of
+ * Whether this instance lacks the store a keyed tree waits on (`keyed`: a
+ * concurrency key's, `debounced`: a debounce window's; a fleet of
  * mixed store bundles): the tree is then left to an instance that has it —
  * said once per tree in the log — not run, and not failed.
  *
  * @category internal
  * @since 0.3.0
  */
-export const cannotMove = (instance: InstanceShape, record: ExecutionRecord, stops: ReadonlyArray<TreeEntry>) =>
+export const cannotMove = (instance: InstanceShape, record: ExecutionRecord, waits: { readonly keyed: boolean; readonly debounced: boolean }) =>
   Effect.suspend(() => {
-    const missing = waitingOf(stops) !== undefined && storeOf(instance) === undefined
+    const missing = waits.keyed && storeOf(instance) === undefined
       ? "ConcurrencyKeyStore"
-      : debounceWaiting(stops) && Option.isNone(Context.getOption(instance.services, DebounceStore))
+      : waits.debounced && Option.isNone(Context.getOption(instance.services, DebounceStore))
       ? "DebounceStore"
       : undefined
     if (missing === undefined) return Effect.succeed(false)

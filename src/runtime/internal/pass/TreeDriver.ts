@@ -315,10 +315,11 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
     if (stops.some((e) => e.key === Cancel.requestKey)) {
       return yield* Effect.flatMap(Cancel.endTree(record, holder.value.lease, Effect.void, yield* unwinder), Effect.fail)
     }
-    // A keyed tree on an instance without the store it waits on is left to one that has it (not run, not failed).
-    if (yield* Gate.cannotMove(yield* Instance, record, stops)) return Option.none<ExecutionOutput>()
-    // A root started with a concurrency key and not admitted yet: it runs from its input once admitted, else rests.
     const keyed = Gate.waitingOf(stops)
+    const debounced = Gate.debounceWaiting(stops)
+    // A keyed tree on an instance without the store it waits on is left to one that has it (not run, not failed).
+    if (yield* Gate.cannotMove(yield* Instance, record, { keyed: keyed !== undefined, debounced })) return Option.none<ExecutionOutput>()
+    // A root started with a concurrency key and not admitted yet: it runs from its input once admitted, else rests.
     if (keyed !== undefined) {
       if (!(yield* Gate.pass(yield* Instance, record, holder.value, keyed))) return Option.some(yield* currentOutput(workflow, { ...record, status: "Paused" }))
       if (record.status === "Paused") {
@@ -329,7 +330,7 @@ const attemptPass = (workflow: AnyWorkflow, pass: TrackedPass, begin: PassStart,
       return Option.some(yield* runPass({ workflow, record: { ...record, status: "Running" }, holder: holder.value, pass, start, cancelChecked: true }))
     }
     // A debounced root whose window has not fired: it runs from the window's last input once it fires, else rests.
-    if (Gate.debounceWaiting(stops)) {
+    if (debounced) {
       const fired = yield* Debounce.pass(yield* Instance, record, holder.value, inputKeyName)
       if (Option.isNone(fired)) return Option.some(yield* currentOutput(workflow, { ...record, status: "Paused" }))
       const running = { ...record, status: "Running" as const }
