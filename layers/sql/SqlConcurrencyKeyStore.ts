@@ -15,7 +15,7 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type ConcurrencyKeyStoreShape, ConcurrencyKeyStore, type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
-import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, num, numOrNull, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -95,7 +95,15 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             if (inserted.length === 0) {
               // Entered by a concurrent call meanwhile: its entry stands.
               const raced = yield* getEntry(e.tenantId, e.executionId)
-              if (Option.isNone(raced)) return yield* Effect.die(new Error(`ConcurrencyKeyStore.enqueue: entry ${e.executionId} went between statements`))
+              if (Option.isNone(raced)) {
+                // Entered and released by other calls between the two statements: this transaction is rolled back.
+                return yield* new StoreError({
+                  store,
+                  operation: "enqueue",
+                  kind: "Busy",
+                  reason: `the entry of execution ${e.executionId} was entered and released by other calls while this enqueue ran; nothing was written, retry the call`
+                })
+              }
               return { entry: raced.value, admitted: [] }
             }
             const admitted = yield* promote(e.tenantId, e.key, e.limit, e.now)

@@ -9,7 +9,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type BatonConfigError, RequestConflictError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, RequestConflictError, StoreError } from "../../src/stores/Errors.ts"
 import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -17,6 +17,8 @@ import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "RequestStore"
+/** How many times `claim` tries when the kept key it found goes before it reads it. */
+const claimAttempts = 5
 
 const entryOf = (row: Record<string, unknown>): RequestEntry => ({
   tenantId: String(row.tenant_id),
@@ -72,11 +74,16 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         run(store, "claim", () =>
           Effect.gen(function*() {
             // A kept key that expires (or is deleted) between the two statements is free: claim again.
-            for (let attempt = 0; attempt < 3; attempt++) {
+            for (let attempt = 0; attempt < claimAttempts; attempt++) {
               const result = yield* claimOnce(c)
               if (Option.isSome(result)) return result.value
             }
-            return yield* Effect.die(new Error(`RequestStore.claim: key ${c.requestKey} kept changing between statements`))
+            return yield* new StoreError({
+              store,
+              operation: "claim",
+              kind: "Busy",
+              reason: `request key ${c.requestKey} was kept and freed by other calls ${claimAttempts} times while this claim tried; nothing was claimed`
+            })
           })),
       recordAnswer: (tenantId, requestKey, handle, answer, now) =>
         run(store, "recordAnswer", () => Effect.map(

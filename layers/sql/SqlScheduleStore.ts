@@ -11,7 +11,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import type { BatonConfigError } from "../../src/stores/Errors.ts"
+import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "../../src/stores/ScheduleStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -19,6 +19,8 @@ import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "ScheduleStore"
+/** How many times `create` inserts when the kept schedule it found goes before it reads it. */
+const createAttempts = 5
 
 const rowOf = (row: Record<string, unknown>): ScheduleRow => ({
   tenantId: String(row.tenant_id),
@@ -50,15 +52,22 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       create: (s) =>
         run(store, "create", () =>
           Effect.gen(function*() {
-            const made = yield* sql`INSERT INTO ${schedules} (tenant_id, schedule_id, definition, paused, next_fire_at, state, version, created_at, updated_at)
-              VALUES (${s.tenantId}, ${s.scheduleId}, ${toJson(s.definition)}, ${s.paused ? 1 : 0}, ${s.nextFireAt}, ${toJson(null)}, 1, ${s.now}, ${s.now})
-              ON CONFLICT (tenant_id, schedule_id) DO NOTHING
-              RETURNING ${columns}`
-            if (made.length > 0) return { created: true, schedule: rowOf(made[0]!) }
-            const kept = yield* getRow(s.tenantId, s.scheduleId)
-            // Deleted between the two statements: nothing is kept, so this create is the one to retry.
-            if (Option.isNone(kept)) return yield* Effect.die(new Error(`ScheduleStore.create: schedule ${s.scheduleId} went between statements`))
-            return { created: false, schedule: kept.value }
+            // A kept schedule deleted between the insert and the read leaves the id free: insert again.
+            for (let attempt = 0; attempt < createAttempts; attempt++) {
+              const made = yield* sql`INSERT INTO ${schedules} (tenant_id, schedule_id, definition, paused, next_fire_at, state, version, created_at, updated_at)
+                VALUES (${s.tenantId}, ${s.scheduleId}, ${toJson(s.definition)}, ${s.paused ? 1 : 0}, ${s.nextFireAt}, ${toJson(null)}, 1, ${s.now}, ${s.now})
+                ON CONFLICT (tenant_id, schedule_id) DO NOTHING
+                RETURNING ${columns}`
+              if (made.length > 0) return { created: true, schedule: rowOf(made[0]!) }
+              const kept = yield* getRow(s.tenantId, s.scheduleId)
+              if (Option.isSome(kept)) return { created: false, schedule: kept.value }
+            }
+            return yield* new StoreError({
+              store,
+              operation: "create",
+              kind: "Busy",
+              reason: `schedule ${s.scheduleId} was created and deleted by other calls ${createAttempts} times while this create tried; nothing was written by it`
+            })
           })),
       get: (tenantId, scheduleId) => run(store, "get", () => getRow(tenantId, scheduleId)),
       list: (tenantId, o) =>
