@@ -78,8 +78,9 @@
  * fleet, which cannot be split over shards without splitting the budget.
  * Provide them from one bundle (e.g. `PgLimiters.layer` on the home
  * database, or on a database of their own so that no shard's outage stops
- * the providers' guarded calls). The `baton` command line opens one
- * database: run it against each shard's database.
+ * the providers' guarded calls). The `baton` command line takes the same
+ * shards and rule from a JSON file (`baton --shards FILE …`): it routes each
+ * command by tenant and fans a fleet-wide one out.
  *
  * @since 0.2.0
  */

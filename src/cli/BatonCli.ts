@@ -47,8 +47,12 @@
  *   each golden case against the current workflows: PASS or FAIL with the
  *   diff; exit code 1 when any fails.
  *
- * Global flags: `--sqlite PATH` or `--pg URL` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
- * `BATON_PG_URL`), `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
+ * Global flags: `--sqlite PATH`, `--pg URL` or `--shards FILE` (`BATON_SQLITE` or `BATON_SQLITE_PATH` /
+ * `BATON_PG_URL` / `BATON_SHARDS`; a shards file names the databases of a
+ * fleet whose tenants are spread over several, and the tenant → shard rule,
+ * as `ShardedStores.layer` takes them: each command then routes by tenant and
+ * a fleet-wide list fans out, warning on stderr of a shard it could not read),
+ * `--schema` for Postgres (`BATON_PG_SCHEMA`), `--prefix`
  * for the app's table prefix (`BATON_TABLE_PREFIX`), `--json` (fields named
  * as in the API and over HTTP: `tenantId`, `executionId`, `rootExecutionId`,
  * `threadId`, `workflowName`, `pauseId`, `instanceId`, `createdAt`, …).
@@ -64,7 +68,7 @@
  *
  * @since 0.1.0
  */
-import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Option, References } from "effect"
+import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import type { BatonStores } from "../runtime/Baton.ts"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
@@ -81,19 +85,28 @@ import type { ScheduleView, SchedulesShape } from "../runtime/Schedules.ts"
 import type { StoreProbe } from "../stores/StoreProbe.ts"
 import * as Diagnose from "./internal/Diagnose.ts"
 import * as Evaluate from "./internal/Evaluate.ts"
+import * as Targets from "./internal/Target.ts"
 import * as Evaluation from "../runtime/evaluation/Evaluation.ts"
 import type { IdGenerator } from "../stores/Ids.ts"
 import type { StoreServices } from "../stores/StoreServices.ts"
 
 /**
- * Which shared stores the command works on.
+ * Which shared stores the command works on: a SQLite file, a Postgres
+ * database, or the shards of a fleet whose tenants are spread over several
+ * (`--shards FILE`; see `ShardedStores`).
  *
  * @category models
  * @since 0.1.0
  */
-export type Target =
-  | { readonly _tag: "Sqlite"; readonly path: string; readonly tablePrefix: string | undefined }
-  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined; readonly tablePrefix: string | undefined }
+export type Target = Targets.Target
+
+/**
+ * One database of a target: a SQLite file or a Postgres URL (a shard's, over shards).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Database = Targets.Database
 
 /**
  * How the executable reaches a target: the store Layer (its build migrates), and the schema version it migrates to.
@@ -104,8 +117,11 @@ export type Target =
 export interface Backends {
   readonly stores: (target: Target) => Layer.Layer<BatonStores, unknown>
   readonly schemaVersion: () => Promise<number>
-  /** The `StoreProbe` of a target, for `baton check` (without it, check looks at the configuration only). */
-  readonly probe?: ((target: Target) => Layer.Layer<StoreProbe, unknown>) | undefined
+  /**
+   * The `StoreProbe` of a database, for `baton check` (without it, check looks at the configuration only);
+   * over shards, each shard's database is probed.
+   */
+  readonly probe?: ((database: Database) => Layer.Layer<StoreProbe, unknown>) | undefined
   /**
    * Fresh in-memory stores for a replay's scratch runtime (`MemoryStores.layer`),
    * for `baton replay` and `baton eval` (without it, they fail saying so).
@@ -147,6 +163,11 @@ const pg = Flag.String("pg").pipe(
   Flag.withFallbackConfig(Config.String("BATON_PG_URL")),
   Flag.optional
 )
+const shards = Flag.String("shards").pipe(
+  Flag.withDescription("JSON file naming the shards of a fleet whose tenants are spread over several databases, and its route"),
+  Flag.withFallbackConfig(Config.String("BATON_SHARDS")),
+  Flag.optional
+)
 const schema = Flag.String("schema").pipe(
   Flag.withDescription("Postgres schema of the stores"),
   Flag.withFallbackConfig(Config.String("BATON_PG_SCHEMA")),
@@ -161,34 +182,57 @@ const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON for scri
 const tenant = Flag.String("tenant").pipe(Flag.withDescription("the tenant (default: every tenant where it applies)"), Flag.optional)
 
 const root = Command.make("baton").pipe(
-  Command.withSharedFlags({ sqlite, pg, schema, prefix, json }),
+  Command.withSharedFlags({ sqlite, pg, shards, schema, prefix, json }),
   Command.withDescription("Look into and control a baton fleet over its shared stores")
 )
 
 /** The backends of the executable, for the handlers. */
 class CliBackends extends Context.Service<CliBackends, Backends>()("baton/cli/Backends") {}
 
-/** The target the global flags name: exactly one of --sqlite and --pg. */
+/** The target the global flags name: exactly one of --sqlite, --pg and --shards. */
 const targetOf = (
-  flags: { sqlite: Option.Option<string>; pg: Option.Option<string>; schema: Option.Option<string>; prefix: Option.Option<string> }
-): Target => {
-  if (Option.isSome(flags.sqlite) && Option.isSome(flags.pg)) throw new CliFailure(ExitCode.usage, "give one of --sqlite and --pg, not both")
+  flags: {
+    sqlite: Option.Option<string>
+    pg: Option.Option<string>
+    shards: Option.Option<string>
+    schema: Option.Option<string>
+    prefix: Option.Option<string>
+  }
+): Effect.Effect<Target, CliFailure> => {
+  const named = [flags.sqlite, flags.pg, flags.shards].filter(Option.isSome).length
+  if (named > 1) return Effect.fail(new CliFailure(ExitCode.usage, "give one of --sqlite, --pg and --shards, not several"))
   const tablePrefix = Option.getOrUndefined(flags.prefix)
-  if (Option.isSome(flags.sqlite)) return { _tag: "Sqlite", path: flags.sqlite.value, tablePrefix }
-  if (Option.isSome(flags.pg)) return { _tag: "Pg", url: flags.pg.value, schema: Option.getOrUndefined(flags.schema), tablePrefix }
-  throw new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL)")
+  const schemaName = Option.getOrUndefined(flags.schema)
+  if (Option.isSome(flags.sqlite)) return Effect.succeed({ _tag: "Sqlite", path: flags.sqlite.value, tablePrefix })
+  if (Option.isSome(flags.pg)) return Effect.succeed({ _tag: "Pg", url: flags.pg.value, schema: schemaName, tablePrefix })
+  if (Option.isSome(flags.shards)) {
+    return Effect.mapError(Targets.readShards(flags.shards.value, { schema: schemaName, tablePrefix }), (e) => new CliFailure(ExitCode.usage, e.message))
+  }
+  return Effect.fail(
+    new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL, or --shards FILE for tenants over several databases (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL / BATON_SHARDS)")
+  )
 }
 
-/** The stores of the target the flags name, built (and migrated) when a command runs. */
-const storesLayer = Layer.unwrap(Effect.gen(function*() {
-  const flags = yield* root
-  const backends = yield* CliBackends
-  const target = yield* Effect.try({ try: () => targetOf(flags), catch: (e) => e as CliFailure })
-  return backends.stores(target)
-}))
+/**
+ * What a fleet-wide call over shards warns of (an answer without a shard that failed), on stderr as
+ * `baton: warning: …`: the answer printed is then not the whole fleet's.
+ */
+const shardWarnings = Logger.layer([
+  Logger.withConsoleError(Logger.make(({ message }) => `baton: warning: ${(Array.isArray(message) ? message : [message]).join(" ")}`))
+])
 
-/** Runs a command's body over the stores. */
-const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.provide(self, storesLayer)
+/**
+ * Runs a command's body over the stores of the target the flags name, built (and migrated) when it
+ * runs. Over shards, the warnings of the router reach stderr.
+ */
+const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) =>
+  Effect.gen(function*() {
+    const backends = yield* CliBackends
+    const target = yield* targetOf(yield* root)
+    const body = Effect.provide(self, backends.stores(target))
+    if (target._tag !== "Sharded") return yield* body
+    return yield* body.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"), Effect.provide(shardWarnings))
+  })
 
 const time = (ms: number | null | undefined) => (ms === null || ms === undefined ? "" : new Date(ms).toISOString())
 const short = (value: unknown, max = 60) => {
@@ -519,11 +563,35 @@ const sweep = Command.make("sweep", {}, () =>
       `${table(rows, ["tenantId", "rootExecutionId", "finding"])}\n\n${orphans.length} orphaned, ${stranded.length} with a stranded decision`)
   }))).pipe(Command.withDescription("One look now, as the recovery sweep sees the fleet (read-only)"))
 
+/**
+ * Over shards, each shard's database on its own: the router would build a shard that is down as
+ * "down" and go on, and `migrate` must not say a fleet is migrated when one of its databases is not.
+ */
+const migrateShards = (target: Targets.Sharded, version: number) =>
+  Effect.gen(function*() {
+    const backends = yield* CliBackends
+    const shards = yield* Effect.forEach(target.shards, (shard) =>
+      Effect.map(Effect.exit(Effect.provide(Effect.void, backends.stores(shard.database))), (exit) => ({
+        name: shard.name,
+        migrated: Exit.isSuccess(exit),
+        error: Exit.isSuccess(exit) ? undefined : failureOf(exit.cause).message
+      })))
+    const failed = shards.filter((shard) => !shard.migrated)
+    yield* output({ migrated: failed.length === 0, version, shards }, () =>
+      shards.map((shard) => shard.migrated ? `shard ${shard.name}: migrated to version ${version}` : `shard ${shard.name}: not migrated: ${shard.error}`).join("\n"))
+    if (failed.length > 0) {
+      return yield* Effect.fail(new CliFailure(ExitCode.store, `${failed.length} of ${shards.length} shard(s) not migrated (${failed.map((s) => s.name).join(", ")}): run migrate again once they are reachable; the others are at version ${version}`))
+    }
+  })
+
 const migrate = (version: () => Promise<number>) =>
   Command.make("migrate", {}, () =>
-    withStores(Effect.flatMap(Effect.promise(version), (v) => output({ migrated: true, version: v }, () => `stores migrated to version ${v}`)))).pipe(
-    Command.withDescription("Bring the stores' schema to the latest version")
-  )
+    Effect.gen(function*() {
+      const target = yield* targetOf(yield* root)
+      const v = yield* Effect.promise(version)
+      if (target._tag === "Sharded") return yield* migrateShards(target, v)
+      yield* withStores(output({ migrated: true, version: v }, () => `stores migrated to version ${v}`))
+    })).pipe(Command.withDescription("Bring the stores' schema to the latest version (over shards: every shard's database)"))
 
 /** The schedules API over the store of the target (a bundle without a ScheduleStore is refused). */
 const schedulesApi = Effect.gen(function*() {
@@ -654,7 +722,7 @@ export const run = (args: ReadonlyArray<string>, backends: Backends) => {
 /** Where the global flags' target came from, for `describe` (none: no stores named). */
 const targetSource = Effect.gen(function*() {
   const flags = yield* root
-  const target = yield* Effect.try({ try: () => targetOf(flags), catch: (e) => e as CliFailure }).pipe(Effect.option)
+  const target = yield* Effect.option(targetOf(flags))
   return Option.getOrUndefined(target)
 })
 
@@ -675,11 +743,21 @@ const checkCommand = Command.make("check", {
   withStores(Effect.gen(function*() {
     const backends = yield* CliBackends
     const global = yield* root
-    const target = yield* Effect.try({ try: () => targetOf(global), catch: (e) => e as CliFailure })
-    const body = Diagnose.check(Option.getOrUndefined(flags.instances))
-    const report = backends.probe === undefined ? yield* body : yield* Effect.provide(body, backends.probe(target))
-    yield* output(report, () => Diagnose.checkText(report))
-    if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
+    const target = yield* targetOf(global)
+    const checkOn = (database: Database) => {
+      const body = Diagnose.check(Option.getOrUndefined(flags.instances))
+      return backends.probe === undefined ? body : Effect.provide(body, backends.probe(database))
+    }
+    if (target._tag !== "Sharded") {
+      const report = yield* checkOn(target)
+      yield* output(report, () => Diagnose.checkText(report))
+      if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
+      return
+    }
+    // Each shard is its own database: its probe, its warnings.
+    const shards = yield* Effect.forEach(target.shards, (shard) => Effect.map(checkOn(shard.database), (report) => ({ name: shard.name, ...report })))
+    yield* output({ shards }, () => shards.map((shard) => `shard ${shard.name}\n${Diagnose.checkText(shard)}`).join("\n\n"))
+    if (shards.some((shard) => shard.warnings.length > 0)) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
   }))).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))
 
 const workflowsFlag = Flag.String("workflows").pipe(Flag.withDescription("module exporting the app's workflows (.js; .ts on Node 24)"))

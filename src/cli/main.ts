@@ -11,6 +11,7 @@
 import "../internal/nodeVersion.ts"
 import { Effect, Layer } from "effect"
 import * as BatonCli from "./BatonCli.ts"
+import type { Database } from "./internal/Target.ts"
 
 /** Node's services, from `@effect/platform-node`: an optional peer of baton that the command line needs. */
 const NodeServices = await import("@effect/platform-node/NodeServices").catch((error: unknown) => {
@@ -19,23 +20,31 @@ const NodeServices = await import("@effect/platform-node/NodeServices").catch((e
   return process.exit(BatonCli.ExitCode.failed)
 })
 
+/** The stores of one database: a SQLite file or a Postgres schema. */
+const databaseStores = async (database: Database): Promise<Layer.Layer<any, unknown>> => {
+  if (database._tag === "Sqlite") {
+    const { SqliteStores } = await import("../../layers/sqlite/index.ts")
+    return SqliteStores.layer({ path: database.path, tablePrefix: database.tablePrefix })
+  }
+  const { PgStores } = await import("../../layers/pg/index.ts")
+  return PgStores.layer({ url: database.url, schema: database.schema, tablePrefix: database.tablePrefix, maxConnections: 2, wakeups: false })
+}
+
 const backends: BatonCli.Backends = {
   stores: (target) =>
     Layer.unwrap(Effect.promise(async (): Promise<Layer.Layer<any, unknown>> => {
-      if (target._tag === "Sqlite") {
-        const { SqliteStores } = await import("../../layers/sqlite/index.ts")
-        return SqliteStores.layer({ path: target.path, tablePrefix: target.tablePrefix })
-      }
-      const { PgStores } = await import("../../layers/pg/index.ts")
-      return PgStores.layer({ url: target.url, schema: target.schema, tablePrefix: target.tablePrefix, maxConnections: 2, wakeups: false })
+      if (target._tag !== "Sharded") return databaseStores(target)
+      const { ShardedStores } = await import("../../layers/sharded/index.ts")
+      const shards = await Promise.all(target.shards.map(async (shard) => ({ name: shard.name, layer: await databaseStores(shard.database) })))
+      return ShardedStores.layer({ shards, route: target.route })
     })),
   scratch: () => Layer.unwrap(Effect.promise(async () => (await import("../../layers/memory/index.ts")).MemoryStores.layer)),
   schemaVersion: async () => (await import("../../layers/sql/SqlMigrations.ts")).latestVersion,
-  probe: (target) =>
+  probe: (database) =>
     Layer.unwrap(Effect.promise(async (): Promise<Layer.Layer<any, unknown>> => {
-      if (target._tag === "Sqlite") return (await import("../../layers/sqlite/index.ts")).SqliteProbe.layer({ path: target.path })
+      if (database._tag === "Sqlite") return (await import("../../layers/sqlite/index.ts")).SqliteProbe.layer({ path: database.path })
       const { PgClient, PgProbe } = await import("../../layers/pg/index.ts")
-      return PgProbe.layer.pipe(Layer.provide(PgClient.layer({ url: target.url, schema: target.schema, maxConnections: 1 })))
+      return PgProbe.layer.pipe(Layer.provide(PgClient.layer({ url: database.url, schema: database.schema, maxConnections: 1 })))
     }))
 }
 

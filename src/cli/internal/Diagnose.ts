@@ -7,11 +7,7 @@
 import { Config, Effect, Option } from "effect"
 import * as Diagnostics from "../../runtime/Diagnostics.ts"
 import type { StoreFacts } from "../../stores/StoreProbe.ts"
-
-/** The CLI's target (as `BatonCli.Target`). */
-type Target =
-  | { readonly _tag: "Sqlite"; readonly path: string; readonly tablePrefix: string | undefined }
-  | { readonly _tag: "Pg"; readonly url: string; readonly schema: string | undefined; readonly tablePrefix: string | undefined }
+import type { Database, Target } from "./Target.ts"
 
 /**
  * The stores the command line was pointed at, and where that came from.
@@ -20,13 +16,35 @@ type Target =
  * @since 0.2.0
  */
 export interface StoresSetting {
-  readonly backend: "sqlite" | "pg"
+  readonly backend: "sqlite" | "pg" | "sharded"
   /** The file, or the URL without its password. */
   readonly location: string
   readonly schema: string | undefined
   readonly tablePrefix: string | undefined
   /** `"flag"` when given on the command line, `"environment"` when read from a variable. */
   readonly source: "flag" | "environment"
+  /**
+   * Over shards (`backend: "sharded"`, `location` the shards file): each shard's database, and the rule.
+   *
+   * @since 0.3.0
+   */
+  readonly shards?: ReadonlyArray<ShardSetting> | undefined
+  /** @since 0.3.0 */
+  readonly route?: { readonly tenants: Readonly<Record<string, string>>; readonly default: string } | undefined
+}
+
+/**
+ * One shard of a sharded target, as `describe` prints it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface ShardSetting {
+  readonly name: string
+  readonly backend: "sqlite" | "pg"
+  readonly location: string
+  readonly schema: string | undefined
+  readonly tablePrefix: string | undefined
 }
 
 /**
@@ -59,18 +77,29 @@ const envValue = (key: string) =>
     Option.getOrUndefined
   )
 
+/** One database as `describe` prints it. */
+const databaseSetting = (database: Database) => ({
+  backend: database._tag === "Sqlite" ? "sqlite" as const : "pg" as const,
+  location: database._tag === "Sqlite" ? database.path : withoutPassword(database.url),
+  schema: database._tag === "Pg" ? database.schema : undefined,
+  tablePrefix: database.tablePrefix
+})
+
 /** Where the target came from: a variable holding the same value, else the flag. */
 const storesOf = Effect.fnUntraced(function*(target: Target) {
-  const keys = target._tag === "Sqlite" ? ["BATON_SQLITE", "BATON_SQLITE_PATH"] : ["BATON_PG_URL"]
-  const value = target._tag === "Sqlite" ? target.path : target.url
+  const keys = target._tag === "Sqlite" ? ["BATON_SQLITE", "BATON_SQLITE_PATH"] : target._tag === "Pg" ? ["BATON_PG_URL"] : ["BATON_SHARDS"]
+  const value = target._tag === "Sqlite" ? target.path : target._tag === "Pg" ? target.url : target.file
   let source: "flag" | "environment" = "flag"
   for (const key of keys) if ((yield* envValue(key)) === value) source = "environment"
+  if (target._tag !== "Sharded") return { ...databaseSetting(target), source } satisfies StoresSetting
   return {
-    backend: target._tag === "Sqlite" ? "sqlite" : "pg",
-    location: target._tag === "Sqlite" ? target.path : withoutPassword(target.url),
-    schema: target._tag === "Pg" ? target.schema : undefined,
-    tablePrefix: target.tablePrefix,
-    source
+    backend: "sharded",
+    location: target.file,
+    schema: undefined,
+    tablePrefix: undefined,
+    source,
+    shards: target.shards.map((shard) => ({ name: shard.name, ...databaseSetting(shard.database) })),
+    route: target.route
   } satisfies StoresSetting
 })
 
@@ -98,12 +127,21 @@ const pad = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
  */
 export const describeText = (described: Described): string => {
   const rows = [["OPTION", "KEY", "VALUE", "SOURCE"], ...described.settings.map((s) => [s.field, s.key ?? "(code only)", s.shown, s.source])]
-  const stores = described.stores === undefined
-    ? "stores: none named (--sqlite PATH or --pg URL, or BATON_SQLITE / BATON_PG_URL)"
-    : `stores: ${described.stores.backend} ${described.stores.location}${described.stores.schema === undefined ? "" : ` schema ${described.stores.schema}`}${
-      described.stores.tablePrefix === undefined ? "" : ` prefix ${described.stores.tablePrefix}`
-    } (${described.stores.source})`
-  return `${pad(rows)}\n\n${stores}`
+  return `${pad(rows)}\n\n${storesText(described.stores)}`
+}
+
+/** One database's line: backend, location, schema and prefix. */
+const databaseText = (stores: Pick<StoresSetting, "backend" | "location" | "schema" | "tablePrefix">) =>
+  `${stores.backend} ${stores.location}${stores.schema === undefined ? "" : ` schema ${stores.schema}`}${stores.tablePrefix === undefined ? "" : ` prefix ${stores.tablePrefix}`}`
+
+const storesText = (stores: StoresSetting | undefined) => {
+  if (stores === undefined) return "stores: none named (--sqlite PATH, --pg URL or --shards FILE, or BATON_SQLITE / BATON_PG_URL / BATON_SHARDS)"
+  if (stores.shards === undefined) return `stores: ${databaseText(stores)} (${stores.source})`
+  const route = stores.route === undefined ? [] : [
+    ...Object.entries(stores.route.tenants).map(([tenant, shard]) => `  tenant ${tenant} → ${shard}`),
+    `  any other tenant → ${stores.route.default}`
+  ]
+  return [`stores: sharded by ${stores.location} (${stores.source})`, ...stores.shards.map((shard) => `  shard ${shard.name}: ${databaseText(shard)}`), ...route].join("\n")
 }
 
 /**
