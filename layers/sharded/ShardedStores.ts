@@ -38,7 +38,8 @@
  * | the saver's `deleteThread(threadId)` | on every shard; fails if one fails |
  * | `RateLimitStore`, a key that names its tenant (`RateLimitStore.tenantOfKey`: a tenant's quota permits, a tree's cap on its children) | on that tenant's shard |
  * | `RateLimitStore`, every other key (a provider's slots, windows, pauses: the fleet's) | on the home shard |
- * | `InstanceLiveness`, `StoreProbe` (when the home bundle provides them) | on the home shard |
+ * | `InstanceLiveness` (when a shard's bundle provides one) | on every shard: the runtime registers, watches and checks each instance's signal once per shard, inside `StorePartitions.within` (outside it, the home shard's) |
+ * | `StoreProbe` (when the home bundle provides it) | on the home shard |
  * | the runtime's leader leases (tenant `@baton`: retention, the schedules' firing) | one per shard, each in its shard: the runtime runs its leader work once per shard (`StorePartitions`), confined to it |
  * | any other lease of tenant `@baton` (`Leader.run` of your own) | on the home shard: the shard the rule gives the tenant `@baton`, else the first shard |
  * | `LeaseWakeups` / `EventWakeups` | a release or append on its tenant's shard; a wait for any release on every shard at once; a release of tenant `@baton` told, and waited for, on every shard |
@@ -66,11 +67,16 @@
  *
  * **What stays on the home shard**, and so stops for every tenant while it
  * is down: the rate-limit keys that name no tenant (a provider's slots,
- * windows and pauses: one budget for the fleet), the `InstanceLiveness`
- * signals (while the home shard is unreachable, every instance's signal is
- * lost and its trees on every shard are open to takeover at once; the epoch
- * fence keeps that safe, but the trees' passes stop and are taken again),
- * `StoreProbe`, and `Leader.run` campaigns of your own.
+ * windows and pauses: one budget for the fleet), `StoreProbe`, and
+ * `Leader.run` campaigns of your own.
+ *
+ * **Liveness per shard.** Each instance holds its liveness signal on every
+ * shard (`StorePartitions.partitionOf` tells the runtime a tenant's shard):
+ * a shard that is down loses the signals there only, so only its trees are
+ * open to takeover and only its passes stop; a tree is taken at once only
+ * when its holder's signal on the tree's shard is free. A shard down when an
+ * instance starts keeps lease expiry for its trees until the instance
+ * registers there (tried again every 30 seconds on the Clock).
  *
  * Not provided: effect's `RateLimiterStore` and `CircuitBreakerStore`, and
  * the SQL client of a bundle. Their keys are a provider's (the runtime uses
@@ -94,6 +100,7 @@ import { duration, setting } from "../../src/stores/internal/options.ts"
 import { LeaseWakeups } from "../../src/stores/LeaseWakeups.ts"
 import { StorePartitions } from "../../src/stores/StorePartitions.ts"
 import { StoreProbe } from "../../src/stores/StoreProbe.ts"
+import * as Liveness from "./internal/liveness.ts"
 import * as Router from "./internal/router.ts"
 import * as Rule from "./internal/rule.ts"
 import * as Shard from "./internal/shard.ts"
@@ -192,7 +199,7 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
     )
     const router = Router.make(shards, rule)
     const home = router.home.built() as Context.Context<never> | undefined
-    const liveness = home === undefined ? Option.none() : Context.getOption(home, InstanceLiveness)
+    const livenessKind = Liveness.kindOf(router)
     const probe = home === undefined ? Option.none() : Context.getOption(home, StoreProbe)
     const ids = home === undefined ? Option.none() : Context.getOption(home, IdGenerator)
     const idGenerator = Option.isSome(ids) ? ids.value : Context.get(yield* Layer.build(IdGenerator.layer), IdGenerator)
@@ -207,10 +214,14 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
         within: (name) => {
           const index = rule.names.indexOf(name)
           return index < 0 ? (effect) => effect : router.within(index)
+        },
+        partitionOf: (tenantId) => {
+          const routed = rule.route(tenantId)
+          return routed._tag === "Shard" ? rule.names[routed.index] : undefined
         }
       })
     )
-    if (Option.isSome(liveness)) context = Context.add(context, InstanceLiveness, liveness.value)
+    if (livenessKind !== undefined) context = Context.add(context, InstanceLiveness, Liveness.make(router, livenessKind))
     if (Option.isSome(probe)) context = Context.add(context, StoreProbe, probe.value)
     return context as Context.Context<Services>
   }))

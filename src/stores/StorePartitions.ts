@@ -31,6 +31,16 @@ export interface StorePartitionsShape {
    * `effect` unconfined (it is the caller's to give one of `names`).
    */
   readonly within: (name: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  /**
+   * The partition a tenant's calls go to (`undefined`: none, the rule gives
+   * it no partition). With it, the runtime keeps its instance liveness per
+   * partition (registered, watched and checked inside `within`), so that a
+   * partition that is down loses the signals of its own trees only; without
+   * it, one liveness for the bundle.
+   *
+   * @since 0.3.0
+   */
+  readonly partitionOf?: ((tenantId: string) => string | undefined) | undefined
 }
 
 /**

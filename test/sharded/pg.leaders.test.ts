@@ -4,9 +4,8 @@
  * lease used to be — reaches its database through a proxy on 127.0.0.1 that
  * the test stops mid-run. Retention still prunes the settled pauses of
  * shards a and c, each under its own leader with its lease in its own
- * database. (The instances' liveness signals are on the home shard: with it
- * lost, every instance's trees are open to takeover, so this test runs no
- * execution after the cut; see docs/operating.md.)
+ * database. (What becomes of the executions on shards a and c across the
+ * cut is pg.liveness.test.ts's.)
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"

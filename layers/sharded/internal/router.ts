@@ -41,8 +41,10 @@ export interface Router<S> {
   readonly reached: Effect.Effect<ReadonlyArray<Shard<S>>>
   /** `effect` confined to shard `index`: its fan-outs reach that shard alone, and the reserved tenant goes there. */
   readonly within: (index: number) => <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** The shard of the reserved tenant: what carries no tenant (a provider's rate-limit keys, instance liveness) is kept there. */
+  /** The shard of the reserved tenant: what carries no tenant (a provider's rate-limit keys) is kept there. */
   readonly home: Shard<S>
+  /** The shard of a call that names no tenant and reaches one shard (instance liveness): the one of `within`, else home. */
+  readonly fleetShard: Effect.Effect<Shard<S>>
   /** Runs `f` on the stores of `tenantId`'s shard. */
   readonly onTenant: <A, E>(store: string, operation: string, tenantId: unknown, f: (stores: Context.Context<S>) => Effect.Effect<A, E>) => Effect.Effect<A, E | StoreError>
   /** Runs `f` on the stores of one shard (`at: "now"`: without waiting for a down shard's build, see `Shard.now`). */
@@ -119,6 +121,7 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
     reached,
     within: (index) => (effect) => Effect.provideService(effect, Confined, { router: token, index }),
     home,
+    fleetShard: Effect.map(confined, (shard) => shard ?? home),
     shardOf,
     onShard,
     onTenant: (store, operation, tenantId, f) =>

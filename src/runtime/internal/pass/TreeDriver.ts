@@ -119,7 +119,7 @@ const acquireFor = (pass: TrackedPass) =>
       beforeRelease: bodiesSettled(pass, instance),
       instanceId: instance.instanceId,
       takeOver: Takeover.attempt(instance, pass.tenantId, pass.rootExecutionId, pass.holder, config.leaseMillis),
-      stillLive: Takeover.selfLive(instance)
+      stillLive: Takeover.selfLive(instance, pass.tenantId)
     }).pipe(Effect.tap(Option.match({
       onNone: () => Effect.void,
       onSome: (h) => Effect.sync(() => pass.setHolder(h))
