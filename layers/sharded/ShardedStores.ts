@@ -221,7 +221,9 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
         }
       })
     )
-    if (livenessKind !== undefined) context = Context.add(context, InstanceLiveness, Liveness.make(router, livenessKind))
+    // Always: a shard down now may be up when the runtime registers (or registers again), and one without
+    // liveness refuses the registration itself.
+    context = Context.add(context, InstanceLiveness, Liveness.make(router, livenessKind))
     if (Option.isSome(probe)) context = Context.add(context, StoreProbe, probe.value)
     return context as Context.Context<Services>
   }))

@@ -101,7 +101,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
                   store,
                   operation: "enqueue",
                   kind: "Busy",
-                  reason: `the entry of execution ${e.executionId} was entered and released by other calls while this enqueue ran; nothing was written, retry the call`
+                  reason: `the entry of execution ${e.executionId} was entered and released by other calls while this enqueue ran; this enqueue was rolled back and wrote nothing`
                 })
               }
               return { entry: raced.value, admitted: [] }

@@ -71,7 +71,7 @@
 import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import type { BatonStores } from "../runtime/Baton.ts"
-import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
+import type { ExecutionRecord, ExecutionStatus, RecordCursor, RecordPage } from "../stores/ExecutionRecord.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
 import { instanceOfHolder } from "../stores/Lease.ts"
@@ -198,9 +198,36 @@ const targetOf = (
     schema: Option.Option<string>
     prefix: Option.Option<string>
   }
-): Effect.Effect<Target, CliFailure> => {
+): Effect.Effect<Target, CliFailure> =>
+  Effect.flatMap(
+    namedTarget(flags),
+    (target) =>
+      target === undefined
+        ? Effect.fail(
+          new CliFailure(
+            ExitCode.usage,
+            "no stores: give --sqlite PATH or --pg URL, or --shards FILE for tenants over several databases (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL / BATON_SHARDS)"
+          )
+        )
+        : Effect.succeed(target)
+  )
+
+/** The target the global flags name, or undefined when they name none. */
+const namedTarget = (
+  flags: {
+    sqlite: Option.Option<string>
+    pg: Option.Option<string>
+    shards: Option.Option<string>
+    schema: Option.Option<string>
+    prefix: Option.Option<string>
+  }
+): Effect.Effect<Target | undefined, CliFailure> => {
   const named = [flags.sqlite, flags.pg, flags.shards].filter(Option.isSome).length
-  if (named > 1) return Effect.fail(new CliFailure(ExitCode.usage, "give one of --sqlite, --pg and --shards, not several"))
+  if (named > 1) {
+    return Effect.fail(
+      new CliFailure(ExitCode.usage, "give one of --sqlite, --pg and --shards, not several (BATON_SQLITE or BATON_SQLITE_PATH, BATON_PG_URL and BATON_SHARDS name them too: unset the others)")
+    )
+  }
   const tablePrefix = Option.getOrUndefined(flags.prefix)
   const schemaName = Option.getOrUndefined(flags.schema)
   if (Option.isSome(flags.sqlite)) return Effect.succeed({ _tag: "Sqlite", path: flags.sqlite.value, tablePrefix })
@@ -208,22 +235,29 @@ const targetOf = (
   if (Option.isSome(flags.shards)) {
     return Effect.mapError(Targets.readShards(flags.shards.value, { schema: schemaName, tablePrefix }), (e) => new CliFailure(ExitCode.usage, e.message))
   }
-  return Effect.fail(
-    new CliFailure(ExitCode.usage, "no stores: give --sqlite PATH or --pg URL, or --shards FILE for tenants over several databases (or set BATON_SQLITE or BATON_SQLITE_PATH / BATON_PG_URL / BATON_SHARDS)")
-  )
+  return Effect.succeed(undefined)
 }
 
 /**
- * What a fleet-wide call over shards warns of (an answer without a shard that failed), on stderr as
- * `baton: warning: …`: the answer printed is then not the whole fleet's.
+ * The logger of a command over shards: the router's warnings (a shard that is down, a fan-out that
+ * answered without a shard) and any other warning or error, on stderr as `baton: warning: …` or
+ * `baton: error: …`; the shards a fan-out answered without go to `unread`.
  */
-const shardWarnings = Logger.layer([
-  Logger.withConsoleError(Logger.make(({ message }) => `baton: warning: ${(Array.isArray(message) ? message : [message]).join(" ")}`))
-])
+const shardLogger = (unread: Set<string>) =>
+  Logger.layer([
+    Logger.withConsoleError(Logger.make(({ logLevel, message }) => {
+      const text = (Array.isArray(message) ? message : [message]).join(" ")
+      const without = /answers without shard "([^"]+)"/.exec(text)
+      if (without !== null) unread.add(without[1]!)
+      return `baton: ${logLevel === "Warn" ? "warning" : logLevel.toLowerCase()}: ${text}`
+    }))
+  ])
 
 /**
  * Runs a command's body over the stores of the target the flags name, built (and migrated) when it
- * runs. Over shards, the warnings of the router reach stderr.
+ * runs. Over shards, the router's warnings reach stderr, and a command whose answer lacks a shard
+ * that could not be read exits 5 after printing what it read (a "not found" then too: the execution
+ * may be on that shard): scripts can tell a partial answer from the fleet's.
  */
 const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
@@ -231,7 +265,19 @@ const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     const target = yield* targetOf(yield* root)
     const body = Effect.provide(self, backends.stores(target))
     if (target._tag !== "Sharded") return yield* body
-    return yield* body.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"), Effect.provide(shardWarnings))
+    const unread = new Set<string>()
+    const exit = yield* body.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"), Effect.provide(shardLogger(unread)), Effect.exit)
+    const notFound = Exit.isFailure(exit) && failureOf(exit.cause).code === ExitCode.notFound
+    if (unread.size > 0 && (Exit.isSuccess(exit) || notFound)) {
+      const shards = [...unread].map((name) => `"${name}"`).join(", ")
+      return yield* Effect.fail(
+        new CliFailure(
+          ExitCode.store,
+          `${notFound ? `${failureOf((exit as Exit.Failure<A, E>).cause).message}, on the shards that could be read` : "the answer above is not the whole fleet's"}: shard ${shards} could not be read; run the command again once it is reachable`
+        )
+      )
+    }
+    return yield* exit
   })
 
 const time = (ms: number | null | undefined) => (ms === null || ms === undefined ? "" : new Date(ms).toISOString())
@@ -345,6 +391,20 @@ const status = Command.make("status", {}, () =>
       ].join("\n"))
   }))).pipe(Command.withDescription("Executions by status, live leases and who holds them"))
 
+/** One tenant's Paused executions, a page at a time (on its own shard over shards). */
+const pausedIn = Effect.fnUntraced(function*(tenantId: string) {
+  const records = yield* RecordStore
+  const out: Array<ExecutionRecord> = []
+  let cursor: string | undefined = undefined
+  while (out.length < rowCap) {
+    const page: RecordPage = yield* records.list({ tenantId, status: "Paused", limit: pageSize, cursor })
+    out.push(...page.records)
+    if (page.next === null) break
+    cursor = page.next
+  }
+  return out
+})
+
 const list = Command.make("list", {
   status: Flag.Literals("status", statuses).pipe(Flag.optional),
   tenant,
@@ -427,9 +487,7 @@ const leases = Command.make("leases", {}, () =>
 
 const pauses = Command.make("pauses", { tenant }, (flags) =>
   withStores(Effect.gen(function*() {
-    const paused = (yield* allIn("Paused")).filter((r) =>
-      r.executionId === r.rootExecutionId && (Option.isNone(flags.tenant) || r.tenantId === flags.tenant.value)
-    )
+    const paused = (Option.isSome(flags.tenant) ? yield* pausedIn(flags.tenant.value) : yield* allIn("Paused")).filter((r) => r.executionId === r.rootExecutionId)
     const rows = (yield* Effect.forEach(paused, pendingOf)).flat()
     yield* output(rows, () => table(rows.map((p) => ({ ...p, payload: short(p.payload) })), ["pauseId", "tenantId", "threadId", "executionId", "createdAt", "payload"]))
   }))).pipe(Command.withDescription("Pending pauses with their payloads"))
@@ -720,11 +778,7 @@ export const run = (args: ReadonlyArray<string>, backends: Backends) => {
 }
 
 /** Where the global flags' target came from, for `describe` (none: no stores named). */
-const targetSource = Effect.gen(function*() {
-  const flags = yield* root
-  const target = yield* Effect.option(targetOf(flags))
-  return Option.getOrUndefined(target)
-})
+const targetSource = Effect.flatMap(root, namedTarget)
 
 const describeCommand = Command.make("describe", {}, () =>
   Effect.gen(function*() {
@@ -754,10 +808,17 @@ const checkCommand = Command.make("check", {
       if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
       return
     }
-    // Each shard is its own database: its probe, its warnings.
-    const shards = yield* Effect.forEach(target.shards, (shard) => Effect.map(checkOn(shard.database), (report) => ({ name: shard.name, ...report })))
-    yield* output({ shards }, () => shards.map((shard) => `shard ${shard.name}\n${Diagnose.checkText(shard)}`).join("\n\n"))
-    if (shards.some((shard) => shard.warnings.length > 0)) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
+    // Each shard is its own database: its probe, its warnings; a shard that cannot be probed is reported, not a stop.
+    const shards = yield* Effect.forEach(target.shards, (shard) =>
+      Effect.map(Effect.exit(checkOn(shard.database)), (exit) =>
+        Exit.isSuccess(exit) ? { name: shard.name, ...exit.value } : { name: shard.name, error: failureOf(exit.cause).message }))
+    yield* output({ shards }, () =>
+      shards.map((shard) => `shard ${shard.name}\n${"error" in shard ? `not checked: ${shard.error}` : Diagnose.checkText(shard)}`).join("\n\n"))
+    const failed = shards.filter((shard) => "error" in shard).map((shard) => shard.name)
+    if (failed.length > 0) {
+      return yield* Effect.fail(new CliFailure(ExitCode.store, `shard ${failed.map((name) => `"${name}"`).join(", ")} could not be checked; the others' reports are above`))
+    }
+    if (shards.some((shard) => "warnings" in shard && shard.warnings.length > 0)) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
   }))).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))
 
 const workflowsFlag = Flag.String("workflows").pipe(Flag.withDescription("module exporting the app's workflows (.js; .ts on Node 24)"))

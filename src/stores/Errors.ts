@@ -241,7 +241,7 @@ export class StoreError extends Schema.TaggedError<StoreError>()("StoreError", {
 const advice = (kind: StoreErrorKind, transient: boolean): string => {
   if (transient) {
     return kind === "Busy"
-      ? "Transient: the database was busy; the call can be retried."
+      ? "Transient: the database was busy, or other calls raced this one; the call can be retried."
       : "Transient: the store may be unreachable; the call can be retried."
   }
   switch (kind) {

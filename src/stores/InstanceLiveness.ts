@@ -57,6 +57,13 @@ export interface InstanceLivenessShape {
  */
 export interface Registration {
   readonly held: () => boolean
+  /**
+   * What this registration's signal is, when it differs from the
+   * liveness's `kind` (a router's: the signal of the shard it was made on).
+   *
+   * @since 0.3.0
+   */
+  readonly kind?: string | undefined
 }
 
 /**

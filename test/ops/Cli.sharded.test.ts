@@ -66,6 +66,17 @@ describe("baton CLI over shards: each tenant's rows on its own shard", () => {
     }), 120_000)
 })
 
+describe("baton CLI over a single shard", () => {
+  it.effect("a shards file of one shard is a fleet of one database", () =>
+    Effect.gen(function*() {
+      const one = Path.join(dir, "one.json")
+      Fs.writeFileSync(one, JSON.stringify({ shards: [{ name: "only", sqlite: "a.sqlite" }], route: { default: "only" } }))
+      const [viaShards, direct] = yield* Effect.all([baton(["--shards", one, "--json", "list"]), baton(["--sqlite", Path.join(dir, "a.sqlite"), "--json", "list"])])
+      assert.strictEqual(viaShards.code, 0, viaShards.stderr)
+      assert.deepStrictEqual(viaShards.json, direct.json)
+    }), 120_000)
+})
+
 describe("baton CLI with a shards file that cannot work", () => {
   const write = (name: string, content: string) => {
     const path = Path.join(dir, name)
@@ -93,6 +104,10 @@ describe("baton CLI with a shards file that cannot work", () => {
       const several = yield* baton(["--shards", file, "--sqlite", Path.join(dir, "a.sqlite"), "status"])
       assert.strictEqual(several.code, 2)
       assert.include(several.stderr, "give one of --sqlite, --pg and --shards")
+      // describe does not take a file that cannot work for no stores named.
+      const described = yield* baton(["--shards", cases[2]![0], "describe"])
+      assert.strictEqual(described.code, 2, described.stdout)
+      assert.include(described.stderr, "shards: give at least one shard")
     }), 120_000)
 })
 
@@ -109,15 +124,29 @@ describe("baton CLI over shards with one shard down", () => {
       const shardsFile = Path.join(downDir, "shards.json")
       const gone = { name: "gone", pg: "postgres://postgres@127.0.0.1:1/baton" }
       Fs.writeFileSync(shardsFile, JSON.stringify({ shards: [{ name: "up", sqlite: "up.sqlite" }, gone], route: { tenants: { lost: "gone" }, default: "up" } }))
-      const [all, lost, acme] = yield* Effect.all([
+      const [all, lost, acme, lostPauses, showAnywhere, checked] = yield* Effect.all([
         baton(["--shards", shardsFile, "--json", "list"]),
         baton(["--shards", shardsFile, "--json", "list", "--tenant", "lost"]),
-        baton(["--shards", shardsFile, "--json", "list", "--tenant", "acme"])
-      ])
-      assert.strictEqual(all.code, 0, all.stderr)
+        baton(["--shards", shardsFile, "--json", "list", "--tenant", "acme"]),
+        baton(["--shards", shardsFile, "--json", "pauses", "--tenant", "lost"]),
+        baton(["--shards", shardsFile, "show", "exec_nope"]),
+        baton(["--shards", shardsFile, "--json", "check", "--instances", "1"])
+      ], { concurrency: 3 })
+      // What it could read is printed; the exit code says it is not the whole fleet's.
+      assert.strictEqual(all.code, 5, all.stderr)
       assert.deepStrictEqual(all.json.map((r: any) => r.threadId), ["t-up"])
       assert.include(all.stderr, "baton: warning: ")
-      assert.include(all.stderr, `"gone"`)
+      assert.include(all.stderr, `the answer above is not the whole fleet's: shard "gone" could not be read`)
+      // A tenant named goes to its shard: a down shard's tenant is a store failure, not an empty list.
+      assert.strictEqual(lostPauses.code, 5, lostPauses.stderr)
+      assert.include(lostPauses.stderr, `"gone"`)
+      // Not found on the shards that answered is not "in no tenant".
+      assert.strictEqual(showAnywhere.code, 5, showAnywhere.stderr)
+      assert.include(showAnywhere.stderr, `no execution exec_nope in any tenant, on the shards that could be read: shard "gone" could not be read`)
+      // check reports the shard it probed and the one it could not.
+      assert.strictEqual(checked.code, 5, checked.stderr)
+      assert.deepStrictEqual(checked.json.shards.map((s: any) => [s.name, s.stores?._tag, typeof s.error]), [["up", "Sqlite", "undefined"], ["gone", undefined, "string"]])
+      assert.include(checked.stderr, `shard "gone" could not be checked`)
       assert.strictEqual(lost.code, 5, `the down shard's tenant: a store failed (${lost.stderr})`)
       assert.include(lost.stderr, `"gone"`)
       // migrate does not call a fleet migrated while one of its databases is not.

@@ -79,6 +79,46 @@ describe("instance liveness per shard", () => {
     }).pipe(Effect.provide(stores))
   })
 
+  it.effect("a shard whose bundle has no liveness keeps lease expiry for its trees; the others move at once", () => {
+    const withSignal = MemoryLiveness.make()
+    const bare = MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer)))
+    const stores = ShardedStores.layer({
+      shards: [{ name: "a", layer: Layer.merge(bare, Layer.succeed(InstanceLiveness, withSignal)) }, { name: "b", layer: bare }],
+      route: { tenants: { acme: "a", globex: "b" }, default: "a" }
+    })
+    return Effect.gen(function*() {
+      const fx = makeSideEffects()
+      const wf = slow(fx, "45 seconds")
+      const h = yield* Harness.make({ instances: 2, baton: { workflows: [wf] } })
+      const message = (yield* h.instance(1).baton.checkReadiness).components.find((c) => c.name === "crash-takeover")?.message ?? ""
+      assert.include(message, "partition a: liveness (in-memory registration scope): a dead instance's trees move at once")
+      assert.match(message, /partition b: lease expiry: .*shard "b"'s stores provide no InstanceLiveness/)
+      assert.notInclude(message, "tried again", "a shard without liveness is not asked again")
+      for (const tenantId of ["acme", "globex"]) yield* h.run(0, (b) => b.execute(wf, { log: [] }, { tenantId }))
+      yield* h.settle
+      const roots = yield* runningByTenant
+      yield* h.kill(0)
+      yield* h.advance("10 millis")
+      assert.strictEqual((yield* leaseOf("acme", roots.acme!))?.epoch, 2, "shard a's tree: taken at once")
+      assert.strictEqual((yield* leaseOf("globex", roots.globex!))?.epoch, 1, "shard b's tree: its lease is waited for")
+      yield* h.advance("31 seconds")
+      assert.strictEqual((yield* leaseOf("globex", roots.globex!))?.epoch, 2, "taken at its lease expiry")
+    }).pipe(Effect.provide(stores))
+  })
+
+  it.effect("over a single shard, liveness is that shard's", () => {
+    const { stores } = (() => {
+      const liveness = MemoryLiveness.make()
+      const layer = Layer.merge(MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer))), Layer.succeed(InstanceLiveness, liveness))
+      return { stores: ShardedStores.layer({ shards: [{ name: "only", layer }], route: () => "only" }) }
+    })()
+    return Effect.gen(function*() {
+      const h = yield* Harness.make({ instances: 1, baton: { workflows: [slow(makeSideEffects())] } })
+      const component = (yield* h.instance(0).baton.checkReadiness).components.find((c) => c.name === "crash-takeover")
+      assert.strictEqual(component?.message, "partition only: liveness (in-memory registration scope): a dead instance's trees move at once")
+    }).pipe(Effect.provide(stores))
+  })
+
   it.effect("a killed instance's trees move at once on every shard", () => {
     const { stores } = shardsWithLiveness()
     return Effect.gen(function*() {

@@ -101,7 +101,7 @@ describe("a shard down when the instances start", () => {
         const takeover = Effect.map(h.instance(0).baton.checkReadiness, (r) => r.components.find((c) => c.name === "crash-takeover")?.message ?? "")
         const before = yield* takeover
         assert.include(before, "partition a: liveness (")
-        assert.match(before, /partition c: lease expiry: .*because registering this instance's liveness failed: .*shard "c"/)
+        assert.match(before, /partition c: lease expiry: .*because registering this instance's liveness failed \(tried again every 30 s\): .*shard "c"/)
         yield* forwardFrom(port, shardUrl("c"))
         // The shard is built again after its retryAfter, the signal registered again every 30 s: move the Clock on in
         // small steps (each lets the build's real connect go on), bounded.

@@ -47,13 +47,18 @@ const otherInstance = (path: string, table: string, where: string, read: string,
   const columns = Object.keys(saved)
   const putBack = other.prepare(`INSERT OR IGNORE INTO ${table} (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
   let left = options.times ?? Infinity
+  const seen = { inserts: 0 }
   beforeStatements((text) => {
-    if (options.insert !== undefined && text.startsWith(options.insert)) putBack.run(...columns.map((c) => saved[c] as any))
+    if (options.insert !== undefined && text.startsWith(options.insert)) {
+      seen.inserts++
+      putBack.run(...columns.map((c) => saved[c] as any))
+    }
     if (left > 0 && text.startsWith(read)) {
       left--
       other.exec(`DELETE FROM ${table} WHERE ${where}`)
     }
   })
+  return seen
 }
 
 const busyOf = <A, E>(exit: Exit.Exit<A, E>) => {
@@ -90,8 +95,13 @@ describe("a kept row deleted by another connection between a store's two stateme
     return Effect.gen(function*() {
       const store = yield* ScheduleStore
       assert.isTrue((yield* store.create(schedule)).created)
-      otherInstance(path, "baton_schedules", "schedule_id = 's1'", readSchedule, { insert: "INSERT INTO \"baton_schedules\"" })
-      busyOf(yield* Effect.exit(store.create(schedule)))
+      const seen = otherInstance(path, "baton_schedules", "schedule_id = 's1'", readSchedule, { insert: "INSERT INTO \"baton_schedules\"" })
+      busyOf(yield* Effect.exit(store.create({ ...schedule, nextFireAt: now + 120_000 })))
+      assert.strictEqual(seen.inserts, 5, "it tried five times")
+      restore.splice(0).forEach((undo) => undo())
+      const kept = yield* store.get("t", "s1")
+      // The other instance's last move was a delete: no row of this call's is left.
+      assert.strictEqual(kept._tag, "None", "nothing of this call was written")
     }).pipe(Effect.provide(SqliteStores.layerScheduleStore({ path })))
   })
 
@@ -113,8 +123,12 @@ describe("a kept row deleted by another connection between a store's two stateme
     return Effect.gen(function*() {
       const store = yield* RequestStore
       assert.strictEqual((yield* store.claim(claim))._tag, "Claimed")
-      otherInstance(path, "baton_requests", "request_key = 'k1'", readRequest, { insert: "INSERT INTO \"baton_requests\"" })
-      busyOf(yield* Effect.exit(store.claim(claim)))
+      const seen = otherInstance(path, "baton_requests", "request_key = 'k1'", readRequest, { insert: "INSERT INTO \"baton_requests\"" })
+      busyOf(yield* Effect.exit(store.claim({ ...claim, fingerprint: "g", handle: { executionId: "e2" } })))
+      assert.strictEqual(seen.inserts, 5, "it tried five times")
+      restore.splice(0).forEach((undo) => undo())
+      const kept = yield* store.get("t", "k1", now)
+      assert.strictEqual(kept._tag, "None", "nothing was claimed by this call")
     }).pipe(Effect.provide(SqliteStores.layerRequestStore({ path })))
   })
 })

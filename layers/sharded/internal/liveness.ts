@@ -32,22 +32,33 @@ const onLiveness = <A, E, S>(
 
 /**
  * The routed liveness over `router`'s shards; `kind` is what the shards'
- * signals are (the home shard's, else the first built shard's).
+ * signals are (see `kindOf`), and each registration names its own shard's.
+ * A shard whose bundle has no liveness fails `register` with a `Config`
+ * `StoreError` (not retryable: its trees keep lease expiry).
  */
 export const make = <S>(router: Router<S>, kind: string): InstanceLivenessShape => ({
   kind,
   register: (key, onLost) =>
-    Effect.flatMap(Effect.scope, (scope) => onLiveness(router, "register", (liveness) => Effect.provideService(liveness.register(key, onLost), Scope.Scope, scope))),
+    Effect.flatMap(Effect.scope, (scope) =>
+      onLiveness(router, "register", (liveness) =>
+        Effect.map(Effect.provideService(liveness.register(key, onLost), Scope.Scope, scope), (registration) => ({
+          held: registration.held,
+          kind: registration.kind ?? liveness.kind
+        })))),
   deadAmong: (keys) => onLiveness(router, "deadAmong", (liveness) => liveness.deadAmong(keys)),
   awaitDeath: (known) => onLiveness(router, "awaitDeath", (liveness) => liveness.awaitDeath(known))
 })
 
-/** What the shards' signals are: the home shard's kind, else the first built shard's; none when no built shard has one. */
-export const kindOf = <S>(router: Router<S>): string | undefined => {
+/**
+ * What the shards' signals are, for the liveness's `kind`: the home shard's,
+ * else the first built shard's, else "each shard's own" (none built yet; each
+ * registration says its shard's).
+ */
+export const kindOf = <S>(router: Router<S>): string => {
   for (const shard of [router.home, ...router.shards]) {
     const built = shard.built()
     const own = built === undefined ? Option.none() : Context.getOption(built as Context.Context<InstanceLiveness>, InstanceLiveness)
     if (Option.isSome(own)) return own.value.kind
   }
-  return undefined
+  return "each shard's own"
 }

@@ -100,7 +100,7 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
   Effect.gen(function*() {
     const partitions = Option.getOrUndefined(Context.getOption(instance.services, StorePartitions))
     const partitionOf = partitions?.partitionOf
-    if (partitions === undefined || partitionOf === undefined || partitions.names.length < 2) {
+    if (partitions === undefined || partitionOf === undefined) {
       const state = yield* startIn(instance, undefined, (effect) => effect)
       takeovers.set(instance, { states: [state], of: () => state })
       return
@@ -152,9 +152,10 @@ const startIn = (
     if (store.takeOver === undefined) return yield* Effect.as(fallBack("the LeaseStore cannot take a lease over (it has no takeOver)"), state)
     const failed = yield* register(state, liveness.value)
     if (failed === undefined) return state
-    yield* fallBack(`registering this instance's liveness failed: ${failed.message}`)
     // Over partitions, a partition down at start is registered once it is back.
-    if (partition !== undefined && failed.isRetryable) yield* Effect.forkScoped(registerAgain(state, liveness.value))
+    const again = partition !== undefined && failed.isRetryable
+    yield* fallBack(`registering this instance's liveness failed${again ? ` (tried again every ${Duration.toSeconds(registerAgainAfter)} s)` : ""}: ${failed.message}`)
+    if (again) yield* Effect.forkScoped(registerAgain(state, liveness.value))
     return state
   })
 
@@ -176,8 +177,9 @@ const register = (state: State, liveness: InstanceLivenessShape): Effect.Effect<
     }
     state.liveness = liveness
     state.registration = registered.value
-    state.mode = { _tag: "Liveness", kind: liveness.kind }
-    yield* Effect.logInfo(`crash takeover: a dead instance's trees move at once (liveness: ${liveness.kind})`)
+    const kind = registered.value.kind ?? liveness.kind
+    state.mode = { _tag: "Liveness", kind }
+    yield* Effect.logInfo(`crash takeover: a dead instance's trees move at once (liveness: ${kind})`)
     yield* Effect.forkScoped(state.confine(watch(state, liveness)))
     return undefined
   })
