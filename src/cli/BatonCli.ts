@@ -189,16 +189,17 @@ const root = Command.make("baton").pipe(
 /** The backends of the executable, for the handlers. */
 class CliBackends extends Context.Service<CliBackends, Backends>()("baton/cli/Backends") {}
 
+/** The global flags that name the stores. */
+interface StoresFlags {
+  readonly sqlite: Option.Option<string>
+  readonly pg: Option.Option<string>
+  readonly shards: Option.Option<string>
+  readonly schema: Option.Option<string>
+  readonly prefix: Option.Option<string>
+}
+
 /** The target the global flags name: exactly one of --sqlite, --pg and --shards. */
-const targetOf = (
-  flags: {
-    sqlite: Option.Option<string>
-    pg: Option.Option<string>
-    shards: Option.Option<string>
-    schema: Option.Option<string>
-    prefix: Option.Option<string>
-  }
-): Effect.Effect<Target, CliFailure> =>
+const targetOf = (flags: StoresFlags): Effect.Effect<Target, CliFailure> =>
   Effect.flatMap(
     namedTarget(flags),
     (target) =>
@@ -213,15 +214,7 @@ const targetOf = (
   )
 
 /** The target the global flags name, or undefined when they name none. */
-const namedTarget = (
-  flags: {
-    sqlite: Option.Option<string>
-    pg: Option.Option<string>
-    shards: Option.Option<string>
-    schema: Option.Option<string>
-    prefix: Option.Option<string>
-  }
-): Effect.Effect<Target | undefined, CliFailure> => {
+const namedTarget = (flags: StoresFlags): Effect.Effect<Target | undefined, CliFailure> => {
   const named = [flags.sqlite, flags.pg, flags.shards].filter(Option.isSome).length
   if (named > 1) {
     return Effect.fail(

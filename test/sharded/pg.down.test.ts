@@ -7,13 +7,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber, Option } from "effect"
-import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { StoreError } from "../../src/stores/Errors.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep } from "../runtime/fixtures.ts"
 import { proxy } from "./pgProxy.ts"
-import { ensureDatabases, shardSchema, shardUrl } from "./pgShards.ts"
+import { ensureDatabases, shardBundles, shardSchema, shardUrl } from "./pgShards.ts"
 
 await ensureDatabases()
 const schema = shardSchema("sharded_down")
@@ -23,11 +22,7 @@ describe("a Postgres shard lost after it was built", () => {
     Effect.gen(function*() {
       const cut = yield* proxy(shardUrl("c"))
       const stores = ShardedStores.layer({
-        shards: [
-          { name: "a", layer: PgStores.layer({ url: shardUrl("a"), schema, maxConnections: 4 }) },
-          { name: "b", layer: PgStores.layer({ url: shardUrl("b"), schema, maxConnections: 4 }) },
-          { name: "c", layer: PgStores.layer({ url: cut.url, schema, maxConnections: 2, wakeups: false }) }
-        ],
+        shards: shardBundles(schema, "c", cut.url),
         route: { tenants: { acme: "a", globex: "b", initech: "c" }, default: "a" }
       })
       return yield* Effect.gen(function*() {

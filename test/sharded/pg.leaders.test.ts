@@ -9,13 +9,12 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep } from "../runtime/fixtures.ts"
 import { pauseThenResume } from "./passes.ts"
 import { proxy } from "./pgProxy.ts"
-import { ensureDatabases, onShard, shardSchema, shardUrl } from "./pgShards.ts"
+import { ensureDatabases, shardBundles, onShard, shardSchema, shardUrl } from "./pgShards.ts"
 
 await ensureDatabases()
 const schema = shardSchema("sharded_leaders")
@@ -33,11 +32,7 @@ describe("a leader per shard on Postgres", () => {
     Effect.gen(function*() {
       const cut = yield* proxy(shardUrl("b"))
       const stores = ShardedStores.layer({
-        shards: [
-          { name: "a", layer: PgStores.layer({ url: shardUrl("a"), schema, maxConnections: 4 }) },
-          { name: "b", layer: PgStores.layer({ url: cut.url, schema, maxConnections: 2, wakeups: false }) },
-          { name: "c", layer: PgStores.layer({ url: shardUrl("c"), schema, maxConnections: 4 }) }
-        ],
+        shards: shardBundles(schema, "b", cut.url),
         route: { tenants: { ...tenants, globex: "b" }, default: "b" }
       })
       return yield* Effect.gen(function*() {

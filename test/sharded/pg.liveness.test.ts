@@ -16,7 +16,7 @@ import { ShardedStores } from "../../layers/sharded/index.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { errorTag, makeSideEffects, slow } from "../runtime/fixtures.ts"
 import { proxy } from "./pgProxy.ts"
-import { ensureDatabases, shardSchema, shardUrl } from "./pgShards.ts"
+import { ensureDatabases, shardBundles, shardSchema, shardUrl } from "./pgShards.ts"
 
 await ensureDatabases()
 const schema = shardSchema("sharded_liveness")
@@ -26,11 +26,7 @@ describe("instance liveness per shard on Postgres", () => {
     Effect.gen(function*() {
       const cut = yield* proxy(shardUrl("b"))
       const stores = ShardedStores.layer({
-        shards: [
-          { name: "a", layer: PgStores.layer({ url: shardUrl("a"), schema, maxConnections: 4 }) },
-          { name: "b", layer: PgStores.layer({ url: cut.url, schema, maxConnections: 2, wakeups: false }) },
-          { name: "c", layer: PgStores.layer({ url: shardUrl("c"), schema, maxConnections: 4 }) }
-        ],
+        shards: shardBundles(schema, "b", cut.url),
         route: { tenants: { acme: "a", initech: "c" }, default: "b" }
       })
       return yield* Effect.gen(function*() {
@@ -62,26 +58,6 @@ const freePort = Effect.promise(() =>
   })
 )
 
-/** From now on, port `port` on 127.0.0.1 forwards to `target` (closed with the scope). */
-const forwardFrom = (port: number, target: string) =>
-  Effect.acquireRelease(
-    Effect.promise(() =>
-      new Promise<Net.Server>((resolve) => {
-        const upstream = new URL(target)
-        const server = Net.createServer((client) => {
-          const up = Net.connect(Number(upstream.port || 5432), upstream.hostname)
-          const close = () => (client.destroy(), up.destroy())
-          client.on("error", close).on("close", close)
-          up.on("error", close).on("close", close)
-          client.pipe(up)
-          up.pipe(client)
-        })
-        server.listen(port, "127.0.0.1", () => resolve(server))
-      })
-    ),
-    (server) => Effect.sync(() => server.close())
-  )
-
 describe("a shard down when the instances start", () => {
   it.effect("keeps lease expiry for its trees while down, and registers the instances' signals there once it is up", () =>
     Effect.gen(function*() {
@@ -102,7 +78,8 @@ describe("a shard down when the instances start", () => {
         const before = yield* takeover
         assert.include(before, "partition a: liveness (")
         assert.match(before, /partition c: lease expiry: .*because registering this instance's liveness failed \(tried again every 30 s\): .*shard "c"/)
-        yield* forwardFrom(port, shardUrl("c"))
+        // From now on the port forwards to shard c's database.
+        yield* proxy(shardUrl("c"), port)
         // The shard is built again after its retryAfter, the signal registered again every 30 s: move the Clock on in
         // small steps (each lets the build's real connect go on), bounded.
         let after = before

@@ -6,8 +6,11 @@
 import { Effect, type Scope } from "effect"
 import * as Net from "node:net"
 
-/** A proxy on 127.0.0.1 to `target`'s host and port; `stop` closes it and cuts every connection through it. */
-export const proxy = (target: string): Effect.Effect<{ readonly url: string; readonly stop: () => void }, never, Scope.Scope> => {
+/**
+ * A proxy on 127.0.0.1 to `target`'s host and port (on `port`, else a free one); `stop` closes it and cuts every
+ * connection through it.
+ */
+export const proxy = (target: string, port = 0): Effect.Effect<{ readonly url: string; readonly stop: () => void }, never, Scope.Scope> => {
   const upstream = new URL(target)
   const sockets = new Set<Net.Socket>()
   return Effect.acquireRelease(
@@ -25,7 +28,7 @@ export const proxy = (target: string): Effect.Effect<{ readonly url: string; rea
         server.close()
         for (const s of sockets) s.destroy()
       }
-      server.listen(0, "127.0.0.1", () => {
+      server.listen(port, "127.0.0.1", () => {
         const url = new URL(target)
         url.port = String((server.address() as Net.AddressInfo).port)
         resume(Effect.succeed({ url: url.toString(), stop }))
