@@ -238,12 +238,16 @@ const namedTarget = (flags: StoresFlags): Effect.Effect<Target | undefined, CliF
  */
 const shardLogger = (unread: Set<string>) =>
   Logger.layer([
-    Logger.withConsoleError(Logger.make(({ logLevel, message }) => {
+    Logger.make(({ fiber, logLevel, message }) => {
       const text = (Array.isArray(message) ? message : [message]).join(" ")
       const without = /answers without shard "([^"]+)"/.exec(text)
-      if (without !== null) unread.add(without[1]!)
-      return `baton: ${logLevel === "Warn" ? "warning" : logLevel.toLowerCase()}: ${text}`
-    }))
+      if (without !== null) {
+        // One line per shard a command could not read, however many of its pages asked.
+        if (unread.has(without[1]!)) return
+        unread.add(without[1]!)
+      }
+      fiber.getRef(Console.Console).error(`baton: ${logLevel === "Warn" ? "warning" : logLevel.toLowerCase()}: ${text}`)
+    })
   ])
 
 /**
@@ -618,11 +622,20 @@ const sweep = Command.make("sweep", {}, () =>
  * Over shards, each shard's database on its own: the router would build a shard that is down as
  * "down" and go on, and `migrate` must not say a fleet is migrated when one of its databases is not.
  */
-const migrateShards = (target: Targets.Sharded, version: number) =>
+/** Opens (and so migrates) one shard's database on its own, apart from the router; closes it again. */
+const openShard = (database: Database) =>
   Effect.gen(function*() {
     const backends = yield* CliBackends
+    yield* Effect.provide(Effect.void, backends.stores(database))
+  })
+
+/** "the others …", or nothing when no shard is left to speak of. */
+const othersAre = (failed: number, all: number, what: string) => (failed === all ? "" : `; the others ${what}`)
+
+const migrateShards = (target: Targets.Sharded, version: number) =>
+  Effect.gen(function*() {
     const shards = yield* Effect.forEach(target.shards, (shard) =>
-      Effect.map(Effect.exit(Effect.provide(Effect.void, backends.stores(shard.database))), (exit) => ({
+      Effect.map(Effect.exit(openShard(shard.database)), (exit) => ({
         name: shard.name,
         migrated: Exit.isSuccess(exit),
         error: Exit.isSuccess(exit) ? undefined : failureOf(exit.cause).message
@@ -631,7 +644,14 @@ const migrateShards = (target: Targets.Sharded, version: number) =>
     yield* output({ migrated: failed.length === 0, version, shards }, () =>
       shards.map((shard) => shard.migrated ? `shard ${shard.name}: migrated to version ${version}` : `shard ${shard.name}: not migrated: ${shard.error}`).join("\n"))
     if (failed.length > 0) {
-      return yield* Effect.fail(new CliFailure(ExitCode.store, `${failed.length} of ${shards.length} shard(s) not migrated (${failed.map((s) => s.name).join(", ")}): run migrate again once they are reachable; the others are at version ${version}`))
+      return yield* Effect.fail(
+        new CliFailure(
+          ExitCode.store,
+          `${failed.length} of ${shards.length} shard(s) not migrated (${failed.map((s) => s.name).join(", ")}): run migrate again once they are reachable${
+            othersAre(failed.length, shards.length, `are at version ${version}`)
+          }`
+        )
+      )
     }
   })
 
@@ -801,15 +821,16 @@ const checkCommand = Command.make("check", {
       if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
       return
     }
-    // Each shard is its own database: its probe, its warnings; a shard that cannot be probed is reported, not a stop.
+    // Each shard is its own database, opened as a one-database check opens it: its probe, its warnings; a shard
+    // that cannot be opened or probed is reported, not a stop.
     const shards = yield* Effect.forEach(target.shards, (shard) =>
-      Effect.map(Effect.exit(checkOn(shard.database)), (exit) =>
+      Effect.map(Effect.exit(Effect.andThen(openShard(shard.database), checkOn(shard.database))), (exit) =>
         Exit.isSuccess(exit) ? { name: shard.name, ...exit.value } : { name: shard.name, error: failureOf(exit.cause).message }))
     yield* output({ shards }, () =>
       shards.map((shard) => `shard ${shard.name}\n${"error" in shard ? `not checked: ${shard.error}` : Diagnose.checkText(shard)}`).join("\n\n"))
     const failed = shards.filter((shard) => "error" in shard).map((shard) => shard.name)
     if (failed.length > 0) {
-      return yield* Effect.fail(new CliFailure(ExitCode.store, `shard ${failed.map((name) => `"${name}"`).join(", ")} could not be checked; the others' reports are above`))
+      return yield* Effect.fail(new CliFailure(ExitCode.store, `shard ${failed.map((name) => `"${name}"`).join(", ")} could not be checked${othersAre(failed.length, shards.length, "were: their reports are above")}`))
     }
     if (shards.some((shard) => "warnings" in shard && shard.warnings.length > 0)) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
   }))).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))

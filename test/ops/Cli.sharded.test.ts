@@ -93,6 +93,7 @@ describe("baton CLI with a shards file that cannot work", () => {
         [write("both.json", JSON.stringify({ shards: [{ name: "a", sqlite: "a.sqlite", pg: "postgres://127.0.0.1/x" }], route: { default: "a" } })), `shards[0]: give one of "sqlite"`],
         [write("nodefault.json", JSON.stringify({ shards: [{ name: "a", sqlite: "a.sqlite" }], route: { default: "z" } })), `route.default: "z" is not a shard (the shards are a)`],
         [write("badtenant.json", JSON.stringify({ shards: [{ name: "a", sqlite: "a.sqlite" }], route: { tenants: { acme: "q" }, default: "a" } })), `route.tenants.acme: "q" is not a shard`],
+        [write("sametables.json", JSON.stringify({ shards: [{ name: "a", sqlite: "a.sqlite" }, { name: "a2", sqlite: "./a.sqlite" }], route: { default: "a" } })), `shards[1]: the same tables as shards[0] ("a")`],
         [write("extra.json", JSON.stringify({ shards: [{ name: "a", sqlite: "a.sqlite", size: 3 }], route: { default: "a" } })), "size"]
       ]
       const ran = yield* Effect.all(cases.map(([path]) => baton(["--shards", path, "status"])), { concurrency: 4 })
@@ -159,5 +160,27 @@ describe("baton CLI over shards with one shard down", () => {
       assert.deepStrictEqual(acme.json.map((r: any) => r.threadId), ["t-up"])
       // Every shard's bundle is built when the command starts: the warning that one is down is printed, and is true.
       assert.match(acme.stderr, /^(baton: warning: ShardedStores: shard "gone" is down[^\n]*\n)*$/)
+    }), 120_000)
+})
+
+describe("baton CLI over shards that cannot be opened", () => {
+  it.effect("check opens each shard as a one-database check does: a file that is no database is reported, exit 5; with every shard down no message speaks of the others", () =>
+    Effect.gen(function*() {
+      const garbageDir = tempDir("cli-sharded-garbage")
+      Fs.writeFileSync(Path.join(garbageDir, "g.sqlite"), "this is not a database\n".repeat(100))
+      const mixed = Path.join(garbageDir, "mixed.json")
+      Fs.writeFileSync(mixed, JSON.stringify({ shards: [{ name: "up", sqlite: "up.sqlite" }, { name: "g", sqlite: "g.sqlite" }], route: { default: "up" } }))
+      const checked = yield* baton(["--shards", mixed, "--json", "check", "--instances", "1"])
+      assert.strictEqual(checked.code, 5, checked.stderr)
+      assert.deepStrictEqual(checked.json.shards.map((s: any) => [s.name, typeof s.error]), [["up", "undefined"], ["g", "string"]])
+      assert.include(checked.stderr, `shard "g" could not be checked; the others were: their reports are above`)
+
+      const allDown = Path.join(garbageDir, "alldown.json")
+      Fs.writeFileSync(allDown, JSON.stringify({ shards: [{ name: "x", pg: "postgres://postgres@127.0.0.1:1/x" }, { name: "y", sqlite: "g.sqlite" }], route: { default: "x" } }))
+      const [migrated, checkedAll] = yield* Effect.all([baton(["--shards", allDown, "migrate"]), baton(["--shards", allDown, "check"])])
+      assert.strictEqual(migrated.code, 5, migrated.stderr)
+      assert.include(migrated.stderr, "2 of 2 shard(s) not migrated (x, y): run migrate again once they are reachable\n")
+      assert.strictEqual(checkedAll.code, 5, checkedAll.stderr)
+      assert.include(checkedAll.stderr, `shard "x", "y" could not be checked\n`)
     }), 120_000)
 })

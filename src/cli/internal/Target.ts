@@ -107,6 +107,11 @@ const databaseOf = (
   return { _tag: "Pg", url: entry.pg!, schema: entry.schema ?? defaults.schema, tablePrefix }
 }
 
+/** Whether two databases hold the same tables (the same file, or the same URL and schema, and the same prefix; no prefix is the default). */
+const sameTables = (a: Database, b: Database): boolean =>
+  (a.tablePrefix ?? "baton_") === (b.tablePrefix ?? "baton_") &&
+  (a._tag === "Sqlite" ? b._tag === "Sqlite" && a.path === b.path : b._tag === "Pg" && a.url === b.url && a.schema === b.schema)
+
 /** The shards and rule of a decoded file, or why they cannot work. */
 const shardedOf = (
   file: string,
@@ -123,6 +128,10 @@ const shardedOf = (
     names.add(entry.name)
     const database = databaseOf(entry, `shards[${i}]`, folder, defaults)
     if (typeof database === "string") return database
+    const twin = shards.findIndex((shard) => sameTables(shard.database, database))
+    if (twin >= 0) {
+      return `shards[${i}]: the same tables as shards[${twin}] ("${shards[twin]!.name}"), so every row would be read twice: give each shard its own database, schema or prefix`
+    }
     shards.push({ name: entry.name, database })
   }
   const tenants = parsed.route.tenants ?? {}
@@ -136,8 +145,9 @@ const shardedOf = (
 /**
  * Reads the shards file: fails with `ShardsFileError` naming the field when
  * it cannot be read, is not JSON, or names shards that cannot work (none,
- * a name given twice, a shard with neither or both of `sqlite` and `pg`, a
- * rule naming a shard that is not one, an unknown field).
+ * a name given twice, a shard with neither or both of `sqlite` and `pg`, two
+ * shards on the same tables, a rule naming a shard that is not one, an
+ * unknown field).
  *
  * @category constructors
  * @since 0.3.0
