@@ -72,6 +72,7 @@ import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Logger, Op
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import type { BatonStores } from "../runtime/Baton.ts"
 import type { ExecutionRecord, ExecutionStatus, RecordCursor, RecordPage } from "../stores/ExecutionRecord.ts"
+import { BatonConfigError } from "../stores/Errors.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
 import { instanceOfHolder } from "../stores/Lease.ts"
@@ -251,6 +252,21 @@ const shardLogger = (unread: Set<string>) =>
   ])
 
 /**
+ * A shard's bundle refusing its options (`BatonConfigError` on `shards[i].layer: …`, e.g. a Postgres
+ * database that does not exist), said in the shards file's words: the file and the shard to fix.
+ */
+const inShardsFile = <E>(target: Targets.Sharded, error: E): E | CliFailure => {
+  const field = error instanceof BatonConfigError ? /^shards\[(\d+)\]\.layer: (.*)$/.exec(error.field) : null
+  if (field === null) return error
+  const shard = target.shards[Number(field[1])]
+  const option = shard?.database._tag === "Sqlite" && field[2] === "path" ? "sqlite" : shard?.database._tag === "Pg" && field[2] === "url" ? "pg" : field[2]
+  return new CliFailure(
+    ExitCode.usage,
+    `shards file ${target.file}: shards[${field[1]}]${shard === undefined ? "" : ` ("${shard.name}")`}: \`${option}\` ${(error as BatonConfigError).reason}`
+  )
+}
+
+/**
  * Runs a command's body over the stores of the target the flags name, built (and migrated) when it
  * runs. Over shards, the router's warnings reach stderr, and a command whose answer lacks a shard
  * that could not be read exits 5 after printing what it read (a "not found" then too: the execution
@@ -263,7 +279,12 @@ const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) =>
     const body = Effect.provide(self, backends.stores(target))
     if (target._tag !== "Sharded") return yield* body
     const unread = new Set<string>()
-    const exit = yield* body.pipe(Effect.provideService(References.MinimumLogLevel, "Warn"), Effect.provide(shardLogger(unread)), Effect.exit)
+    const exit = yield* body.pipe(
+      Effect.provideService(References.MinimumLogLevel, "Warn"),
+      Effect.provide(shardLogger(unread)),
+      Effect.mapError((e) => inShardsFile(target, e)),
+      Effect.exit
+    )
     const notFound = Exit.isFailure(exit) && failureOf(exit.cause).code === ExitCode.notFound
     if (unread.size > 0 && (Exit.isSuccess(exit) || notFound)) {
       const shards = [...unread].map((name) => `"${name}"`).join(", ")
@@ -635,19 +656,22 @@ const othersAre = (failed: number, all: number, what: string) => (failed === all
 const migrateShards = (target: Targets.Sharded, version: number) =>
   Effect.gen(function*() {
     const shards = yield* Effect.forEach(target.shards, (shard) =>
-      Effect.map(Effect.exit(openShard(shard.database)), (exit) => ({
-        name: shard.name,
-        migrated: Exit.isSuccess(exit),
-        error: Exit.isSuccess(exit) ? undefined : failureOf(exit.cause).message
-      })))
+      Effect.map(Effect.exit(openShard(shard.database)), (exit) => {
+        const failure = Exit.isSuccess(exit) ? undefined : failureOf(exit.cause)
+        return { name: shard.name, migrated: failure === undefined, error: failure?.message, code: failure?.code }
+      }))
     const failed = shards.filter((shard) => !shard.migrated)
-    yield* output({ migrated: failed.length === 0, version, shards }, () =>
+    // A shard named wrongly (a folder or database that does not exist) is fixed in the file, not waited for.
+    const misnamed = failed.some((shard) => shard.code === ExitCode.usage)
+    yield* output({ migrated: failed.length === 0, version, shards: shards.map(({ code: _, ...shard }) => shard) }, () =>
       shards.map((shard) => shard.migrated ? `shard ${shard.name}: migrated to version ${version}` : `shard ${shard.name}: not migrated: ${shard.error}`).join("\n"))
     if (failed.length > 0) {
       return yield* Effect.fail(
         new CliFailure(
-          ExitCode.store,
-          `${failed.length} of ${shards.length} shard(s) not migrated (${failed.map((s) => s.name).join(", ")}): run migrate again once they are reachable${
+          misnamed ? ExitCode.usage : ExitCode.store,
+          `${failed.length} of ${shards.length} shard(s) not migrated (${failed.map((s) => s.name).join(", ")}): ${
+            misnamed ? "fix what each one's error names, then run migrate again" : "run migrate again once they are reachable"
+          }${
             othersAre(failed.length, shards.length, `are at version ${version}`)
           }`
         )

@@ -175,6 +175,15 @@ describe("baton CLI over shards that cannot be opened", () => {
       assert.deepStrictEqual(checked.json.shards.map((s: any) => [s.name, typeof s.error]), [["up", "undefined"], ["g", "string"]])
       assert.include(checked.stderr, `shard "g" could not be checked; the others were: their reports are above`)
 
+      // A shard named wrongly is fixed in the file: exit 2, in the file's words.
+      const noFolder = Path.join(garbageDir, "nofolder.json")
+      Fs.writeFileSync(noFolder, JSON.stringify({ shards: [{ name: "up", sqlite: "up.sqlite" }, { name: "nd", sqlite: "no/such/folder/x.sqlite" }], route: { default: "up" } }))
+      const [statusNoFolder, migrateNoFolder] = yield* Effect.all([baton(["--shards", noFolder, "status"]), baton(["--shards", noFolder, "migrate"])])
+      assert.strictEqual(statusNoFolder.code, 2, statusNoFolder.stderr)
+      assert.include(statusNoFolder.stderr, `shards file ${noFolder}: shards[1] ("nd"): \`sqlite\` is "`)
+      assert.strictEqual(migrateNoFolder.code, 2, migrateNoFolder.stderr)
+      assert.include(migrateNoFolder.stderr, "1 of 2 shard(s) not migrated (nd): fix what each one's error names, then run migrate again; the others are at version")
+
       const allDown = Path.join(garbageDir, "alldown.json")
       Fs.writeFileSync(allDown, JSON.stringify({ shards: [{ name: "x", pg: "postgres://postgres@127.0.0.1:1/x" }, { name: "y", sqlite: "g.sqlite" }], route: { default: "x" } }))
       const [migrated, checkedAll] = yield* Effect.all([baton(["--shards", allDown, "migrate"]), baton(["--shards", allDown, "check"])])
