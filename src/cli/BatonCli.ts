@@ -71,7 +71,7 @@
 import { Cause, Clock, Config, Console, Context, Effect, Exit, Layer, Logger, Option, References } from "effect"
 import { Argument, CliError, Command, Flag } from "effect/cli"
 import type { BatonStores } from "../runtime/Baton.ts"
-import type { ExecutionRecord, ExecutionStatus, RecordCursor, RecordPage } from "../stores/ExecutionRecord.ts"
+import type { ExecutionRecord, ExecutionStatus, RecordCursor } from "../stores/ExecutionRecord.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 import { LeaseStore } from "../stores/LeaseStore.ts"
@@ -285,17 +285,12 @@ const withStores = <A, E, R>(self: Effect.Effect<A, E, R>) =>
       Effect.mapError((e) => inShardsFile(target, e)),
       Effect.exit
     )
-    const notFound = Exit.isFailure(exit) && failureOf(exit.cause).code === ExitCode.notFound
-    if (unread.size > 0 && (Exit.isSuccess(exit) || notFound)) {
-      const shards = [...unread].map((name) => `"${name}"`).join(", ")
-      return yield* Effect.fail(
-        new CliFailure(
-          ExitCode.store,
-          `${notFound ? `${failureOf((exit as Exit.Failure<A, E>).cause).message}, on the shards that could be read` : "the answer above is not the whole fleet's"}: shard ${shards} could not be read; run the command again once it is reachable`
-        )
-      )
-    }
-    return yield* exit
+    const failure = Exit.isFailure(exit) ? failureOf(exit.cause) : undefined
+    const notFound = failure?.code === ExitCode.notFound
+    if (unread.size === 0 || (failure !== undefined && !notFound)) return yield* exit
+    const what = notFound ? `${failure!.message}, on the shards that could be read` : "the answer above is not the whole fleet's"
+    const shards = [...unread].map((name) => `"${name}"`).join(", ")
+    return yield* Effect.fail(new CliFailure(ExitCode.store, `${what}: shard ${shards} could not be read; run the command again once it is reachable`))
   })
 
 const time = (ms: number | null | undefined) => (ms === null || ms === undefined ? "" : new Date(ms).toISOString())
@@ -343,18 +338,29 @@ export const table = (rows: ReadonlyArray<Record<string, unknown>>, columns: Rea
 const output = (value: unknown, human: () => string) =>
   Effect.flatMap(root, (flags) => Console.log(flags.json ? JSON.stringify(value, null, 2) : human()))
 
-/** Every record in `status`, across tenants, page by page (at most `rowCap`). */
+/** Every record a paged read answers, page by page from no cursor until it gives none (at most `rowCap`). */
+const allPages = <C, E, R>(
+  read: (cursor: C | undefined) => Effect.Effect<{ readonly records: ReadonlyArray<ExecutionRecord>; readonly next: C | undefined }, E, R>
+) =>
+  Effect.gen(function*() {
+    const out: Array<ExecutionRecord> = []
+    let cursor: C | undefined = undefined
+    do {
+      const page: { readonly records: ReadonlyArray<ExecutionRecord>; readonly next: C | undefined } = yield* read(cursor)
+      out.push(...page.records)
+      cursor = page.next
+    } while (cursor !== undefined && out.length < rowCap)
+    return out
+  })
+
+/** Every record in `status`, across tenants. */
 const allIn = Effect.fnUntraced(function*(status: ExecutionStatus) {
   const records = yield* RecordStore
-  const out: Array<ExecutionRecord> = []
-  let after = Option.none<RecordCursor>()
-  while (out.length < rowCap) {
-    const page = yield* records.findByStatus(status, pageSize, after)
-    out.push(...page)
-    if (page.length < pageSize) break
-    after = Option.some({ tenantId: page[page.length - 1]!.tenantId, executionId: page[page.length - 1]!.executionId })
-  }
-  return out
+  return yield* allPages((after: RecordCursor | undefined) =>
+    Effect.map(records.findByStatus(status, pageSize, Option.fromUndefinedOr(after)), (page) => ({
+      records: page,
+      next: page.length < pageSize ? undefined : { tenantId: page[page.length - 1]!.tenantId, executionId: page[page.length - 1]!.executionId }
+    })))
 })
 
 const summary = (r: ExecutionRecord) => ({
@@ -409,18 +415,11 @@ const status = Command.make("status", {}, () =>
       ].join("\n"))
   }))).pipe(Command.withDescription("Executions by status, live leases and who holds them"))
 
-/** One tenant's Paused executions, a page at a time (on its own shard over shards). */
+/** One tenant's Paused executions (on its own shard over shards). */
 const pausedIn = Effect.fnUntraced(function*(tenantId: string) {
   const records = yield* RecordStore
-  const out: Array<ExecutionRecord> = []
-  let cursor: string | undefined = undefined
-  while (out.length < rowCap) {
-    const page: RecordPage = yield* records.list({ tenantId, status: "Paused", limit: pageSize, cursor })
-    out.push(...page.records)
-    if (page.next === null) break
-    cursor = page.next
-  }
-  return out
+  return yield* allPages((cursor: string | undefined) =>
+    Effect.map(records.list({ tenantId, status: "Paused", limit: pageSize, cursor }), (page) => ({ records: page.records, next: page.next ?? undefined })))
 })
 
 const list = Command.make("list", {
@@ -639,44 +638,58 @@ const sweep = Command.make("sweep", {}, () =>
       `${table(rows, ["tenantId", "rootExecutionId", "finding"])}\n\n${orphans.length} orphaned, ${stranded.length} with a stranded decision`)
   }))).pipe(Command.withDescription("One look now, as the recovery sweep sees the fleet (read-only)"))
 
+/** What `eachShard` answers of one shard: `f`'s answer, or why its database could not be opened or `f` failed. */
+type ShardOutcome<A> =
+  | { readonly name: string; readonly ok: true; readonly value: A }
+  | { readonly name: string; readonly ok: false; readonly error: string; readonly code: number }
+
 /**
- * Over shards, each shard's database on its own: the router would build a shard that is down as
- * "down" and go on, and `migrate` must not say a fleet is migrated when one of its databases is not.
+ * Runs `f` on each shard's database on its own, opened (and so migrated) as a one-database command
+ * opens it, apart from the router (which takes a shard it cannot build for down and goes on): what
+ * `migrate` and `check` need to speak of every shard, a shard that fails reported, not a stop.
  */
-/** Opens (and so migrates) one shard's database on its own, apart from the router; closes it again. */
-const openShard = (database: Database) =>
+const eachShard = <A, E, R>(target: Targets.Sharded, f: (database: Database) => Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const backends = yield* CliBackends
-    yield* Effect.provide(Effect.void, backends.stores(database))
+    return yield* Effect.forEach(target.shards, (shard) =>
+      Effect.map(Effect.exit(Effect.andThen(Effect.provide(Effect.void, backends.stores(shard.database)), f(shard.database))), (exit): ShardOutcome<A> => {
+        if (Exit.isSuccess(exit)) return { name: shard.name, ok: true, value: exit.value }
+        const failure = failureOf(exit.cause)
+        return { name: shard.name, ok: false, error: failure.message, code: failure.code }
+      }))
   })
 
-/** "the others …", or nothing when no shard is left to speak of. */
-const othersAre = (failed: number, all: number, what: string) => (failed === all ? "" : `; the others ${what}`)
+/**
+ * The shards of `outcomes` that failed (none: undefined), whether one of them is named wrongly (a
+ * folder or database that does not exist: fixed in the file, not waited for), and `others` said of
+ * the rest when some are left.
+ */
+const failedShards = (outcomes: ReadonlyArray<ShardOutcome<unknown>>, others: string) => {
+  const failed = outcomes.filter((o) => !o.ok)
+  if (failed.length === 0) return undefined
+  return {
+    names: failed.map((o) => o.name),
+    misnamed: failed.some((o) => !o.ok && o.code === ExitCode.usage),
+    others: failed.length === outcomes.length ? "" : `; the others ${others}`
+  }
+}
 
 const migrateShards = (target: Targets.Sharded, version: number) =>
   Effect.gen(function*() {
-    const shards = yield* Effect.forEach(target.shards, (shard) =>
-      Effect.map(Effect.exit(openShard(shard.database)), (exit) => {
-        const failure = Exit.isSuccess(exit) ? undefined : failureOf(exit.cause)
-        return { name: shard.name, migrated: failure === undefined, error: failure?.message, code: failure?.code }
-      }))
-    const failed = shards.filter((shard) => !shard.migrated)
-    // A shard named wrongly (a folder or database that does not exist) is fixed in the file, not waited for.
-    const misnamed = failed.some((shard) => shard.code === ExitCode.usage)
-    yield* output({ migrated: failed.length === 0, version, shards: shards.map(({ code: _, ...shard }) => shard) }, () =>
+    const outcomes = yield* eachShard(target, () => Effect.void)
+    const shards = outcomes.map((o) => (o.ok ? { name: o.name, migrated: true } : { name: o.name, migrated: false, error: o.error }))
+    yield* output({ migrated: shards.every((shard) => shard.migrated), version, shards }, () =>
       shards.map((shard) => shard.migrated ? `shard ${shard.name}: migrated to version ${version}` : `shard ${shard.name}: not migrated: ${shard.error}`).join("\n"))
-    if (failed.length > 0) {
-      return yield* Effect.fail(
-        new CliFailure(
-          misnamed ? ExitCode.usage : ExitCode.store,
-          `${failed.length} of ${shards.length} shard(s) not migrated (${failed.map((s) => s.name).join(", ")}): ${
-            misnamed ? "fix what each one's error names, then run migrate again" : "run migrate again once they are reachable"
-          }${
-            othersAre(failed.length, shards.length, `are at version ${version}`)
-          }`
-        )
+    const failed = failedShards(outcomes, `are at version ${version}`)
+    if (failed === undefined) return
+    return yield* Effect.fail(
+      new CliFailure(
+        failed.misnamed ? ExitCode.usage : ExitCode.store,
+        `${failed.names.length} of ${outcomes.length} shard(s) not migrated (${failed.names.join(", ")}): ${
+          failed.misnamed ? "fix what each one's error names, then run migrate again" : "run migrate again once they are reachable"
+        }${failed.others}`
       )
-    }
+    )
   })
 
 const migrate = (version: () => Promise<number>) =>
@@ -831,33 +844,30 @@ const checkCommand = Command.make("check", {
     Flag.optional
   )
 }, (flags) =>
-  withStores(Effect.gen(function*() {
+  Effect.gen(function*() {
     const backends = yield* CliBackends
-    const global = yield* root
-    const target = yield* targetOf(global)
+    const target = yield* targetOf(yield* root)
     const checkOn = (database: Database) => {
       const body = Diagnose.check(Option.getOrUndefined(flags.instances))
       return backends.probe === undefined ? body : Effect.provide(body, backends.probe(database))
     }
     if (target._tag !== "Sharded") {
-      const report = yield* checkOn(target)
+      const report = yield* withStores(checkOn(target))
       yield* output(report, () => Diagnose.checkText(report))
       if (report.warnings.length > 0) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
       return
     }
-    // Each shard is its own database, opened as a one-database check opens it: its probe, its warnings; a shard
-    // that cannot be opened or probed is reported, not a stop.
-    const shards = yield* Effect.forEach(target.shards, (shard) =>
-      Effect.map(Effect.exit(Effect.andThen(openShard(shard.database), checkOn(shard.database))), (exit) =>
-        Exit.isSuccess(exit) ? { name: shard.name, ...exit.value } : { name: shard.name, error: failureOf(exit.cause).message }))
+    // Each shard is its own database (no router built): its probe, its warnings.
+    const outcomes = yield* eachShard(target, checkOn)
+    const shards = outcomes.map((o) => (o.ok ? { name: o.name, ...o.value } : { name: o.name, error: o.error }))
     yield* output({ shards }, () =>
-      shards.map((shard) => `shard ${shard.name}\n${"error" in shard ? `not checked: ${shard.error}` : Diagnose.checkText(shard)}`).join("\n\n"))
-    const failed = shards.filter((shard) => "error" in shard).map((shard) => shard.name)
-    if (failed.length > 0) {
-      return yield* Effect.fail(new CliFailure(ExitCode.store, `shard ${failed.map((name) => `"${name}"`).join(", ")} could not be checked${othersAre(failed.length, shards.length, "were: their reports are above")}`))
+      outcomes.map((o) => `shard ${o.name}\n${o.ok ? Diagnose.checkText(o.value) : `not checked: ${o.error}`}`).join("\n\n"))
+    const failed = failedShards(outcomes, "were: their reports are above")
+    if (failed !== undefined) {
+      return yield* Effect.fail(new CliFailure(ExitCode.store, `shard ${failed.names.map((name) => `"${name}"`).join(", ")} could not be checked${failed.others}`))
     }
-    if (shards.some((shard) => "warnings" in shard && shard.warnings.length > 0)) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
-  }))).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))
+    if (outcomes.some((o) => o.ok && o.value.warnings.length > 0)) return yield* Effect.fail(new CliFailure(ExitCode.warnings, ""))
+  })).pipe(Command.withDescription("Warnings (stable ids) for a configuration that cannot work as intended; exit code 6 when there are any"))
 
 const workflowsFlag = Flag.String("workflows").pipe(Flag.withDescription("module exporting the app's workflows (.js; .ts on Node 24)"))
 const callUnrecorded = Flag.Boolean("call-unrecorded").pipe(

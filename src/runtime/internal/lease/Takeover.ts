@@ -110,7 +110,7 @@ export const start = (instance: InstanceShape): Effect.Effect<void, never, Scope
       (name) => startIn(instance, name, partitions.within(name)).pipe(Effect.annotateLogs({ partition: name })),
       { concurrency: "unbounded" }
     )
-    const byName = new Map(states.map((state) => [state.partition!, state]))
+    const byName = new Map(partitions.names.map((name, i) => [name, states[i]!]))
     takeovers.set(instance, {
       states,
       of: (tenantId) => {
