@@ -31,7 +31,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { PgStores } from "../layers/pg/index.ts"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton } from "../src/runtime/Baton.ts"
+import * as Baton from "../src/runtime/Baton.ts"
 import type { Placement } from "../src/runtime/Children.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
@@ -96,8 +96,8 @@ const open = async (kind: Kind, round: number) => {
   const scope = Effect.runSync(Scope.make())
   const instance = (id: string, stores: Layer.Layer<any, any>) =>
     Effect.runPromise(Layer.buildWithScope(Baton.layer({ workflows: [parent], instanceId: id }).pipe(Layer.provide(stores)), scope))
-      .then((ctx) => Context.get(ctx as Context.Context<Baton>, Baton))
-  let batons: Array<Context.Service.Shape<typeof Baton>>
+      .then((ctx) => Context.get(ctx as Context.Context<Baton.Baton>, Baton.Baton))
+  let batons: Array<Context.Service.Shape<typeof Baton.Baton>>
   if (kind === "sqlite") {
     // One connection shared by both instances: node:sqlite is synchronous, two connections in one process would wait on each other.
     const shared = await Effect.runPromise(Layer.buildWithScope(

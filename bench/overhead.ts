@@ -44,7 +44,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { StatementSync } from "node:sqlite"
 import { SqliteStores } from "../layers/sqlite/index.ts"
-import { Baton } from "../src/runtime/Baton.ts"
+import * as Baton from "../src/runtime/Baton.ts"
 import { CheckpointStore } from "../src/stores/CheckpointStore.ts"
 import { ExecutionHistoryStore } from "../src/stores/ExecutionHistoryStore.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
@@ -144,7 +144,7 @@ const openBaton = async (file: string): Promise<Side> => {
     ),
     scope
   ))
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   return {
     run: async () => {
       batonRuns.count++

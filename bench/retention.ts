@@ -66,13 +66,13 @@ const loop = Workflow.make({
 })
 
 const longThread = Effect.gen(function*() {
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   const started = performance.now()
   for (let run = 0; run < totalSteps / stepsPerRun; run++) yield* baton.execute(loop, { count: run * stepsPerRun }, { threadId: "long" })
   const ran = (performance.now() - started) / 1000
   // Two more retention rounds after the last step.
   yield* Effect.sleep("600 millis")
-  const rows = yield* (yield* CheckpointStore).lifecycle!.listCheckpoints("default", "long", { limit: 1_000_000 })
+  const rows = yield* (yield* CheckpointStore.CheckpointStore).lifecycle!.listCheckpoints("default", "long", { limit: 1_000_000 })
   const namespaces = new Set(rows.map((r) => r.checkpointNs)).size
   const ok = rows.length <= keepLast + namespaces
   console.log(`long thread: ${totalSteps} steps in ${ran.toFixed(1)} s, ${rows.length} checkpoints kept (keepLast ${keepLast}, ${namespaces} namespace(s) pinned): ${ok ? "ok" : "TOO MANY"}`)

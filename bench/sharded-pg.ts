@@ -60,7 +60,7 @@ const main = Effect.gen(function*() {
   yield* Effect.sleep("1 second")
   const before = yield* Effect.promise(commits)
   const scope = yield* Scope.make()
-  const baton = Context.get(yield* Layer.buildWithScope(Baton.layer({ workflows: [mixed] }).pipe(Layer.provide(stores)), scope), Baton)
+  const baton = Context.get(yield* Layer.buildWithScope(Baton.layer({ workflows: [mixed] }).pipe(Layer.provide(stores)), scope), Baton.Baton)
   const started = Date.now()
   yield* Effect.forEach(Object.keys(tenants), (tenantId) =>
     Effect.forEach(Array.from({ length: perTenant }, (_, i) => i), (i) =>

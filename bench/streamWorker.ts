@@ -16,7 +16,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect, Layer, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { PgStores } from "../layers/pg/index.ts"
-import { Baton } from "../src/runtime/Baton.ts"
+import * as Baton from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 
 const [schema, instanceId, mode] = process.argv.slice(2)
@@ -47,7 +47,7 @@ const chains = new Map([20].map((n) => [n, chain(n)]))
 
 const main = Effect.gen(function*() {
   const context = yield* Layer.build(Baton.layer({ workflows: [...chains.values()], instanceId, liveOutput: true }).pipe(Layer.provide(stores)))
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   say("ready")
   const lines = createInterface({ input: process.stdin })
   yield* Effect.callback<never>(() => {

@@ -46,7 +46,7 @@ import * as PgClient from "../layers/pg/PgClient.ts"
 import * as SqlLeaseStore from "../layers/sql/SqlLeaseStore.ts"
 import * as SqlPauseStore from "../layers/sql/SqlPauseStore.ts"
 import * as SqlRecordStore from "../layers/sql/SqlRecordStore.ts"
-import { Baton } from "../src/runtime/Baton.ts"
+import * as Baton from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 import { IdGenerator } from "../src/stores/Ids.ts"
 import { LeaseStore } from "../src/stores/LeaseStore.ts"
@@ -277,7 +277,7 @@ const instance = (i: number, options: { readonly maxConnections: number; readonl
     Baton.layer({ workflows: [trivial], instanceId: `bench-${i}`, maxConcurrentSteps: 32, sweepInterval: options.sweepInterval, lease: "30 seconds" }).pipe(
       Layer.provideMerge(countedStores(options.maxConnections))
     )
-  ).pipe(Effect.map((context) => Context.get(context, Baton)))
+  ).pipe(Effect.map((context) => Context.get(context, Baton.Baton)))
 
 const running = (sql: EffectPgClient.PgClient) =>
   Effect.map(sql<{ n: string }>`SELECT count(*) AS n FROM "large"."baton_records" WHERE status = 'Running'`, (r) => Number(r[0]!.n))

@@ -44,7 +44,7 @@ import * as PgClient from "../layers/pg/PgClient.ts"
 import * as PgMigrations from "../layers/pg/PgMigrations.ts"
 import { PgStores } from "../layers/pg/index.ts"
 import * as SqlTimerStore from "../layers/sql/SqlTimerStore.ts"
-import { Baton } from "../src/runtime/Baton.ts"
+import * as Baton from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 import type { Timer, TimerStoreShape } from "../src/stores/TimerStore.ts"
 import { url as testUrl, withAdmin } from "../test/pg/admin.ts"
@@ -207,7 +207,7 @@ const wakeLatency = Effect.gen(function*() {
     Baton.layer({ workflows: [sleeper], instanceId: id }).pipe(Layer.provide(PgStores.layer({ url: dbUrl, schema: "latency", maxConnections: 8 })))
   const a = yield* Layer.build(instance("bench-a"))
   yield* Layer.build(instance("bench-b"))
-  const baton = Context.get(a, Baton)
+  const baton = Context.get(a, Baton.Baton)
   // One tree started every 100 ms, each sleeping 2 s from its start: a steady 10 wakes a second.
   yield* Effect.forEach(Array.from({ length: sleepers }, (_, i) => i), () =>
     Effect.andThen(baton.start(sleeper, { at: Date.now() + 2_000 }), Effect.sleep("100 millis")), { discard: true })

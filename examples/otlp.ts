@@ -46,7 +46,7 @@ const Observability = Otlp.layerJson({
 
 /** The app: an execution every second, forever (until SIGTERM). */
 const App = Layer.effectDiscard(Effect.gen(function*() {
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   yield* Effect.forkScoped(
     baton.execute(count, { n: 21 }).pipe(
       Effect.tap((out) => Effect.sync(() => console.log(`ran: ${out._tag} ${JSON.stringify(out._tag === "Finished" ? out.output : null)}`))),

@@ -67,8 +67,8 @@ const instance = (instanceId: string) =>
   Baton.layer({ workflows: [expenses], instanceId }).pipe(Layer.provide(SqliteStores.layer({ path })))
 
 const pauseAndResume = Effect.gen(function*() {
-  const a = Context.get(yield* Layer.build(instance("A")), Baton)
-  const b = Context.get(yield* Layer.build(instance("B")), Baton)
+  const a = Context.get(yield* Layer.build(instance("A")), Baton.Baton)
+  const b = Context.get(yield* Layer.build(instance("B")), Baton.Baton)
   yield* say(`Two instances, A and B, share ${path}\n\n1. A starts the expense workflow:`)
   const handle = yield* a.start(expenses, { amount: 120, log: [] })
   yield* say(`   → handle: execution ${handle.executionId} on thread ${handle.threadId} (recorded and leased by A)`)
@@ -90,8 +90,8 @@ const pauseAndResume = Effect.gen(function*() {
 })
 
 const takeover = Effect.gen(function*() {
-  const leasesA = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore)
-  const leasesB = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore)
+  const leasesA = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore.LeaseStore)
+  const leasesB = Context.get(yield* Layer.build(SqliteStores.layerLeaseStore({ path })), LeaseStore.LeaseStore)
   const lease = 30_000
   yield* say("\n4. Leases on a TestClock (the way tests drive baton):")
   const now = () => Clock.currentTimeMillis

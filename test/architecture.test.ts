@@ -204,3 +204,32 @@ describe("the lease rows", () => {
     ])
   })
 })
+
+describe("the public surface", () => {
+  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+    readonly exports: Record<string, string | { readonly "baton-source"?: string }>
+  }
+  const entries = Object.entries(manifest.exports).flatMap(([name, target]) =>
+    typeof target === "object" && target["baton-source"] !== undefined ? [{ name: name === "." ? "baton" : `baton/${name.slice(2)}`, file: target["baton-source"] }] : []
+  )
+  const statements = (file: string) =>
+    readFileSync(join(root, file), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").split("\n").map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith("//"))
+
+  it("every entry point exports namespaces only, one per module (no named exports, no export *)", () => {
+    expect(entries.map((e) => e.name)).toEqual(expect.arrayContaining(["baton", "baton/testing", "baton/memory", "baton/sqlite", "baton/pg", "baton/http"]))
+    for (const entry of entries) {
+      const other = statements(entry.file).filter((l) => !/^export \* as \w+ from "\.\/[^"]+\.ts"$/.test(l) && !/^import "[^"]+"$/.test(l))
+      expect(other, entry.name).toEqual([])
+    }
+  })
+
+  it("README's table of entry points names every namespace of each", () => {
+    const readme = readFileSync(join(root, "README.md"), "utf8")
+    for (const entry of entries) {
+      const row = readme.split("\n").find((l) => l.startsWith(`| \`${entry.name}\` |`))
+      expect(row, entry.name).toBeDefined()
+      const names = statements(entry.file).flatMap((l) => /^export \* as (\w+)/.exec(l)?.slice(1) ?? [])
+      expect(names.filter((n) => !row!.includes(`\`${n}\``)), entry.name).toEqual([])
+    }
+  })
+})

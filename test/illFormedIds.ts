@@ -8,7 +8,8 @@
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option } from "effect"
-import { Baton, type BatonShape } from "../src/runtime/Baton.ts"
+import * as Baton from "../src/runtime/Baton.ts"
+import { type BatonShape } from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 import { RecordStore } from "../src/stores/RecordStore.ts"
 
@@ -52,7 +53,7 @@ export const refused = <A, E>(effect: Effect.Effect<A, E>, field: string, what: 
 export const scenario = <E>(stores: Layer.Layer<any, E>) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(Baton.layer({ workflows: [asking], instanceId: "ill-formed" }).pipe(Layer.provideMerge(stores)))
-    const baton: BatonShape = Context.get(context, Baton)
+    const baton: BatonShape = Context.get(context, Baton.Baton)
     const records = Context.get(context, RecordStore)
 
     const first = yield* Effect.exit(baton.execute(asking, { log: [] }, { tenantId: lone }))

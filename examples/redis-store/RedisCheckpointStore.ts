@@ -19,20 +19,7 @@
  */
 import { Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
-import {
-  type BlobRow,
-  type CheckpointRow,
-  type CheckpointRows,
-  CheckpointStore,
-  CheckpointStores,
-  type FenceCheck,
-  type FencedWrite,
-  LeaseLostError,
-  renewalDueBefore,
-  type TenantId,
-  type ThreadId,
-  type WriteRow
-} from "baton"
+import { type CheckpointRows, CheckpointStore, CheckpointStores, Fence, type Ids, StoreErrors } from "baton"
 import { fenceLua } from "./RedisLeaseStore.ts"
 import { type Keys, nsKeys } from "./RedisKeys.ts"
 
@@ -44,14 +31,14 @@ const b64 = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, b
 const bytes = (text: string) => new Uint8Array(Buffer.from(text, "base64"))
 
 interface Where {
-  readonly tenantId: TenantId
-  readonly threadId: ThreadId
+  readonly tenantId: Ids.TenantId
+  readonly threadId: Ids.ThreadId
   readonly checkpointNs: string
 }
 
-const encodeCheckpoint = (row: CheckpointRow) =>
+const encodeCheckpoint = (row: CheckpointRows.CheckpointRow) =>
   JSON.stringify([row.checkpointId, row.parentCheckpointId, row.type, b64(row.checkpoint), row.metadataType, b64(row.metadata)])
-const decodeCheckpoint = (where: Where, json: string): CheckpointRow => {
+const decodeCheckpoint = (where: Where, json: string): CheckpointRows.CheckpointRow => {
   const [checkpointId, parentCheckpointId, type, checkpoint, metadataType, metadata] = JSON.parse(json) as [
     string,
     string | null,
@@ -64,15 +51,15 @@ const decodeCheckpoint = (where: Where, json: string): CheckpointRow => {
 }
 
 const blobField = (channel: string, version: string) => JSON.stringify([channel, version])
-const encodeBlob = (row: BlobRow) => JSON.stringify([row.channel, row.version, row.type, b64(row.value)])
-const decodeBlob = (where: Where, json: string): BlobRow => {
+const encodeBlob = (row: CheckpointRows.BlobRow) => JSON.stringify([row.channel, row.version, row.type, b64(row.value)])
+const decodeBlob = (where: Where, json: string): CheckpointRows.BlobRow => {
   const [channel, version, type, value] = JSON.parse(json) as [string, string, string, string]
   return { ...where, channel, version, type, value: bytes(value) }
 }
 
-const encodeWrite = (row: WriteRow) =>
+const encodeWrite = (row: CheckpointRows.WriteRow) =>
   JSON.stringify([row.checkpointId, row.taskId, row.idx, row.channel, row.type, b64(row.value), row.taskPath])
-const decodeWrite = (where: Where, json: string): WriteRow => {
+const decodeWrite = (where: Where, json: string): CheckpointRows.WriteRow => {
   const [checkpointId, taskId, idx, channel, type, value, taskPath] = JSON.parse(json) as [
     string,
     string,
@@ -90,10 +77,10 @@ const decodeWrite = (where: Where, json: string): WriteRow => {
 // or "0", then holder, epoch, now, ttl and the expiry below which a renewal is
 // due; the lease key is the script's last key when fenced.
 
-const fenceArgs = (check: FenceCheck | undefined) =>
+const fenceArgs = (check: Fence.FenceCheck | undefined) =>
   check === undefined
     ? ["0", "", 0, 0, 0, 0]
-    : ["1", check.lease.holder, check.lease.epoch, check.now, check.ttlMillis, renewalDueBefore(check)]
+    : ["1", check.lease.holder, check.lease.epoch, check.now, check.ttlMillis, Fence.renewalDueBefore(check)]
 
 /** Checks the fence (when given) and returns from the script if the lease is lost: nothing is written. */
 const checkFenceLua = fenceLua + `
@@ -177,11 +164,11 @@ return 1`
 // The rows.
 
 /** What a fenced script answered: the lease's expiry after the write, or the refusal. */
-const fenceResult = (check: FenceCheck | undefined, reply: Array<string>): FencedWrite | undefined => {
+const fenceResult = (check: Fence.FenceCheck | undefined, reply: Array<string>): Fence.FencedWrite | undefined => {
   if (check === undefined) return undefined
   if (reply[0] === "lost") {
     const { epoch, holder, rootExecutionId, tenantId } = check.lease
-    throw new LeaseLostError({ tenantId, rootExecutionId, holder, epoch, reason: `a fenced checkpoint write was refused: ${reply[1]}` })
+    throw new StoreErrors.LeaseLostError({ tenantId, rootExecutionId, holder, epoch, reason: `a fenced checkpoint write was refused: ${reply[1]}` })
   }
   return { expiresAt: Number(reply[1]), renewed: reply[2] === "1" }
 }
@@ -192,13 +179,13 @@ export const makeRows = (keys: Keys) =>
     const redis = yield* Redis.Redis
     const run = <A>(effect: Effect.Effect<A, Redis.RedisError>) => Effect.runPromise(effect)
     const key = (where: Where, suffix: string) => keys.ns(where.tenantId, where.threadId, where.checkpointNs) + suffix
-    const leaseKey = (check: FenceCheck | undefined) =>
+    const leaseKey = (check: Fence.FenceCheck | undefined) =>
       check === undefined ? [] : [keys.lease(check.lease.tenantId, check.lease.rootExecutionId)]
     const nsArgs = (where: Where) => [where.checkpointNs, keys.ns(where.tenantId, where.threadId, where.checkpointNs), where.threadId]
-    const namespacesOf = (tenantId: TenantId, threadId: ThreadId) =>
+    const namespacesOf = (tenantId: Ids.TenantId, threadId: Ids.ThreadId) =>
       run(redis.send<Array<string>>("HKEYS", keys.namespaces(tenantId, threadId)))
 
-    const rows: CheckpointRows = {
+    const rows: CheckpointRows.CheckpointRows = {
       fenced: true,
       putCheckpoint: async (row, blobs, check) =>
         fenceResult(
@@ -313,4 +300,4 @@ export const makeRows = (keys: Keys) =>
   })
 
 /** `CheckpointStore` on the `Redis` service in context; its fences check `RedisLeaseStore`'s leases. */
-export const layer = (keys: Keys) => Layer.effect(CheckpointStore, Effect.map(makeRows(keys), CheckpointStores.fromRows))
+export const layer = (keys: Keys) => Layer.effect(CheckpointStore.CheckpointStore, Effect.map(makeRows(keys), CheckpointStores.fromRows))

@@ -11,7 +11,7 @@
  */
 import { Effect } from "effect"
 import type { Redis } from "effect/persistence"
-import { StoreError } from "baton"
+import { StoreErrors } from "baton"
 
 /** How the Redis stores are configured. */
 export interface RedisStoreOptions {
@@ -85,7 +85,7 @@ export const luaFormat = `local function fmt(n) return string.format('%.17g', n)
 
 /** A Redis failure, as the contract's retryable `StoreError`. */
 export const storeError = (store: string, operation: string) => (error: Redis.RedisError) =>
-  new StoreError({ store, operation, reason: `Redis: ${String(error.cause ?? error.message)}`, cause: error })
+  new StoreErrors.StoreError({ store, operation, reason: `Redis: ${String(error.cause ?? error.message)}`, cause: error })
 
 /** Runs a Redis call as one store operation (its failures become `StoreError`). */
 export const op = <A>(store: string, operation: string, effect: Effect.Effect<A, Redis.RedisError>) =>

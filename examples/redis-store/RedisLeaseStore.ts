@@ -93,12 +93,12 @@ end
 export const make = (keys: Keys) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
-    return LeaseStore.make({
+    return LeaseStore.LeaseStore.make({
       acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
         op("LeaseStore", "acquire", redis.eval(acquire)(keys.lease(tenantId, rootExecutionId), holder, now, ttl)).pipe(
           Effect.map((row) =>
             row === null
-              ? Option.none<Lease>()
+              ? Option.none<Lease.Lease>()
               : Option.some({ tenantId, rootExecutionId, holder, epoch: Number(row[0]), expiresAt: Number(row[1]) })
           )
         ),
@@ -124,7 +124,7 @@ export const make = (keys: Keys) =>
           )
         ).pipe(Effect.map(([holder, epoch, expiresAt]) =>
           holder === null || holder === ""
-            ? Option.none<Lease>()
+            ? Option.none<Lease.Lease>()
             : Option.some({ tenantId, rootExecutionId, holder, epoch: Number(epoch), expiresAt: Number(expiresAt) })
         )),
       ping: op("LeaseStore", "ping", redis.send("PING")).pipe(Effect.asVoid)
@@ -132,4 +132,4 @@ export const make = (keys: Keys) =>
   })
 
 /** `LeaseStore` on the `Redis` service in context. */
-export const layer = (keys: Keys) => Layer.effect(LeaseStore, make(keys))
+export const layer = (keys: Keys) => Layer.effect(LeaseStore.LeaseStore, make(keys))

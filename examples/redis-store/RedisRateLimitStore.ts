@@ -6,7 +6,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { RateLimitStore, type SlotLease } from "baton"
+import { RateLimitStore } from "baton"
 import { type Keys, luaFormat, op } from "./RedisKeys.ts"
 
 /** Reads slot `i` of the slots hash: holder ("" = free), epoch, expiresAt. */
@@ -111,12 +111,12 @@ export const make = (keys: Keys) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
     const store = "RateLimitStore"
-    return RateLimitStore.make({
+    return RateLimitStore.RateLimitStore.make({
       acquireSlot: (key, max, holder, ttl, now) =>
         op(store, "acquireSlot", redis.eval(acquireSlot)(keys.slots(key), max, holder, now, ttl)).pipe(
           Effect.map((row) =>
             row === null
-              ? Option.none<SlotLease>()
+              ? Option.none<RateLimitStore.SlotLease>()
               : Option.some({ key, slot: Number(row[0]), holder, epoch: Number(row[1]), expiresAt: Number(row[2]) })
           )
         ),
@@ -144,4 +144,4 @@ export const make = (keys: Keys) =>
   })
 
 /** `RateLimitStore` on the `Redis` service in context. */
-export const layer = (keys: Keys) => Layer.effect(RateLimitStore, make(keys))
+export const layer = (keys: Keys) => Layer.effect(RateLimitStore.RateLimitStore, make(keys))

@@ -21,16 +21,7 @@
  */
 import { NodeRedis } from "@effect/platform-node"
 import { Effect, Layer, Option } from "effect"
-import {
-  IdGenerator,
-  type Lease,
-  LeaseLostError,
-  LeaseStore,
-  type LeaseStoreShape,
-  PauseStore,
-  RecordStore,
-  type RecordStoreShape
-} from "baton"
+import { Ids, type Lease, LeaseStore, PauseStore, RecordStore, StoreErrors } from "baton"
 import { Redis } from "effect/persistence"
 import { SqliteStores } from "baton/sqlite"
 import * as RedisCheckpointStore from "./RedisCheckpointStore.ts"
@@ -78,7 +69,7 @@ export const withSqlite = (options: { readonly url: string; readonly path: strin
   const records = recordsFencedBy(SqliteStores.layerRecordStore(sqlite))
   const pauses = pausesFencedBy(SqliteStores.layerPauseStore(sqlite))
   return Layer.mergeAll(others, records, pauses).pipe(
-    Layer.provideMerge(Layer.merge(redis, IdGenerator.layer))
+    Layer.provideMerge(Layer.merge(redis, Ids.IdGenerator.layer))
   )
 }
 
@@ -87,11 +78,11 @@ export const withSqlite = (options: { readonly url: string; readonly path: strin
  * still (holder, epoch) and live at `now` — the check a fenced write makes
  * first when its rows live in another database than the leases.
  */
-const stillHeld = (leases: LeaseStoreShape, lease: Lease, now: number, what: string) =>
+const stillHeld = (leases: LeaseStore.LeaseStoreShape, lease: Lease.Lease, now: number, what: string) =>
   Effect.gen(function*() {
     const row = Option.getOrUndefined(yield* leases.get(lease.tenantId, lease.rootExecutionId))
     if (row !== undefined && row.holder === lease.holder && row.epoch === lease.epoch && row.expiresAt > now) return
-    return yield* new LeaseLostError({
+    return yield* new StoreErrors.LeaseLostError({
       tenantId: lease.tenantId,
       rootExecutionId: lease.rootExecutionId,
       holder: lease.holder,
@@ -113,13 +104,13 @@ const stillHeld = (leases: LeaseStoreShape, lease: Lease, now: number, what: str
  * stores fence the same way, so this composition leaves them out: history is
  * not recorded, request keys are not de-duplicated.)
  */
-const recordsFencedBy = <E, R>(sqliteRecords: Layer.Layer<RecordStore, E, R>) =>
+const recordsFencedBy = <E, R>(sqliteRecords: Layer.Layer<RecordStore.RecordStore, E, R>) =>
   Layer.effect(
-    RecordStore,
+    RecordStore.RecordStore,
     Effect.gen(function*() {
-      const records = yield* RecordStore
-      const leases = yield* LeaseStore
-      const shape: RecordStoreShape = {
+      const records = yield* RecordStore.RecordStore
+      const leases = yield* LeaseStore.LeaseStore
+      const shape: RecordStore.RecordStoreShape = {
         ...records,
         setStatusFenced: ({ lease, ...input }) => Effect.andThen(stillHeld(leases, lease, input.now, "status transition"), records.setStatus(input))
       }
@@ -135,13 +126,13 @@ const recordsFencedBy = <E, R>(sqliteRecords: Layer.Layer<RecordStore, E, R>) =>
  * by the runtime's twin check). To close it, keep PauseStore and LeaseStore
  * in one database.
  */
-const pausesFencedBy = <E, R>(sqlitePauses: Layer.Layer<PauseStore, E, R>) =>
+const pausesFencedBy = <E, R>(sqlitePauses: Layer.Layer<PauseStore.PauseStore, E, R>) =>
   Layer.effect(
-    PauseStore,
+    PauseStore.PauseStore,
     Effect.gen(function*() {
-      const pauses = yield* PauseStore
-      const leases = yield* LeaseStore
-      return PauseStore.make({
+      const pauses = yield* PauseStore.PauseStore
+      const leases = yield* LeaseStore.LeaseStore
+      return PauseStore.PauseStore.make({
         ...pauses,
         saveFenced: (pause, lease, now) => Effect.andThen(stillHeld(leases, lease, now, "pause save"), pauses.save(pause))
       })

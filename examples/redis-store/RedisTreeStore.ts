@@ -13,7 +13,7 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { Redis } from "effect/persistence"
-import { findableNames, LeaseLostError, reservedPrefix, type TreeEntry, TreeStore } from "baton"
+import { StoreErrors, TreeStore } from "baton"
 import { type Keys, op } from "./RedisKeys.ts"
 import { fenceLua } from "./RedisLeaseStore.ts"
 
@@ -52,12 +52,12 @@ return { 'written' }`
 export const make = (keys: Keys) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
-    const findable = findableNames.map((n) => reservedPrefix + n)
+    const findable = TreeStore.findableNames.map((n) => TreeStore.reservedPrefix + n)
     const member = (tenantId: string, root: string) => `${tenantId}\u0000${root}`
     /** Before a findable key is written: its tree joins the key's set. */
     const index = (tenantId: string, root: string, key: string) =>
       findable.includes(key) ? op("TreeStore", "index", redis.send("ZADD", keys.findable(key), "0", member(tenantId, root))) : Effect.void
-    return TreeStore.make({
+    return TreeStore.TreeStore.make({
       saveIfAbsent: (tenantId, root, key, value) =>
         Effect.andThen(
           index(tenantId, root, key),
@@ -78,7 +78,7 @@ export const make = (keys: Keys) =>
           )
         ).pipe(Effect.flatMap((reply) =>
           reply[0] === "lost"
-            ? Effect.fail(new LeaseLostError({ ...lease, reason: `a fenced tree write was refused: ${reply[1]}` }))
+            ? Effect.fail(new StoreErrors.LeaseLostError({ ...lease, reason: `a fenced tree write was refused: ${reply[1]}` }))
             : Effect.succeed(reply[0] === "written")
         ))),
       get: (tenantId, root, key) =>
@@ -93,7 +93,7 @@ export const make = (keys: Keys) =>
             Object.entries(all)
               .filter(([key]) => key.startsWith(prefix))
               .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-              .map(([key, json]): TreeEntry => ({ key, value: JSON.parse(json) as unknown }))
+              .map(([key, json]): TreeStore.TreeEntry => ({ key, value: JSON.parse(json) as unknown }))
           )
         ),
       deleteRoot: (tenantId, root) =>
@@ -125,4 +125,4 @@ export const make = (keys: Keys) =>
   })
 
 /** `TreeStore` on the `Redis` service in context. */
-export const layer = (keys: Keys) => Layer.effect(TreeStore, make(keys))
+export const layer = (keys: Keys) => Layer.effect(TreeStore.TreeStore, make(keys))

@@ -12,7 +12,8 @@ import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { FenceCheck, FencedWrite } from "../../src/stores/Fence.ts"
 import { checkFence } from "./MemoryLeaseStore.ts"
-import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type MemoryRows } from "./MemoryState.ts"
 
 const byIdDesc = (a: CheckpointRow, b: CheckpointRow) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0)
 
@@ -102,7 +103,7 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) => CheckpointStores.fromRows(makeRows(rows)))
+export const make = MemoryState.MemoryState.useSync((rows) => CheckpointStores.fromRows(makeRows(rows)))
 
 /**
  * Requires `MemoryState` (its fenced writes check the leases kept there); `MemoryStores.layer` provides it.

@@ -5,7 +5,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { ChildQueueStore, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
-import { type ChildRow, key, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { type ChildRow, key } from "./MemoryState.ts"
 
 const toChild = (row: ChildRow): QueuedChild => ({
   ...row,
@@ -30,7 +31,7 @@ const claimOrder = (a: ChildRow, b: ChildRow) =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   ChildQueueStore.make({
     saveIfAbsent: (child) =>
       Effect.sync(() => {

@@ -6,7 +6,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { ConcurrencyKeyStore, type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
-import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type MemoryRows } from "./MemoryState.ts"
 
 const entriesOf = (rows: MemoryRows, tenantId: string, k: string) =>
   [...rows.concurrencyEntries.values()].filter((e) => e.tenantId === tenantId && e.key === k).sort((a, b) => a.seq - b.seq)
@@ -37,7 +38,7 @@ const byCursor = (a: KeyEntry, b: KeyEntry) =>
  * @category constructors
  * @since 0.2.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   ConcurrencyKeyStore.make({
     enqueue: (e) =>
       Effect.sync(() => {

@@ -7,7 +7,8 @@
 import { Effect, Layer, Option } from "effect"
 import { type DebounceWindow, DebounceStore, executionIdTaken } from "../../src/stores/DebounceStore.ts"
 import type { InvalidInputError } from "../../src/stores/Errors.ts"
-import { type DebounceMemoryRow, key, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { type DebounceMemoryRow, key } from "./MemoryState.ts"
 
 const windowOf = (row: DebounceMemoryRow): DebounceWindow => ({
   ...row,
@@ -24,7 +25,7 @@ const byCursor = (a: DebounceMemoryRow, b: DebounceMemoryRow) =>
  * @category constructors
  * @since 0.2.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   DebounceStore.make({
     offer: (o) =>
       Effect.suspend((): Effect.Effect<{ readonly opened: boolean; readonly window: DebounceWindow }, InvalidInputError> => {

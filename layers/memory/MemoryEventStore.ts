@@ -7,7 +7,8 @@
 import { Effect, Layer } from "effect"
 import { EventStore, type EventMode, type StreamEvent } from "../../src/stores/EventStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { key, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key } from "./MemoryState.ts"
 
 /**
  * The in-memory `EventStore` over the `MemoryState` in context.
@@ -15,7 +16,7 @@ import { key, MemoryState } from "./MemoryState.ts"
  * @category constructors
  * @since 0.2.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   EventStore.make({
     append: (lease, threadId, events, now) =>
       Effect.suspend(() => {

@@ -7,7 +7,8 @@
 import { Effect, Layer, Option } from "effect"
 import { afterCursor, ExecutionHistoryStore, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { key, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key } from "./MemoryState.ts"
 
 /**
  * The in-memory `ExecutionHistoryStore` over the `MemoryState` in context.
@@ -15,7 +16,7 @@ import { key, MemoryState } from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) => {
+export const make = MemoryState.MemoryState.useSync((rows) => {
   const all = () => [...rows.history.values()].map((r) => JSON.parse(r.json) as ExecutionSnapshot)
   return ExecutionHistoryStore.make({
     saveIfAbsent: (snapshot, lease, now) =>

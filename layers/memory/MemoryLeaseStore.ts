@@ -7,7 +7,8 @@ import { Effect, Layer, Option } from "effect"
 import { LeaseLostError } from "../../src/stores/Errors.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
-import { key, type MemoryRows, MemoryState, toLease } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type MemoryRows, toLease } from "./MemoryState.ts"
 
 /**
  * The fenced-write check, shared with the in-memory checkpoint store: the
@@ -44,7 +45,7 @@ export const checkFence = (rows: MemoryRows, fence: FenceCheck): FencedWrite => 
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   LeaseStore.make({
     acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
       Effect.sync(() => {

@@ -5,7 +5,8 @@
  */
 import { Effect, Layer } from "effect"
 import { type LedgerKey, LedgerStore } from "../../src/stores/LedgerStore.ts"
-import { key, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key } from "./MemoryState.ts"
 
 const ledgerKey = (k: LedgerKey) => key(k.tenantId, k.scope, k.scopeId, k.day)
 
@@ -15,7 +16,7 @@ const ledgerKey = (k: LedgerKey) => key(k.tenantId, k.scope, k.scopeId, k.day)
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   LedgerStore.make({
     add: (k, amount, limit) =>
       Effect.sync(() => {

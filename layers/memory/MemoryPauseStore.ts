@@ -8,7 +8,8 @@ import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
-import { compareRoot, key, MemoryState, type PauseRow } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { compareRoot, key, type PauseRow } from "./MemoryState.ts"
 
 const toPause = (row: PauseRow): Pause => ({
   ...row,
@@ -22,7 +23,7 @@ const toPause = (row: PauseRow): Pause => ({
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) => {
+export const make = MemoryState.MemoryState.useSync((rows) => {
   const save = (pause: Pause) => {
     const k = key(pause.tenantId, pause.pauseId)
     if (rows.pauses.has(k)) return false

@@ -5,7 +5,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
-import { key, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key } from "./MemoryState.ts"
 
 /**
  * The in-memory `RateLimitStore` over the `MemoryState` in context.
@@ -13,7 +14,7 @@ import { key, MemoryState } from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   RateLimitStore.make({
     acquireSlot: (k, max, holder, ttl, now) =>
       Effect.sync(() => {

@@ -7,7 +7,8 @@ import { Effect, Layer, Option } from "effect"
 import { type ExecutionRecord, isActiveRoot } from "../../src/stores/ExecutionRecord.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import { RecordStore, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
-import { key, type MemoryRows, MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type MemoryRows } from "./MemoryState.ts"
 
 const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenantId: string; executionId: string }) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
@@ -50,7 +51,7 @@ const setStatus = (rows: MemoryRows, input: SetStatusInput, root?: string): bool
 }
 
 export const make = Effect.gen(function*() {
-  const rows = yield* MemoryState
+  const rows = yield* MemoryState.MemoryState
   return yield* RecordStore.make({
     createThread: (thread) =>
       Effect.sync(() => {

@@ -7,7 +7,8 @@
 import { Effect, Layer, Option } from "effect"
 import { RequestConflictError } from "../../src/stores/Errors.ts"
 import { type ClaimResult, RequestStore, type RequestEntry } from "../../src/stores/RequestStore.ts"
-import { key, MemoryState, type RequestRow } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type RequestRow } from "./MemoryState.ts"
 
 const entryOf = (row: RequestRow): RequestEntry => ({
   tenantId: row.tenantId,
@@ -26,7 +27,7 @@ const entryOf = (row: RequestRow): RequestEntry => ({
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   RequestStore.make({
     claim: (c) =>
       Effect.suspend((): Effect.Effect<ClaimResult, RequestConflictError> => {

@@ -6,7 +6,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { type ScheduleRow, ScheduleStore } from "../../src/stores/ScheduleStore.ts"
-import { key, MemoryState, type ScheduleMemoryRow } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type ScheduleMemoryRow } from "./MemoryState.ts"
 
 const rowOf = (row: ScheduleMemoryRow): ScheduleRow => ({
   tenantId: row.tenantId,
@@ -30,7 +31,7 @@ const byDue = (a: ScheduleMemoryRow, b: ScheduleMemoryRow) =>
  * @category constructors
  * @since 0.2.0
  */
-export const make = MemoryState.useSync((rows) =>
+export const make = MemoryState.MemoryState.useSync((rows) =>
   ScheduleStore.make({
     create: (s) =>
       Effect.sync(() => {

@@ -179,15 +179,20 @@ export const emptyRows = (): MemoryRows => ({
 })
 
 /**
- * The service holding the rows every in-memory store reads and writes; `MemoryState.layer` makes a fresh, empty set.
+ * The service holding the rows every in-memory store reads and writes; {@link layer} makes a fresh, empty set.
  *
  * @category services
  * @since 0.1.0
  */
-export class MemoryState extends Context.Service<MemoryState, MemoryRows>()("baton/memory/MemoryState") {
-  /** A fresh, empty set of rows. */
-  static readonly layer = Layer.sync(MemoryState, emptyRows)
-}
+export class MemoryState extends Context.Service<MemoryState, MemoryRows>()("baton/memory/MemoryState") {}
+
+/**
+ * A fresh, empty set of rows.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer: Layer.Layer<MemoryState> = Layer.sync(MemoryState, emptyRows)
 
 /**
  * A composite map key (a JSON array: unambiguous for any parts).

@@ -45,7 +45,7 @@ import * as MemoryScheduleStore from "./MemoryScheduleStore.ts"
 import * as MemoryConcurrencyKeyStore from "./MemoryConcurrencyKeyStore.ts"
 import * as MemoryDebounceStore from "./MemoryDebounceStore.ts"
 import * as MemoryEventStore from "./MemoryEventStore.ts"
-import { MemoryState } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
 import * as MemoryTreeStore from "./MemoryTreeStore.ts"
 import * as MemoryTimerStore from "./MemoryTimerStore.ts"
 

@@ -6,7 +6,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { type Signal, type Taken, type Timer, TimerStore } from "../../src/stores/TimerStore.ts"
-import { key, MemoryState, type SignalRow } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { key, type SignalRow } from "./MemoryState.ts"
 
 const toSignal = ({ timedOut: _, ...row }: SignalRow): Signal => ({ ...row, payload: JSON.parse(row.payload) })
 
@@ -20,7 +21,7 @@ const byWake = (a: Timer, b: Timer) =>
  * @category constructors
  * @since 0.2.0
  */
-export const make = MemoryState.useSync((rows) => {
+export const make = MemoryState.MemoryState.useSync((rows) => {
   const signalsOf = (tenantId: string, root: string) => rows.signals.get(key(tenantId, root)) ?? []
   return TimerStore.make({
     arm: (timer) =>

@@ -7,7 +7,8 @@ import { Effect, Layer, Option } from "effect"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
-import { compareRoot, key, MemoryState, rootOf } from "./MemoryState.ts"
+import * as MemoryState from "./MemoryState.ts"
+import { compareRoot, key, rootOf } from "./MemoryState.ts"
 
 /**
  * The in-memory `TreeStore` over the `MemoryState` in context.
@@ -15,7 +16,7 @@ import { compareRoot, key, MemoryState, rootOf } from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.useSync((rows) => {
+export const make = MemoryState.MemoryState.useSync((rows) => {
   const save = (tenantId: string, root: string, k: string, value: unknown) => {
     const treeKey = key(tenantId, root)
     let entries = rows.tree.get(treeKey)

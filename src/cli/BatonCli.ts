@@ -530,9 +530,9 @@ const cancel = Command.make("cancel", { thread: Argument.String("thread"), tenan
   withStores(Effect.gen(function*() {
     const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
     // The runtime (LangGraph with it) is loaded only by the command that needs it.
-    const { Baton } = yield* Effect.promise(() => import("../runtime/Baton.ts"))
+    const Baton = yield* Effect.promise(() => import("../runtime/Baton.ts"))
     const result = yield* Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const result = yield* baton.cancel(flags.thread, { tenantId, ownerId: Option.getOrUndefined(flags.owner) })
       yield* baton.close({ timeout: 0 })
       return result
@@ -600,9 +600,9 @@ const checkpoints = Command.make("checkpoints", {
   cursor: Flag.String("cursor").pipe(Flag.withDescription("a page's next cursor"), Flag.optional)
 }, (flags) =>
   withStores(Effect.gen(function*() {
-    const { Baton } = yield* Effect.promise(() => import("../runtime/Baton.ts"))
+    const Baton = yield* Effect.promise(() => import("../runtime/Baton.ts"))
     const page = yield* Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const page = yield* baton.checkpoints(flags.thread, {
         tenantId: Option.getOrElse(flags.tenant, () => defaultTenant),
         ownerId: Option.getOrUndefined(flags.owner),

@@ -49,7 +49,8 @@ import { ByteSize, Cause, type Duration, Effect, Layer, Schema, SchemaIssue } fr
 import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpServerResponse } from "effect/http"
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
-import { Baton, type ExecutionSummary } from "../runtime/Baton.ts"
+import * as Baton from "../runtime/Baton.ts"
+import { type ExecutionSummary } from "../runtime/Baton.ts"
 import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
@@ -310,7 +311,7 @@ const routes = (options: Options) =>
   Effect.gen(function*() {
     yield* check(options)
     const router = yield* HttpRouter.HttpRouter
-    const baton = yield* Baton
+    const baton = yield* Baton.Baton
     const prefix = options.prefix ?? ""
     const limit = options.maxBodyBytes ?? defaultMaxBodyBytes
     const byName = new Map(options.workflows.map((w) => [w.name, w]))
@@ -473,7 +474,7 @@ const routes = (options: Options) =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: Options): Layer.Layer<never, BatonConfigError, HttpRouter.HttpRouter | Baton> =>
+export const layer = (options: Options): Layer.Layer<never, BatonConfigError, HttpRouter.HttpRouter | Baton.Baton> =>
   Layer.effectDiscard(routes(options))
 
 /** Why the server could not listen on `host:port`, as a `BatonConfigError` on the field to change. */

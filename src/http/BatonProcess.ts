@@ -13,7 +13,7 @@
  * @since 0.1.0
  */
 import { Cause, Duration, Effect, Exit, Layer } from "effect"
-import { Baton } from "../runtime/Baton.ts"
+import * as Baton from "../runtime/Baton.ts"
 import type { BatonConfigError } from "../stores/Errors.ts"
 import * as Options from "../stores/internal/options.ts"
 
@@ -59,9 +59,9 @@ const closeTimeout = Options.duration({ min: 0, max: 24 * 60 * 60 * 1000, exampl
  * @category running
  * @since 0.1.0
  */
-export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJS.Signals, BatonConfigError, Baton> =>
+export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJS.Signals, BatonConfigError, Baton.Baton> =>
   Effect.gen(function*() {
-    const baton = yield* Baton
+    const baton = yield* Baton.Baton
     // Checked now, not at the signal: a bad value found at shutdown would skip the graceful close.
     const timeout = yield* Options.setting("timeout", options.timeout, closeTimeout, 25_000)
     const signal = yield* waitForSignal(options.signals)
@@ -78,7 +78,7 @@ export const closeOnSignal = (options: RunMainOptions = {}): Effect.Effect<NodeJ
  * @category running
  * @since 0.1.0
  */
-export const runMain = <ROut, E>(app: Layer.Layer<Baton | ROut, E>, options: RunMainOptions = {}): void => {
+export const runMain = <ROut, E>(app: Layer.Layer<Baton.Baton | ROut, E>, options: RunMainOptions = {}): void => {
   const program = Effect.scoped(Effect.gen(function*() {
     const context = yield* Layer.build(app)
     yield* Effect.provideContext(closeOnSignal(options), context)

@@ -237,66 +237,32 @@ export interface BatonShape {
  * @category services
  * @since 0.1.0
  */
-export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {
-  /**
-   * The runtime with its workflows and options in code; unset options take `BatonConfig.defaults`. A bad value, or an option that does not exist, fails with `BatonConfigError` naming the field.
-   *
-   * @category layers
-   * @since 0.1.0
-   */
-  static layer<const W extends ReadonlyArray<AnyWorkflow>>(
-    options: BatonConfig.BatonOptions & { readonly workflows: W }
-  ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
-    return layerImpl(options)
-  }
-  /**
-   * The runtime over the stores in context and the `BatonConfig` the app provides; only the workflows are given here. Values of the provided config that cannot work fail with `BatonConfigError`.
-   *
-   * @category layers
-   * @since 0.1.0
-   */
-  static layerWith<const W extends ReadonlyArray<AnyWorkflow>>(
-    options: { readonly workflows: W }
-  ): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig | Requirements<W[number]>> {
-    return layerWithImpl(options)
-  }
-  /**
-   * The runtime with its workflows in code and its options from `Config`: the `BATON_*` keys of the current `ConfigProvider` (see `BatonConfig.configKeys`), the environment unless one is provided.
-   *
-   * @category layers
-   * @since 0.1.0
-   */
-  static layerConfig<const W extends ReadonlyArray<AnyWorkflow>>(
-    options: { readonly workflows: W }
-  ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> {
-    return layerConfigImpl(options)
-  }
-  /**
-   * The configuration an instance runs with when its options are `code` over the `BATON_*` keys of the current `ConfigProvider`, each value with its source (code, environment, default); see `Diagnostics.describe`.
-   *
-   * @category diagnostics
-   * @since 0.2.0
-   */
-  static describe(code?: BatonConfig.BatonConfigOptions): EffectNs.Effect<Diagnostics.Description, BatonConfigError> {
-    return Diagnostics.describe(code)
-  }
-  /**
-   * Warnings with stable ids for a configuration and stores that run but not as intended; see `Diagnostics.check`.
-   *
-   * @category diagnostics
-   * @since 0.2.0
-   */
-  static check(options?: Diagnostics.CheckOptions): EffectNs.Effect<Diagnostics.CheckReport, StoreError | BatonConfigError> {
-    return Diagnostics.check(options)
-  }
-}
+export class Baton extends Context.Service<Baton, BatonShape>()("baton/Baton") {}
 
 /** The workflows-only options of `layerWith` / `layerConfig`: anything else is refused, naming it. */
 const workflowsOnly = (options: { readonly workflows: ReadonlyArray<AnyWorkflow> }) =>
   BatonConfig.refuseUnknown(options ?? {}, ["workflows"])
 
-/** The implementation of `Baton.layerWith`. */
-const layerWithImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
+/**
+ * The runtime with its workflows and options in code; unset options take `BatonConfig.defaults`. A bad value, or an option that does not exist, fails with `BatonConfigError` naming the field.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = <const W extends ReadonlyArray<AnyWorkflow>>(
+  options: BatonConfig.BatonOptions & { readonly workflows: W }
+): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> => {
+  const { workflows, ...rest } = options ?? ({} as BatonConfig.BatonOptions & { readonly workflows: W })
+  return layerWith({ workflows }).pipe(Layer.provide(BatonConfig.layer(rest)))
+}
+
+/**
+ * The runtime over the stores in context and the `BatonConfig` the app provides; only the workflows are given here. Values of the provided config that cannot work fail with `BatonConfigError`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerWith = <const W extends ReadonlyArray<AnyWorkflow>>(
   options: { readonly workflows: W }
 ): Layer.Layer<Baton, BatonConfigError, BatonStores | BatonConfig.BatonConfig | Requirements<W[number]>> =>
   Layer.effect(Baton)(
@@ -306,16 +272,32 @@ const layerWithImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
     )
   )
 
-/** The implementation of `Baton.layer`. */
-const layerImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
-  options: BatonConfig.BatonOptions & { readonly workflows: W }
-): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> => {
-  const { workflows, ...rest } = options ?? ({} as BatonConfig.BatonOptions & { readonly workflows: W })
-  return layerWithImpl({ workflows }).pipe(Layer.provide(BatonConfig.layer(rest)))
-}
-
-/** The implementation of `Baton.layerConfig`. */
-const layerConfigImpl = <const W extends ReadonlyArray<AnyWorkflow>>(
+/**
+ * The runtime with its workflows in code and its options from `Config`: the `BATON_*` keys of the current `ConfigProvider` (see `BatonConfig.configKeys`), the environment unless one is provided.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerConfig = <const W extends ReadonlyArray<AnyWorkflow>>(
   options: { readonly workflows: W }
 ): Layer.Layer<Baton, BatonConfigError, BatonStores | Requirements<W[number]>> =>
-  layerWithImpl(options).pipe(Layer.provide(BatonConfig.layerConfig()))
+  layerWith(options).pipe(Layer.provide(BatonConfig.layerConfig()))
+
+/**
+ * The configuration an instance runs with when its options are `code` over the `BATON_*` keys of the current `ConfigProvider`, each value with its source (code, environment, default); see `Diagnostics.describe`.
+ *
+ * @category diagnostics
+ * @since 0.2.0
+ */
+export const describe = (code?: BatonConfig.BatonConfigOptions): EffectNs.Effect<Diagnostics.Description, BatonConfigError> =>
+  Diagnostics.describe(code)
+
+/**
+ * Warnings with stable ids for a configuration and stores that run but not as intended; see `Diagnostics.check`.
+ *
+ * @category diagnostics
+ * @since 0.2.0
+ */
+export const check = (options?: Diagnostics.CheckOptions): EffectNs.Effect<Diagnostics.CheckReport, StoreError | BatonConfigError> =>
+  Diagnostics.check(options)
+

@@ -64,7 +64,7 @@ const browserArgs = [
 describe("the dashboard in a browser", () => {
   it.live("watches B's execution go Running → Paused, answers the pause through the form, sees it Finished; another tenant's stays hidden", () =>
     Effect.gen(function*() {
-      const b = Context.get(yield* Layer.build(Baton.layer({ workflows: [review], instanceId: "instance-b", liveOutput: true }).pipe(Layer.provide(stores()))), Baton)
+      const b = Context.get(yield* Layer.build(Baton.layer({ workflows: [review], instanceId: "instance-b", liveOutput: true }).pipe(Layer.provide(stores()))), Baton.Baton)
       const served = yield* Layer.build(
         BatonHttp.layerServer({ workflows: [review], authorize, port: 0, dashboard: true }).pipe(
           Layer.provideMerge(Baton.layer({ workflows: [review], instanceId: "instance-a", liveOutput: true })),

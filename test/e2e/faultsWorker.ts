@@ -33,7 +33,7 @@ import { Context, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgClient, PgStores } from "../../layers/pg/index.ts"
-import { Baton, type ExecutionSummary, Workflow } from "../../src/index.ts"
+import { Baton, Workflow } from "../../src/index.ts"
 
 const [schema, instanceId, maxClaimedArg] = process.argv.slice(2)
 if (schema === undefined || instanceId === undefined || maxClaimedArg === undefined) {
@@ -159,7 +159,7 @@ const main = Effect.gen(function*() {
       maxClaimedChildren: Number(maxClaimedArg)
     }).pipe(Layer.provide(stores))
   )
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   ledger = Context.get(yield* Layer.build(PgClient.layer({ ...pgOptions, maxConnections: 2 })), SqlClient.SqlClient)
 
   const run = (thread: string, call: Effect.Effect<unknown, { readonly _tag: string }>) =>
@@ -170,7 +170,7 @@ const main = Effect.gen(function*() {
       })
     )
   const listAll = Effect.gen(function*() {
-    const all: Array<ExecutionSummary> = []
+    const all: Array<Baton.ExecutionSummary> = []
     let cursor: string | undefined
     for (let page = 0; page < 100; page++) {
       const p = yield* baton.list({ limit: 1000, ...(cursor === undefined ? {} : { cursor }) })

@@ -24,7 +24,7 @@ import { Statement } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgStores } from "../../layers/pg/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 
@@ -119,7 +119,7 @@ const serve = (generation: number) =>
         sweepInterval: Duration.millis(Number(sweepArg ?? 5000))
       }).pipe(Layer.provide(stores))
     )
-    const baton = Context.get(context, Baton)
+    const baton = Context.get(context, Baton.Baton)
     say("ready")
     while (true) {
       const [command, arg] = (yield* nextCommand).split(" ")

@@ -11,7 +11,7 @@
  */
 import { Effect, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import { tickJob } from "./tickJob.ts"
 
 const [schema, instanceId] = process.argv.slice(2)

@@ -20,7 +20,7 @@ import { Context, Effect, Layer, Stream } from "effect"
 import { createInterface } from "node:readline"
 import { PgStores } from "../../layers/pg/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import type { StreamEvent } from "../../src/stores/EventStore.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
@@ -82,7 +82,7 @@ const what = (e: StreamEvent): string => {
 
 const main = Effect.gen(function*() {
   const context = yield* Layer.build(Baton.layer({ workflows: [job], instanceId, liveOutput: true }).pipe(Layer.provide(stores)))
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   say("ready")
   const execute = (thread: string) => {
     started.add(thread)

@@ -23,7 +23,7 @@ import { Context, Effect, Layer } from "effect"
 import { createInterface } from "node:readline"
 import { PgStores } from "../../layers/pg/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const [kind, target, instanceId] = process.argv.slice(2)
@@ -74,7 +74,7 @@ const job = Workflow.make({
 
 const main = Effect.gen(function*() {
   const context = yield* Layer.build(Baton.layer({ workflows: [job], instanceId }).pipe(Layer.provide(stores)))
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   const readiness = yield* baton.checkReadiness
   say(`ready ${readiness.components.find((c) => c.name === "crash-takeover")?.message ?? "(no crash-takeover component)"}`)
   const execute = (thread: string) => {

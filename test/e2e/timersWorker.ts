@@ -12,7 +12,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Effect, Layer } from "effect"
 import { createInterface } from "node:readline"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const [url, schema, instanceId, countArg] = process.argv.slice(2)
@@ -33,7 +33,7 @@ const sleeper = Workflow.make({
 })
 
 const program = Effect.gen(function*() {
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   say("ready")
   if (count > 0) {
     const first = yield* Effect.promise(() =>

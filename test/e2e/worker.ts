@@ -20,7 +20,7 @@ import { SqlClient } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgClient, PgStores } from "../../layers/pg/index.ts"
 import { SqliteClient, SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const [kind, target, instanceId, countArg] = process.argv.slice(2)
@@ -99,7 +99,7 @@ const main = Effect.gen(function*() {
   const context = yield* Layer.build(
     Baton.layer({ workflows: [job], instanceId, lease: "2 seconds", sweepInterval: "500 millis" }).pipe(Layer.provideMerge(stores))
   )
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   ledger = Context.get(yield* Layer.build(ledgerClient), SqlClient.SqlClient)
   const stop = yield* Deferred.make<void>()
   process.on("SIGTERM", () => Deferred.doneUnsafe(stop, Effect.void))

@@ -20,7 +20,7 @@ import { Context, Deferred, Effect, Layer, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import { createInterface } from "node:readline"
 import { PgClient, PgStores } from "../../layers/pg/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const [url, instanceId] = process.argv.slice(2)
@@ -99,7 +99,7 @@ const main = Effect.gen(function*() {
       Layer.provideMerge(stores)
     )
   )
-  const baton = Context.get(context, Baton)
+  const baton = Context.get(context, Baton.Baton)
   ledger = Context.get(yield* Layer.build(PgClient.layer({ url, maxConnections: 2, connectTimeout: "2 seconds" })), SqlClient.SqlClient)
   const stop = yield* Deferred.make<void>()
   process.on("SIGTERM", () => Deferred.doneUnsafe(stop, Effect.void))

@@ -3,10 +3,10 @@
  */
 import { Layer } from "effect"
 import { MemoryConcurrencyKeyStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
-import { concurrencyKeyStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 const state = MemoryState.layer
 const instance = () => Layer.fresh(MemoryConcurrencyKeyStore.layer).pipe(Layer.provideMerge(state))
 
-concurrencyKeyStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
-concurrencyKeyStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerConcurrencyKeyStore })
+Conformance.concurrencyKeyStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
+Conformance.concurrencyKeyStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerConcurrencyKeyStore })

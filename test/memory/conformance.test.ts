@@ -13,19 +13,7 @@ import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
-import {
-  checkpointStoreSuite,
-  childQueueStoreSuite,
-  executionHistoryStoreSuite,
-  leaseStoreSuite,
-  ledgerStoreSuite,
-  pauseStoreSuite,
-  rateLimitStoreSuite,
-  recordStoreSuite,
-  requestStoreSuite,
-  timerStoreSuite,
-  treeStoreSuite
-} from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 // One state for both instances: the same Layer value, built once in the
 // suite's memo map. Each instance gets its own store services over it.
@@ -38,20 +26,20 @@ const setups = [
 ]
 
 for (const setup of setups) {
-  leaseStoreSuite(setup)
-  recordStoreSuite(setup)
-  pauseStoreSuite(setup)
-  treeStoreSuite(setup)
-  ledgerStoreSuite(setup)
-  rateLimitStoreSuite(setup)
-  childQueueStoreSuite(setup)
-  executionHistoryStoreSuite(setup)
-  requestStoreSuite(setup)
-  timerStoreSuite(setup)
-  checkpointStoreSuite(setup)
+  Conformance.leaseStoreSuite(setup)
+  Conformance.recordStoreSuite(setup)
+  Conformance.pauseStoreSuite(setup)
+  Conformance.treeStoreSuite(setup)
+  Conformance.ledgerStoreSuite(setup)
+  Conformance.rateLimitStoreSuite(setup)
+  Conformance.childQueueStoreSuite(setup)
+  Conformance.executionHistoryStoreSuite(setup)
+  Conformance.requestStoreSuite(setup)
+  Conformance.timerStoreSuite(setup)
+  Conformance.checkpointStoreSuite(setup)
 }
 
-checkpointStoreSuite({
+Conformance.checkpointStoreSuite({
   name: "LangGraph MemorySaver via fromSaver (unfenced)",
   layer: Layer.merge(
     Layer.sync(CheckpointStore, () => CheckpointStores.fromSaver(new MemorySaver())),
@@ -66,7 +54,7 @@ const unfencedPauses = Layer.effect(
   PauseStore,
   Effect.map(MemoryPauseStore.make, ({ fenced: _fenced, saveFenced: _saveFenced, ...backend }) => PauseStore.make(backend))
 )
-pauseStoreSuite({
+Conformance.pauseStoreSuite({
   name: "memory, a backend without a fenced pause save",
   layer: Layer.merge(unfencedPauses, MemoryLeaseStore.layer).pipe(Layer.provide(MemoryState.layer))
 })

@@ -3,10 +3,10 @@
  */
 import { Layer } from "effect"
 import { MemoryDebounceStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
-import { debounceStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 const state = MemoryState.layer
 const instance = () => Layer.fresh(MemoryDebounceStore.layer).pipe(Layer.provideMerge(state))
 
-debounceStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
-debounceStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerDebounceStore })
+Conformance.debounceStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
+Conformance.debounceStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerDebounceStore })

@@ -5,10 +5,10 @@
 import { Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
-import { eventStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 const state = Layer.merge(MemoryState.layer, IdGenerator.layer)
 const instance = () => Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provideMerge(state))
 
-eventStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
-eventStoreSuite({ name: "memory, one instance", layer: MemoryStores.layer })
+Conformance.eventStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
+Conformance.eventStoreSuite({ name: "memory, one instance", layer: MemoryStores.layer })

@@ -3,11 +3,11 @@
  * answers every other backend is held to (and the races, on one shared state).
  */
 import { MemoryLimiters, MemoryStores } from "../../layers/memory/index.ts"
-import { limiterStoresSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 const shared = MemoryLimiters.layer()
-limiterStoresSuite({ name: "memory", layer: shared, second: shared })
+Conformance.limiterStoresSuite({ name: "memory", layer: shared, second: shared })
 
 // The bundle provides effect's memory stores with the others: one built Layer shared by both "instances".
 const bundle = MemoryStores.layer
-limiterStoresSuite({ name: "memory, through the MemoryStores bundle", layer: bundle, second: bundle })
+Conformance.limiterStoresSuite({ name: "memory, through the MemoryStores bundle", layer: bundle, second: bundle })

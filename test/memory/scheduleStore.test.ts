@@ -3,10 +3,10 @@
  */
 import { Layer } from "effect"
 import { MemoryScheduleStore, MemoryState } from "../../layers/memory/index.ts"
-import { scheduleStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 const state = MemoryState.layer
 const instance = () => Layer.fresh(MemoryScheduleStore.layer).pipe(Layer.provideMerge(state))
 
-scheduleStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
-scheduleStoreSuite({ name: "memory, one instance", layer: MemoryScheduleStore.layer.pipe(Layer.provide(MemoryState.layer)) })
+Conformance.scheduleStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })
+Conformance.scheduleStoreSuite({ name: "memory, one instance", layer: MemoryScheduleStore.layer.pipe(Layer.provide(MemoryState.layer)) })

@@ -119,7 +119,7 @@ describe("baton CLI over shards with one shard down", () => {
       const downDir = tempDir("cli-sharded-down")
       const up = Path.join(downDir, "up.sqlite")
       yield* Effect.gen(function*() {
-        yield* (yield* Baton).execute(review, { log: [] }, { tenantId: "acme", threadId: "t-up" })
+        yield* (yield* Baton.Baton).execute(review, { log: [] }, { tenantId: "acme", threadId: "t-up" })
       }).pipe(Effect.provide(Baton.layer({ workflows: [review] }).pipe(Layer.provide(SqliteStores.layer({ path: up })))))
       // Shard "gone" is a Postgres server on a local port where nothing listens: its bundle cannot be built.
       const shardsFile = Path.join(downDir, "shards.json")

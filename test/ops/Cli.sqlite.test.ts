@@ -29,7 +29,7 @@ describe("baton CLI over SQLite with a table prefix", () => {
   it.effect("--prefix and BATON_TABLE_PREFIX name the app's tables", () =>
     Effect.gen(function*() {
       yield* Effect.gen(function*() {
-        yield* (yield* Baton).execute(review, { log: [] }, { tenantId: "acme", threadId: "t-prefixed" })
+        yield* (yield* Baton.Baton).execute(review, { log: [] }, { tenantId: "acme", threadId: "t-prefixed" })
       }).pipe(Effect.provide(Baton.layer({ workflows: [review] }).pipe(Layer.provide(SqliteStores.layer({ path: prefixed, tablePrefix: "app_" })))))
       const [byFlag, byEnv, unprefixed] = yield* Effect.all([
         baton(["--sqlite", prefixed, "--prefix", "app_", "--json", "list"]),

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { BatonProcess } from "../../src/http/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import { expectTag } from "../../src/testing/conformance/Suite.ts"
 import { approval, makeSideEffects, memoryStores } from "../runtime/fixtures.ts"
 

@@ -55,7 +55,7 @@ const call = (port: number, method: string, path: string, headers: Record<string
 describe("the dashboard's routes", () => {
   it.live("pages and API behind authorize, tenant-scoped, filtered and paged; mutations need JSON, the CSRF token and this origin", () =>
     Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const port = BatonHttp.port(yield* HttpServer.HttpServer)
       const acme = { "x-tenant": "acme" }
       for (let i = 0; i < 5; i++) yield* baton.execute(once, { log: [] }, { tenantId: "acme", threadId: `acme-once-${i}` })

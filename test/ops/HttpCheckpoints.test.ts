@@ -27,7 +27,7 @@ const call = (port: number, path: string, headers: Record<string, string>) =>
 describe("BatonHttp: a thread's checkpoints", () => {
   it.effect("pages the caller's thread newest first; another tenant gets 404, another owner 403, a bad limit 400", () =>
     Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const out = yield* baton.execute(wf, { log: [] }, { tenantId: "acme", ownerId: "ops", threadId: "t-1" })
       assert.strictEqual(out._tag, "Paused")
       const port = BatonHttp.port(yield* HttpServer.HttpServer)

@@ -21,7 +21,7 @@ describe("BatonHttp and concurrency keys", () => {
   it.effect("a start over its key's limit is 202 and waits for the slot; a bad limit or key is 400 naming the field", () =>
     Effect.gen(function*() {
       const port = BatonHttp.port(yield* HttpServer.HttpServer)
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const body = (n: number) => ({ workflow: asking.name, input: { n }, concurrencyKey: { key: "acct-7", limit: 1 } })
       const first = yield* post(port, "/executions", body(1))
       const second = yield* post(port, "/executions", body(2))

@@ -13,7 +13,7 @@ import { HttpServer } from "effect/http"
 import { SignJWT, jwtVerify } from "jose"
 import { MemoryStores } from "../../layers/memory/index.ts"
 import { BatonHttp } from "../../src/http/index.ts"
-import { Baton, BatonConfigError, InvalidInputError } from "../../src/index.ts"
+import { Baton, StoreErrors } from "../../src/index.ts"
 import { approval, makeSideEffects } from "../runtime/fixtures.ts"
 
 const wf = approval(makeSideEffects())
@@ -42,7 +42,7 @@ const call = (port: number, method: string, path: string, options: { body?: Body
     return { status: response.status, body }
   })
 
-const withServer = <A, E>(options: Omit<BatonHttp.ServerOptions, "workflows" | "port">, f: (port: number) => Effect.Effect<A, E, Baton>) =>
+const withServer = <A, E>(options: Omit<BatonHttp.ServerOptions, "workflows" | "port">, f: (port: number) => Effect.Effect<A, E, Baton.Baton>) =>
   Effect.gen(function*() {
     return yield* f(BatonHttp.port(yield* HttpServer.HttpServer))
   }).pipe(Effect.provide(serveWith(options)))
@@ -89,7 +89,7 @@ describe("BatonHttp's authorize hook", () => {
           Effect.gen(function*() {
             const refused = yield* start(port, { "x-tenant": "acme" })
             assert.strictEqual(refused.status, 401)
-            const baton = yield* Baton
+            const baton = yield* Baton.Baton
             assert.deepStrictEqual((yield* baton.list({ tenantId: "acme" })).executions, [])
           }))
       }
@@ -116,7 +116,7 @@ describe("BatonHttp's authorize hook", () => {
           const started = yield* start(port, { authorization: `Bearer ${good}` }, "jwt-thread")
           assert.strictEqual(started.status, 202, JSON.stringify(started.body))
           assert.strictEqual(started.body.tenantId, "acme")
-          const baton = yield* Baton
+          const baton = yield* Baton.Baton
           // The thread is alice's (the token's subject): another owner is refused.
           yield* baton.status(started.body.executionId, { tenantId: "acme", ownerId: "alice" })
           const other = yield* baton.status(started.body.executionId, { tenantId: "acme", ownerId: "bob" }).pipe(Effect.flip)
@@ -153,7 +153,7 @@ describe("BatonHttp's body limit", () => {
         const over = yield* call(port, "POST", "/executions", { headers: tenant, body: bigInput(1024 * 1024 + 10) })
         assert.strictEqual(over.status, 413, JSON.stringify(over.body).slice(0, 200))
         assert.strictEqual(over.body.error, "BodyTooLarge")
-        const baton = yield* Baton
+        const baton = yield* Baton.Baton
         assert.deepStrictEqual((yield* baton.list({ tenantId: "acme" })).executions, [])
         const under = yield* call(port, "POST", "/executions", { headers: tenant, body: bigInput(1000) })
         assert.strictEqual(under.status, 202)
@@ -172,7 +172,7 @@ describe("BatonHttp's body limit", () => {
         })
         const chunked = yield* call(port, "POST", "/executions", { headers: tenant, body: stream })
         assert.strictEqual(chunked.status, 413)
-        const baton = yield* Baton
+        const baton = yield* Baton.Baton
         assert.deepStrictEqual((yield* baton.list({ tenantId: "acme" })).executions, [])
         const started = yield* start(port, tenant, "limit-thread")
         assert.strictEqual(started.status, 202)
@@ -187,30 +187,30 @@ describe("BatonHttp's body limit", () => {
     Effect.gen(function*() {
       for (const maxBodyBytes of [0, -1, 1.5, 2 ** 40, "1 MiB" as unknown as number]) {
         const error = yield* Layer.build(serveWith({ authorize: fromHeader, maxBodyBytes })).pipe(Effect.scoped, Effect.flip)
-        assert.instanceOf(error, BatonConfigError)
-        assert.strictEqual((error as BatonConfigError).field, "maxBodyBytes")
+        assert.instanceOf(error, StoreErrors.BatonConfigError)
+        assert.strictEqual((error as StoreErrors.BatonConfigError).field, "maxBodyBytes")
       }
     }))
 })
 
 describe("Baton's input limit (maxInputBytes)", () => {
-  const withBaton = <A, E>(options: { readonly maxInputBytes?: number }, f: (baton: Baton["Service"]) => Effect.Effect<A, E>) =>
-    Effect.flatMap(Baton, f).pipe(Effect.provide(Baton.layer({ workflows: [wf], ...options }).pipe(Layer.provide(MemoryStores.layer))))
+  const withBaton = <A, E>(options: { readonly maxInputBytes?: number }, f: (baton: Baton.Baton["Service"]) => Effect.Effect<A, E>) =>
+    Effect.flatMap(Baton.Baton, f).pipe(Effect.provide(Baton.layer({ workflows: [wf], ...options }).pipe(Layer.provide(MemoryStores.layer))))
 
   it.effect("an input or a decision over it is InvalidInputError naming the field, and nothing is written", () =>
     withBaton({ maxInputBytes: 2048 }, (baton) =>
       Effect.gen(function*() {
         const refused = yield* baton.execute(wf, { log: ["x".repeat(3000)] } as never, { threadId: "big" }).pipe(Effect.flip)
-        assert.instanceOf(refused, InvalidInputError)
-        assert.strictEqual((refused as InvalidInputError).field, "input")
-        assert.match((refused as InvalidInputError).message, /over the limit of 2048 bytes/)
+        assert.instanceOf(refused, StoreErrors.InvalidInputError)
+        assert.strictEqual((refused as StoreErrors.InvalidInputError).field, "input")
+        assert.match((refused as StoreErrors.InvalidInputError).message, /over the limit of 2048 bytes/)
         assert.deepStrictEqual((yield* baton.list()).executions, [])
         const paused = yield* baton.execute(wf, { log: [] } as never, { threadId: "small" })
         assert.strictEqual(paused._tag, "Paused")
         const pauseId = (paused as { pauses: ReadonlyArray<{ pauseId: string }> }).pauses[0]!.pauseId
         const tooBig = yield* baton.resume({ pauseId, decision: "y".repeat(3000) }).pipe(Effect.flip)
-        assert.instanceOf(tooBig, InvalidInputError)
-        assert.strictEqual((tooBig as InvalidInputError).field, "decision")
+        assert.instanceOf(tooBig, StoreErrors.InvalidInputError)
+        assert.strictEqual((tooBig as StoreErrors.InvalidInputError).field, "decision")
         assert.strictEqual((yield* baton.pendingPauses({ threadId: "small" })).length, 1, "the pause is still pending")
       })))
 
@@ -218,16 +218,16 @@ describe("Baton's input limit (maxInputBytes)", () => {
     withBaton({}, (baton) =>
       Effect.gen(function*() {
         const refused = yield* baton.execute(wf, { log: ["x".repeat(1024 * 1024)] } as never).pipe(Effect.flip)
-        assert.strictEqual((refused as InvalidInputError).field, "input")
-        assert.match((refused as InvalidInputError).message, /over the limit of 1048576 bytes/)
+        assert.strictEqual((refused as StoreErrors.InvalidInputError).field, "input")
+        assert.match((refused as StoreErrors.InvalidInputError).message, /over the limit of 1048576 bytes/)
       })))
 
   it.effect("a maxInputBytes that cannot work fails the build, naming the field", () =>
     Effect.gen(function*() {
       for (const maxInputBytes of [0, 1.5, 2 ** 30, "big" as unknown as number]) {
         const error = yield* Layer.build(Baton.layer({ workflows: [wf], maxInputBytes }).pipe(Layer.provide(MemoryStores.layer))).pipe(Effect.scoped, Effect.flip)
-        assert.instanceOf(error, BatonConfigError)
-        assert.strictEqual((error as BatonConfigError).field, "maxInputBytes")
+        assert.instanceOf(error, StoreErrors.BatonConfigError)
+        assert.strictEqual((error as StoreErrors.BatonConfigError).field, "maxInputBytes")
       }
     }))
 })

@@ -27,7 +27,7 @@ const call = (port: number, method: string, path: string, options: { body?: stri
     return { status: response.status, body: await response.json() as any }
   })
 
-const withServer = <A, E>(prefix: string | undefined, f: (port: number) => Effect.Effect<A, E, Baton>) =>
+const withServer = <A, E>(prefix: string | undefined, f: (port: number) => Effect.Effect<A, E, Baton.Baton>) =>
   Effect.gen(function*() {
     return yield* f(BatonHttp.port(yield* HttpServer.HttpServer))
   }).pipe(Effect.provide(
@@ -83,7 +83,7 @@ describe("BatonHttp's thread history", () => {
   it.effect("GET /threads/:threadId/history: the thread's executions oldest first, each ended one with its steps and pauses; another tenant's is 404", () =>
     withServer(undefined, (port) =>
       Effect.gen(function*() {
-        const baton = yield* Baton
+        const baton = yield* Baton.Baton
         const tenant = { tenantId: "acme" }
         for (const decision of ["yes", "no"]) {
           const paused = yield* baton.execute(wf, { log: [] }, { ...tenant, threadId: "t-history" })

@@ -36,7 +36,7 @@ describe("BatonHttp and the tenant quota", () => {
       const over = yield* start(port)
       assert.deepStrictEqual([over.status, over.body.error], [429, "TenantQuotaExceededError"])
       assert.include(over.body.message, "Retry later")
-      const page = yield* (yield* Baton).list({ tenantId: "acme" })
+      const page = yield* (yield* Baton.Baton).list({ tenantId: "acme" })
       assert.strictEqual(page.executions.length, 1)
     }).pipe(Effect.provide(
       BatonHttp.layerServer({ workflows: [long], authorize, port: 0 }).pipe(

@@ -21,7 +21,7 @@ describe("BatonHttp and request keys", () => {
   it.effect("a start or a resume sent twice with one requestKey happens once; the key for another request is 409", () =>
     Effect.gen(function*() {
       const port = BatonHttp.port(yield* HttpServer.HttpServer)
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const body = { workflow: review.name, input: { log: [] }, requestKey: "order-1" }
       const [first, again] = [yield* post(port, "/executions", body), yield* post(port, "/executions", body)]
       assert.deepStrictEqual([first.status, again.status], [202, 202])

@@ -10,7 +10,7 @@ import { Effect, Layer } from "effect"
 import { HttpServer } from "effect/http"
 import { MemoryStores } from "../../layers/memory/index.ts"
 import { BatonHttp } from "../../src/http/index.ts"
-import { Baton, Schedules, ScheduleOwnerError, UnknownScheduleError, ScheduleExistsError } from "../../src/index.ts"
+import { Baton, BatonErrors, Schedules } from "../../src/index.ts"
 import { report } from "../runtime/schedules/fixtures.ts"
 
 const authorize: BatonHttp.Authorize = (request) =>
@@ -86,8 +86,8 @@ describe("BatonHttp schedule routes", () => {
     }).pipe(Effect.provide(server)))
 
   it("the schedule errors answer their statuses", () => {
-    assert.strictEqual(BatonHttp.statusOf(new UnknownScheduleError({ tenantId: "t", scheduleId: "s" })), 404)
-    assert.strictEqual(BatonHttp.statusOf(new ScheduleOwnerError({ tenantId: "t", scheduleId: "s" })), 403)
-    assert.strictEqual(BatonHttp.statusOf(new ScheduleExistsError({ tenantId: "t", scheduleId: "s" })), 409)
+    assert.strictEqual(BatonHttp.statusOf(new BatonErrors.UnknownScheduleError({ tenantId: "t", scheduleId: "s" })), 404)
+    assert.strictEqual(BatonHttp.statusOf(new BatonErrors.ScheduleOwnerError({ tenantId: "t", scheduleId: "s" })), 403)
+    assert.strictEqual(BatonHttp.statusOf(new BatonErrors.ScheduleExistsError({ tenantId: "t", scheduleId: "s" })), 409)
   })
 })

@@ -21,7 +21,7 @@ describe("BatonHttp: POST /threads/:threadId/signals/:name", () => {
   it.effect("wakes the waiting execution; typed refusals write nothing", () =>
     Effect.gen(function*() {
       const port = BatonHttp.port(yield* HttpServer.HttpServer)
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const handle = yield* baton.start(wf, {}, { tenantId: "acme", threadId: "th-1" })
       assert.strictEqual((yield* baton.await(handle))._tag, "Paused")
       const undeclared = yield* post(port, "/threads/th-1/signals/reject", { payload: {} })
@@ -31,7 +31,7 @@ describe("BatonHttp: POST /threads/:threadId/signals/:name", () => {
       assert.include(bad.body.message, "payload.by")
       const otherTenant = yield* post(port, "/threads/th-1/signals/approve", { payload: { by: "eve" } }, "beta")
       assert.deepStrictEqual([otherTenant.status, otherTenant.body.error], [404, "UnknownThreadError"])
-      assert.deepStrictEqual(yield* TimerStore.use((t) => t.listSignals("acme", handle.executionId)), [], "nothing written")
+      assert.deepStrictEqual(yield* TimerStore.TimerStore.use((t) => t.listSignals("acme", handle.executionId)), [], "nothing written")
       const sent = yield* post(port, "/threads/th-1/signals/approve", { payload: { by: "ann" } })
       assert.strictEqual(sent.status, 200, JSON.stringify(sent.body))
       assert.deepStrictEqual([sent.body.threadId, sent.body.name, sent.body.executionId], ["th-1", "approve", handle.executionId])

@@ -5,16 +5,16 @@
  */
 import { assert, describe, it } from "vitest"
 import { BatonHttp } from "../../src/http/index.ts"
-import { InstanceStoppingError, NotPausedError, StoreError, ThreadOwnerError, UnknownExecutionError } from "../../src/index.ts"
+import { BatonErrors, StoreErrors } from "../../src/index.ts"
 
 describe("HTTP statuses from the errors", () => {
   it("each declared error answers its status; a store fault 503 when retryable, 500 when not; the rest 500", () => {
-    assert.strictEqual(BatonHttp.statusOf(new NotPausedError({ tenantId: "t", pauseId: "p", status: "Resolved" })), 409)
-    assert.strictEqual(BatonHttp.statusOf(new ThreadOwnerError({ tenantId: "t", threadId: "th" })), 403)
-    assert.strictEqual(BatonHttp.statusOf(new UnknownExecutionError({ tenantId: "t", executionId: "e" })), 404)
-    assert.strictEqual(BatonHttp.statusOf(new InstanceStoppingError({ instanceId: "i" })), 503)
-    assert.strictEqual(BatonHttp.statusOf(new StoreError({ store: "s", operation: "o", reason: "reset", kind: "Connection" })), 503)
-    assert.strictEqual(BatonHttp.statusOf(new StoreError({ store: "s", operation: "o", reason: "too long", kind: "Data" })), 500)
+    assert.strictEqual(BatonHttp.statusOf(new StoreErrors.NotPausedError({ tenantId: "t", pauseId: "p", status: "Resolved" })), 409)
+    assert.strictEqual(BatonHttp.statusOf(new BatonErrors.ThreadOwnerError({ tenantId: "t", threadId: "th" })), 403)
+    assert.strictEqual(BatonHttp.statusOf(new BatonErrors.UnknownExecutionError({ tenantId: "t", executionId: "e" })), 404)
+    assert.strictEqual(BatonHttp.statusOf(new BatonErrors.InstanceStoppingError({ instanceId: "i" })), 503)
+    assert.strictEqual(BatonHttp.statusOf(new StoreErrors.StoreError({ store: "s", operation: "o", reason: "reset", kind: "Connection" })), 503)
+    assert.strictEqual(BatonHttp.statusOf(new StoreErrors.StoreError({ store: "s", operation: "o", reason: "too long", kind: "Data" })), 500)
     assert.strictEqual(BatonHttp.statusOf({ _tag: "SomethingElse" }), 500)
   })
 })

@@ -40,7 +40,7 @@ const events = (port: number, path: string, headers: Record<string, string>) =>
 describe("BatonHttp's live output (SSE)", () => {
   it.live("GET /threads/:threadId/stream: every event as SSE; a reconnect after Last-Event-ID gets the rest; other tenants 404, bad ids 400, no caller 401", () =>
     Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const port = BatonHttp.port(yield* HttpServer.HttpServer)
       const paused = yield* baton.execute(wf, { log: [] }, { tenantId: "acme", threadId: "t-1" })
       assert.strictEqual(paused._tag, "Paused")

@@ -124,7 +124,7 @@ describe("store spans, when asked for", () => {
   it.effect("StoreTracing.layer: every store call is a client span; without it, none", () => {
     const spans: Array<Tracer.Span> = []
     return Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const out = yield* baton.execute(reviewed, { log: [] }, { threadId: "thread-s" })
       assert.strictEqual(out._tag, "Paused")
       const stores = spans.filter((s) => s.name.startsWith("baton.store "))
@@ -148,7 +148,7 @@ describe("Effect steps on the live clock", () => {
   // nanosecond read inside the step then threw "clock.currentTimeNanosUnsafe is not a function".
   it.live("a span and a nanosecond clock read inside an Effect step work with the default Clock", () =>
     Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const out = yield* baton.execute(timed, { log: [] })
       assert.strictEqual(out._tag, "Finished")
       if (out._tag === "Finished") assert.deepStrictEqual((out.output as { log: Array<string> }).log, ["measured:true"])

@@ -47,13 +47,13 @@ const long = slow(fx, "45 seconds")
  */
 const seed = (stores: Layer.Layer<any, any>) =>
   Effect.gen(function*() {
-    const b = yield* Baton
+    const b = yield* Baton.Baton
     const outs = []
     for (const threadId of ["t1", "t2", "t3"]) outs.push(yield* b.execute(review, { log: [] }, { tenantId: "acme", threadId }))
     const first = outs[0]!
     assert.strictEqual(first._tag, "Paused")
     if (first._tag === "Paused") yield* b.resume({ tenantId: "acme", pauseId: first.pauses[0]!.pauseId, decision: "yes" })
-    const records = yield* RecordStore
+    const records = yield* RecordStore.RecordStore
     const finished = yield* records.getRecord("acme", first.executionId)
     assert.isTrue(Option.isSome(finished))
     if (Option.isSome(finished)) yield* records.createRecord({ ...finished.value, tenantId: "beta" })

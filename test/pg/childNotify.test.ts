@@ -10,7 +10,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import { LeaseWakeups, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "../runtime/children/childFixtures.ts"
 import { testSchema, url } from "./db.ts"
@@ -31,7 +31,7 @@ describe("children over Postgres NOTIFY", () => {
               Layer.provide(Layer.succeed(LeaseWakeups, makeHub()))
             )
           ),
-          (ctx) => Context.get(ctx, Baton)
+          (ctx) => Context.get(ctx, Baton.Baton)
         )
       const a = yield* process("a", 1)
       yield* process("b")

@@ -9,7 +9,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton, type ExecutionOutput } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
+import { type ExecutionOutput } from "../../src/runtime/Baton.ts"
 import type { Placement } from "../../src/runtime/Children.ts"
 import { askingChild, type AskLog, fanning } from "../runtime/children/childPauseCases.ts"
 import { testSchemas, url } from "./db.ts"
@@ -23,7 +24,7 @@ const instance = (schema: string, instanceId: string, workflow: ReturnType<typeo
         Layer.provide(PgStores.layer({ url, schema, maxConnections: 4 }))
       )
     ),
-    (ctx) => Context.get(ctx, Baton)
+    (ctx) => Context.get(ctx, Baton.Baton)
   )
 
 const within = <A, E>(what: string, effect: Effect.Effect<A, E>) =>

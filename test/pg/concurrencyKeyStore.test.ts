@@ -2,10 +2,10 @@
  * The ConcurrencyKeyStore conformance suite on Postgres: two pools on one schema.
  */
 import { PgStores } from "../../layers/pg/index.ts"
-import { concurrencyKeyStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("concurrency_keys")
 const instance = () => PgStores.layer({ url, schema, maxConnections: 4, wakeups: false })
 
-concurrencyKeyStoreSuite({ name: "postgres, two pools on one schema", layer: instance(), second: instance() })
+Conformance.concurrencyKeyStoreSuite({ name: "postgres, two pools on one schema", layer: instance(), second: instance() })

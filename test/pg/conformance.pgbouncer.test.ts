@@ -8,19 +8,7 @@
  */
 import { beforeAll } from "vitest"
 import { PgStores } from "../../layers/pg/index.ts"
-import {
-  checkpointStoreSuite,
-  childQueueStoreSuite,
-  executionHistoryStoreSuite,
-  leaseStoreSuite,
-  ledgerStoreSuite,
-  limiterStoresSuite,
-  pauseStoreSuite,
-  rateLimitStoreSuite,
-  recordStoreSuite,
-  requestStoreSuite,
-  treeStoreSuite
-} from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { bouncerUrls, requireBouncers, testPrefix } from "./bouncers.ts"
 
 beforeAll(requireBouncers, 20_000)
@@ -30,15 +18,15 @@ for (const mode of ["transaction", "session"] as const) {
   // Wake-ups on, as an app runs them: in transaction mode they fall back to polling.
   const instance = () => PgStores.layer({ url: bouncerUrls[mode], tablePrefix, maxConnections: 4 })
   const setup = { name: `postgres through pgbouncer in ${mode} mode, two pools`, layer: instance(), second: instance() }
-  leaseStoreSuite(setup)
-  recordStoreSuite(setup)
-  pauseStoreSuite(setup)
-  treeStoreSuite(setup)
-  ledgerStoreSuite(setup)
-  rateLimitStoreSuite(setup)
-  childQueueStoreSuite(setup)
-  executionHistoryStoreSuite(setup)
-  requestStoreSuite(setup)
-  checkpointStoreSuite(setup)
-  limiterStoresSuite(setup)
+  Conformance.leaseStoreSuite(setup)
+  Conformance.recordStoreSuite(setup)
+  Conformance.pauseStoreSuite(setup)
+  Conformance.treeStoreSuite(setup)
+  Conformance.ledgerStoreSuite(setup)
+  Conformance.rateLimitStoreSuite(setup)
+  Conformance.childQueueStoreSuite(setup)
+  Conformance.executionHistoryStoreSuite(setup)
+  Conformance.requestStoreSuite(setup)
+  Conformance.checkpointStoreSuite(setup)
+  Conformance.limiterStoresSuite(setup)
 }

@@ -2,10 +2,10 @@
  * The DebounceStore conformance suite on Postgres: two pools on one schema.
  */
 import { PgStores } from "../../layers/pg/index.ts"
-import { debounceStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("debounces")
 const instance = () => PgStores.layer({ url, schema, maxConnections: 4, wakeups: false })
 
-debounceStoreSuite({ name: "postgres, two pools on one schema", layer: instance(), second: instance() })
+Conformance.debounceStoreSuite({ name: "postgres, two pools on one schema", layer: instance(), second: instance() })

@@ -7,7 +7,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Evaluation from "../../src/runtime/evaluation/Evaluation.ts"
 import { makeModel, summarize } from "../runtime/evaluation/fixtures.ts"
 import { errorTag } from "../runtime/fixtures.ts"
@@ -22,8 +22,8 @@ describe("evaluation on Postgres", () => {
       const model = makeModel()
       const wf = summarize(model)
       const on = (instanceId: string) => Baton.layer({ workflows: [wf], instanceId }).pipe(Layer.provide(stores()))
-      const a = Context.get(yield* Layer.build(on("A")), Baton)
-      const b = Context.get(yield* Layer.build(on("B")), Baton)
+      const a = Context.get(yield* Layer.build(on("A")), Baton.Baton)
+      const b = Context.get(yield* Layer.build(on("B")), Baton.Baton)
       const paused = yield* a.execute(wf, { topic: "tides" }, { tenantId: "acme" })
       if (paused._tag !== "Paused") return assert.fail("expected a pause")
       const done = yield* b.resume({ tenantId: "acme", pauseId: paused.pauses[0]!.pauseId, decision: "yes" })

@@ -3,10 +3,10 @@
  * `PgStores` bundles, each with its own pool, on one schema of this run.
  */
 import { PgStores } from "../../layers/pg/index.ts"
-import { eventStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { testSchema, url } from "./db.ts"
 
 const schema = testSchema("events")
 const instance = () => PgStores.layer({ url, schema, maxConnections: 4, wakeups: false })
 
-eventStoreSuite({ name: "postgres, two pools on one schema", layer: instance(), second: instance() })
+Conformance.eventStoreSuite({ name: "postgres, two pools on one schema", layer: instance(), second: instance() })

@@ -12,7 +12,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Clock, Context, Effect, Exit, Layer, Option, Queue } from "effect"
 import { TestClock } from "effect/testing"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { maxErrorTextLength } from "../../src/stores/internal/storable.ts"
@@ -75,7 +75,7 @@ describe("error text Postgres cannot keep", () => {
           Layer.provideMerge(countingLooks(looks))
         )
       )
-      const baton = Context.get(context, Baton)
+      const baton = Context.get(context, Baton.Baton)
       const records = Context.get(context, RecordStore)
       for (const [i, c] of cases.entries()) {
         const exit = yield* Effect.exit(baton.execute(workflows[i]!, { log: [] }))

@@ -10,10 +10,10 @@
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { PgClient, PgProbe } from "../../layers/pg/index.ts"
-import { BatonConfig, Diagnostics, type StoreFacts } from "../../src/index.ts"
+import { BatonConfig, Diagnostics, type StoreProbe } from "../../src/index.ts"
 import { randomName, url, withAdmin } from "./db.ts"
 import { bouncerUrls, requireBouncers } from "./bouncers.ts"
-import { storeProbeSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 
 const probeOf = (target: string) => PgProbe.layer.pipe(Layer.provide(PgClient.layer({ url: target, maxConnections: 1 })))
 const facts = (target: string) =>
@@ -46,7 +46,7 @@ describe("PgProbe, direct", () => {
   it.effect("direct connections; the socket's keepalives, warned of only when slower than the lease", () =>
     Effect.gen(function*() {
       const report = yield* facts(url)
-      const stores = report.stores as StoreFacts & { readonly _tag: "Postgres" }
+      const stores = report.stores as StoreProbe.StoreFacts & { readonly _tag: "Postgres" }
       assert.strictEqual(stores._tag, "Postgres")
       assert.strictEqual(stores.pooling, "direct")
       assert.isAbove(stores.serverVersion, 100_000)
@@ -89,4 +89,4 @@ describe("PgProbe, through pgbouncer", () => {
     }))
 })
 
-storeProbeSuite({ name: "postgres, two pools", layer: probeOf(url), second: probeOf(url) })
+Conformance.storeProbeSuite({ name: "postgres, two pools", layer: probeOf(url), second: probeOf(url) })

@@ -9,7 +9,8 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
-import { Baton, type ExecutionOutput } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
+import { type ExecutionOutput } from "../../src/runtime/Baton.ts"
 import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { testSchema, url } from "./db.ts"
@@ -88,7 +89,7 @@ const process_ = (instanceId: string, workflow: Workflow.AnyWorkflow) =>
         Layer.provide(Layer.succeed(LeaseWakeups, observed))
       )
     )
-    return { baton: Context.get(context, Baton), waitingOn }
+    return { baton: Context.get(context, Baton.Baton), waitingOn }
   })
 
 const within = <A, E>(what: string, effect: Effect.Effect<A, E>) =>

@@ -9,7 +9,7 @@ import { expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Redis } from "effect/persistence"
 import * as RedisStores from "../../examples/redis-store/RedisStores.ts"
-import { checkpointStoreSuite, leaseStoreSuite, pauseStoreSuite, rateLimitStoreSuite, treeStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { tempDb } from "../sqlite/tmp.ts"
 import { cleanUp, connection, runPrefix, url } from "./redis.ts"
 
@@ -25,12 +25,12 @@ it.layer(connection())("a Redis server answers at 127.0.0.1:6379", (it) => {
     }))
 })
 
-leaseStoreSuite(setup)
-treeStoreSuite(setup)
-rateLimitStoreSuite(setup)
-checkpointStoreSuite({ ...setup, lifecycle: false })
+Conformance.leaseStoreSuite(setup)
+Conformance.treeStoreSuite(setup)
+Conformance.rateLimitStoreSuite(setup)
+Conformance.checkpointStoreSuite({ ...setup, lifecycle: false })
 
 const composedPrefix = runPrefix("conformance-composed")
 const path = tempDb("redis-conformance")
 const composed = () => RedisStores.withSqlite({ url, path, prefix: composedPrefix }).pipe(Layer.provideMerge(cleanUp(composedPrefix)))
-pauseStoreSuite({ name: "redis leases, sqlite pauses", layer: composed(), second: composed() })
+Conformance.pauseStoreSuite({ name: "redis leases, sqlite pauses", layer: composed(), second: composed() })

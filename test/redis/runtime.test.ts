@@ -8,7 +8,7 @@ import { assert, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect, Layer } from "effect"
 import * as RedisStores from "../../examples/redis-store/RedisStores.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { tempDb } from "../sqlite/tmp.ts"
 import { cleanUp, connection, runPrefix, url } from "./redis.ts"
@@ -33,8 +33,8 @@ const instance = (instanceId: string) =>
 it.layer(Layer.merge(connection(), cleanUp(prefix)), { excludeTestServices: true })("Baton on Redis + SQLite", (it) => {
   it.effect("a pause on instance A is resumed on instance B; the checkpoints are in Redis", () =>
     Effect.gen(function*() {
-      const a = Context.get(yield* Layer.build(instance("A")), Baton)
-      const b = Context.get(yield* Layer.build(instance("B")), Baton)
+      const a = Context.get(yield* Layer.build(instance("A")), Baton.Baton)
+      const b = Context.get(yield* Layer.build(instance("B")), Baton.Baton)
       const started = yield* a.execute(ask, { question: "pay 120?", answer: "" })
       if (started._tag !== "Paused") return assert.fail(`expected a pause, got ${started._tag}`)
       assert.deepStrictEqual(started.pauses[0]!.payload, { q: "pay 120?" })

@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Option } from "effect"
-import { Baton, type BatonStores } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
+import { type BatonStores } from "../../src/runtime/Baton.ts"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { Instance } from "../../src/runtime/internal/Instance.ts"
 import * as BatonConfig from "../../src/runtime/BatonConfig.ts"
@@ -203,7 +204,7 @@ describe("BatonConfig", () => {
         Effect.provide([Layer.fresh(memoryStores), BatonConfig.layer({ instanceId: "given" })]),
         Effect.scoped
       )
-      assert.strictEqual(Context.get(built, Baton).instanceId, "given")
+      assert.strictEqual(Context.get(built, Baton.Baton).instanceId, "given")
       const bad = yield* Layer.build(BatonConfig.layer({ lease: "10 seconds", renewEvery: "20 seconds" })).pipe(Effect.scoped, Effect.exit)
       assert.strictEqual(failedField(bad), "renewEvery")
       const typo = yield* Layer.build(BatonConfig.layer({ workflows: [] } as never)).pipe(Effect.scoped, Effect.exit)
@@ -214,9 +215,9 @@ describe("BatonConfig", () => {
 describe("the Baton Layer's public type", () => {
   it.effect("gives Baton only: the instance's internal state stays inside", () =>
     Effect.gen(function*() {
-      const layer: Layer.Layer<Baton, BatonConfigError, BatonStores> = Baton.layer({ workflows: [wf] })
+      const layer: Layer.Layer<Baton.Baton, BatonConfigError, BatonStores> = Baton.layer({ workflows: [wf] })
       const built = yield* Layer.build(layer).pipe(Effect.provide(Layer.fresh(memoryStores)), Effect.scoped)
-      assert.isTrue(Option.isSome(Context.getOption(built, Baton)))
+      assert.isTrue(Option.isSome(Context.getOption(built, Baton.Baton)))
       assert.isTrue(Option.isNone(Context.getOption(built, Instance)), "Instance is not in the Layer's output")
     }))
 })

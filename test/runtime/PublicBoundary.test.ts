@@ -6,7 +6,7 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { expectInvalid, expectTag } from "../../src/testing/conformance/Suite.ts"
 import { childWorkflow, makeChildLog, parentWorkflow } from "./children/childFixtures.ts"
@@ -45,8 +45,8 @@ const steps = [
 ]
 
 /** One instance over fresh memory stores, its Baton handed to `f`. */
-const withBaton = <A, E>(workflows: ReadonlyArray<Workflow.AnyWorkflow>, f: (baton: Baton["Service"]) => Effect.Effect<A, E>) =>
-  Baton.use(f).pipe(Effect.provide(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))))
+const withBaton = <A, E>(workflows: ReadonlyArray<Workflow.AnyWorkflow>, f: (baton: Baton.Baton["Service"]) => Effect.Effect<A, E>) =>
+  Baton.Baton.use(f).pipe(Effect.provide(Baton.layer({ workflows }).pipe(Layer.provide(Layer.fresh(memoryStores)))))
 
 /** Bypasses the types, as a JavaScript caller does. */
 const untyped = (value: unknown) => value as any
@@ -101,7 +101,7 @@ describe("the public boundary", () => {
   it.effect("a Baton Layer built without stores (JavaScript: TypeScript refuses it) fails with BatonConfigError naming them, not a defect", () =>
     Effect.gen(function*() {
       const wf = approval(makeSideEffects())
-      const unprovided = Baton.layer({ workflows: [wf] }) as unknown as Layer.Layer<Baton, unknown>
+      const unprovided = Baton.layer({ workflows: [wf] }) as unknown as Layer.Layer<Baton.Baton, unknown>
       const error = yield* Effect.flip(Layer.build(unprovided).pipe(Effect.scoped))
       assert.strictEqual((error as { _tag: string })._tag, "BatonConfigError")
       assert.strictEqual((error as { field: string }).field, "stores")

@@ -207,7 +207,7 @@ describe("the entry points refuse misuse with a typed error", () => {
           .addEdge("ask", END)
       })
       for (const workflow of [asPromise, asEffect]) {
-        const error = yield* Baton.use((b) => Effect.flip(b.execute(workflow, { x: 1 }))).pipe(
+        const error = yield* Baton.Baton.use((b) => Effect.flip(b.execute(workflow, { x: 1 }))).pipe(
           Effect.provide(Baton.layer({ workflows: [workflow] }).pipe(Layer.provide(memory)))
         )
         const message = (error as { message: string }).message
@@ -230,7 +230,7 @@ describe("the entry points refuse misuse with a typed error", () => {
           .addEdge(START, "fan")
           .addEdge("fan", END)
       })
-      const error = yield* Baton.use((b) => Effect.flip(b.execute(parent, { x: 1 }))).pipe(
+      const error = yield* Baton.Baton.use((b) => Effect.flip(b.execute(parent, { x: 1 }))).pipe(
         Effect.provide(Baton.layer({ workflows: [parent] }).pipe(Layer.provide(memory)))
       )
       const message = (error as { message: string }).message

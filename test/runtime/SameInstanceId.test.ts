@@ -9,7 +9,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Context, Effect, Layer, Option } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 
@@ -28,7 +28,7 @@ describe("two instances with one instanceId", () => {
     Effect.gen(function*() {
       const stores = yield* Layer.build(MemoryStores.layer)
       const instance = () =>
-        Layer.build(Baton.layer({ workflows: [slow], instanceId: "same" })).pipe(Effect.provide(stores), Effect.map(Context.get(Baton)))
+        Layer.build(Baton.layer({ workflows: [slow], instanceId: "same" })).pipe(Effect.provide(stores), Effect.map(Context.get(Baton.Baton)))
       const a = yield* instance()
       const b = yield* instance()
       const ta = yield* a.start(slow, { n: 0 })
@@ -50,7 +50,7 @@ describe("two instances with one instanceId", () => {
       const build = (instanceId: string) => Layer.build(Baton.layer({ workflows: [slow], instanceId })).pipe(Effect.provide(stores))
       const refused = yield* Effect.flip(build("x".repeat(200)))
       assert.strictEqual(refused._tag, "BatonConfigError")
-      const baton = Context.get(yield* build("x".repeat(160)), Baton)
+      const baton = Context.get(yield* build("x".repeat(160)), Baton.Baton)
       const handle = yield* baton.start(slow, { n: 0 })
       assert.strictEqual((yield* baton.status(handle.executionId)).holder?.instanceId, "x".repeat(160))
     }).pipe(Effect.scoped))

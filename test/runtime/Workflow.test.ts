@@ -8,7 +8,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schema } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { expectInvalid } from "../../src/testing/conformance/Suite.ts"
 
@@ -111,11 +111,11 @@ describe("typed workflows: the runtime Layer requires what the workflows' steps 
     const runtime = Baton.layer({ workflows: [typed, plain] }).pipe(Layer.provide(MemoryStores.layer))
     const needs: Equals<typeof runtime extends Layer.Layer<infer _A, infer _E, infer R> ? R : never, Payments> = true
     // @ts-expect-error Payments is provided by nobody: a compile error, not a failure at run time
-    const unprovided: Layer.Layer<Baton, unknown, never> = runtime
-    const provided: Layer.Layer<Baton, unknown, never> = runtime.pipe(
+    const unprovided: Layer.Layer<Baton.Baton, unknown, never> = runtime
+    const provided: Layer.Layer<Baton.Baton, unknown, never> = runtime.pipe(
       Layer.provide(Layer.succeed(Payments, { pay: () => Effect.void }))
     )
-    const plainOnly: Layer.Layer<Baton, unknown, never> = Baton.layer({ workflows: [plain] }).pipe(Layer.provide(MemoryStores.layer))
+    const plainOnly: Layer.Layer<Baton.Baton, unknown, never> = Baton.layer({ workflows: [plain] }).pipe(Layer.provide(MemoryStores.layer))
     assert.isTrue(needs)
     assert.isDefined(unprovided)
     assert.isDefined(provided)

@@ -8,7 +8,7 @@ import { assert, describe, expectTypeOf, it } from "@effect/vitest"
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Effect, Layer, Schema } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { Baton, type ExecutionOutput, Workflow } from "../../src/index.ts"
+import { Baton, Workflow } from "../../src/index.ts"
 
 const State = Annotation.Root({
   total: Annotation<number>(),
@@ -36,9 +36,9 @@ describe("Workflow.make's output type", () => {
 
   it.effect("a finished execution's output has that type, and holds that value", () =>
     Effect.gen(function*() {
-      const baton = yield* Baton
+      const baton = yield* Baton.Baton
       const out = yield* baton.execute(inferred, { total: 1, log: [] })
-      expectTypeOf(out).toEqualTypeOf<ExecutionOutput<typeof State.State>>()
+      expectTypeOf(out).toEqualTypeOf<Baton.ExecutionOutput<typeof State.State>>()
       assert.strictEqual(out._tag, "Finished")
       if (out._tag === "Finished") {
         const total: number = out.output.total

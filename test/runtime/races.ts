@@ -15,7 +15,8 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert } from "@effect/vitest"
 import { Cause, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
-import { Baton, type BatonShape, type BatonStores } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
+import { type BatonShape, type BatonStores } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({
@@ -32,7 +33,7 @@ export const quick = Workflow.make({
 const instance = (instanceId: string, stores: Layer.Layer<BatonStores, unknown>, sweepInterval: Duration.Input) =>
   Effect.map(
     Layer.build(Baton.layer({ workflows: [quick], instanceId, sweepInterval }).pipe(Layer.provide(stores))),
-    (context) => Context.get(context, Baton)
+    (context) => Context.get(context, Baton.Baton)
   )
 
 /** What the exits of public calls hold besides successes and typed failures: defects and interruptions. */

@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
-import { everyStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { byHash } from "./shards.ts"
 
 const names = ["a", "b", "c"] as const
@@ -29,4 +29,4 @@ const setups = [
   }
 ]
 
-for (const setup of setups) everyStoreSuite(setup)
+for (const setup of setups) Conformance.everyStoreSuite(setup)

@@ -6,7 +6,7 @@
  */
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
-import { everyStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { ensureDatabases, shardNames, shardSchema, shardUrl } from "./pgShards.ts"
 import { byHash } from "./shards.ts"
 
@@ -20,4 +20,4 @@ const router = () =>
 
 const setup = { name: "sharded over 3 Postgres databases, two instances", layer: router(), second: router() }
 
-everyStoreSuite(setup)
+Conformance.everyStoreSuite(setup)

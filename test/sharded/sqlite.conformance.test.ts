@@ -5,7 +5,7 @@
  */
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { everyStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { tempDb } from "../sqlite/tmp.ts"
 import { byHash } from "./shards.ts"
 
@@ -19,4 +19,4 @@ const router = () =>
 
 const setup = { name: "sharded over 3 SQLite files, two instances", layer: router(), second: router() }
 
-everyStoreSuite(setup)
+Conformance.everyStoreSuite(setup)

@@ -9,7 +9,7 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { Clock, Duration, Effect, Exit, Fiber, Layer, Option, References, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { makeRows } from "../../layers/memory/MemoryCheckpointStore.ts"
-import { MemoryState } from "../../layers/memory/MemoryState.ts"
+import * as MemoryState from "../../layers/memory/MemoryState.ts"
 import * as MemoryChildQueueStore from "../../layers/memory/MemoryChildQueueStore.ts"
 import * as MemoryLeaseStore from "../../layers/memory/MemoryLeaseStore.ts"
 import * as MemoryLiveness from "../../layers/memory/MemoryLiveness.ts"
@@ -329,7 +329,7 @@ const storesFor = (world: World, store: SimulationStore): Layer.Layer<Harness.Ha
 const memoryStoresFor = (world: World) => {
   const checkpoints = Layer.effect(
     CheckpointStore,
-    MemoryState.useSync((state) => CheckpointStores.fromRows(recordingRows(makeRows(state), world)))
+    MemoryState.MemoryState.useSync((state) => CheckpointStores.fromRows(recordingRows(makeRows(state), world)))
   )
   return Layer.mergeAll(
     MemoryLeaseStore.layer,

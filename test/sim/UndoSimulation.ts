@@ -14,7 +14,7 @@
  */
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Duration, Effect, Exit, Fiber, Layer, Option, References } from "effect"
-import { MemoryState } from "../../layers/memory/MemoryState.ts"
+import * as MemoryState from "../../layers/memory/MemoryState.ts"
 import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"

@@ -2,14 +2,14 @@
  * The ConcurrencyKeyStore conformance suite on SQLite files: two connections on one file, and one.
  */
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { concurrencyKeyStoreSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { tempDb } from "./tmp.ts"
 
 const shared = tempDb("concurrency-keys-two")
 
-concurrencyKeyStoreSuite({
+Conformance.concurrencyKeyStoreSuite({
   name: "sqlite, two connections on one file",
   layer: SqliteStores.layer({ path: shared, busyTimeout: 0 }),
   second: SqliteStores.layer({ path: shared, busyTimeout: 0 })
 })
-concurrencyKeyStoreSuite({ name: "sqlite, the store alone", layer: SqliteStores.layerConcurrencyKeyStore({ path: tempDb("concurrency-keys-one") }) })
+Conformance.concurrencyKeyStoreSuite({ name: "sqlite, the store alone", layer: SqliteStores.layerConcurrencyKeyStore({ path: tempDb("concurrency-keys-one") }) })

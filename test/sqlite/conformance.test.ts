@@ -3,19 +3,7 @@
  * (two connections on one file, busy timeout 0 — one process), once as a
  * single instance of the bundle.
  */
-import {
-  checkpointStoreSuite,
-  childQueueStoreSuite,
-  executionHistoryStoreSuite,
-  leaseStoreSuite,
-  ledgerStoreSuite,
-  pauseStoreSuite,
-  rateLimitStoreSuite,
-  recordStoreSuite,
-  requestStoreSuite,
-  timerStoreSuite,
-  treeStoreSuite
-} from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import { tempDb } from "./tmp.ts"
 
@@ -32,15 +20,15 @@ const setups = [
 ]
 
 for (const setup of setups) {
-  leaseStoreSuite(setup)
-  recordStoreSuite(setup)
-  pauseStoreSuite(setup)
-  treeStoreSuite(setup)
-  ledgerStoreSuite(setup)
-  rateLimitStoreSuite(setup)
-  childQueueStoreSuite(setup)
-  executionHistoryStoreSuite(setup)
-  requestStoreSuite(setup)
-  timerStoreSuite(setup)
-  checkpointStoreSuite(setup)
+  Conformance.leaseStoreSuite(setup)
+  Conformance.recordStoreSuite(setup)
+  Conformance.pauseStoreSuite(setup)
+  Conformance.treeStoreSuite(setup)
+  Conformance.ledgerStoreSuite(setup)
+  Conformance.rateLimitStoreSuite(setup)
+  Conformance.childQueueStoreSuite(setup)
+  Conformance.executionHistoryStoreSuite(setup)
+  Conformance.requestStoreSuite(setup)
+  Conformance.timerStoreSuite(setup)
+  Conformance.checkpointStoreSuite(setup)
 }

@@ -9,11 +9,11 @@ import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
 import { TestClock } from "effect/testing"
 import * as RateLimiter from "effect/persistence/RateLimiter"
 import { SqliteLimiters, SqliteStores } from "../../layers/sqlite/index.ts"
-import { limiterStoresSuite } from "../../src/testing/index.ts"
+import { Conformance } from "../../src/testing/index.ts"
 import { tempDb } from "./tmp.ts"
 
 const path = tempDb("limiters")
-limiterStoresSuite({
+Conformance.limiterStoresSuite({
   name: "sqlite, two connections on one file",
   layer: SqliteLimiters.layer({ path, busyTimeout: 0 }),
   second: SqliteLimiters.layer({ path, busyTimeout: 0 })
@@ -21,7 +21,7 @@ limiterStoresSuite({
 
 // The bundle provides both stores on its own connection, migrated once with the other stores.
 const bundlePath = tempDb("bundle")
-limiterStoresSuite({
+Conformance.limiterStoresSuite({
   name: "sqlite, through the SqliteStores bundle (two builds on one file)",
   layer: SqliteStores.layer({ path: bundlePath, busyTimeout: 0 }),
   second: SqliteStores.layer({ path: bundlePath, busyTimeout: 0 })

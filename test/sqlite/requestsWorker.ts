@@ -9,7 +9,7 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { Duration, Effect, Layer } from "effect"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const [path, instanceId, requestKey, mode] = process.argv.slice(2)
@@ -36,7 +36,7 @@ export const job = Workflow.make({
 })
 
 const main = Effect.gen(function*() {
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   const handle = yield* baton.start(job, { log: [] }, { requestKey })
   say(`started ${handle.executionId} ${handle.threadId}`)
   const out = yield* baton.execute(job, { log: [] }, { requestKey })

@@ -9,8 +9,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option, Schema } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { Baton } from "../../src/runtime/Baton.ts"
-import { Id, LeaseStore, maxIdLength, TenantIdSchema, Text, ThreadIdSchema } from "../../src/index.ts"
+import * as Baton from "../../src/runtime/Baton.ts"
+import { Ids, LeaseStore } from "../../src/index.ts"
 
 /** A small seeded generator (mulberry32), so a failure names a reproducible case. */
 const random = (seed: number) => () => {
@@ -24,10 +24,10 @@ const pieces = ["a", "Z", "0", "_", "\u0000", "\uD800", "\uDC00", "\uD83D\uDE00"
 
 const cases = (seed: number, count: number): Array<string> => {
   const next = random(seed)
-  const out = ["", "x".repeat(maxIdLength), "x".repeat(maxIdLength + 1), "\uD83D\uDE00".repeat(maxIdLength / 2)]
+  const out = ["", "x".repeat(Ids.maxIdLength), "x".repeat(Ids.maxIdLength + 1), "\uD83D\uDE00".repeat(Ids.maxIdLength / 2)]
   for (let i = 0; i < count; i++) {
     const long = next() < 0.15
-    const length = long ? maxIdLength - 3 + Math.floor(next() * 6) : Math.floor(next() * 8)
+    const length = long ? Ids.maxIdLength - 3 + Math.floor(next() * 6) : Math.floor(next() * 8)
     let s = ""
     while (s.length < length) s += next() < 0.8 ? "a" : pieces[Math.floor(next() * pieces.length)]
     out.push(s)
@@ -36,31 +36,31 @@ const cases = (seed: number, count: number): Array<string> => {
 }
 
 const reasonOf = (value: string): string => {
-  const exit = Schema.decodeUnknownExit(Id)(value)
+  const exit = Schema.decodeUnknownExit(Ids.Id)(value)
   assert.strictEqual(exit._tag, "Failure", `${JSON.stringify(value)} is refused by the schema`)
   return String(exit)
 }
 
 describe("id schemas", () => {
   it("Text allows the empty string, Id does not; both refuse NUL, lone surrogates and more than maxIdLength characters", () => {
-    assert.isTrue(Schema.is(Text)(""))
-    assert.isFalse(Schema.is(Id)(""))
-    for (const bad of ["a\u0000", "x\uD800y", "\uDC00", "x".repeat(maxIdLength + 1)]) {
-      assert.isFalse(Schema.is(Text)(bad), JSON.stringify(bad))
-      assert.isFalse(Schema.is(Id)(bad), JSON.stringify(bad))
+    assert.isTrue(Schema.is(Ids.Text)(""))
+    assert.isFalse(Schema.is(Ids.Id)(""))
+    for (const bad of ["a\u0000", "x\uD800y", "\uDC00", "x".repeat(Ids.maxIdLength + 1)]) {
+      assert.isFalse(Schema.is(Ids.Text)(bad), JSON.stringify(bad))
+      assert.isFalse(Schema.is(Ids.Id)(bad), JSON.stringify(bad))
     }
-    for (const good of ["t", "\uD83D\uDE00", "\uFFFD", "x".repeat(maxIdLength)]) assert.isTrue(Schema.is(Id)(good), JSON.stringify(good))
+    for (const good of ["t", "\uD83D\uDE00", "\uFFFD", "x".repeat(Ids.maxIdLength)]) assert.isTrue(Schema.is(Ids.Id)(good), JSON.stringify(good))
     // the named ids are the same rule
-    assert.isTrue(Schema.is(TenantIdSchema)("acme"))
-    assert.isFalse(Schema.is(ThreadIdSchema)("a\u0000"))
+    assert.isTrue(Schema.is(Ids.TenantIdSchema)("acme"))
+    assert.isFalse(Schema.is(Ids.ThreadIdSchema)("a\u0000"))
   })
 
   it.effect("a store contract and the public API agree with Schema.is(Id) on 400 seeded strings, naming the field and the schema's reason", () =>
     Effect.gen(function*() {
-      const leases = yield* LeaseStore
-      const baton = yield* Baton
+      const leases = yield* LeaseStore.LeaseStore
+      const baton = yield* Baton.Baton
       for (const value of cases(20261202, 400)) {
-        const valid = Schema.is(Id)(value)
+        const valid = Schema.is(Ids.Id)(value)
         const stored = yield* Effect.result(leases.get(value, "root_1"))
         const read = yield* Effect.result(baton.status("exec_1", { tenantId: value }))
         if (valid) {

@@ -10,7 +10,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { InvalidInputError } from "../../src/index.ts"
+import { StoreErrors } from "../../src/index.ts"
 import { Harness } from "../../src/testing/index.ts"
 import { makeSideEffects, slow } from "../runtime/fixtures.ts"
 
@@ -33,7 +33,7 @@ describe("Harness.baton: an instance's API, joined", () => {
   it.effect("a bad index throws InvalidInputError; the accessor follows a restart; its Effect fields run on the instance", () =>
     Effect.gen(function*() {
       const h = yield* Harness.make({ instances: 1, baton: { workflows: [wf] } })
-      assert.throws(() => h.baton(3), InvalidInputError)
+      assert.throws(() => h.baton(3), StoreErrors.InvalidInputError)
       const b = h.baton(0)
       assert.strictEqual(b.instanceId, "instance-0")
       yield* h.kill(0)

@@ -53,7 +53,8 @@ import { StoreProbe } from "../../stores/StoreProbe.ts"
 import type { StoreServices } from "../../stores/StoreServices.ts"
 import { TimerStore } from "../../stores/TimerStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
-import { Baton, type BatonShape, type ExecutionOutput } from "../Baton.ts"
+import * as Baton from "../Baton.ts"
+import { type BatonShape, type ExecutionOutput } from "../Baton.ts"
 import { ExecutionFailedError } from "../Errors.ts"
 import * as ModelCalls from "../internal/evaluation/ModelCalls.ts"
 import * as Compare from "../internal/evaluation/Compare.ts"
@@ -369,7 +370,7 @@ export const run = <W extends Workflow.AnyWorkflow>(
         Effect.provideService(References.MinimumLogLevel, "Warn"),
         Effect.mapError((e) => new NotReplayableError({ name: c.name, reason: `its scratch runtime did not start: ${e instanceof Error ? e.message : String(e)}` }))
       ),
-      Baton
+      Baton.Baton
     )
     const ended = yield* replayed(baton, workflow, c)
     if (source.missed !== undefined) return yield* source.missed

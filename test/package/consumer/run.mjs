@@ -37,7 +37,7 @@ const expense = Workflow.make({
 
 const dir = mkdtempSync(join(tmpdir(), "baton-consumer-js-"))
 const program = Effect.gen(function*() {
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   const started = yield* baton.execute(expense, { amount: 120, log: [] })
   if (started._tag !== "Paused") return yield* Effect.die(new Error(`expected a pause, got ${started._tag}`))
   const done = yield* baton.resume({ pauseId: started.pauses[0].pauseId, decision: "approved" })
@@ -65,7 +65,7 @@ const call = (port, method, path, body, headers = { "x-tenant": "acme" }) =>
 
 const overHttp = Effect.gen(function*() {
   const port = BatonHttp.port(yield* HttpServer.HttpServer)
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   const livez = yield* call(port, "GET", "/livez")
   const refused = yield* call(port, "POST", "/executions", { workflow: "expense", input: { amount: 7, log: [] } }, {})
   const started = yield* call(port, "POST", "/executions", { workflow: "expense", input: { amount: 7, log: [] } })

@@ -1,7 +1,7 @@
 // The same app in TypeScript, typechecked with tsc against baton's .d.ts files:
 // SQLite stores, baton/http on an ephemeral 127.0.0.1 port, a baton/testing Harness.
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
-import { Baton, type ExecutionOutput, Workflow } from "baton"
+import { Baton, Workflow } from "baton"
 import { BatonHttp } from "baton/http"
 import { MemoryStores } from "baton/memory"
 import type { PgStores } from "baton/pg"
@@ -44,14 +44,14 @@ const expense = Workflow.make<typeof State.State>({
     .addEdge("send", END)
 })
 
-const expectTag = <T extends ExecutionOutput["_tag"]>(out: ExecutionOutput, tag: T) =>
+const expectTag = <T extends Baton.ExecutionOutput["_tag"]>(out: Baton.ExecutionOutput, tag: T) =>
   out._tag === tag
-    ? Effect.succeed(out as Extract<ExecutionOutput, { _tag: T }>)
+    ? Effect.succeed(out as Extract<Baton.ExecutionOutput, { _tag: T }>)
     : Effect.die(new Error(`expected ${tag}, got ${out._tag}`))
 
 const dir = mkdtempSync(join(tmpdir(), "baton-consumer-ts-"))
 const program = Effect.gen(function*() {
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   const started = yield* expectTag(yield* baton.execute(expense, { amount: 120, log: [] }), "Paused")
   const pause = started.pauses[0]!
   const done = yield* expectTag(yield* baton.resume({ pauseId: pause.pauseId, decision: "approved" }), "Finished")
@@ -82,7 +82,7 @@ const call = (port: number, method: string, path: string, body?: unknown, header
 
 const overHttp = Effect.gen(function*() {
   const port = BatonHttp.port(yield* HttpServer.HttpServer)
-  const baton = yield* Baton
+  const baton = yield* Baton.Baton
   const livez = yield* call(port, "GET", "/livez")
   const refused = yield* call(port, "POST", "/executions", { workflow: "expense", input: { amount: 7, log: [] } }, {})
   const started = yield* call(port, "POST", "/executions", { workflow: "expense", input: { amount: 7, log: [] } })

@@ -9,7 +9,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger } from "effect"
 import { TestClock } from "effect/testing"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 import { memoryStores } from "../fixtures.ts"
 
@@ -33,7 +33,7 @@ describe("close at its deadline", () => {
           .addEdge("n", END)
       })
       yield* Effect.gen(function*() {
-        const baton = yield* Baton
+        const baton = yield* Baton.Baton
         yield* baton.start(stuck, {})
         while (!started) yield* Effect.yieldNow
         const closing = yield* Effect.forkChild(baton.close({ timeout: "1 second" }))

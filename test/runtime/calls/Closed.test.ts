@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import { approval, backends, errorTag, makeSideEffects } from "../fixtures.ts"
 
@@ -18,7 +18,7 @@ for (const backend of backends) {
         const stores = yield* Layer.build(Layer.fresh(backend.stores))
         const scope = yield* Scope.make()
         const context = yield* Layer.buildWithScope(Baton.layer({ workflows: [wf] }), scope).pipe(Effect.provide(stores))
-        const baton = Context.get(context, Baton)
+        const baton = Context.get(context, Baton.Baton)
         const before = yield* baton.execute(wf, { log: [] })
         assert.strictEqual(before._tag, "Paused")
         assert.strictEqual((yield* baton.checkLiveness).status, "Healthy")

@@ -12,7 +12,8 @@
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
-import { Baton, type BatonShape, type BatonStores } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
+import { type BatonShape, type BatonStores } from "../../../src/runtime/Baton.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({
@@ -56,7 +57,7 @@ export const gated = Workflow.make({
 const instance = (instanceId: string, stores: Layer.Layer<BatonStores, unknown>) =>
   Effect.map(
     Layer.build(Baton.layer({ workflows: [counted, gated], instanceId, sweepInterval: "1 hour" }).pipe(Layer.provide(stores))),
-    (context) => Context.get(context, Baton)
+    (context) => Context.get(context, Baton.Baton)
   )
 
 const untyped = <A, E>(exits: ReadonlyArray<Exit.Exit<A, E>>) =>

@@ -7,7 +7,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Cause, Effect, Exit, Fiber, Layer, Option } from "effect"
-import { type ForkInput, Workflow } from "../../../src/index.ts"
+import { type Baton, Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
 import { tenantKey } from "../../../src/stores/Fence.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
@@ -264,7 +264,7 @@ for (const backend of backends) {
         )
         const afterA = yield* at(1)
         const afterB = yield* at(2)
-        const fork = (input: ForkInput) =>
+        const fork = (input: Baton.ForkInput) =>
           Effect.gen(function*() {
             runs.length = 0
             const out = yield* Fiber.join(yield* h.run(1, (b) => b.fork(input)))
@@ -296,7 +296,7 @@ for (const backend of backends) {
         const afterA = page.checkpoints.find((c) => c.step === 1)!.checkpointId
         const refused = (input: Record<string, unknown>) =>
           Effect.gen(function*() {
-            const exit = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, ...input } as ForkInput)))
+            const exit = yield* Fiber.await(yield* h.run(0, (b) => b.fork({ threadId: "src", checkpointId: afterA, ...input } as Baton.ForkInput)))
             return Exit.isFailure(exit) ? Cause.squash(exit.cause) as { _tag: string; field?: string } : undefined
           })
         for (const to of [{ toThreadId: "n" }, {}]) {

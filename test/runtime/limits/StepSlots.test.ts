@@ -6,7 +6,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { Clock, Duration, Effect, Fiber, Layer, Option } from "effect"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import { Observer, makeObserver } from "../../../src/runtime/Observer.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import * as StepSlots from "../../../src/runtime/internal/limits/StepSlots.ts"

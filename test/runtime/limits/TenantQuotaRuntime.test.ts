@@ -10,7 +10,7 @@
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, ConfigProvider, Context, Duration, Effect, Fiber, Layer, Option } from "effect"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import * as BatonConfig from "../../../src/runtime/BatonConfig.ts"
 import * as TenantQuota from "../../../src/runtime/limits/TenantQuota.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"

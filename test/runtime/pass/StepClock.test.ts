@@ -13,7 +13,7 @@
 import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Context, DateTime, Effect, Layer, Schedule } from "effect"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 import { backends } from "../fixtures.ts"
 
@@ -60,7 +60,7 @@ for (const backend of backends) {
         const seen: Array<string> = []
         const wf = clockUser(seen)
         const context = yield* Layer.build(Baton.layer({ workflows: [wf] }).pipe(Layer.provide(Layer.fresh(backend.stores))))
-        const out = yield* Context.get(context, Baton).execute(wf, { log: [] })
+        const out = yield* Context.get(context, Baton.Baton).execute(wf, { log: [] })
         assert.strictEqual(out._tag, "Finished", `the step failed: ${JSON.stringify(out)}`)
         assert.deepStrictEqual(seen, [
           "millisUnsafe:true",

@@ -11,7 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { makeRows } from "../../../layers/memory/MemoryCheckpointStore.ts"
 import * as MemoryStores from "../../../layers/memory/MemoryStores.ts"
-import { MemoryState } from "../../../layers/memory/MemoryState.ts"
+import * as MemoryState from "../../../layers/memory/MemoryState.ts"
 import type { CheckpointRows } from "../../../src/stores/CheckpointRows.ts"
 import * as CheckpointStores from "../../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
@@ -37,7 +37,7 @@ const deferredWrites = (rows: CheckpointRows): CheckpointRows => ({
 
 const memoryDeferred = Layer.merge(
   MemoryStores.layerOnState,
-  Layer.effect(CheckpointStore, MemoryState.useSync((state) => CheckpointStores.fromRows(deferredWrites(makeRows(state)))))
+  Layer.effect(CheckpointStore, MemoryState.MemoryState.useSync((state) => CheckpointStores.fromRows(deferredWrites(makeRows(state)))))
 ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
 
 const backends = [

@@ -20,7 +20,7 @@ import {
   MemoryStores,
   MemoryTreeStore
 } from "../../../layers/memory/index.ts"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import { IdGenerator } from "../../../src/stores/Ids.ts"
 import { TimerStore } from "../../../src/stores/TimerStore.ts"
 import { Harness } from "../../../src/testing/index.ts"
@@ -214,7 +214,7 @@ describe("sleeps and signals without a TimerStore", () => {
       assert.strictEqual(tagOf(refused), "BatonConfigError")
       assert.strictEqual(Exit.isFailure(refused) && (refused.cause.reasons[0] as { error: { field: string } }).error.field, "stores")
       const sleeper = napper({ at: [] }, "1 minute", "no-store-napper")
-      const failed = yield* Effect.exit(Baton.use((b) => b.execute(sleeper, {})).pipe(
+      const failed = yield* Effect.exit(Baton.Baton.use((b) => b.execute(sleeper, {})).pipe(
         Effect.provide(Baton.layer({ workflows: [sleeper] }).pipe(Layer.provide(bare)))
       ))
       assert.strictEqual(tagOf(failed), "ExecutionFailedError")

@@ -8,7 +8,7 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Clock, Effect, Layer } from "effect"
 import { MemoryStores } from "../../../layers/memory/index.ts"
-import { Baton } from "../../../src/runtime/Baton.ts"
+import * as Baton from "../../../src/runtime/Baton.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({ booked: Annotation<string>() })
@@ -40,7 +40,7 @@ describe("an Effect undo on the live Clock", () => {
         steps: { book }
       })
       const failed = yield* Effect.gen(function*() {
-        return yield* Effect.flip((yield* Baton).execute(trip, {}))
+        return yield* Effect.flip((yield* Baton.Baton).execute(trip, {}))
       }).pipe(
         Effect.provide(Baton.layer({ workflows: [trip], undoAttempts: 1 }).pipe(Layer.provide(MemoryStores.layer)))
       )
