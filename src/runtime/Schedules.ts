@@ -37,7 +37,7 @@ import * as Definition from "./internal/schedules/Definition.ts"
 import * as Timing from "./internal/schedules/Timing.ts"
 import type { Workflow } from "./Workflow.ts"
 
-export type { MissedTicks, Overlap, ScheduleOptions, ScheduleView, TickState } from "./internal/schedules/Definition.ts"
+export type { Definition as ScheduleDefinition, MissedTicks, Overlap, ScheduleOptions, ScheduleView, TickState } from "./internal/schedules/Definition.ts"
 export type { Timing } from "./internal/schedules/Timing.ts"
 
 /**

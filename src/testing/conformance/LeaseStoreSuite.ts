@@ -27,6 +27,14 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
     ping: (s) => s.ping
   })
   const tree = () => ({ tenant: ids("tenant"), root: ids("root") })
+  /** A fresh tree's lease, acquired now on the first instance by a new holder `a` (`b`: another holder). */
+  const held = Effect.gen(function*() {
+    const stores = yield* Stores
+    const { root, tenant } = tree()
+    const [a, b] = [ids("holder"), ids("holder")]
+    const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "a acquires")
+    return { stores, root, tenant, a, b, lease }
+  })
 
   register((it) => {
     it.effect(`of ${racers} racers for a free lease exactly one wins, with epoch 1`, () =>
@@ -66,10 +74,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("a lease another holder keeps alive cannot be acquired", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const [a, b] = [ids("holder"), ids("holder")]
-        const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "a acquires")
+        const { stores, root, tenant, b, lease } = yield* held
         yield* TestClock.adjust(ttl - 1)
         none(yield* stores.second.acquire(tenant, root, b, ttl, yield* now), "b acquires a live lease")
         assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), lease, "the failed acquire changed nothing")
@@ -77,10 +82,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("the holder re-acquiring its live lease extends it and keeps the epoch", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const a = ids("holder")
-        const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "acquire")
+        const { stores, root, tenant, a, lease } = yield* held
         yield* TestClock.adjust(10_000)
         const t = yield* now
         const again = some(yield* stores.second.acquire(tenant, root, a, ttl, t), "re-acquire")
@@ -92,10 +94,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("a lease is free at exactly expiresAt: a new holder gets epoch + 1, the old one's renew is false", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const [a, b] = [ids("holder"), ids("holder")]
-        const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "a acquires")
+        const { stores, root, tenant, b, lease } = yield* held
         yield* TestClock.adjust(ttl - 1)
         none(yield* stores.second.acquire(tenant, root, b, ttl, yield* now), "one millisecond before expiresAt")
         yield* TestClock.adjust(1)
@@ -111,10 +110,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("the same holder re-acquiring an expired lease is a new holding: epoch + 1", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const a = ids("holder")
-        const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "acquire")
+        const { stores, root, tenant, a, lease } = yield* held
         yield* TestClock.adjust(ttl)
         const again = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "re-acquire after expiry")
         assert.strictEqual(again.epoch, lease.epoch + 1)
@@ -123,10 +119,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("renew: true for the live holder (moves expiresAt), false after expiry or with another epoch or holder", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const a = ids("holder")
-        const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "acquire")
+        const { stores, root, tenant, lease } = yield* held
         yield* TestClock.adjust(10_000)
         const t = yield* now
         assert.isTrue(yield* stores.second.renew(lease, ttl, t), "holder renews")
@@ -143,9 +136,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("renew never moves a holder's expiry backward (a shorter ttl keeps the later expiry)", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
+        const { stores, root, tenant, lease } = yield* held
         const t = yield* now
         assert.isTrue(yield* stores.second.renew(lease, ttl, t), "renew with the full ttl")
         assert.isTrue(yield* stores.first.renew(lease, Math.floor(ttl / 2), t + 1), "renew with half the ttl")
@@ -154,10 +145,7 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
 
     it.effect("release frees the lease only for the same (holder, epoch); the next holder gets epoch + 1", () =>
       Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const [a, b] = [ids("holder"), ids("holder")]
-        const lease = some(yield* stores.first.acquire(tenant, root, a, ttl, yield* now), "acquire")
+        const { stores, root, tenant, b, lease } = yield* held
         assert.isFalse(yield* stores.second.release({ ...lease, holder: b }), "another holder cannot release")
         assert.isFalse(yield* stores.second.release({ ...lease, epoch: lease.epoch + 1 }), "another epoch cannot release")
         assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "still held"), lease)

@@ -6,7 +6,7 @@
 import { assert } from "../internal/vitest.ts"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import type { ExecutionRecord, ExecutionStatus, RecordCursor, StartRootResult } from "../../stores/ExecutionRecord.ts"
+import { type ExecutionRecord, type ExecutionStatus, newRunning, type RecordCursor, type StartRootResult } from "../../stores/ExecutionRecord.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import type { LeaseStore } from "../../stores/LeaseStore.ts"
 import { maxErrorTextLength } from "../../stores/internal/storable.ts"
@@ -64,22 +64,7 @@ export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>
     over: Partial<ExecutionRecord> = {}
   ): ExecutionRecord => {
     const executionId = over.executionId ?? ids("exec")
-    return {
-      tenantId,
-      executionId,
-      threadId,
-      rootExecutionId: executionId,
-      parentExecutionId: null,
-      depth: 1,
-      workflowName: "conformance",
-      workflowVersion: "1",
-      configHash: "hash",
-      status: "Running",
-      error: null,
-      createdAt: at,
-      updatedAt: at,
-      ...over
-    }
+    return { ...newRunning({ tenantId, executionId, threadId, workflow: { name: "conformance", version: "1", configHash: "hash" }, now: at }), ...over }
   }
 
   const started: StartRootResult = { _tag: "Started" }

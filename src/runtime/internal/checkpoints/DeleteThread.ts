@@ -24,7 +24,7 @@ import { ThreadHeldError } from "../../Errors.ts"
 import { CheckpointStore } from "../../../stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../../stores/ChildQueueStore.ts"
 import { ExecutionHistoryStore } from "../../../stores/ExecutionHistoryStore.ts"
-import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
+import { type ExecutionRecord, newRunning } from "../../../stores/ExecutionRecord.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
@@ -122,21 +122,7 @@ const settleRoot = Effect.fnUntraced(function*(root: ExecutionRecord, options: D
 const markThread = Effect.fnUntraced(function*(tenantId: TenantId, threadId: ThreadId) {
   const executionId = yield* (yield* IdGenerator).make("execution")
   const now = yield* Clock.currentTimeMillis
-  const marker: ExecutionRecord = {
-    tenantId,
-    executionId,
-    threadId,
-    rootExecutionId: executionId,
-    parentExecutionId: null,
-    depth: 1,
-    workflowName: markerWorkflow,
-    workflowVersion: "1",
-    configHash: markerWorkflow,
-    status: "Running",
-    error: null,
-    createdAt: now,
-    updatedAt: now
-  }
+  const marker = newRunning({ tenantId, executionId, threadId, workflow: { name: markerWorkflow, version: "1", configHash: markerWorkflow }, now })
   const held = yield* holdMarker(marker)
   // Taken just now on a fresh id: only a store fault leaves it to another holder.
   if (Option.isNone(held)) return yield* new ThreadHeldError({ tenantId, threadId, executionId })

@@ -46,6 +46,7 @@ export interface Definition {
   readonly workflow: string
   readonly input: unknown
   readonly ownerId: string | null
+  /** The cron expression, time zone and repeated-time rule; or the interval and its anchor. */
   readonly timing: Timing.Timing
   readonly missed: MissedTicks
   readonly maxCatchUp: number
@@ -264,18 +265,9 @@ const canonical = (value: unknown): unknown =>
  * @category models
  * @since 0.2.0
  */
-export interface ScheduleView extends TickState {
+export interface ScheduleView extends Definition, TickState {
   readonly tenantId: string
   readonly scheduleId: string
-  readonly workflow: string
-  readonly input: unknown
-  readonly ownerId: string | null
-  /** The cron expression, time zone and repeated-time rule; or the interval and its anchor. */
-  readonly timing: Timing.Timing
-  readonly missed: MissedTicks
-  readonly maxCatchUp: number
-  readonly graceMillis: number
-  readonly overlap: Overlap
   readonly paused: boolean
   /** The next tick not fired yet (epoch ms): when the schedule next starts (or, if due, is about to). */
   readonly nextFireAt: number
