@@ -48,7 +48,7 @@ import * as SqlPauseStore from "../layers/sql/SqlPauseStore.ts"
 import * as SqlRecordStore from "../layers/sql/SqlRecordStore.ts"
 import * as Baton from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
-import { IdGenerator } from "../src/stores/Ids.ts"
+import * as Ids from "../src/stores/Ids.ts"
 import { LeaseStore } from "../src/stores/LeaseStore.ts"
 import type { RecordCursor } from "../src/stores/ExecutionRecord.ts"
 
@@ -150,7 +150,7 @@ const ms = (x: number) => `${x.toFixed(2)} ms`
 /** The stores of one schema on a one-connection client. */
 const storesOf = (schema: string) =>
   Effect.gen(function*() {
-    const context = yield* Layer.build(PgClient.layer({ url: dbUrl, schema, maxConnections: 1 }).pipe(Layer.provideMerge(IdGenerator.layer)))
+    const context = yield* Layer.build(PgClient.layer({ url: dbUrl, schema, maxConnections: 1 }).pipe(Layer.provideMerge(Ids.layer)))
     return yield* Effect.provide(
       Effect.all({ records: SqlRecordStore.make(), pauses: SqlPauseStore.make(), leases: SqlLeaseStore.make(), sql: SqlClient.SqlClient }),
       context

@@ -93,7 +93,7 @@ end
 export const make = (keys: Keys) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
-    return LeaseStore.LeaseStore.make({
+    return LeaseStore.make({
       acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
         op("LeaseStore", "acquire", redis.eval(acquire)(keys.lease(tenantId, rootExecutionId), holder, now, ttl)).pipe(
           Effect.map((row) =>

@@ -111,7 +111,7 @@ export const make = (keys: Keys) =>
   Effect.gen(function*() {
     const redis = yield* Redis.Redis
     const store = "RateLimitStore"
-    return RateLimitStore.RateLimitStore.make({
+    return RateLimitStore.make({
       acquireSlot: (key, max, holder, ttl, now) =>
         op(store, "acquireSlot", redis.eval(acquireSlot)(keys.slots(key), max, holder, now, ttl)).pipe(
           Effect.map((row) =>

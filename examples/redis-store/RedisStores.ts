@@ -69,7 +69,7 @@ export const withSqlite = (options: { readonly url: string; readonly path: strin
   const records = recordsFencedBy(SqliteStores.layerRecordStore(sqlite))
   const pauses = pausesFencedBy(SqliteStores.layerPauseStore(sqlite))
   return Layer.mergeAll(others, records, pauses).pipe(
-    Layer.provideMerge(Layer.merge(redis, Ids.IdGenerator.layer))
+    Layer.provideMerge(Layer.merge(redis, Ids.layer))
   )
 }
 
@@ -132,7 +132,7 @@ const pausesFencedBy = <E, R>(sqlitePauses: Layer.Layer<PauseStore.PauseStore, E
     Effect.gen(function*() {
       const pauses = yield* PauseStore.PauseStore
       const leases = yield* LeaseStore.LeaseStore
-      return PauseStore.PauseStore.make({
+      return PauseStore.make({
         ...pauses,
         saveFenced: (pause, lease, now) => Effect.andThen(stillHeld(leases, lease, now, "pause save"), pauses.save(pause))
       })

@@ -57,7 +57,7 @@ export const make = (keys: Keys) =>
     /** Before a findable key is written: its tree joins the key's set. */
     const index = (tenantId: string, root: string, key: string) =>
       findable.includes(key) ? op("TreeStore", "index", redis.send("ZADD", keys.findable(key), "0", member(tenantId, root))) : Effect.void
-    return TreeStore.TreeStore.make({
+    return TreeStore.make({
       saveIfAbsent: (tenantId, root, key, value) =>
         Effect.andThen(
           index(tenantId, root, key),

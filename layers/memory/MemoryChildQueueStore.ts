@@ -4,7 +4,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { ChildQueueStore, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
+import * as ChildQueueStore from "../../src/stores/ChildQueueStore.ts"
+import { type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { type ChildRow, key } from "./MemoryState.ts"
 
@@ -148,4 +149,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(ChildQueueStore, make)
+export const layer = Layer.effect(ChildQueueStore.ChildQueueStore, make)

@@ -5,7 +5,8 @@
  * @since 0.2.0
  */
 import { Effect, Layer, Option } from "effect"
-import { ConcurrencyKeyStore, type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
+import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
+import { type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key, type MemoryRows } from "./MemoryState.ts"
 
@@ -84,4 +85,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.2.0
  */
-export const layer = Layer.effect(ConcurrencyKeyStore, make)
+export const layer = Layer.effect(ConcurrencyKeyStore.ConcurrencyKeyStore, make)

@@ -5,7 +5,8 @@
  * @since 0.2.0
  */
 import { Effect, Layer, Option } from "effect"
-import { type DebounceWindow, DebounceStore, executionIdTaken } from "../../src/stores/DebounceStore.ts"
+import * as DebounceStore from "../../src/stores/DebounceStore.ts"
+import { type DebounceWindow, executionIdTaken } from "../../src/stores/DebounceStore.ts"
 import type { InvalidInputError } from "../../src/stores/Errors.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { type DebounceMemoryRow, key } from "./MemoryState.ts"
@@ -84,4 +85,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.2.0
  */
-export const layer = Layer.effect(DebounceStore, make)
+export const layer = Layer.effect(DebounceStore.DebounceStore, make)

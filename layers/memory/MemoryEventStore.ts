@@ -5,7 +5,8 @@
  * @since 0.2.0
  */
 import { Effect, Layer } from "effect"
-import { EventStore, type EventMode, type StreamEvent } from "../../src/stores/EventStore.ts"
+import * as EventStore from "../../src/stores/EventStore.ts"
+import { type EventMode, type StreamEvent } from "../../src/stores/EventStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key } from "./MemoryState.ts"
@@ -74,4 +75,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.2.0
  */
-export const layer = Layer.effect(EventStore, make)
+export const layer = Layer.effect(EventStore.EventStore, make)

@@ -5,7 +5,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { afterCursor, ExecutionHistoryStore, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
+import * as ExecutionHistoryStore from "../../src/stores/ExecutionHistoryStore.ts"
+import { afterCursor, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key } from "./MemoryState.ts"
@@ -74,4 +75,4 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(ExecutionHistoryStore, make)
+export const layer = Layer.effect(ExecutionHistoryStore.ExecutionHistoryStore, make)

@@ -6,7 +6,7 @@
 import { Effect, Layer, Option } from "effect"
 import { LeaseLostError } from "../../src/stores/Errors.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
-import { LeaseStore } from "../../src/stores/LeaseStore.ts"
+import * as LeaseStore from "../../src/stores/LeaseStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key, type MemoryRows, toLease } from "./MemoryState.ts"
 
@@ -111,4 +111,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(LeaseStore, make)
+export const layer = Layer.effect(LeaseStore.LeaseStore, make)

@@ -4,7 +4,8 @@
  * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
-import { type LedgerKey, LedgerStore } from "../../src/stores/LedgerStore.ts"
+import * as LedgerStore from "../../src/stores/LedgerStore.ts"
+import { type LedgerKey } from "../../src/stores/LedgerStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key } from "./MemoryState.ts"
 
@@ -36,4 +37,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(LedgerStore, make)
+export const layer = Layer.effect(LedgerStore.LedgerStore, make)

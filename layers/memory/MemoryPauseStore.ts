@@ -7,7 +7,7 @@ import { Effect, Layer, Option } from "effect"
 import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
-import { PauseStore } from "../../src/stores/PauseStore.ts"
+import * as PauseStore from "../../src/stores/PauseStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { compareRoot, key, type PauseRow } from "./MemoryState.ts"
 
@@ -120,4 +120,4 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(PauseStore, make)
+export const layer = Layer.effect(PauseStore.PauseStore, make)

@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
-import { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
+import * as RateLimitStore from "../../src/stores/RateLimitStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key } from "./MemoryState.ts"
 
@@ -86,4 +86,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(RateLimitStore, make)
+export const layer = Layer.effect(RateLimitStore.RateLimitStore, make)

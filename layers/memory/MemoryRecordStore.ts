@@ -6,7 +6,8 @@
 import { Effect, Layer, Option } from "effect"
 import { type ExecutionRecord, isActiveRoot } from "../../src/stores/ExecutionRecord.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { RecordStore, resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
+import * as RecordStore from "../../src/stores/RecordStore.ts"
+import { resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key, type MemoryRows } from "./MemoryState.ts"
 
@@ -144,4 +145,4 @@ export const make = Effect.gen(function*() {
 })
 
 /** Requires `MemoryState` (shared rows) and `IdGenerator`; `MemoryStores.layer` provides both. */
-export const layer = Layer.effect(RecordStore, make)
+export const layer = Layer.effect(RecordStore.RecordStore, make)

@@ -6,7 +6,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { RequestConflictError } from "../../src/stores/Errors.ts"
-import { type ClaimResult, RequestStore, type RequestEntry } from "../../src/stores/RequestStore.ts"
+import * as RequestStore from "../../src/stores/RequestStore.ts"
+import { type ClaimResult, type RequestEntry } from "../../src/stores/RequestStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key, type RequestRow } from "./MemoryState.ts"
 
@@ -92,4 +93,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(RequestStore, make)
+export const layer = Layer.effect(RequestStore.RequestStore, make)

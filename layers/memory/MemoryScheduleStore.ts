@@ -5,7 +5,8 @@
  * @since 0.2.0
  */
 import { Effect, Layer, Option } from "effect"
-import { type ScheduleRow, ScheduleStore } from "../../src/stores/ScheduleStore.ts"
+import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
+import { type ScheduleRow } from "../../src/stores/ScheduleStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key, type ScheduleMemoryRow } from "./MemoryState.ts"
 
@@ -95,4 +96,4 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * @category layers
  * @since 0.2.0
  */
-export const layer = Layer.effect(ScheduleStore, make)
+export const layer = Layer.effect(ScheduleStore.ScheduleStore, make)

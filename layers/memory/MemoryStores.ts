@@ -24,6 +24,7 @@ import type { RequestStore } from "../../src/stores/RequestStore.ts"
 import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
 import type { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
 import type { DebounceStore } from "../../src/stores/DebounceStore.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -87,7 +88,7 @@ export const layerOnState = Layer.mergeAll(
  * @since 0.1.0
  */
 export const layer = layerOnState.pipe(
-  Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer))
+  Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layer))
 )
 
 const alone = <A, E, R>(storeLayer: Layer.Layer<A, E, R>) => storeLayer.pipe(Layer.provide(MemoryState.layer))

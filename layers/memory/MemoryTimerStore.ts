@@ -5,7 +5,8 @@
  * @since 0.2.0
  */
 import { Effect, Layer, Option } from "effect"
-import { type Signal, type Taken, type Timer, TimerStore } from "../../src/stores/TimerStore.ts"
+import * as TimerStore from "../../src/stores/TimerStore.ts"
+import { type Signal, type Taken, type Timer } from "../../src/stores/TimerStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { key, type SignalRow } from "./MemoryState.ts"
 
@@ -120,4 +121,4 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
  * @category layers
  * @since 0.2.0
  */
-export const layer = Layer.effect(TimerStore, make)
+export const layer = Layer.effect(TimerStore.TimerStore, make)

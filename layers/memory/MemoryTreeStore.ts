@@ -6,7 +6,7 @@
 import { Effect, Layer, Option } from "effect"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
-import { TreeStore } from "../../src/stores/TreeStore.ts"
+import * as TreeStore from "../../src/stores/TreeStore.ts"
 import * as MemoryState from "./MemoryState.ts"
 import { compareRoot, key, rootOf } from "./MemoryState.ts"
 
@@ -85,4 +85,4 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
  * @category layers
  * @since 0.1.0
  */
-export const layer = Layer.effect(TreeStore, make)
+export const layer = Layer.effect(TreeStore.TreeStore, make)

@@ -38,6 +38,7 @@ import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { boolean, checkedLayer, fieldsOf, setting } from "../../src/stores/internal/options.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -176,7 +177,7 @@ export const layer = (options: PgStoresOptions = {}): Layer.Layer<
 /** The bundle once `wakeups` is a boolean (or unset). */
 const withWakeups = (options: PgStoresOptions) => {
   // With the instances' liveness locks (crash takeover; see PgLiveness).
-  const stores = Layer.merge(onClient(options), PgLiveness.layer(options)).pipe(Layer.provideMerge(IdGenerator.layer))
+  const stores = Layer.merge(onClient(options), PgLiveness.layer(options)).pipe(Layer.provideMerge(Ids.layer))
   const woken = options.wakeups === false ? stores : Layer.mergeAll(stores, PgWakeups.layer(options), PgEventWakeups.layer(options))
   return woken.pipe(Layer.provideMerge(PgClient.layer(options)))
 }

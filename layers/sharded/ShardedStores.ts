@@ -94,6 +94,7 @@ import type { StoreServices as AllStores } from "../../src/stores/StoreServices.
 import { Context, type Duration, Effect, Layer, Option } from "effect"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { EventWakeups } from "../../src/stores/EventWakeups.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import { duration, setting } from "../../src/stores/internal/options.ts"
@@ -202,7 +203,7 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
     const livenessKind = Liveness.kindOf(router)
     const probe = home === undefined ? Option.none() : Context.getOption(home, StoreProbe)
     const ids = home === undefined ? Option.none() : Context.getOption(home, IdGenerator)
-    const idGenerator = Option.isSome(ids) ? ids.value : Context.get(yield* Layer.build(IdGenerator.layer), IdGenerator)
+    const idGenerator = Option.isSome(ids) ? ids.value : Context.get(yield* Layer.build(Ids.layer), IdGenerator)
     const ownLeaseWakeups = yield* LeaseWakeups
     const ownEventWakeups = yield* EventWakeups
     let context = routedStores(router).pipe(

@@ -12,7 +12,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { type ChildStatus, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
+import * as ChildQueueStore from "../../src/stores/ChildQueueStore.ts"
+import { type ChildStatus, type ChildQueueStoreShape, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -154,5 +155,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ChildQueueStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ChildQueueStore.ChildQueueStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(ChildQueueStore.ChildQueueStore, make, options)

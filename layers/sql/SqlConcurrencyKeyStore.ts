@@ -14,7 +14,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type ConcurrencyKeyStoreShape, ConcurrencyKeyStore, type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
+import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
+import { type ConcurrencyKeyStoreShape, type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, num, numOrNull, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -159,5 +160,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Con
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ConcurrencyKeyStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ConcurrencyKeyStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ConcurrencyKeyStore.ConcurrencyKeyStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(ConcurrencyKeyStore.ConcurrencyKeyStore, make, options)

@@ -13,7 +13,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
-import { type DebounceStoreShape, DebounceStore, type DebounceWindow, executionIdTaken } from "../../src/stores/DebounceStore.ts"
+import * as DebounceStore from "../../src/stores/DebounceStore.ts"
+import { type DebounceStoreShape, type DebounceWindow, executionIdTaken } from "../../src/stores/DebounceStore.ts"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -134,5 +135,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Deb
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<DebounceStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(DebounceStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<DebounceStore.DebounceStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(DebounceStore.DebounceStore, make, options)

@@ -17,7 +17,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { EventStore, type EventMode, type EventStoreShape, type StreamEvent } from "../../src/stores/EventStore.ts"
+import * as EventStore from "../../src/stores/EventStore.ts"
+import { type EventMode, type EventStoreShape, type StreamEvent } from "../../src/stores/EventStore.ts"
 import { fromJson, num, run, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
@@ -137,5 +138,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Eve
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<EventStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(EventStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<EventStore.EventStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(EventStore.EventStore, make, options)

@@ -14,11 +14,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import {
-  ExecutionHistoryStore,
-  type ExecutionHistoryStoreShape,
-  type ExecutionSnapshot
-} from "../../src/stores/ExecutionHistoryStore.ts"
+import * as ExecutionHistoryStore from "../../src/stores/ExecutionHistoryStore.ts"
+import { type ExecutionHistoryStoreShape, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
 import { firstOf, fromJson, run } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
@@ -107,5 +104,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Exe
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ExecutionHistoryStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore.ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(ExecutionHistoryStore.ExecutionHistoryStore, make, options)

@@ -18,7 +18,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
+import * as LeaseStore from "../../src/stores/LeaseStore.ts"
+import { type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { firstOf, run } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -67,5 +68,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Lea
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(LeaseStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LeaseStore.LeaseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(LeaseStore.LeaseStore, make, options)

@@ -10,7 +10,8 @@
 import { Array as Arr, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { type LedgerKey, type LedgerResult, LedgerStore, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
+import * as LedgerStore from "../../src/stores/LedgerStore.ts"
+import { type LedgerKey, type LedgerResult, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
 import { num, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -82,5 +83,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(LedgerStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<LedgerStore.LedgerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(LedgerStore.LedgerStore, make, options)

@@ -20,7 +20,8 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
-import { PauseStore, type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
+import * as PauseStore from "../../src/stores/PauseStore.ts"
+import { type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -151,5 +152,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(PauseStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<PauseStore.PauseStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(PauseStore.PauseStore, make, options)

@@ -14,7 +14,8 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { RateLimitStore, type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
+import * as RateLimitStore from "../../src/stores/RateLimitStore.ts"
+import { type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
 import { firstOf, num, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -128,5 +129,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(RateLimitStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RateLimitStore.RateLimitStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(RateLimitStore.RateLimitStore, make, options)

@@ -27,7 +27,8 @@ import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, ThreadRecord } from "../../src/stores/ExecutionRecord.ts"
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import { RecordStore, type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
+import * as RecordStore from "../../src/stores/RecordStore.ts"
+import { type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { firstOf, num, run, textOrNull, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
@@ -258,5 +259,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rec
   Effect.flatMap(makeBackend(options), RecordStore.make)
 
 /** `RecordStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator> =>
-  Store.migratedLayer(RecordStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RecordStore.RecordStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated | IdGenerator> =>
+  Store.migratedLayer(RecordStore.RecordStore, make, options)

@@ -10,7 +10,8 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, RequestConflictError, StoreError } from "../../src/stores/Errors.ts"
-import { type ClaimResult, type RequestEntry, RequestStore, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
+import * as RequestStore from "../../src/stores/RequestStore.ts"
+import { type ClaimResult, type RequestEntry, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -125,5 +126,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Req
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(RequestStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore.RequestStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(RequestStore.RequestStore, make, options)

@@ -12,7 +12,8 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import { type ScheduleRow, ScheduleStore, type ScheduleStoreShape } from "../../src/stores/ScheduleStore.ts"
+import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
+import { type ScheduleRow, type ScheduleStoreShape } from "../../src/stores/ScheduleStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -133,5 +134,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Sch
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ScheduleStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ScheduleStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ScheduleStore.ScheduleStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(ScheduleStore.ScheduleStore, make, options)

@@ -19,7 +19,8 @@
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { type Signal, type Taken, type Timer, type TimerKind, TimerStore, type TimerStoreShape } from "../../src/stores/TimerStore.ts"
+import * as TimerStore from "../../src/stores/TimerStore.ts"
+import { type Signal, type Taken, type Timer, type TimerKind, type TimerStoreShape } from "../../src/stores/TimerStore.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import type * as SqlMigrations from "./SqlMigrations.ts"
@@ -189,5 +190,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TimerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(TimerStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TimerStore.TimerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(TimerStore.TimerStore, make, options)

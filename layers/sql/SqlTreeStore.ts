@@ -16,7 +16,8 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
-import { findableNames, reservedPrefix, TreeStore, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
+import * as TreeStore from "../../src/stores/TreeStore.ts"
+import { findableNames, reservedPrefix, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
 import { firstOf, fromJson, run, toJson } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
@@ -177,5 +178,5 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tre
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(TreeStore, make, options)
+export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore.TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+  Store.migratedLayer(TreeStore.TreeStore, make, options)

@@ -42,6 +42,7 @@ import type { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { BatonConfigError, type StoreError } from "../../src/stores/Errors.ts"
 import { checkedLayer, fieldsOf, refuseUnknown, show } from "../../src/stores/internal/options.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -170,7 +171,7 @@ const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | Sq
   // With the instances' liveness locks next to the file (crash takeover; see SqliteLiveness).
   const stores = Layer.merge(onClient(options), SqliteLiveness.layer).pipe(
     Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options))),
-    Layer.provideMerge(IdGenerator.layer)
+    Layer.provideMerge(Ids.layer)
   )
   const { wakeups, ...rest } = options
   if (wakeups === undefined || wakeups === false || options.path === ":memory:") return stores

@@ -27,7 +27,7 @@ import {
 import { LeaseLostError } from "../stores/Errors.ts"
 import type { BlobRow, CheckpointRow, CheckpointRows, TupleRows, WriteRow } from "../stores/CheckpointRows.ts"
 import { isDefaultSerde, loadsTyped } from "./internal/serde.ts"
-import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantKey } from "../stores/Fence.ts"
+import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantConfigKey } from "../stores/Fence.ts"
 import { defaultTenant } from "../stores/Ids.ts"
 
 /** Writes by the checkpoint they belong to. */
@@ -48,7 +48,7 @@ const empty: unique symbol = Symbol("empty")
 const listBatch = 50
 
 const tenantOf = (config: RunnableConfig): string => {
-  const t = config.configurable?.[tenantKey]
+  const t = config.configurable?.[tenantConfigKey]
   return typeof t === "string" && t.length > 0 ? t : defaultTenant
 }
 
@@ -64,7 +64,7 @@ const requireString = (config: RunnableConfig, field: string, operation: string)
  * The key under which a pass hands the saver a timer of its writes in
  * `config.configurable`: called when a write starts, it answers the function
  * to call when the write ended (the runtime records the latency in
- * `Metrics.checkpointWriteDuration`).
+ * `BatonMetrics.checkpointWriteDuration`).
  *
  * @category internal
  * @since 0.1.0

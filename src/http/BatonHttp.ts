@@ -31,7 +31,7 @@
  * | GET | /threads/:threadId/stream | `text/event-stream`: the thread's live output (`Baton.stream`), resumed after `Last-Event-ID`; `?until=end\|rest` |
  * | GET | /openapi.json | the OpenAPI 3.1 document of these routes (not authorized: it holds no tenant data) |
  *
- * When the app provides the `Schedules` service (`Schedules.Schedules.layer`), the schedule routes too:
+ * When the app provides the `Schedules` service (`Schedules.layer`), the schedule routes too:
  * `POST /schedules` (`ScheduleBody` → 201), `GET /schedules` (`?limit&cursor`), `GET /schedules/:scheduleId`,
  * `POST /schedules/:scheduleId/pause`, `POST /schedules/:scheduleId/resume`, `DELETE /schedules/:scheduleId`.
  *

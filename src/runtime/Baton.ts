@@ -61,7 +61,7 @@ export type { UnwindingView } from "./internal/undo/Undo.ts"
 export type { AwaitError, CancelError, ExecuteError, ReadError, ResumeError } from "./Errors.ts"
 export type { SentSignal, SignalOptions } from "./internal/timers/SendSignal.ts"
 export type { RestingWait } from "./internal/timers/Waits.ts"
-export type { DeleteThreadError } from "./Errors.ts"
+export type { CopyThreadError, DeleteThreadError, ForkError, SignalError } from "./Errors.ts"
 export type { DeleteThreadOptions } from "./internal/checkpoints/DeleteThread.ts"
 export type { CheckpointPage, CheckpointsOptions, CheckpointView } from "./internal/checkpoints/StateHistory.ts"
 export type { ForkInput } from "./internal/checkpoints/Fork.ts"
@@ -284,20 +284,17 @@ export const layerConfig = <const W extends ReadonlyArray<AnyWorkflow>>(
   layerWith(options).pipe(Layer.provide(BatonConfig.layerConfig()))
 
 /**
- * The configuration an instance runs with when its options are `code` over the `BATON_*` keys of the current `ConfigProvider`, each value with its source (code, environment, default); see `Diagnostics.describe`.
+ * The configuration an instance runs with when its options are `code` over the `BATON_*` keys of the current `ConfigProvider`, each value with its source (code, environment, default): `Diagnostics.describe` itself, here beside the Layers it describes.
  *
  * @category diagnostics
  * @since 0.2.0
  */
-export const describe = (code?: BatonConfig.BatonConfigOptions): EffectNs.Effect<Diagnostics.Description, BatonConfigError> =>
-  Diagnostics.describe(code)
+export const describe: (code?: BatonConfig.BatonConfigOptions) => EffectNs.Effect<Diagnostics.Description, BatonConfigError> = Diagnostics.describe
 
 /**
- * Warnings with stable ids for a configuration and stores that run but not as intended; see `Diagnostics.check`.
+ * Warnings with stable ids for a configuration and stores that run but not as intended: `Diagnostics.check` itself, here beside the Layers it checks.
  *
  * @category diagnostics
  * @since 0.2.0
  */
-export const check = (options?: Diagnostics.CheckOptions): EffectNs.Effect<Diagnostics.CheckReport, StoreError | BatonConfigError> =>
-  Diagnostics.check(options)
-
+export const check: (options?: Diagnostics.CheckOptions) => EffectNs.Effect<Diagnostics.CheckReport, StoreError | BatonConfigError> = Diagnostics.check

@@ -210,17 +210,7 @@ export const makeWith = (store: ScheduleStoreShape): SchedulesShape => ({
  * @category services
  * @since 0.2.0
  */
-export class Schedules extends Context.Service<Schedules, SchedulesShape>()("baton/Schedules") {
-  /**
-   * The API over the `ScheduleStore` in context (the memory, SQLite and Postgres bundles provide one).
-   *
-   * @category layers
-   * @since 0.2.0
-   */
-  static readonly layer: Layer.Layer<Schedules, never, ScheduleStore> = Layer.effect(Schedules)(Effect.gen(function*() {
-    return makeWith(yield* ScheduleStore)
-  }))
-}
+export class Schedules extends Context.Service<Schedules, SchedulesShape>()("baton/Schedules") {}
 
 /**
  * The API over the `ScheduleStore` in context.
@@ -233,9 +223,9 @@ export const make: Effect.Effect<SchedulesShape, never, ScheduleStore> = Effect.
 })
 
 /**
- * The API over the `ScheduleStore` in context, as a Layer (`Schedules.Schedules.layer`).
+ * The API over the `ScheduleStore` in context, as a Layer (the memory, SQLite and Postgres bundles provide the store).
  *
  * @category layers
  * @since 0.2.0
  */
-export const layer: Layer.Layer<Schedules, never, ScheduleStore> = Schedules.layer
+export const layer: Layer.Layer<Schedules, never, ScheduleStore> = Layer.effect(Schedules)(make)

@@ -133,33 +133,38 @@ export interface ConcurrencyKeyStoreShape {
  * @category services
  * @since 0.2.0
  */
-export class ConcurrencyKeyStore extends Context.Service<ConcurrencyKeyStore, ConcurrencyKeyStoreShape>()("baton/ConcurrencyKeyStore") {
-  /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
-  static make(impl: ConcurrencyKeyStoreShape): ConcurrencyKeyStoreShape {
-    const entry = (op: string, tenantId: unknown, executionId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "executionId", executionId)]
-    return {
-      enqueue: (e) =>
-        V.checked([
-          ...entry("ConcurrencyKeyStore.enqueue", e?.tenantId, e?.executionId),
-          V.nonEmpty("ConcurrencyKeyStore.enqueue", "key", e?.key),
-          V.wholeAtLeast("ConcurrencyKeyStore.enqueue", "limit", e?.limit, 1),
-          V.time("ConcurrencyKeyStore.enqueue", "now", e?.now)
-        ], () => impl.enqueue(e)),
-      release: (tenantId, executionId, now) =>
-        V.checked([...entry("ConcurrencyKeyStore.release", tenantId, executionId), V.time("ConcurrencyKeyStore.release", "now", now)], () =>
-          impl.release(tenantId, executionId, now)),
-      get: (tenantId, executionId) => V.checked(entry("ConcurrencyKeyStore.get", tenantId, executionId), () => impl.get(tenantId, executionId)),
-      list: (tenantId, key) =>
-        V.checked([V.nonEmpty("ConcurrencyKeyStore.list", "tenantId", tenantId), V.nonEmpty("ConcurrencyKeyStore.list", "key", key)], () =>
-          impl.list(tenantId, key)),
-      listAdmitted: (limit, after) =>
-        V.checked([
-          V.wholeAtLeast("ConcurrencyKeyStore.listAdmitted", "limit", limit, 1),
-          ...(Option.isOption(after) && Option.isSome(after)
-            ? entry("ConcurrencyKeyStore.listAdmitted", after.value?.tenantId, after.value?.executionId)
-            : Option.isOption(after) ? [] : [V.json("ConcurrencyKeyStore.listAdmitted", "after", undefined)])
-        ], () => impl.listAdmitted(limit, after)),
-      ping: impl.ping
-    }
+export class ConcurrencyKeyStore extends Context.Service<ConcurrencyKeyStore, ConcurrencyKeyStoreShape>()("baton/ConcurrencyKeyStore") {}
+
+/**
+ * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = (impl: ConcurrencyKeyStoreShape): ConcurrencyKeyStoreShape => {
+  const entry = (op: string, tenantId: unknown, executionId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "executionId", executionId)]
+  return {
+    enqueue: (e) =>
+      V.checked([
+        ...entry("ConcurrencyKeyStore.enqueue", e?.tenantId, e?.executionId),
+        V.nonEmpty("ConcurrencyKeyStore.enqueue", "key", e?.key),
+        V.wholeAtLeast("ConcurrencyKeyStore.enqueue", "limit", e?.limit, 1),
+        V.time("ConcurrencyKeyStore.enqueue", "now", e?.now)
+      ], () => impl.enqueue(e)),
+    release: (tenantId, executionId, now) =>
+      V.checked([...entry("ConcurrencyKeyStore.release", tenantId, executionId), V.time("ConcurrencyKeyStore.release", "now", now)], () =>
+        impl.release(tenantId, executionId, now)),
+    get: (tenantId, executionId) => V.checked(entry("ConcurrencyKeyStore.get", tenantId, executionId), () => impl.get(tenantId, executionId)),
+    list: (tenantId, key) =>
+      V.checked([V.nonEmpty("ConcurrencyKeyStore.list", "tenantId", tenantId), V.nonEmpty("ConcurrencyKeyStore.list", "key", key)], () =>
+        impl.list(tenantId, key)),
+    listAdmitted: (limit, after) =>
+      V.checked([
+        V.wholeAtLeast("ConcurrencyKeyStore.listAdmitted", "limit", limit, 1),
+        ...(Option.isOption(after) && Option.isSome(after)
+          ? entry("ConcurrencyKeyStore.listAdmitted", after.value?.tenantId, after.value?.executionId)
+          : Option.isOption(after) ? [] : [V.json("ConcurrencyKeyStore.listAdmitted", "after", undefined)])
+      ], () => impl.listAdmitted(limit, after)),
+    ping: impl.ping
   }
 }

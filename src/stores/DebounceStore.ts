@@ -122,34 +122,39 @@ export const executionIdTaken = (executionId: string): InvalidInputError =>
  * @category services
  * @since 0.2.0
  */
-export class DebounceStore extends Context.Service<DebounceStore, DebounceStoreShape>()("baton/DebounceStore") {
-  /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
-  static make(impl: DebounceStoreShape): DebounceStoreShape {
-    const id = (op: string, tenantId: unknown, executionId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "executionId", executionId)]
-    return {
-      offer: (o) =>
-        V.checked([
-          ...id("DebounceStore.offer", o?.tenantId, o?.executionId),
-          V.nonEmpty("DebounceStore.offer", "key", o?.key),
-          V.nonEmpty("DebounceStore.offer", "threadId", o?.threadId),
-          V.json("DebounceStore.offer", "definition", o?.definition),
-          V.json("DebounceStore.offer", "input", o?.input),
-          V.time("DebounceStore.offer", "fireAt", o?.fireAt),
-          V.time("DebounceStore.offer", "now", o?.now),
-          ...(o?.maxWaitMillis === undefined ? [] : [V.positiveMillis("DebounceStore.offer", "maxWaitMillis", o.maxWaitMillis)])
-        ], () => impl.offer(o)),
-      close: (tenantId, executionId, expected, now) =>
-        V.checked([
-          ...id("DebounceStore.close", tenantId, executionId),
-          V.wholeAtLeast("DebounceStore.close", "expected", expected, 1),
-          V.time("DebounceStore.close", "now", now)
-        ], () => impl.close(tenantId, executionId, expected, now)),
-      get: (tenantId, executionId) => V.checked(id("DebounceStore.get", tenantId, executionId), () => impl.get(tenantId, executionId)),
-      due: (now, limit) =>
-        V.checked([V.time("DebounceStore.due", "now", now), V.wholeAtLeast("DebounceStore.due", "limit", limit, 1)], () => impl.due(now, limit)),
-      nextDue: impl.nextDue,
-      delete: (tenantId, executionId) => V.checked(id("DebounceStore.delete", tenantId, executionId), () => impl.delete(tenantId, executionId)),
-      ping: impl.ping
-    }
+export class DebounceStore extends Context.Service<DebounceStore, DebounceStoreShape>()("baton/DebounceStore") {}
+
+/**
+ * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = (impl: DebounceStoreShape): DebounceStoreShape => {
+  const id = (op: string, tenantId: unknown, executionId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "executionId", executionId)]
+  return {
+    offer: (o) =>
+      V.checked([
+        ...id("DebounceStore.offer", o?.tenantId, o?.executionId),
+        V.nonEmpty("DebounceStore.offer", "key", o?.key),
+        V.nonEmpty("DebounceStore.offer", "threadId", o?.threadId),
+        V.json("DebounceStore.offer", "definition", o?.definition),
+        V.json("DebounceStore.offer", "input", o?.input),
+        V.time("DebounceStore.offer", "fireAt", o?.fireAt),
+        V.time("DebounceStore.offer", "now", o?.now),
+        ...(o?.maxWaitMillis === undefined ? [] : [V.positiveMillis("DebounceStore.offer", "maxWaitMillis", o.maxWaitMillis)])
+      ], () => impl.offer(o)),
+    close: (tenantId, executionId, expected, now) =>
+      V.checked([
+        ...id("DebounceStore.close", tenantId, executionId),
+        V.wholeAtLeast("DebounceStore.close", "expected", expected, 1),
+        V.time("DebounceStore.close", "now", now)
+      ], () => impl.close(tenantId, executionId, expected, now)),
+    get: (tenantId, executionId) => V.checked(id("DebounceStore.get", tenantId, executionId), () => impl.get(tenantId, executionId)),
+    due: (now, limit) =>
+      V.checked([V.time("DebounceStore.due", "now", now), V.wholeAtLeast("DebounceStore.due", "limit", limit, 1)], () => impl.due(now, limit)),
+    nextDue: impl.nextDue,
+    delete: (tenantId, executionId) => V.checked(id("DebounceStore.delete", tenantId, executionId), () => impl.delete(tenantId, executionId)),
+    ping: impl.ping
   }
 }

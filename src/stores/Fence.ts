@@ -31,7 +31,7 @@ export const fenceKey = "__baton_fence"
  * @category utils
  * @since 0.1.0
  */
-export const tenantKey = "baton_tenant_id"
+export const tenantConfigKey = "baton_tenant_id"
 
 /**
  * The lease a pass writes under and how its fenced writes renew it and report back.

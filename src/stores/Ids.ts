@@ -155,15 +155,25 @@ export const PauseIdSchema: Schema.Codec<PauseId> = Id.annotate({ identifier: "P
 export class IdGenerator extends Context.Service<IdGenerator, {
   /** A new id, unique across instances, starting with `prefix`. */
   readonly make: (prefix: string) => Effect.Effect<string>
-}>()("baton/IdGenerator") {
-  /** Random UUIDs (`prefix_` + uuid v4). */
-  static readonly layer = Layer.succeed(IdGenerator, {
-    make: (prefix) => Effect.sync(() => `${prefix}_${crypto.randomUUID()}`)
-  })
+}>()("baton/IdGenerator") {}
 
-  /** `prefix_1`, `prefix_2`, … per generator: reproducible ids for tests and simulations. */
-  static readonly layerSequential = Layer.sync(IdGenerator, () => {
-    let next = 0
-    return { make: (prefix) => Effect.sync(() => `${prefix}_${String(++next).padStart(6, "0")}`) }
-  })
-}
+/**
+ * Random UUIDs (`prefix_` + uuid v4).
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layer = Layer.succeed(IdGenerator, {
+  make: (prefix) => Effect.sync(() => `${prefix}_${crypto.randomUUID()}`)
+})
+
+/**
+ * `prefix_1`, `prefix_2`, … per generator: reproducible ids for tests and simulations.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
+export const layerSequential = Layer.sync(IdGenerator, () => {
+  let next = 0
+  return { make: (prefix) => Effect.sync(() => `${prefix}_${String(++next).padStart(6, "0")}`) }
+})

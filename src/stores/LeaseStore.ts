@@ -114,56 +114,61 @@ export interface LeaseStoreBackend extends Omit<LeaseStoreShape, "getMany"> {
  * @category services
  * @since 0.1.0
  */
-export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("baton/LeaseStore") {
-  /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
-  static make(impl: LeaseStoreBackend): LeaseStoreShape {
-    const getMany = impl.getMany ?? ((roots: ReadonlyArray<LeaseKey>) =>
-      Effect.map(
-        Effect.forEach(roots, (r) => impl.get(r.tenantId, r.rootExecutionId)),
-        (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
-      ))
-    const takeOver = impl.takeOver
-    return {
-      ...(takeOver === undefined ? {} : {
-        takeOver: (current: Lease, holder: InstanceId, ttl: number, now: number) =>
-          V.checked([
-            ...checkLease("LeaseStore.takeOver", current),
-            V.nonEmpty("LeaseStore.takeOver", "holder", holder),
-            V.positiveMillis("LeaseStore.takeOver", "ttlMillis", ttl),
-            V.time("LeaseStore.takeOver", "now", now)
-          ], () => takeOver(current, holder, ttl, now))
-      }),
-      acquire: (tenantId, root, holder, ttl, now) =>
+export class LeaseStore extends Context.Service<LeaseStore, LeaseStoreShape>()("baton/LeaseStore") {}
+
+/**
+ * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (impl: LeaseStoreBackend): LeaseStoreShape => {
+  const getMany = impl.getMany ?? ((roots: ReadonlyArray<LeaseKey>) =>
+    Effect.map(
+      Effect.forEach(roots, (r) => impl.get(r.tenantId, r.rootExecutionId)),
+      (found) => found.flatMap((o) => (Option.isSome(o) ? [o.value] : []))
+    ))
+  const takeOver = impl.takeOver
+  return {
+    ...(takeOver === undefined ? {} : {
+      takeOver: (current: Lease, holder: InstanceId, ttl: number, now: number) =>
         V.checked([
-          ...V.ids("LeaseStore.acquire", { tenantId, rootExecutionId: root, holder }),
-          V.positiveMillis("LeaseStore.acquire", "ttlMillis", ttl),
-          V.time("LeaseStore.acquire", "now", now)
-        ], () => impl.acquire(tenantId, root, holder, ttl, now)),
-      renew: (lease, ttl, now) =>
-        V.checked([
-          ...checkLease("LeaseStore.renew", lease),
-          V.positiveMillis("LeaseStore.renew", "ttlMillis", ttl),
-          V.time("LeaseStore.renew", "now", now)
-        ], () => impl.renew(lease, ttl, now)),
-      release: (lease) => V.checked(checkLease("LeaseStore.release", lease), () => impl.release(lease)),
-      get: (tenantId, root) =>
-        V.checked(V.ids("LeaseStore.get", { tenantId, rootExecutionId: root }), () => impl.get(tenantId, root)),
-      getMany: (roots) =>
-        V.checked([
-          Array.isArray(roots) && roots.length <= maxGetMany ? Effect.void : Effect.fail(
-            new InvalidInputError({
-              operation: "LeaseStore.getMany",
-              field: "roots",
-              reason: `must be an array of at most ${maxGetMany} roots; read more in several calls`
-            })
-          ),
-          ...(Array.isArray(roots) ? roots : []).flatMap((r) => [
-            V.nonEmpty("LeaseStore.getMany", "roots[].tenantId", r?.tenantId),
-            V.nonEmpty("LeaseStore.getMany", "roots[].rootExecutionId", r?.rootExecutionId)
-          ])
-        ], () => roots.length === 0 ? Effect.succeed([]) : getMany(roots)),
-      ping: impl.ping
-    }
+          ...checkLease("LeaseStore.takeOver", current),
+          V.nonEmpty("LeaseStore.takeOver", "holder", holder),
+          V.positiveMillis("LeaseStore.takeOver", "ttlMillis", ttl),
+          V.time("LeaseStore.takeOver", "now", now)
+        ], () => takeOver(current, holder, ttl, now))
+    }),
+    acquire: (tenantId, root, holder, ttl, now) =>
+      V.checked([
+        ...V.ids("LeaseStore.acquire", { tenantId, rootExecutionId: root, holder }),
+        V.positiveMillis("LeaseStore.acquire", "ttlMillis", ttl),
+        V.time("LeaseStore.acquire", "now", now)
+      ], () => impl.acquire(tenantId, root, holder, ttl, now)),
+    renew: (lease, ttl, now) =>
+      V.checked([
+        ...checkLease("LeaseStore.renew", lease),
+        V.positiveMillis("LeaseStore.renew", "ttlMillis", ttl),
+        V.time("LeaseStore.renew", "now", now)
+      ], () => impl.renew(lease, ttl, now)),
+    release: (lease) => V.checked(checkLease("LeaseStore.release", lease), () => impl.release(lease)),
+    get: (tenantId, root) =>
+      V.checked(V.ids("LeaseStore.get", { tenantId, rootExecutionId: root }), () => impl.get(tenantId, root)),
+    getMany: (roots) =>
+      V.checked([
+        Array.isArray(roots) && roots.length <= maxGetMany ? Effect.void : Effect.fail(
+          new InvalidInputError({
+            operation: "LeaseStore.getMany",
+            field: "roots",
+            reason: `must be an array of at most ${maxGetMany} roots; read more in several calls`
+          })
+        ),
+        ...(Array.isArray(roots) ? roots : []).flatMap((r) => [
+          V.nonEmpty("LeaseStore.getMany", "roots[].tenantId", r?.tenantId),
+          V.nonEmpty("LeaseStore.getMany", "roots[].rootExecutionId", r?.rootExecutionId)
+        ])
+      ], () => roots.length === 0 ? Effect.succeed([]) : getMany(roots)),
+    ping: impl.ping
   }
 }
 

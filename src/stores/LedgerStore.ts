@@ -88,30 +88,40 @@ const checkKey = (op: string, key: LedgerKey) => [...checkCounter(op, key), V.da
  * @category services
  * @since 0.1.0
  */
-export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>()("baton/LedgerStore") {
-  /** Wraps a backend with the contract's argument checks. */
-  static make(impl: LedgerStoreBackend): LedgerStoreShape {
-    const totals = impl.totals ?? ((key: Omit<LedgerKey, "day">, days: ReadonlyArray<string>) =>
-      Effect.forEach(days, (day) => impl.get({ ...key, day })))
-    return {
-      add: (key, amount, limit) =>
-        V.checked([
-          ...checkKey("LedgerStore.add", key),
-          V.nonNegative("LedgerStore.add", "amount", amount),
-          limit === undefined ? Effect.void : V.atLeast("LedgerStore.add", "limit", limit, 1)
-        ], () => impl.add(key, amount, limit)),
-      get: (key) => V.checked(checkKey("LedgerStore.get", key), () => impl.get(key)),
-      totals: (key, days) =>
-        V.checked([
-          ...checkCounter("LedgerStore.totals", key),
-          V.days("LedgerStore.totals", "days", days)
-        ], () => days.length === 0 ? Effect.succeed([]) : totals(key, days)),
-      ping: impl.ping
-    }
-  }
+export class LedgerStore extends Context.Service<LedgerStore, LedgerStoreShape>()("baton/LedgerStore") {}
 
-  /** The UTC day of an epoch-milliseconds time, as ledger keys use it. */
-  static dayOf(millis: number): string {
-    return new Date(millis).toISOString().slice(0, 10)
+/**
+ * Wraps a backend with the contract's argument checks.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (impl: LedgerStoreBackend): LedgerStoreShape => {
+  const totals = impl.totals ?? ((key: Omit<LedgerKey, "day">, days: ReadonlyArray<string>) =>
+    Effect.forEach(days, (day) => impl.get({ ...key, day })))
+  return {
+    add: (key, amount, limit) =>
+      V.checked([
+        ...checkKey("LedgerStore.add", key),
+        V.nonNegative("LedgerStore.add", "amount", amount),
+        limit === undefined ? Effect.void : V.atLeast("LedgerStore.add", "limit", limit, 1)
+      ], () => impl.add(key, amount, limit)),
+    get: (key) => V.checked(checkKey("LedgerStore.get", key), () => impl.get(key)),
+    totals: (key, days) =>
+      V.checked([
+        ...checkCounter("LedgerStore.totals", key),
+        V.days("LedgerStore.totals", "days", days)
+      ], () => days.length === 0 ? Effect.succeed([]) : totals(key, days)),
+    ping: impl.ping
   }
+}
+
+/**
+ * The UTC day of an epoch-milliseconds time, as ledger keys use it.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const dayOf = (millis: number): string => {
+  return new Date(millis).toISOString().slice(0, 10)
 }

@@ -139,50 +139,55 @@ const fencedChecks = (op: string, p: Pause, lease: Lease, now: number) => [
  * @category services
  * @since 0.1.0
  */
-export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("baton/PauseStore") {
-  /** Wraps a backend with the contract's argument checks (and `saveFenced` as `save` when it has none). */
-  static make(impl: PauseStoreBackend): PauseStoreShape {
-    const saveFenced = impl.saveFenced
-    return {
-      save: (p) => V.checked(pauseChecks("PauseStore.save", p), () => impl.save(p)),
-      saveFenced: (p, lease, now) =>
-        V.checked(fencedChecks("PauseStore.saveFenced", p, lease, now), () => saveFenced === undefined ? impl.save(p) : saveFenced(p, lease, now)),
-      fenced: saveFenced !== undefined,
-      get: (tenantId, pauseId) =>
-        V.checked(V.ids("PauseStore.get", { tenantId, pauseId }), () => impl.get(tenantId, pauseId)),
-      resolve: (input) =>
-        V.checked([
-          ...V.ids("PauseStore.resolve", { tenantId: input.tenantId, pauseId: input.pauseId, resolvedBy: input.resolvedBy }),
-          V.json("PauseStore.resolve", "decision", input.decision),
-          V.time("PauseStore.resolve", "now", input.now)
-        ], () => impl.resolve(input)),
-      take: (tenantId, pauseId) =>
-        V.checked(V.ids("PauseStore.take", { tenantId, pauseId }), () => impl.take(tenantId, pauseId)),
-      withdraw: (tenantId, pauseId, now) =>
-        V.checked([
-          ...V.ids("PauseStore.withdraw", { tenantId, pauseId }),
-          V.time("PauseStore.withdraw", "now", now)
-        ], () => impl.withdraw(tenantId, pauseId, now)),
-      listByRoot: (tenantId, root, statuses) =>
-        V.checked([
-          ...V.ids("PauseStore.listByRoot", { tenantId, rootExecutionId: root }),
-          ...statuses.map((s) => V.oneOf("PauseStore.listByRoot", "statuses", s, pauseStatuses))
-        ], () => impl.listByRoot(tenantId, root, statuses)),
-      findResolvedRoots: (limit, after) =>
-        V.checked([
-          V.wholeAtLeast("PauseStore.findResolvedRoots", "limit", limit, 1),
-          ...(Option.isSome(after)
-            ? [
-              V.nonEmpty("PauseStore.findResolvedRoots", "after.tenantId", after.value.tenantId),
-              V.nonEmpty("PauseStore.findResolvedRoots", "after.rootExecutionId", after.value.rootExecutionId)
-            ]
-            : [])
-        ], () => impl.findResolvedRoots(limit, after)),
-      deleteSettledBefore: (cutoff) =>
-        V.checked([V.time("PauseStore.deleteSettledBefore", "cutoff", cutoff)], () => impl.deleteSettledBefore(cutoff)),
-      deleteThread: (tenantId, threadId) =>
-        V.checked(V.ids("PauseStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
-      ping: impl.ping
-    }
+export class PauseStore extends Context.Service<PauseStore, PauseStoreShape>()("baton/PauseStore") {}
+
+/**
+ * Wraps a backend with the contract's argument checks (and `saveFenced` as `save` when it has none).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (impl: PauseStoreBackend): PauseStoreShape => {
+  const saveFenced = impl.saveFenced
+  return {
+    save: (p) => V.checked(pauseChecks("PauseStore.save", p), () => impl.save(p)),
+    saveFenced: (p, lease, now) =>
+      V.checked(fencedChecks("PauseStore.saveFenced", p, lease, now), () => saveFenced === undefined ? impl.save(p) : saveFenced(p, lease, now)),
+    fenced: saveFenced !== undefined,
+    get: (tenantId, pauseId) =>
+      V.checked(V.ids("PauseStore.get", { tenantId, pauseId }), () => impl.get(tenantId, pauseId)),
+    resolve: (input) =>
+      V.checked([
+        ...V.ids("PauseStore.resolve", { tenantId: input.tenantId, pauseId: input.pauseId, resolvedBy: input.resolvedBy }),
+        V.json("PauseStore.resolve", "decision", input.decision),
+        V.time("PauseStore.resolve", "now", input.now)
+      ], () => impl.resolve(input)),
+    take: (tenantId, pauseId) =>
+      V.checked(V.ids("PauseStore.take", { tenantId, pauseId }), () => impl.take(tenantId, pauseId)),
+    withdraw: (tenantId, pauseId, now) =>
+      V.checked([
+        ...V.ids("PauseStore.withdraw", { tenantId, pauseId }),
+        V.time("PauseStore.withdraw", "now", now)
+      ], () => impl.withdraw(tenantId, pauseId, now)),
+    listByRoot: (tenantId, root, statuses) =>
+      V.checked([
+        ...V.ids("PauseStore.listByRoot", { tenantId, rootExecutionId: root }),
+        ...statuses.map((s) => V.oneOf("PauseStore.listByRoot", "statuses", s, pauseStatuses))
+      ], () => impl.listByRoot(tenantId, root, statuses)),
+    findResolvedRoots: (limit, after) =>
+      V.checked([
+        V.wholeAtLeast("PauseStore.findResolvedRoots", "limit", limit, 1),
+        ...(Option.isSome(after)
+          ? [
+            V.nonEmpty("PauseStore.findResolvedRoots", "after.tenantId", after.value.tenantId),
+            V.nonEmpty("PauseStore.findResolvedRoots", "after.rootExecutionId", after.value.rootExecutionId)
+          ]
+          : [])
+      ], () => impl.findResolvedRoots(limit, after)),
+    deleteSettledBefore: (cutoff) =>
+      V.checked([V.time("PauseStore.deleteSettledBefore", "cutoff", cutoff)], () => impl.deleteSettledBefore(cutoff)),
+    deleteThread: (tenantId, threadId) =>
+      V.checked(V.ids("PauseStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
+    ping: impl.ping
   }
 }

@@ -238,98 +238,109 @@ const statusChecks = (operation: string, input: SetStatusInput) => [
 const must = (operation: string, field: string, ok: boolean, reason: string) =>
   ok ? Effect.void : Effect.fail(new InvalidInputError({ operation, field, reason }))
 
-export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>()("baton/RecordStore") {
-  /** Adds the contract's argument checks and id generation to a backend. */
-  static make = Effect.fnUntraced(function*(impl: RecordStoreBackend) {
-    const ids = yield* IdGenerator
-    const shape: RecordStoreShape = {
-      createThread: (input) =>
-        V.checked([
-          V.nonEmpty("RecordStore.createThread", "tenantId", input.tenantId),
-          input.threadId === undefined ? Effect.void : V.nonEmpty("RecordStore.createThread", "threadId", input.threadId),
-          input.ownerId == null ? Effect.void : V.nonEmpty("RecordStore.createThread", "ownerId", input.ownerId),
-          V.time("RecordStore.createThread", "now", input.now)
-        ], () => Effect.flatMap(
-          input.threadId === undefined ? ids.make("thread") : Effect.succeed(input.threadId),
-          (threadId) => impl.createThread({ tenantId: input.tenantId, threadId, ownerId: input.ownerId ?? null, createdAt: input.now })
-        )),
-      getThread: (tenantId, threadId) =>
-        V.checked(V.ids("RecordStore.getThread", { tenantId, threadId }), () => impl.getThread(tenantId, threadId)),
-      createRecord: (r) => V.checked(recordChecks("RecordStore.createRecord", r), () => impl.createRecord({ ...r, error: storableError(r.error) })),
-      startRoot: (r) =>
-        V.checked([
-          ...recordChecks("RecordStore.startRoot", r),
-          must("RecordStore.startRoot", "rootExecutionId", r?.rootExecutionId === r?.executionId, "must be the record's own executionId (a root)"),
-          // A launched child runs as the root of its own tree: it names its parent and sits deeper than 1.
-          must("RecordStore.startRoot", "depth", r?.depth === 1 || (r?.parentExecutionId != null && r?.depth >= 2), "must be 1 for a root, ≥ 2 only for a launched child (one naming its parent)"),
-          must("RecordStore.startRoot", "parentExecutionId", r?.parentExecutionId == null || r?.depth >= 2, "must be null for a root (depth 1); only a launched child (depth ≥ 2) names its parent"),
-          V.oneOf("RecordStore.startRoot", "status", r?.status, ["Running"])
-        ], () => impl.startRoot({ ...r, parentExecutionId: r.parentExecutionId ?? null, error: storableError(r.error) })),
-      findActiveRoot: (tenantId, threadId) =>
-        V.checked(V.ids("RecordStore.findActiveRoot", { tenantId, threadId }), () => impl.findActiveRoot(tenantId, threadId)),
-      getRecord: (tenantId, executionId) =>
-        V.checked(V.ids("RecordStore.getRecord", { tenantId, executionId }), () => impl.getRecord(tenantId, executionId)),
-      setStatus: (input) => V.checked(statusChecks("RecordStore.setStatus", input), () => impl.setStatus({ ...input, error: storableError(input.error) })),
-      setStatusFenced: (input) =>
-        V.checked([
-          ...statusChecks("RecordStore.setStatusFenced", input),
-          ...checkLease("RecordStore.setStatusFenced", input.lease),
-          must("RecordStore.setStatusFenced", "lease.tenantId", input.lease?.tenantId === input.tenantId, "must be the record's tenant")
-        ], () => impl.setStatusFenced({ ...input, error: storableError(input.error) })),
-      list: (query) =>
-        V.checked([
-          V.nonEmpty("RecordStore.list", "tenantId", query.tenantId),
-          query.status === undefined ? Effect.void : V.oneOf("RecordStore.list", "status", query.status, executionStatuses),
-          query.workflow === undefined ? Effect.void : V.nonEmpty("RecordStore.list", "workflow", query.workflow),
-          query.threadId === undefined ? Effect.void : V.nonEmpty("RecordStore.list", "threadId", query.threadId),
-          V.wholeAtLeast("RecordStore.list", "limit", query.limit, 1),
-          must("RecordStore.list", "limit", !(query.limit > maxListLimit), `must be at most ${maxListLimit}`)
-        ], () =>
-          Effect.gen(function*() {
-            const after = yield* decodeCursor(query.cursor)
-            const rows = yield* impl.list({
-              tenantId: query.tenantId,
-              status: query.status,
-              workflow: query.workflow,
-              threadId: query.threadId,
-              after,
-              limit: query.limit + 1
-            })
-            const records = rows.slice(0, query.limit)
-            const last = records[records.length - 1]
-            return { records, next: rows.length > query.limit && last !== undefined ? encodeCursor(last) : null }
-          })),
-      noteRecoveryFailure: (input) =>
-        V.checked([
-          ...V.ids("RecordStore.noteRecoveryFailure", { tenantId: input.tenantId, executionId: input.executionId }),
-          V.wholeAtLeast("RecordStore.noteRecoveryFailure", "failures", input.failures, 0),
-          V.time("RecordStore.noteRecoveryFailure", "retryAt", input.retryAt),
-          V.time("RecordStore.noteRecoveryFailure", "now", input.now)
-        ], () => impl.noteRecoveryFailure({ ...input, error: storableError(String(input.error)) })),
-      findByStatus: (status, limit, after) =>
-        V.checked([
-          V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),
-          V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1),
-          ...(Option.isOption(after) && Option.isSome(after)
-            ? [
-              V.text("RecordStore.findByStatus", "after.tenantId", after.value.tenantId),
-              V.text("RecordStore.findByStatus", "after.executionId", after.value.executionId)
-            ]
-            : [])
-        ], () => impl.findByStatus(status, limit, after)),
-      listByThread: (tenantId, threadId) =>
-        V.checked(V.ids("RecordStore.listByThread", { tenantId, threadId }), () => impl.listByThread(tenantId, threadId)),
-      deleteThread: (tenantId, threadId) =>
-        V.checked(V.ids("RecordStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
-      savePauseAnswer: (a) =>
-        V.checked([
-          ...V.ids("RecordStore.savePauseAnswer", { tenantId: a.tenantId, executionId: a.executionId, pauseId: a.pauseId, answeredBy: a.answeredBy }),
-          V.time("RecordStore.savePauseAnswer", "answeredAt", a.answeredAt)
-        ], () => impl.savePauseAnswer(a)),
-      listPauseAnswers: (tenantId, executionId) =>
-        V.checked(V.ids("RecordStore.listPauseAnswers", { tenantId, executionId }), () => impl.listPauseAnswers(tenantId, executionId)),
-      ping: impl.ping
-    }
-    return shape
-  })
-}
+/**
+ * The service of threads and execution records; see `RecordStoreShape` for what every implementation keeps.
+ *
+ * @category services
+ * @since 0.1.0
+ */
+export class RecordStore extends Context.Service<RecordStore, RecordStoreShape>()("baton/RecordStore") {}
+
+/**
+ * Adds the contract's argument checks and id generation to a backend.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = Effect.fnUntraced(function*(impl: RecordStoreBackend) {
+  const ids = yield* IdGenerator
+  const shape: RecordStoreShape = {
+    createThread: (input) =>
+      V.checked([
+        V.nonEmpty("RecordStore.createThread", "tenantId", input.tenantId),
+        input.threadId === undefined ? Effect.void : V.nonEmpty("RecordStore.createThread", "threadId", input.threadId),
+        input.ownerId == null ? Effect.void : V.nonEmpty("RecordStore.createThread", "ownerId", input.ownerId),
+        V.time("RecordStore.createThread", "now", input.now)
+      ], () => Effect.flatMap(
+        input.threadId === undefined ? ids.make("thread") : Effect.succeed(input.threadId),
+        (threadId) => impl.createThread({ tenantId: input.tenantId, threadId, ownerId: input.ownerId ?? null, createdAt: input.now })
+      )),
+    getThread: (tenantId, threadId) =>
+      V.checked(V.ids("RecordStore.getThread", { tenantId, threadId }), () => impl.getThread(tenantId, threadId)),
+    createRecord: (r) => V.checked(recordChecks("RecordStore.createRecord", r), () => impl.createRecord({ ...r, error: storableError(r.error) })),
+    startRoot: (r) =>
+      V.checked([
+        ...recordChecks("RecordStore.startRoot", r),
+        must("RecordStore.startRoot", "rootExecutionId", r?.rootExecutionId === r?.executionId, "must be the record's own executionId (a root)"),
+        // A launched child runs as the root of its own tree: it names its parent and sits deeper than 1.
+        must("RecordStore.startRoot", "depth", r?.depth === 1 || (r?.parentExecutionId != null && r?.depth >= 2), "must be 1 for a root, ≥ 2 only for a launched child (one naming its parent)"),
+        must("RecordStore.startRoot", "parentExecutionId", r?.parentExecutionId == null || r?.depth >= 2, "must be null for a root (depth 1); only a launched child (depth ≥ 2) names its parent"),
+        V.oneOf("RecordStore.startRoot", "status", r?.status, ["Running"])
+      ], () => impl.startRoot({ ...r, parentExecutionId: r.parentExecutionId ?? null, error: storableError(r.error) })),
+    findActiveRoot: (tenantId, threadId) =>
+      V.checked(V.ids("RecordStore.findActiveRoot", { tenantId, threadId }), () => impl.findActiveRoot(tenantId, threadId)),
+    getRecord: (tenantId, executionId) =>
+      V.checked(V.ids("RecordStore.getRecord", { tenantId, executionId }), () => impl.getRecord(tenantId, executionId)),
+    setStatus: (input) => V.checked(statusChecks("RecordStore.setStatus", input), () => impl.setStatus({ ...input, error: storableError(input.error) })),
+    setStatusFenced: (input) =>
+      V.checked([
+        ...statusChecks("RecordStore.setStatusFenced", input),
+        ...checkLease("RecordStore.setStatusFenced", input.lease),
+        must("RecordStore.setStatusFenced", "lease.tenantId", input.lease?.tenantId === input.tenantId, "must be the record's tenant")
+      ], () => impl.setStatusFenced({ ...input, error: storableError(input.error) })),
+    list: (query) =>
+      V.checked([
+        V.nonEmpty("RecordStore.list", "tenantId", query.tenantId),
+        query.status === undefined ? Effect.void : V.oneOf("RecordStore.list", "status", query.status, executionStatuses),
+        query.workflow === undefined ? Effect.void : V.nonEmpty("RecordStore.list", "workflow", query.workflow),
+        query.threadId === undefined ? Effect.void : V.nonEmpty("RecordStore.list", "threadId", query.threadId),
+        V.wholeAtLeast("RecordStore.list", "limit", query.limit, 1),
+        must("RecordStore.list", "limit", !(query.limit > maxListLimit), `must be at most ${maxListLimit}`)
+      ], () =>
+        Effect.gen(function*() {
+          const after = yield* decodeCursor(query.cursor)
+          const rows = yield* impl.list({
+            tenantId: query.tenantId,
+            status: query.status,
+            workflow: query.workflow,
+            threadId: query.threadId,
+            after,
+            limit: query.limit + 1
+          })
+          const records = rows.slice(0, query.limit)
+          const last = records[records.length - 1]
+          return { records, next: rows.length > query.limit && last !== undefined ? encodeCursor(last) : null }
+        })),
+    noteRecoveryFailure: (input) =>
+      V.checked([
+        ...V.ids("RecordStore.noteRecoveryFailure", { tenantId: input.tenantId, executionId: input.executionId }),
+        V.wholeAtLeast("RecordStore.noteRecoveryFailure", "failures", input.failures, 0),
+        V.time("RecordStore.noteRecoveryFailure", "retryAt", input.retryAt),
+        V.time("RecordStore.noteRecoveryFailure", "now", input.now)
+      ], () => impl.noteRecoveryFailure({ ...input, error: storableError(String(input.error)) })),
+    findByStatus: (status, limit, after) =>
+      V.checked([
+        V.oneOf("RecordStore.findByStatus", "status", status, executionStatuses),
+        V.wholeAtLeast("RecordStore.findByStatus", "limit", limit, 1),
+        ...(Option.isOption(after) && Option.isSome(after)
+          ? [
+            V.text("RecordStore.findByStatus", "after.tenantId", after.value.tenantId),
+            V.text("RecordStore.findByStatus", "after.executionId", after.value.executionId)
+          ]
+          : [])
+      ], () => impl.findByStatus(status, limit, after)),
+    listByThread: (tenantId, threadId) =>
+      V.checked(V.ids("RecordStore.listByThread", { tenantId, threadId }), () => impl.listByThread(tenantId, threadId)),
+    deleteThread: (tenantId, threadId) =>
+      V.checked(V.ids("RecordStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
+    savePauseAnswer: (a) =>
+      V.checked([
+        ...V.ids("RecordStore.savePauseAnswer", { tenantId: a.tenantId, executionId: a.executionId, pauseId: a.pauseId, answeredBy: a.answeredBy }),
+        V.time("RecordStore.savePauseAnswer", "answeredAt", a.answeredAt)
+      ], () => impl.savePauseAnswer(a)),
+    listPauseAnswers: (tenantId, executionId) =>
+      V.checked(V.ids("RecordStore.listPauseAnswers", { tenantId, executionId }), () => impl.listPauseAnswers(tenantId, executionId)),
+    ping: impl.ping
+  }
+  return shape
+})

@@ -102,39 +102,44 @@ export interface RequestStoreShape {
  * @category services
  * @since 0.1.0
  */
-export class RequestStore extends Context.Service<RequestStore, RequestStoreShape>()("baton/RequestStore") {
-  /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
-  static make(impl: RequestStoreShape): RequestStoreShape {
-    const key = (op: string, tenantId: unknown, requestKey: unknown) => [
-      V.nonEmpty(op, "tenantId", tenantId),
-      V.nonEmpty(op, "requestKey", requestKey)
-    ]
-    return {
-      claim: (c) =>
-        V.checked([
-          ...key("RequestStore.claim", c?.tenantId, c?.requestKey),
-          V.nonEmpty("RequestStore.claim", "fingerprint", c?.fingerprint),
-          V.json("RequestStore.claim", "handle", c?.handle),
-          V.time("RequestStore.claim", "now", c?.now),
-          V.positiveMillis("RequestStore.claim", "ttlMillis", c?.ttlMillis)
-        ], () => impl.claim(c)),
-      recordAnswer: (tenantId, requestKey, handle, answer, now) =>
-        V.checked([
-          ...key("RequestStore.recordAnswer", tenantId, requestKey),
-          V.json("RequestStore.recordAnswer", "handle", handle),
-          V.json("RequestStore.recordAnswer", "answer", answer),
-          V.time("RequestStore.recordAnswer", "now", now)
-        ], () => impl.recordAnswer(tenantId, requestKey, handle, answer, now)),
-      get: (tenantId, requestKey, now) =>
-        V.checked([...key("RequestStore.get", tenantId, requestKey), V.time("RequestStore.get", "now", now)], () => impl.get(tenantId, requestKey, now)),
-      deleteExpired: (now, limit) =>
-        V.checked([
-          V.time("RequestStore.deleteExpired", "now", now),
-          V.wholeAtLeast("RequestStore.deleteExpired", "limit", limit, 1)
-        ], () => impl.deleteExpired(now, limit)),
-      deleteThread: (tenantId, threadId) =>
-        V.checked(V.ids("RequestStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
-      ping: impl.ping
-    }
+export class RequestStore extends Context.Service<RequestStore, RequestStoreShape>()("baton/RequestStore") {}
+
+/**
+ * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (impl: RequestStoreShape): RequestStoreShape => {
+  const key = (op: string, tenantId: unknown, requestKey: unknown) => [
+    V.nonEmpty(op, "tenantId", tenantId),
+    V.nonEmpty(op, "requestKey", requestKey)
+  ]
+  return {
+    claim: (c) =>
+      V.checked([
+        ...key("RequestStore.claim", c?.tenantId, c?.requestKey),
+        V.nonEmpty("RequestStore.claim", "fingerprint", c?.fingerprint),
+        V.json("RequestStore.claim", "handle", c?.handle),
+        V.time("RequestStore.claim", "now", c?.now),
+        V.positiveMillis("RequestStore.claim", "ttlMillis", c?.ttlMillis)
+      ], () => impl.claim(c)),
+    recordAnswer: (tenantId, requestKey, handle, answer, now) =>
+      V.checked([
+        ...key("RequestStore.recordAnswer", tenantId, requestKey),
+        V.json("RequestStore.recordAnswer", "handle", handle),
+        V.json("RequestStore.recordAnswer", "answer", answer),
+        V.time("RequestStore.recordAnswer", "now", now)
+      ], () => impl.recordAnswer(tenantId, requestKey, handle, answer, now)),
+    get: (tenantId, requestKey, now) =>
+      V.checked([...key("RequestStore.get", tenantId, requestKey), V.time("RequestStore.get", "now", now)], () => impl.get(tenantId, requestKey, now)),
+    deleteExpired: (now, limit) =>
+      V.checked([
+        V.time("RequestStore.deleteExpired", "now", now),
+        V.wholeAtLeast("RequestStore.deleteExpired", "limit", limit, 1)
+      ], () => impl.deleteExpired(now, limit)),
+    deleteThread: (tenantId, threadId) =>
+      V.checked(V.ids("RequestStore.deleteThread", { tenantId, threadId }), () => impl.deleteThread(tenantId, threadId)),
+    ping: impl.ping
   }
 }

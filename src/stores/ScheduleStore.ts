@@ -103,44 +103,49 @@ export interface ScheduleStoreShape {
  * @category services
  * @since 0.2.0
  */
-export class ScheduleStore extends Context.Service<ScheduleStore, ScheduleStoreShape>()("baton/ScheduleStore") {
-  /** Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend. */
-  static make(impl: ScheduleStoreShape): ScheduleStoreShape {
-    const id = (op: string, tenantId: unknown, scheduleId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "scheduleId", scheduleId)]
-    const change = (op: string, c: ScheduleChange): ReadonlyArray<Effect.Effect<void, InvalidInputError>> =>
-      typeof c !== "object" || c === null ? [V.json(op, "change", undefined)] : [
-        ...(c.paused === undefined ? [] : [V.boolean(op, "change.paused", c.paused)]),
-        ...(c.nextFireAt === undefined ? [] : [V.time(op, "change.nextFireAt", c.nextFireAt)]),
-        ...("state" in c ? [V.json(op, "change.state", c.state)] : [])
-      ]
-    return {
-      create: (s) =>
-        V.checked([
-          ...id("ScheduleStore.create", s?.tenantId, s?.scheduleId),
-          V.json("ScheduleStore.create", "definition", s?.definition),
-          V.boolean("ScheduleStore.create", "paused", s?.paused),
-          V.time("ScheduleStore.create", "nextFireAt", s?.nextFireAt),
-          V.time("ScheduleStore.create", "now", s?.now)
-        ], () => impl.create(s)),
-      get: (tenantId, scheduleId) => V.checked(id("ScheduleStore.get", tenantId, scheduleId), () => impl.get(tenantId, scheduleId)),
-      list: (tenantId, options) =>
-        V.checked([
-          V.nonEmpty("ScheduleStore.list", "tenantId", tenantId),
-          ...(options?.after === undefined ? [] : [V.nonEmpty("ScheduleStore.list", "after", options.after)]),
-          V.wholeAtLeast("ScheduleStore.list", "limit", options?.limit, 1)
-        ], () => impl.list(tenantId, options)),
-      update: (tenantId, scheduleId, expected, c, now) =>
-        V.checked([
-          ...id("ScheduleStore.update", tenantId, scheduleId),
-          V.wholeAtLeast("ScheduleStore.update", "expected", expected, 1),
-          ...change("ScheduleStore.update", c),
-          V.time("ScheduleStore.update", "now", now)
-        ], () => impl.update(tenantId, scheduleId, expected, c, now)),
-      due: (now, limit) =>
-        V.checked([V.time("ScheduleStore.due", "now", now), V.wholeAtLeast("ScheduleStore.due", "limit", limit, 1)], () => impl.due(now, limit)),
-      nextDue: impl.nextDue,
-      delete: (tenantId, scheduleId) => V.checked(id("ScheduleStore.delete", tenantId, scheduleId), () => impl.delete(tenantId, scheduleId)),
-      ping: impl.ping
-    }
+export class ScheduleStore extends Context.Service<ScheduleStore, ScheduleStoreShape>()("baton/ScheduleStore") {}
+
+/**
+ * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
+ *
+ * @category constructors
+ * @since 0.2.0
+ */
+export const make = (impl: ScheduleStoreShape): ScheduleStoreShape => {
+  const id = (op: string, tenantId: unknown, scheduleId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "scheduleId", scheduleId)]
+  const change = (op: string, c: ScheduleChange): ReadonlyArray<Effect.Effect<void, InvalidInputError>> =>
+    typeof c !== "object" || c === null ? [V.json(op, "change", undefined)] : [
+      ...(c.paused === undefined ? [] : [V.boolean(op, "change.paused", c.paused)]),
+      ...(c.nextFireAt === undefined ? [] : [V.time(op, "change.nextFireAt", c.nextFireAt)]),
+      ...("state" in c ? [V.json(op, "change.state", c.state)] : [])
+    ]
+  return {
+    create: (s) =>
+      V.checked([
+        ...id("ScheduleStore.create", s?.tenantId, s?.scheduleId),
+        V.json("ScheduleStore.create", "definition", s?.definition),
+        V.boolean("ScheduleStore.create", "paused", s?.paused),
+        V.time("ScheduleStore.create", "nextFireAt", s?.nextFireAt),
+        V.time("ScheduleStore.create", "now", s?.now)
+      ], () => impl.create(s)),
+    get: (tenantId, scheduleId) => V.checked(id("ScheduleStore.get", tenantId, scheduleId), () => impl.get(tenantId, scheduleId)),
+    list: (tenantId, options) =>
+      V.checked([
+        V.nonEmpty("ScheduleStore.list", "tenantId", tenantId),
+        ...(options?.after === undefined ? [] : [V.nonEmpty("ScheduleStore.list", "after", options.after)]),
+        V.wholeAtLeast("ScheduleStore.list", "limit", options?.limit, 1)
+      ], () => impl.list(tenantId, options)),
+    update: (tenantId, scheduleId, expected, c, now) =>
+      V.checked([
+        ...id("ScheduleStore.update", tenantId, scheduleId),
+        V.wholeAtLeast("ScheduleStore.update", "expected", expected, 1),
+        ...change("ScheduleStore.update", c),
+        V.time("ScheduleStore.update", "now", now)
+      ], () => impl.update(tenantId, scheduleId, expected, c, now)),
+    due: (now, limit) =>
+      V.checked([V.time("ScheduleStore.due", "now", now), V.wholeAtLeast("ScheduleStore.due", "limit", limit, 1)], () => impl.due(now, limit)),
+    nextDue: impl.nextDue,
+    delete: (tenantId, scheduleId) => V.checked(id("ScheduleStore.delete", tenantId, scheduleId), () => impl.delete(tenantId, scheduleId)),
+    ping: impl.ping
   }
 }

@@ -151,69 +151,74 @@ export interface TreeStoreShape extends Omit<TreeStoreBackend, "saveIfAbsent" | 
  * @category services
  * @since 0.1.0
  */
-export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("baton/TreeStore") {
-  /** Adds argument checks and the reserved-key rule to a backend. */
-  static make(impl: TreeStoreBackend): TreeStoreShape {
-    const scope = (op: string, tenantId: string, root: string) => [
-      V.nonEmpty(op, "tenantId", tenantId),
-      V.nonEmpty(op, "rootExecutionId", root)
-    ]
-    const getMany = impl.getMany ?? ((tenantId: TenantId, root: ExecutionId, keys: ReadonlyArray<string>) =>
-      Effect.map(
-        Effect.forEach(keys, (key) => Effect.map(impl.get(tenantId, root, key), Option.map((value): TreeEntry => ({ key, value })))),
-        (found) => found.flatMap((e) => Option.isSome(e) ? [e.value] : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
-      ))
-    return {
-      saveIfAbsent: (tenantId, root, key, value) =>
-        V.checked([
-          ...scope("TreeStore.saveIfAbsent", tenantId, root),
-          V.nonEmpty("TreeStore.saveIfAbsent", "key", key),
-          V.json("TreeStore.saveIfAbsent", "value", value)
-        ], () => typeof key === "string" && key.startsWith(reservedPrefix)
-          ? Effect.fail<Failure | ReservedKeyError>(new ReservedKeyError({ key }))
-          : impl.saveIfAbsent(tenantId, root, key, value)),
-      saveReservedIfAbsent: (tenantId, root, name, value) =>
-        V.checked([
-          ...scope("TreeStore.saveReservedIfAbsent", tenantId, root),
-          V.nonEmpty("TreeStore.saveReservedIfAbsent", "name", name),
-          V.json("TreeStore.saveReservedIfAbsent", "value", value)
-        ], () => impl.saveIfAbsent(tenantId, root, reservedPrefix + name, value)),
-      saveReservedFenced: (tenantId, root, name, value, lease, now) =>
-        V.checked([
-          ...scope("TreeStore.saveReservedFenced", tenantId, root),
-          V.nonEmpty("TreeStore.saveReservedFenced", "name", name),
-          V.json("TreeStore.saveReservedFenced", "value", value),
-          ...checkLease("TreeStore.saveReservedFenced", lease),
-          lease?.tenantId === tenantId ? Effect.void : Effect.fail(
-            new InvalidInputError({ operation: "TreeStore.saveReservedFenced", field: "lease.tenantId", reason: "must be the tree's tenant" })
-          ),
-          V.time("TreeStore.saveReservedFenced", "now", now)
-        ], () => impl.saveIfAbsentFenced(tenantId, root, reservedPrefix + name, value, lease, now)),
-      get: (tenantId, root, key) =>
-        V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], () => impl.get(tenantId, root, key)),
-      getMany: (tenantId, root, keys) =>
-        V.checked([
-          ...scope("TreeStore.getMany", tenantId, root),
-          V.keys("TreeStore.getMany", "keys", keys, maxGetManyKeys)
-        ], () => keys.length === 0 ? Effect.succeed([]) : getMany(tenantId, root, [...new Set(keys)])),
-      list: (tenantId, root, prefix) =>
-        V.checked([
-          ...scope("TreeStore.list", tenantId, root),
-          V.text("TreeStore.list", "prefix", prefix)
-        ], () => impl.list(tenantId, root, prefix)),
-      deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), () => impl.deleteRoot(tenantId, root)),
-      findRootsWith: (name, limit, after) =>
-        V.checked([
-          V.oneOf("TreeStore.findRootsWith", "name", name, findableNames),
-          V.wholeAtLeast("TreeStore.findRootsWith", "limit", limit, 1),
-          ...(Option.isSome(after)
-            ? [
-              V.nonEmpty("TreeStore.findRootsWith", "after.tenantId", after.value.tenantId),
-              V.nonEmpty("TreeStore.findRootsWith", "after.rootExecutionId", after.value.rootExecutionId)
-            ]
-            : [])
-        ], () => impl.findRootsWithKey(reservedPrefix + name, limit, after)),
-      ping: impl.ping
-    }
+export class TreeStore extends Context.Service<TreeStore, TreeStoreShape>()("baton/TreeStore") {}
+
+/**
+ * Adds argument checks and the reserved-key rule to a backend.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
+export const make = (impl: TreeStoreBackend): TreeStoreShape => {
+  const scope = (op: string, tenantId: string, root: string) => [
+    V.nonEmpty(op, "tenantId", tenantId),
+    V.nonEmpty(op, "rootExecutionId", root)
+  ]
+  const getMany = impl.getMany ?? ((tenantId: TenantId, root: ExecutionId, keys: ReadonlyArray<string>) =>
+    Effect.map(
+      Effect.forEach(keys, (key) => Effect.map(impl.get(tenantId, root, key), Option.map((value): TreeEntry => ({ key, value })))),
+      (found) => found.flatMap((e) => Option.isSome(e) ? [e.value] : []).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    ))
+  return {
+    saveIfAbsent: (tenantId, root, key, value) =>
+      V.checked([
+        ...scope("TreeStore.saveIfAbsent", tenantId, root),
+        V.nonEmpty("TreeStore.saveIfAbsent", "key", key),
+        V.json("TreeStore.saveIfAbsent", "value", value)
+      ], () => typeof key === "string" && key.startsWith(reservedPrefix)
+        ? Effect.fail<Failure | ReservedKeyError>(new ReservedKeyError({ key }))
+        : impl.saveIfAbsent(tenantId, root, key, value)),
+    saveReservedIfAbsent: (tenantId, root, name, value) =>
+      V.checked([
+        ...scope("TreeStore.saveReservedIfAbsent", tenantId, root),
+        V.nonEmpty("TreeStore.saveReservedIfAbsent", "name", name),
+        V.json("TreeStore.saveReservedIfAbsent", "value", value)
+      ], () => impl.saveIfAbsent(tenantId, root, reservedPrefix + name, value)),
+    saveReservedFenced: (tenantId, root, name, value, lease, now) =>
+      V.checked([
+        ...scope("TreeStore.saveReservedFenced", tenantId, root),
+        V.nonEmpty("TreeStore.saveReservedFenced", "name", name),
+        V.json("TreeStore.saveReservedFenced", "value", value),
+        ...checkLease("TreeStore.saveReservedFenced", lease),
+        lease?.tenantId === tenantId ? Effect.void : Effect.fail(
+          new InvalidInputError({ operation: "TreeStore.saveReservedFenced", field: "lease.tenantId", reason: "must be the tree's tenant" })
+        ),
+        V.time("TreeStore.saveReservedFenced", "now", now)
+      ], () => impl.saveIfAbsentFenced(tenantId, root, reservedPrefix + name, value, lease, now)),
+    get: (tenantId, root, key) =>
+      V.checked([...scope("TreeStore.get", tenantId, root), V.nonEmpty("TreeStore.get", "key", key)], () => impl.get(tenantId, root, key)),
+    getMany: (tenantId, root, keys) =>
+      V.checked([
+        ...scope("TreeStore.getMany", tenantId, root),
+        V.keys("TreeStore.getMany", "keys", keys, maxGetManyKeys)
+      ], () => keys.length === 0 ? Effect.succeed([]) : getMany(tenantId, root, [...new Set(keys)])),
+    list: (tenantId, root, prefix) =>
+      V.checked([
+        ...scope("TreeStore.list", tenantId, root),
+        V.text("TreeStore.list", "prefix", prefix)
+      ], () => impl.list(tenantId, root, prefix)),
+    deleteRoot: (tenantId, root) => V.checked(scope("TreeStore.deleteRoot", tenantId, root), () => impl.deleteRoot(tenantId, root)),
+    findRootsWith: (name, limit, after) =>
+      V.checked([
+        V.oneOf("TreeStore.findRootsWith", "name", name, findableNames),
+        V.wholeAtLeast("TreeStore.findRootsWith", "limit", limit, 1),
+        ...(Option.isSome(after)
+          ? [
+            V.nonEmpty("TreeStore.findRootsWith", "after.tenantId", after.value.tenantId),
+            V.nonEmpty("TreeStore.findRootsWith", "after.rootExecutionId", after.value.rootExecutionId)
+          ]
+          : [])
+      ], () => impl.findRootsWithKey(reservedPrefix + name, limit, after)),
+    ping: impl.ping
   }
 }

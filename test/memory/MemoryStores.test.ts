@@ -7,7 +7,7 @@ import { Context, Effect, Layer, Option } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -23,7 +23,7 @@ describe("MemoryStores", () => {
       const ping = <I, S extends { readonly ping: Effect.Effect<void, unknown> }>(layer: Layer.Layer<I, never, never>, key: Context.Key<I, S>) =>
         Effect.flatMap(Layer.build(layer), (ctx) => Context.get(ctx, key).ping)
       yield* ping(MemoryStores.layerLeaseStore, LeaseStore)
-      yield* ping(MemoryStores.layerRecordStore.pipe(Layer.provide(IdGenerator.layer)), RecordStore)
+      yield* ping(MemoryStores.layerRecordStore.pipe(Layer.provide(Ids.layer)), RecordStore)
       yield* ping(MemoryStores.layerPauseStore, PauseStore)
       yield* ping(MemoryStores.layerTreeStore, TreeStore)
       yield* ping(MemoryStores.layerCheckpointStore, CheckpointStore)
@@ -36,7 +36,7 @@ describe("MemoryStores", () => {
 
   it.effect("two builds of layerOnState on one MemoryState share rows, as instances share a database", () =>
     Effect.gen(function*() {
-      const shared = yield* Layer.build(Layer.merge(MemoryState.layer, IdGenerator.layer))
+      const shared = yield* Layer.build(Layer.merge(MemoryState.layer, Ids.layer))
       const a = Context.get(yield* Layer.build(Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provide(Layer.succeedContext(shared)))), LeaseStore)
       const b = Context.get(yield* Layer.build(Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provide(Layer.succeedContext(shared)))), LeaseStore)
       assert.isTrue(Option.isSome(yield* a.acquire("t", "root", "a", 30_000, 0)))

@@ -11,13 +11,13 @@ import { Effect, Layer } from "effect"
 import { MemoryLeaseStore, MemoryPauseStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
-import { PauseStore } from "../../src/stores/PauseStore.ts"
+import * as Ids from "../../src/stores/Ids.ts"
+import * as PauseStore from "../../src/stores/PauseStore.ts"
 import { Conformance } from "../../src/testing/index.ts"
 
 // One state for both instances: the same Layer value, built once in the
 // suite's memo map. Each instance gets its own store services over it.
-const state = Layer.merge(MemoryState.layer, IdGenerator.layer)
+const state = Layer.merge(MemoryState.layer, Ids.layer)
 const instance = () => Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provideMerge(state))
 
 const setups = [
@@ -51,7 +51,7 @@ Conformance.checkpointStoreSuite({
 
 // A backend that leaves `saveFenced` out: `PauseStore.make` answers it with `save` (`fenced: false`).
 const unfencedPauses = Layer.effect(
-  PauseStore,
+  PauseStore.PauseStore,
   Effect.map(MemoryPauseStore.make, ({ fenced: _fenced, saveFenced: _saveFenced, ...backend }) => PauseStore.make(backend))
 )
 Conformance.pauseStoreSuite({

@@ -4,10 +4,10 @@
  */
 import { Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { Conformance } from "../../src/testing/index.ts"
 
-const state = Layer.merge(MemoryState.layer, IdGenerator.layer)
+const state = Layer.merge(MemoryState.layer, Ids.layer)
 const instance = () => Layer.fresh(MemoryStores.layerOnState).pipe(Layer.provideMerge(state))
 
 Conformance.eventStoreSuite({ name: "memory, two instances", layer: instance(), second: instance() })

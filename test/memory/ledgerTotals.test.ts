@@ -5,12 +5,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { LedgerStore } from "../../src/stores/LedgerStore.ts"
+import * as LedgerStore from "../../src/stores/LedgerStore.ts"
 
 describe("LedgerStore.totals without a backend's own", () => {
   it.effect("answers each day's total from get, in the order asked; bad days are refused", () =>
     Effect.gen(function*() {
-      const full = yield* LedgerStore
+      const full = yield* LedgerStore.LedgerStore
       let gets = 0
       const { totals: _, ...backend } = full
       const bare = LedgerStore.make({ ...backend, get: (key) => Effect.suspend(() => (gets++, full.get(key))) })

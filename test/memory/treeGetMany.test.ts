@@ -6,12 +6,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit } from "effect"
 import { MemoryStores } from "../../layers/memory/index.ts"
-import { TreeStore } from "../../src/stores/TreeStore.ts"
+import * as TreeStore from "../../src/stores/TreeStore.ts"
 
 describe("TreeStore.getMany without a backend's own", () => {
   it.effect("answers the existing keys' entries from get, in key order; bad keys are refused", () =>
     Effect.gen(function*() {
-      const full = yield* TreeStore
+      const full = yield* TreeStore.TreeStore
       let gets = 0
       const { findRootsWith: ____, getMany: _, saveReservedIfAbsent: __, saveReservedFenced: ___, ...backend } = full
       const bare = TreeStore.make({

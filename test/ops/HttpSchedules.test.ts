@@ -29,7 +29,7 @@ const call = (port: number, method: string, path: string, body?: unknown, header
   })
 
 const server = BatonHttp.layerServer({ workflows: [report], authorize, port: 0 }).pipe(
-  Layer.provideMerge(Layer.merge(Baton.layer({ workflows: [report] }), Schedules.Schedules.layer)),
+  Layer.provideMerge(Layer.merge(Baton.layer({ workflows: [report] }), Schedules.layer)),
   Layer.provide(MemoryStores.layer)
 )
 

@@ -10,7 +10,7 @@ import { PgStores } from "../../layers/pg/index.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { fenceKey } from "../../src/stores/Fence.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -29,7 +29,7 @@ describe("PgStores, each store alone", () => {
     Effect.gen(function*() {
       const context = yield* Layer.build(Layer.mergeAll(
         PgStores.layerLeaseStore(options),
-        PgStores.layerRecordStore(options).pipe(Layer.provide(IdGenerator.layer)),
+        PgStores.layerRecordStore(options).pipe(Layer.provide(Ids.layer)),
         PgStores.layerPauseStore(options),
         PgStores.layerTreeStore(options),
         PgStores.layerCheckpointStore(options),

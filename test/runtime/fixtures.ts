@@ -12,7 +12,7 @@ import * as Path from "node:path"
 import * as MemoryState from "../../layers/memory/MemoryState.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
 import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
@@ -148,7 +148,7 @@ export const parallel = (fx: SideEffects) =>
 
 /** Memory stores with reproducible ids. */
 export const memoryStores = MemoryStores.layerOnState.pipe(
-  Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential))
+  Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layerSequential))
 )
 
 /** fork → left (pauses, then works `slowFor` on the Clock) and right (pauses) → join. */

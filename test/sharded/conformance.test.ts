@@ -8,13 +8,13 @@
 import { Effect, Layer } from "effect"
 import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { Conformance } from "../../src/testing/index.ts"
 import { byHash } from "./shards.ts"
 
 const names = ["a", "b", "c"] as const
 // One state per shard, made here and shared by both instances (each shard's bundle is built apart: one database each).
-const states = names.map(() => Effect.runSync(Effect.scoped(Layer.build(Layer.merge(MemoryState.layer, IdGenerator.layer)))))
+const states = names.map(() => Effect.runSync(Effect.scoped(Layer.build(Layer.merge(MemoryState.layer, Ids.layer)))))
 const router = () =>
   ShardedStores.layer({
     shards: names.map((name, i) => ({ name, layer: MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.succeedContext(states[i]!))) })),

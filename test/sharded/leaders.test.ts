@@ -17,7 +17,7 @@ import * as Leader from "../../src/runtime/Leader.ts"
 import { permitKey } from "../../src/runtime/limits/TenantQuota.ts"
 import { leaderName as scheduleLeader } from "../../src/runtime/internal/schedules/Firing.ts"
 import * as Schedules from "../../src/runtime/Schedules.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
@@ -31,7 +31,7 @@ import { pauseThenResume } from "./passes.ts"
 /** Memory shards over states made here, so a test reads each shard's rows apart from the router. */
 const memoryShards = (names: ReadonlyArray<string>) => {
   const states = Object.fromEntries(
-    names.map((name) => [name, Effect.runSync(Effect.scoped(Layer.build(Layer.merge(MemoryState.layer, IdGenerator.layer))))])
+    names.map((name) => [name, Effect.runSync(Effect.scoped(Layer.build(Layer.merge(MemoryState.layer, Ids.layer))))])
   )
   const layerOf = (name: string) => MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.succeedContext(states[name]!)))
   return { layerOf }

@@ -11,7 +11,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
 import { MemoryLiveness, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
@@ -24,7 +24,7 @@ const shardsWithLiveness = () => {
   const liveness = { a: MemoryLiveness.make(), b: MemoryLiveness.make(), c: MemoryLiveness.make() }
   const layerOf = (name: keyof typeof liveness) =>
     Layer.merge(
-      MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer))),
+      MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layer))),
       Layer.succeed(InstanceLiveness, liveness[name])
     )
   // b is home: the shard of the runtime's own tenant (the rule's default).
@@ -81,7 +81,7 @@ describe("instance liveness per shard", () => {
 
   it.effect("a shard whose bundle has no liveness keeps lease expiry for its trees; the others move at once", () => {
     const withSignal = MemoryLiveness.make()
-    const bare = MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer)))
+    const bare = MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layer)))
     const stores = ShardedStores.layer({
       shards: [{ name: "a", layer: Layer.merge(bare, Layer.succeed(InstanceLiveness, withSignal)) }, { name: "b", layer: bare }],
       route: { tenants: { acme: "a", globex: "b" }, default: "a" }
@@ -109,7 +109,7 @@ describe("instance liveness per shard", () => {
   it.effect("over a single shard, liveness is that shard's", () => {
     const { stores } = (() => {
       const liveness = MemoryLiveness.make()
-      const layer = Layer.merge(MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer))), Layer.succeed(InstanceLiveness, liveness))
+      const layer = Layer.merge(MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layer))), Layer.succeed(InstanceLiveness, liveness))
       return { stores: ShardedStores.layer({ shards: [{ name: "only", layer }], route: () => "only" }) }
     })()
     return Effect.gen(function*() {

@@ -13,7 +13,7 @@ import { MemoryState, MemoryStores } from "../../layers/memory/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
 import { ShardedStores } from "../../layers/sharded/index.ts"
 import { StoreError } from "../../src/stores/Errors.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
 import { approval, makeSideEffects, oneStep, slow } from "../runtime/fixtures.ts"
@@ -25,7 +25,7 @@ const route = { tenants, default: "a" }
 /** Three memory shards, each over a state made here (to read each shard's rows apart). */
 const memoryShards = () => {
   const states = Object.fromEntries(
-    ["a", "b", "c"].map((name) => [name, Effect.runSync(Effect.scoped(Layer.build(Layer.merge(MemoryState.layer, IdGenerator.layer))))])
+    ["a", "b", "c"].map((name) => [name, Effect.runSync(Effect.scoped(Layer.build(Layer.merge(MemoryState.layer, Ids.layer))))])
   )
   const layerOf = (name: string) => MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.succeedContext(states[name]!)))
   return { states, layerOf }

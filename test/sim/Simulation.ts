@@ -35,7 +35,7 @@ import type { ExecutionRecord } from "../../src/stores/ExecutionRecord.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import type { FenceCheck } from "../../src/stores/Fence.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
 import type { RateLimitStore } from "../../src/stores/RateLimitStore.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
@@ -316,7 +316,7 @@ const sqliteStoresFor = (world: World) => {
     Layer.succeed(InstanceLiveness, world.liveness)
   ).pipe(
     Layer.provide(SqliteMigrations.layer()),
-    Layer.provideMerge(Layer.merge(SqliteClient.layer({ path: ":memory:", busyTimeout: 0 }), IdGenerator.layerSequential))
+    Layer.provideMerge(Layer.merge(SqliteClient.layer({ path: ":memory:", busyTimeout: 0 }), Ids.layerSequential))
   )
 }
 
@@ -341,7 +341,7 @@ const memoryStoresFor = (world: World) => {
     MemoryTimerStore.layer,
     checkpoints,
     Layer.succeed(InstanceLiveness, world.liveness)
-  ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
+  ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layerSequential)))
 }
 
 /** An instance's liveness key (its holder ids' prefix), as it registered it. */

@@ -17,7 +17,7 @@ import { Duration, Effect, Exit, Fiber, Layer, Option, References } from "effect
 import * as MemoryState from "../../layers/memory/MemoryState.ts"
 import * as MemoryStores from "../../layers/memory/MemoryStores.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../src/stores/TreeStore.ts"
 import * as Harness from "../../src/testing/Harness.ts"
@@ -181,7 +181,7 @@ const expectedFailures = new Set([
 const storesFor = (store: SimulationStore) =>
   store === "sqlite"
     ? SqliteStores.layer({ path: ":memory:", busyTimeout: 0 })
-    : MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
+    : MemoryStores.layerOnState.pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layerSequential)))
 
 /**
  * What one seed found.

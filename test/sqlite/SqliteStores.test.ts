@@ -7,6 +7,7 @@ import { ConfigProvider, Context, Effect, Exit, Layer, Option, Scope } from "eff
 import * as Path from "node:path"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
@@ -58,7 +59,7 @@ describe("SqliteStores", () => {
       const scope = yield* Scope.make()
       const build = <A>(layer: Layer.Layer<A, unknown>) => Layer.buildWithScope(layer, scope)
       yield* Context.get(yield* build(SqliteStores.layerLeaseStore({ path })), LeaseStore).ping
-      yield* Context.get(yield* build(SqliteStores.layerRecordStore({ path }).pipe(Layer.provide(IdGenerator.layer))), RecordStore).ping
+      yield* Context.get(yield* build(SqliteStores.layerRecordStore({ path }).pipe(Layer.provide(Ids.layer))), RecordStore).ping
       yield* Context.get(yield* build(SqliteStores.layerPauseStore({ path })), PauseStore).ping
       yield* Context.get(yield* build(SqliteStores.layerTreeStore({ path })), TreeStore).ping
       yield* Context.get(yield* build(SqliteStores.layerCheckpointStore({ path })), CheckpointStore).ping

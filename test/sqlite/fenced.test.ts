@@ -13,8 +13,8 @@ import { SqlClient } from "effect/sql"
 import * as Path from "node:path"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { LeaseLostError } from "../../src/stores/Errors.ts"
-import { type Fence, fenceKey, tenantKey } from "../../src/stores/Fence.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import { type Fence, fenceKey, tenantConfigKey } from "../../src/stores/Fence.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { SqlStores } from "../../layers/sql/index.ts"
@@ -32,7 +32,7 @@ const openOn = (options: { readonly path?: string; readonly busyTimeout?: number
     const layer = SqlStores.layer().pipe(
       Layer.provide(SqliteMigrations.layer()),
       Layer.provideMerge(SqliteClient.layer({ path: options.path ?? Path.join(dir, `fenced-${++n}.db`), busyTimeout: options.busyTimeout })),
-      Layer.provide(IdGenerator.layer)
+      Layer.provide(Ids.layer)
     )
     const ctx = yield* Layer.buildWithScope(layer, scope)
     return {
@@ -66,7 +66,7 @@ const fenceOf = (lease: Lease, now: number) => {
 const tenant = "tenant-f"
 
 const config = (threadId: string, extra: Record<string, unknown> = {}): RunnableConfig => ({
-  configurable: { thread_id: threadId, checkpoint_ns: "", [tenantKey]: tenant, ...extra }
+  configurable: { thread_id: threadId, checkpoint_ns: "", [tenantConfigKey]: tenant, ...extra }
 })
 
 // Each checkpoint gets a new channel version, as LangGraph gives it one per change.
@@ -135,7 +135,7 @@ describe("fenced checkpoint writes (SQLite)", () => {
         Effect.gen(function*() {
           const { fence, seen } = fenceOf(lease, now)
           const saved = yield* put(saver, { configurable: { ...(parent ?? config("root-7")).configurable, [fenceKey]: fence } }, `at ${now}`)
-          parent = { configurable: { ...saved.configurable, [tenantKey]: tenant } }
+          parent = { configurable: { ...saved.configurable, [tenantConfigKey]: tenant } }
           yield* Effect.promise(() => saver.putWrites({ configurable: { ...parent!.configurable, [fenceKey]: fence } }, [["value", now]], `task-${now}`))
           return seen.confirmed
         })
@@ -160,7 +160,7 @@ describe("fenced checkpoint writes (SQLite)", () => {
       const saved = yield* put(saver, config("root-8", { [fenceKey]: fenceOf(lease, 1_000).fence }), "base")
       const writesAt = (now: number, fenceLease = lease, task = `task-${now}`) => {
         const { fence, seen } = fenceOf(fenceLease, now)
-        const cfg: RunnableConfig = { configurable: { ...saved.configurable, [tenantKey]: tenant, [fenceKey]: fence } }
+        const cfg: RunnableConfig = { configurable: { ...saved.configurable, [tenantConfigKey]: tenant, [fenceKey]: fence } }
         return Effect.map(
           Effect.exit(Effect.tryPromise({ try: () => saver.putWrites(cfg, [["value", now], ["value", -now]], task), catch: (e) => e })),
           (exit) => ({ exit, seen })
@@ -223,7 +223,7 @@ describe("fenced checkpoint writes (SQLite)", () => {
       const old = yield* acquire(leases, "root-3", "a", 0)
       const saved = yield* put(saver, config("root-3", { [fenceKey]: fenceOf(old, 1).fence }), "base")
       yield* acquire(leases, "root-3", "b", ttl + 1)
-      const cfg: RunnableConfig = { configurable: { ...saved.configurable, [tenantKey]: tenant, [fenceKey]: fenceOf(old, ttl + 2).fence } }
+      const cfg: RunnableConfig = { configurable: { ...saved.configurable, [tenantConfigKey]: tenant, [fenceKey]: fenceOf(old, ttl + 2).fence } }
       const exit = yield* Effect.exit(Effect.tryPromise({ try: () => saver.putWrites(cfg, [["value", "late"]], "task-1"), catch: (e) => e }))
       lostWith(exit)
       const tuple = yield* Effect.promise(() => saver.getTuple(config("root-3")))

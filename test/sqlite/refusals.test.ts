@@ -10,7 +10,7 @@ import { MemoryStores } from "../../layers/memory/index.ts"
 import { SqlStores } from "../../layers/sql/index.ts"
 import { SqliteClient, SqliteMigrations } from "../../layers/sqlite/index.ts"
 import { ExecutionHistoryStore, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import type { Lease } from "../../src/stores/Lease.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
@@ -27,7 +27,7 @@ const backends: Record<"memory" | "sqlite", () => Layer.Layer<LeaseStore | TreeS
     SqlStores.layer().pipe(
       Layer.provide(SqliteMigrations.layer()),
       Layer.provideMerge(SqliteClient.layer({ path: Path.join(dir, `refusals-${Math.random().toString(36).slice(2)}.db`) })),
-      Layer.provide(IdGenerator.layer)
+      Layer.provide(Ids.layer)
     )
 }
 

@@ -6,7 +6,7 @@ import { Effect, Layer } from "effect"
 import * as Path from "node:path"
 import { SqlStores } from "../../layers/sql/index.ts"
 import { SqliteClient, SqliteMigrations } from "../../layers/sqlite/index.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
+import * as Ids from "../../src/stores/Ids.ts"
 import { fencedMoveStatements } from "../statusFenced.ts"
 import { tempDir } from "./tmp.ts"
 
@@ -18,7 +18,7 @@ describe("setStatusFenced on SQLite", () => {
       SqlStores.layer().pipe(
         Layer.provide(SqliteMigrations.layer()),
         Layer.provideMerge(SqliteClient.layer({ path: Path.join(dir, "stores.db") })),
-        Layer.provide(IdGenerator.layer)
+        Layer.provide(Ids.layer)
       )
     )))
 })

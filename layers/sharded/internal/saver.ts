@@ -16,12 +16,12 @@ import {
   type PendingWrite
 } from "@langchain/langgraph-checkpoint"
 import { type Context, Effect } from "effect"
-import { tenantKey } from "../../../src/stores/Fence.ts"
+import { tenantConfigKey } from "../../../src/stores/Fence.ts"
 import { defaultTenant } from "../../../src/stores/Ids.ts"
 import type { Router } from "./router.ts"
 
 const tenantOf = (config: RunnableConfig): string => {
-  const t = config.configurable?.[tenantKey]
+  const t = config.configurable?.[tenantConfigKey]
   return typeof t === "string" && t.length > 0 ? t : defaultTenant
 }
 

@@ -19,7 +19,7 @@ import { PauseStore } from "../../stores/PauseStore.ts"
 import { RecordStore } from "../../stores/RecordStore.ts"
 import { TreeStore } from "../../stores/TreeStore.ts"
 import * as BatonConfig from "../BatonConfig.ts"
-import * as Health from "../Health.ts"
+import * as Probes from "./observe/Probes.ts"
 import * as Budget from "../limits/Budget.ts"
 import type { AnyWorkflow, Workflow } from "../Workflow.ts"
 import { cancel, type CancelOptions } from "./calls/CancelThread.ts"
@@ -326,12 +326,12 @@ export const make = Effect.fnUntraced(function*(workflows: ReadonlyArray<AnyWork
       ),
     copyThread: (from: string, to: string, options?: CopyThreadOptions) =>
       Effect.andThen(Arguments.scope("Baton.copyThread", options, { from, to }), run(copyThread(from, to, options))),
-    checkLiveness: run(Health.checkLiveness(instance)),
+    checkLiveness: run(Probes.checkLiveness(instance)),
     stream: (threadId: string, options?: Follow.StreamOptions) =>
       Stream.unwrap(Effect.as(Arguments.scope("Baton.stream", options, { threadId }), Follow.follow(threadId, options))).pipe(
         Stream.provideContext(instance.services)
       ),
-    checkReadiness: run(Health.checkReadiness(
+    checkReadiness: run(Probes.checkReadiness(
       instance,
       Effect.map(Effect.all([StepSlots.readiness(slots), providerHealth]), (parts) => [...parts.flat(), ...Takeover.readiness(instance)])
     ))

@@ -22,7 +22,8 @@
 import { Clock, Effect, Schema } from "effect"
 import { BatonConfigError, type InvalidInputError, type StoreError } from "../../stores/Errors.ts"
 import type { ExecutionId, TenantId } from "../../stores/Ids.ts"
-import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
+import * as LedgerStore from "../../stores/LedgerStore.ts"
+import { type LedgerKey, type LedgerScope } from "../../stores/LedgerStore.ts"
 
 /**
  * A spend that would pass a budget, or a check on a budget used up.
@@ -103,9 +104,9 @@ const exceeded = (b: Budget, total: number, amount: number) =>
  * @category operations
  * @since 0.1.0
  */
-export const spend = (budgets: ReadonlyArray<Budget>, amount: number): Effect.Effect<void, BudgetError, LedgerStore> =>
+export const spend = (budgets: ReadonlyArray<Budget>, amount: number): Effect.Effect<void, BudgetError, LedgerStore.LedgerStore> =>
   Effect.gen(function*() {
-    const ledger = yield* LedgerStore
+    const ledger = yield* LedgerStore.LedgerStore
     const now = yield* Clock.currentTimeMillis
     for (const b of budgets) {
       const r = yield* ledger.add(ledgerKey(b, now), amount, b.limit)
@@ -119,9 +120,9 @@ export const spend = (budgets: ReadonlyArray<Budget>, amount: number): Effect.Ef
  * @category operations
  * @since 0.1.0
  */
-export const record = (keys: ReadonlyArray<SpendKey>, amount: number): Effect.Effect<void, StoreError | InvalidInputError, LedgerStore> =>
+export const record = (keys: ReadonlyArray<SpendKey>, amount: number): Effect.Effect<void, StoreError | InvalidInputError, LedgerStore.LedgerStore> =>
   Effect.gen(function*() {
-    const ledger = yield* LedgerStore
+    const ledger = yield* LedgerStore.LedgerStore
     const now = yield* Clock.currentTimeMillis
     for (const k of keys) yield* ledger.add(ledgerKey(k, now), amount)
   })
@@ -132,9 +133,9 @@ export const record = (keys: ReadonlyArray<SpendKey>, amount: number): Effect.Ef
  * @category operations
  * @since 0.1.0
  */
-export const check = (budgets: ReadonlyArray<Budget>): Effect.Effect<void, BudgetError, LedgerStore> =>
+export const check = (budgets: ReadonlyArray<Budget>): Effect.Effect<void, BudgetError, LedgerStore.LedgerStore> =>
   Effect.gen(function*() {
-    const ledger = yield* LedgerStore
+    const ledger = yield* LedgerStore.LedgerStore
     const now = yield* Clock.currentTimeMillis
     for (const b of budgets) {
       const total = yield* ledger.get(ledgerKey(b, now))
@@ -148,9 +149,9 @@ export const check = (budgets: ReadonlyArray<Budget>): Effect.Effect<void, Budge
  * @category operations
  * @since 0.1.0
  */
-export const spent = (key: SpendKey): Effect.Effect<number, StoreError | InvalidInputError, LedgerStore> =>
+export const spent = (key: SpendKey): Effect.Effect<number, StoreError | InvalidInputError, LedgerStore.LedgerStore> =>
   Effect.gen(function*() {
-    const ledger = yield* LedgerStore
+    const ledger = yield* LedgerStore.LedgerStore
     return yield* ledger.get(ledgerKey(key, yield* Clock.currentTimeMillis))
   })
 

@@ -10,7 +10,7 @@ import { Clock, Context, Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { CheckpointStore, type CheckpointStoreShape } from "../../stores/CheckpointStore.ts"
 import { LeaseLostError } from "../../stores/Errors.ts"
-import { type Fence, fenceKey, tenantKey } from "../../stores/Fence.ts"
+import { type Fence, fenceKey, tenantConfigKey } from "../../stores/Fence.ts"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { expectFailure, expectInvalid, now, some, type SuiteOptions } from "./Suite.ts"
@@ -33,7 +33,7 @@ const fenceRenew = 20_000
  */
 export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStore | LeaseStore> {
   /**
-   * Whether the store keeps checkpoints per tenant (`configurable[tenantKey]`).
+   * Whether the store keeps checkpoints per tenant (`configurable[tenantConfigKey]`).
    * Default true. A store made with `CheckpointStores.fromSaver` over a saver
    * that knows no tenants sets false: the tenant-isolation tests are then not
    * registered (such a store needs thread ids unique across tenants).
@@ -133,11 +133,11 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
     const root = ids("root")
     const base = checkpoint({ messages: ["hello"], count: 1 }, { messages: 1, count: 1 })
     yield* promise(() =>
-      stores.checkpoints.saver.put(config(threadId, { [tenantKey]: tenantId }), base, metadata(0), { messages: 1, count: 1 })
+      stores.checkpoints.saver.put(config(threadId, { [tenantConfigKey]: tenantId }), base, metadata(0), { messages: 1, count: 1 })
     )
     const lease = some(yield* stores.leases.acquire(tenantId, root, ids("holder"), leaseTtl, yield* now), "acquire the tree's lease")
     const latest = (saver = stores.checkpoints.saver) =>
-      promise(() => saver.getTuple(config(threadId, { [tenantKey]: tenantId })))
+      promise(() => saver.getTuple(config(threadId, { [tenantConfigKey]: tenantId })))
     return { tenantId, threadId, root, base, lease, latest }
   })
 
@@ -226,7 +226,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
           }
         }
         // The whole thread (both namespaces) and each namespace alone, with and without a limit.
-        const wholeThread: RunnableConfig = { configurable: { thread_id: threadId, [tenantKey]: tenantId } }
+        const wholeThread: RunnableConfig = { configurable: { thread_id: threadId, [tenantConfigKey]: tenantId } }
         for (const [listConfig, size] of [[wholeThread, 120], [cfg({ checkpoint_ns: "sub:1" }), 60], [cfg({ checkpoint_ns: "" }), 60]] as const) {
           const listed = yield* collect(second.checkpoints.saver, listConfig)
           assert.strictEqual(listed.length, size)
@@ -257,7 +257,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
           const { first, second } = yield* Stores
           const threadId = ids("thread")
           const [a, b, c] = [ids("tenant"), ids("tenant"), ids("tenant")]
-          const ofTenant = (tenantId: string, more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more })
+          const ofTenant = (tenantId: string, more: Record<string, unknown> = {}) => config(threadId, { [tenantConfigKey]: tenantId, ...more })
           const cpA = checkpoint({ owner: "a" }, { owner: 1 })
           const cpB = checkpoint({ owner: "b" }, { owner: 1 })
           yield* promise(() => first.checkpoints.saver.put(ofTenant(a), cpA, metadata(0), { owner: 1 }))
@@ -293,11 +293,11 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const seenAtRenewal: Array<string | undefined> = []
         const { fence, log } = yield* makeFence(s.lease, {
           renew: async () => {
-            const latest = await second.checkpoints.saver.getTuple(config(s.threadId, { [tenantKey]: s.tenantId }))
+            const latest = await second.checkpoints.saver.getTuple(config(s.threadId, { [tenantConfigKey]: s.tenantId }))
             seenAtRenewal.push(latest?.checkpoint.id)
           }
         })
-        const fenced = (more: Record<string, unknown> = {}) => config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, ...more })
+        const fenced = (more: Record<string, unknown> = {}) => config(s.threadId, { [tenantConfigKey]: s.tenantId, [fenceKey]: fence, ...more })
         const next = checkpoint({ messages: ["hello", "again"], count: 1 }, { messages: 2, count: 1 })
         yield* promise(() => first.checkpoints.saver.put(fenced({ checkpoint_id: s.base.id }), next, metadata(1), { messages: 2 }))
         yield* promise(() => first.checkpoints.saver.putWrites(fenced({ checkpoint_id: next.id }), [["count", 5]], "task"))
@@ -328,7 +328,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const s = yield* setup(first)
         const acquiredAt = s.lease.expiresAt - leaseTtl
         const { fence, log } = yield* makeFence(s.lease)
-        const fenced = (more: Record<string, unknown> = {}) => config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, ...more })
+        const fenced = (more: Record<string, unknown> = {}) => config(s.threadId, { [tenantConfigKey]: s.tenantId, [fenceKey]: fence, ...more })
         let parent = s.base.id
         let step = 0
         /** A put and a putWrites under the fence, now; answers the lease as stored after them. */
@@ -400,7 +400,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const { fence, log } = yield* makeFence(s.lease, {
           renew: () => Promise.reject(lostByRenewal)
         })
-        const stale = (more: Record<string, unknown>) => config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, ...more })
+        const stale = (more: Record<string, unknown>) => config(s.threadId, { [tenantConfigKey]: s.tenantId, [fenceKey]: fence, ...more })
         const next = checkpoint({ messages: ["overwritten"], count: 9 }, { messages: 2, count: 2 })
         const e1 = yield* rejection(
           () => first.checkpoints.saver.put(stale({ checkpoint_id: s.base.id }), next, metadata(1), { messages: 2, count: 2 }),
@@ -437,7 +437,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const { fence, log } = yield* makeFence(s.lease, {
           renew: () => Promise.reject(new LeaseLostError({ ...s.lease, reason: "renewal answered false" }))
         })
-        const cfg = config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, checkpoint_id: s.base.id })
+        const cfg = config(s.threadId, { [tenantConfigKey]: s.tenantId, [fenceKey]: fence, checkpoint_id: s.base.id })
         // expired at exactly expiresAt, nobody took it over
         yield* TestClock.adjust(leaseTtl)
         const e1 = yield* rejection(
@@ -455,7 +455,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const e2 = yield* rejection(
           () =>
             first.checkpoints.saver.putWrites(
-              config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: released.fence, checkpoint_id: s.base.id }),
+              config(s.threadId, { [tenantConfigKey]: s.tenantId, [fenceKey]: released.fence, checkpoint_id: s.base.id }),
               [["late", 1]],
               "task"
             ),
@@ -477,7 +477,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const s = yield* setup(first)
         const refusal = new LeaseLostError({ ...s.lease, reason: "confirmed time ran out" })
         const { fence, log } = yield* makeFence(s.lease, { refusal })
-        const cfg = config(s.threadId, { [tenantKey]: s.tenantId, [fenceKey]: fence, checkpoint_id: s.base.id })
+        const cfg = config(s.threadId, { [tenantConfigKey]: s.tenantId, [fenceKey]: fence, checkpoint_id: s.base.id })
         const before = some(yield* first.leases.get(s.tenantId, s.root), "lease")
         yield* TestClock.adjust(1_000)
         assert.strictEqual(
@@ -501,11 +501,11 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         yield* expectInvalid(first.checkpoints.deleteThread(s.tenantId, ""), "threadId", "deleteThread, empty thread")
         assert.strictEqual((yield* s.latest())!.checkpoint.id, s.base.id, "no bad deleteThread deleted anything")
         yield* rejection(
-          () => first.checkpoints.saver.put({ configurable: { [tenantKey]: s.tenantId } }, checkpoint({}, {}), metadata(0), {}),
+          () => first.checkpoints.saver.put({ configurable: { [tenantConfigKey]: s.tenantId } }, checkpoint({}, {}), metadata(0), {}),
           "put without thread_id"
         )
         yield* rejection(
-          () => first.checkpoints.saver.putWrites({ configurable: { thread_id: s.threadId, [tenantKey]: s.tenantId } }, [["x", 1]], "t"),
+          () => first.checkpoints.saver.putWrites({ configurable: { thread_id: s.threadId, [tenantConfigKey]: s.tenantId } }, [["x", 1]], "t"),
           "putWrites without checkpoint_id"
         )
         const latest = yield* s.latest()
@@ -520,7 +520,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
   const freshThread = () => {
     const tenantId = ids("tenant")
     const threadId = ids("thread")
-    return { tenantId, threadId, cfg: (more: Record<string, unknown> = {}) => config(threadId, { [tenantKey]: tenantId, ...more }) }
+    return { tenantId, threadId, cfg: (more: Record<string, unknown> = {}) => config(threadId, { [tenantConfigKey]: tenantId, ...more }) }
   }
 
   /** A line of `n` checkpoints in `ns` (ids `<prefix>-0000`…, each the parent of the next), `count` changing every step, `fixed` never; writes on each. */
@@ -581,7 +581,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         assert.deepStrictEqual((yield* collect(second.checkpoints.saver, cfg())).map((t) => t.checkpoint.id), [root[4]])
         // Written without a fence: created at the checkpoints' own timestamp (ts, 2026-03-01).
         const other = ids("thread")
-        const otherCfg = (more: Record<string, unknown> = {}) => config(other, { [tenantKey]: tenantId, ...more })
+        const otherCfg = (more: Record<string, unknown> = {}) => config(other, { [tenantConfigKey]: tenantId, ...more })
         const olds = yield* line(first.checkpoints.saver, otherCfg, "", 3)
         const ts = Date.parse("2026-03-01T00:00:00.000Z")
         assert.strictEqual((yield* lifecycle.pruneThread(tenantId, other, { createdBefore: ts }, 100)).checkpoints, 0, "none is older than its own time")
@@ -639,7 +639,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         const threadId = ids("thread")
         const [a, b] = [ids("tenant"), ids("tenant")].sort()
         for (const tenantId of [a, b]) {
-          yield* line(first.checkpoints.saver, (more = {}) => config(threadId, { [tenantKey]: tenantId, ...more }), "", 3)
+          yield* line(first.checkpoints.saver, (more = {}) => config(threadId, { [tenantConfigKey]: tenantId, ...more }), "", 3)
         }
         const lifecycle = lifecycleOf(second)
         const seen: Array<{ tenantId: string; threadId: string }> = []
@@ -657,7 +657,7 @@ export const checkpointStoreSuite = (options: CheckpointStoreSuiteOptions): void
         )
         assert.isTrue(ascending, "the pages come in (tenant, thread) order, each pair once")
         assert.strictEqual((yield* lifecycle.pruneThread(a, threadId, { keepLast: 1 }, 100)).checkpoints, 2)
-        const ofB = yield* collect(first.checkpoints.saver, config(threadId, { [tenantKey]: b }))
+        const ofB = yield* collect(first.checkpoints.saver, config(threadId, { [tenantConfigKey]: b }))
         assert.strictEqual(ofB.length, 3, "tenant b's thread of the same id is untouched")
         yield* expectInvalid(lifecycle.pruneThread("", threadId, { keepLast: 1 }, 100), "tenantId", "pruneThread, empty tenant")
       }))

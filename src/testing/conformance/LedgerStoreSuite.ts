@@ -5,7 +5,8 @@
  */
 import { assert } from "../internal/vitest.ts"
 import { Context, Effect } from "effect"
-import { type LedgerKey, type LedgerScope, LedgerStore } from "../../stores/LedgerStore.ts"
+import * as LedgerStore from "../../stores/LedgerStore.ts"
+import { type LedgerKey, type LedgerScope } from "../../stores/LedgerStore.ts"
 import { expectInvalid, illFormedIds, race, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
@@ -16,10 +17,10 @@ import { defineSuite } from "./SuiteDefinition.ts"
  * @category conformance
  * @since 0.1.0
  */
-export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore>): void => {
+export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore.LedgerStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {
     contract: "LedgerStore",
-    pick: (ctx) => Context.get(ctx, LedgerStore),
+    pick: (ctx) => Context.get(ctx, LedgerStore.LedgerStore),
     ping: (s) => s.ping
   })
   const counter = (over: Partial<LedgerKey> = {}): LedgerKey => ({

@@ -9,7 +9,7 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { Cause, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { type Baton, Workflow } from "../../../src/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
-import { tenantKey } from "../../../src/stores/Fence.ts"
+import { tenantConfigKey } from "../../../src/stores/Fence.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { approval, backends, errorTag, makeSideEffects } from "../fixtures.ts"
@@ -174,7 +174,7 @@ for (const backend of backends) {
         assert.strictEqual(copied.checkpoints, original.length)
         assert.deepStrictEqual(yield* of("copy"), original, "every checkpoint of every namespace, ids kept")
         const { saver } = yield* CheckpointStore
-        const newest = (threadId: string) => Effect.promise(() => saver.getTuple({ configurable: { thread_id: threadId, [tenantKey]: "acme" } }))
+        const newest = (threadId: string) => Effect.promise(() => saver.getTuple({ configurable: { thread_id: threadId, [tenantConfigKey]: "acme" } }))
         assert.deepStrictEqual((yield* newest("copy"))!.checkpoint.channel_values, (yield* newest("orig"))!.checkpoint.channel_values)
         assert.deepStrictEqual((yield* newest("copy"))!.pendingWrites, (yield* newest("orig"))!.pendingWrites)
         const page = yield* Fiber.join(yield* h.run(0, (b) => b.checkpoints("copy", scope)))

@@ -12,7 +12,7 @@ import { TestClock } from "effect/testing"
 import { MemoryCheckpointStore, MemoryLeaseStore, MemoryState } from "../../../layers/memory/index.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
 import { LeaseLostError, StoreError } from "../../../src/stores/Errors.ts"
-import { fenceKey, tenantKey } from "../../../src/stores/Fence.ts"
+import { fenceKey, tenantConfigKey } from "../../../src/stores/Fence.ts"
 import * as LeaseHolder from "../../../src/runtime/internal/lease/LeaseHolder.ts"
 import { LeaseStore } from "../../../src/stores/LeaseStore.ts"
 
@@ -53,7 +53,7 @@ const setup = Effect.gen(function*() {
       const v = ++version
       const checkpoint: Checkpoint = { ...emptyCheckpoint(), id: `cp-${String(v).padStart(4, "0")}`, channel_values: { v }, channel_versions: { v } }
       return saver.put(
-        { configurable: { thread_id: root, checkpoint_ns: "", [tenantKey]: tenantId, [fenceKey]: holder.fence } },
+        { configurable: { thread_id: root, checkpoint_ns: "", [tenantConfigKey]: tenantId, [fenceKey]: holder.fence } },
         checkpoint,
         { source: "loop", step: v, parents: {} },
         { v }
@@ -62,7 +62,7 @@ const setup = Effect.gen(function*() {
     catch: (e) => e
   })
   const stored = Effect.map(leases.get(tenantId, root), (o) => Option.getOrUndefined(o)?.expiresAt)
-  const latest = Effect.promise(() => saver.getTuple({ configurable: { thread_id: root, checkpoint_ns: "", [tenantKey]: tenantId } }))
+  const latest = Effect.promise(() => saver.getTuple({ configurable: { thread_id: root, checkpoint_ns: "", [tenantConfigKey]: tenantId } }))
   return { mode, holder, put, stored, latest, scope }
 })
 

@@ -15,7 +15,7 @@ import * as MemoryState from "../../../layers/memory/MemoryState.ts"
 import type { CheckpointRows } from "../../../src/stores/CheckpointRows.ts"
 import * as CheckpointStores from "../../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../../src/stores/CheckpointStore.ts"
-import { IdGenerator } from "../../../src/stores/Ids.ts"
+import * as Ids from "../../../src/stores/Ids.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { leaseOf, makeSideEffects, slow, sqliteStores, statusOf, theRunningRoot } from "../fixtures.ts"
 
@@ -38,7 +38,7 @@ const deferredWrites = (rows: CheckpointRows): CheckpointRows => ({
 const memoryDeferred = Layer.merge(
   MemoryStores.layerOnState,
   Layer.effect(CheckpointStore, MemoryState.MemoryState.useSync((state) => CheckpointStores.fromRows(deferredWrites(makeRows(state)))))
-).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layerSequential)))
+).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layerSequential)))
 
 const backends = [
   { name: "memory with writes answered later", stores: memoryDeferred },

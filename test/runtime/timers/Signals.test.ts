@@ -21,7 +21,7 @@ import {
   MemoryTreeStore
 } from "../../../layers/memory/index.ts"
 import * as Baton from "../../../src/runtime/Baton.ts"
-import { IdGenerator } from "../../../src/stores/Ids.ts"
+import * as Ids from "../../../src/stores/Ids.ts"
 import { TimerStore } from "../../../src/stores/TimerStore.ts"
 import { Harness } from "../../../src/testing/index.ts"
 import type { StoreCall } from "../../../src/testing/Harness.ts"
@@ -206,7 +206,7 @@ describe("sleeps and signals without a TimerStore", () => {
     MemoryPauseStore.layer,
     MemoryTreeStore.layer,
     MemoryCheckpointStore.layer
-  ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, IdGenerator.layer)))
+  ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layer)))
 
   it.effect("a workflow declaring signals fails the Layer with BatonConfigError on stores; a sleep fails its step saying what to provide", () =>
     Effect.gen(function*() {

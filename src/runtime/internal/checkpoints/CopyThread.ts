@@ -13,7 +13,7 @@ import { Clock, Effect } from "effect"
 import { ThreadHeldError } from "../../Errors.ts"
 import { CheckpointStore } from "../../../stores/CheckpointStore.ts"
 import { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
-import { tenantKey } from "../../../stores/Fence.ts"
+import { tenantConfigKey } from "../../../stores/Fence.ts"
 import { defaultTenant, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import { checkThread } from "../calls/Threads.ts"
@@ -40,7 +40,7 @@ const tuplesOf = (tenantId: TenantId, threadId: ThreadId) =>
     return yield* Effect.tryPromise({
       try: async () => {
         const out: Array<CheckpointTuple> = []
-        for await (const t of saver.list({ configurable: { thread_id: threadId, [tenantKey]: tenantId } })) out.push(t)
+        for await (const t of saver.list({ configurable: { thread_id: threadId, [tenantConfigKey]: tenantId } })) out.push(t)
         return out.reverse()
       },
       catch: storeError("list")
@@ -53,7 +53,7 @@ const put = (tenantId: TenantId, to: ThreadId, t: CheckpointTuple) =>
     const { saver } = yield* CheckpointStore
     const ns = (t.config.configurable?.checkpoint_ns as string | undefined) ?? ""
     const parent = t.parentConfig?.configurable?.checkpoint_id as string | undefined
-    const base = { thread_id: to, checkpoint_ns: ns, [tenantKey]: tenantId }
+    const base = { thread_id: to, checkpoint_ns: ns, [tenantConfigKey]: tenantId }
     yield* Effect.tryPromise({
       try: () => saver.put({ configurable: { ...base, ...(parent === undefined ? {} : { checkpoint_id: parent }) } }, t.checkpoint, t.metadata!, t.checkpoint.channel_versions),
       catch: storeError("put")

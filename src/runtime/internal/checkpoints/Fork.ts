@@ -30,7 +30,7 @@ import { ThreadBusyError, UnknownCheckpointError, UnknownWorkflowError } from ".
 import { CheckpointStore } from "../../../stores/CheckpointStore.ts"
 import { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
-import { fenceKey, tenantKey } from "../../../stores/Fence.ts"
+import { fenceKey, tenantConfigKey } from "../../../stores/Fence.ts"
 import { defaultTenant, IdGenerator, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import type { AnyWorkflow } from "../../Workflow.ts"
@@ -93,7 +93,7 @@ const tupleOf = (tenantId: TenantId, threadId: ThreadId, ns: string, checkpointI
   Effect.gen(function*() {
     const { saver } = yield* CheckpointStore
     const tuple = yield* promise("getTuple", () =>
-      saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, [tenantKey]: tenantId } }))
+      saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpointId, [tenantConfigKey]: tenantId } }))
     if (tuple === undefined) return yield* new UnknownCheckpointError({ tenantId, threadId, checkpointNs: ns, checkpointId })
     return tuple
   })
@@ -104,7 +104,7 @@ const subgraphsUnder = (tenantId: TenantId, threadId: ThreadId, parentId: string
     const { saver } = yield* CheckpointStore
     return yield* promise("list", async () => {
       const newest = new Map<string, CheckpointTuple>()
-      for await (const t of saver.list({ configurable: { thread_id: threadId, [tenantKey]: tenantId } })) {
+      for await (const t of saver.list({ configurable: { thread_id: threadId, [tenantConfigKey]: tenantId } })) {
         const ns = t.config.configurable?.checkpoint_ns as string
         if (ns === "" || newest.has(ns)) continue
         if ((t.metadata?.parents as Record<string, string> | undefined)?.[""] === parentId) newest.set(ns, t)
@@ -122,7 +122,7 @@ const highestVersion = (tenantId: TenantId, threadId: ThreadId, ns: string) =>
     const { saver } = yield* CheckpointStore
     return yield* promise("list", async () => {
       let highest = 0
-      for await (const t of saver.list({ configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantKey]: tenantId } })) {
+      for await (const t of saver.list({ configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantConfigKey]: tenantId } })) {
         for (const v of Object.values(t.checkpoint.channel_versions)) if (typeof v === "number" && v > highest) highest = v
       }
       return highest
@@ -179,7 +179,7 @@ const isNewest = (tenantId: TenantId, threadId: ThreadId, tuple: CheckpointTuple
   Effect.gen(function*() {
     const { saver } = yield* CheckpointStore
     const ns = (tuple.config.configurable?.checkpoint_ns as string | undefined) ?? ""
-    const newest = yield* promise("getTuple", () => saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantKey]: tenantId } }))
+    const newest = yield* promise("getTuple", () => saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantConfigKey]: tenantId } }))
     return newest?.checkpoint.id === tuple.checkpoint.id
   })
 
@@ -226,7 +226,7 @@ const reusedKeysOf = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, tenan
     const from = forkedRoot(plan)
     const entries = yield* promise("list", async () => {
       const out: Array<ReusedKeys.HistoryEntry> = []
-      for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: input.threadId, checkpoint_ns: "", [tenantKey]: tenantId } })) {
+      for await (const snapshot of graph.getStateHistory({ configurable: { thread_id: input.threadId, checkpoint_ns: "", [tenantConfigKey]: tenantId } })) {
         const at = snapshot.config.configurable ?? {}
         if ((at.checkpoint_ns ?? "") !== "") continue
         const checkpointId = at.checkpoint_id as string
@@ -270,7 +270,7 @@ const writeFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, config: 
       yield* copy(config, plan.head, { writes: plan.headWrites })
       for (const sub of plan.subgraphs) yield* copy(config, sub, { writes: true })
     } else {
-      const above = yield* highestVersion(config[tenantKey] as TenantId, config.thread_id as ThreadId, "")
+      const above = yield* highestVersion(config[tenantConfigKey] as TenantId, config.thread_id as ThreadId, "")
       yield* copy(config, plan.source, { id: copyId, parent: plan.source.checkpoint.id, writes: false, shiftVersionsBy: above })
     }
     if (input.update === undefined) return
@@ -328,7 +328,7 @@ const startFork = (input: ForkInput, workflow: AnyWorkflow, plan: Plan, reused: 
     if (started._tag === "ThreadBusy") {
       return yield* new ThreadBusyError({ tenantId, threadId: target, executionId: started.active.executionId, status: started.active.status })
     }
-    const config = { thread_id: target, [tenantKey]: tenantId, [fenceKey]: held.value.fence, [executionKey]: executionId }
+    const config = { thread_id: target, [tenantConfigKey]: tenantId, [fenceKey]: held.value.fence, [executionKey]: executionId }
     yield* writeFork(input, workflow, plan, config)
     if (reused !== undefined) {
       yield* (yield* TreeStore).saveReservedFenced(tenantId, executionId, ReusedKeys.reusedKeysName, reused, held.value.lease, held.value.fence.now())

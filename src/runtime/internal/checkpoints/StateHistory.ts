@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import type { CheckpointRow } from "../../../stores/CheckpointRows.ts"
 import { CheckpointStore } from "../../../stores/CheckpointStore.ts"
 import { InvalidInputError, StoreError } from "../../../stores/Errors.ts"
-import { tenantKey } from "../../../stores/Fence.ts"
+import { tenantConfigKey } from "../../../stores/Fence.ts"
 import { defaultTenant, type TenantId, type ThreadId } from "../../../stores/Ids.ts"
 import { checkThread } from "../calls/Threads.ts"
 
@@ -141,7 +141,7 @@ const fromSaver = (tenantId: string, threadId: string, ns: string, before: strin
     const tuples = yield* Effect.tryPromise({
       try: async () => {
         const out: Array<CheckpointTuple> = []
-        const config = { configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantKey]: tenantId } }
+        const config = { configurable: { thread_id: threadId, checkpoint_ns: ns, [tenantConfigKey]: tenantId } }
         const options = { limit: limit + 2, ...(before === undefined ? {} : { before: { configurable: { checkpoint_id: before } } }) }
         for await (const t of saver.list(config, options)) out.push(t)
         return out

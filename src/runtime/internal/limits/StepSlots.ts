@@ -311,7 +311,7 @@ export const healthComponent = (slots: StepSlotsShape): HealthComponent => {
 }
 
 /**
- * What `Health.checkReadiness` adds for the slots: nothing when there is no cap.
+ * What readiness (`observe/Probes.ts`) adds for the slots: nothing when there is no cap.
  *
  * @category internal
  * @since 0.1.0

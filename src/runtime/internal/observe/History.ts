@@ -21,7 +21,7 @@ import {
   type StepVisit
 } from "../../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../../stores/Lease.ts"
-import { LedgerStore } from "../../../stores/LedgerStore.ts"
+import * as LedgerStore from "../../../stores/LedgerStore.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { reservedPrefix, type TreeEntry, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
 import * as ModelCalls from "../evaluation/ModelCalls.ts"
@@ -260,7 +260,7 @@ const dayMillis = 24 * 60 * 60 * 1000
 
 /** The execution's spend from `startedAt` to `endedAt` (see `ExecutionSpend`): its counters read in one call. */
 const spendOf = Effect.fnUntraced(function*(record: ExecutionRecord, endedAt: number) {
-  const ledger = yield* Effect.serviceOption(LedgerStore)
+  const ledger = yield* Effect.serviceOption(LedgerStore.LedgerStore)
   if (Option.isNone(ledger)) return null
   const lastDay = LedgerStore.dayOf(endedAt)
   const lasted: Array<string> = []

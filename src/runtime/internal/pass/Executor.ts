@@ -17,7 +17,7 @@ import type { ChildPauseOrigin } from "../../Children.ts"
 import { type InvalidInputError, LeaseLostError, StoreError } from "../../../stores/Errors.ts"
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
-import { fenceKey, tenantKey } from "../../../stores/Fence.ts"
+import { fenceKey, tenantConfigKey } from "../../../stores/Fence.ts"
 import { executionKey, writeTimerKey } from "../../../checkpoint/CheckpointSaver.ts"
 import { IdGenerator } from "../../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "../Instance.ts"
@@ -123,7 +123,7 @@ interface Interrupt {
 }
 
 const graphConfig = (record: ExecutionRecord) => ({
-  configurable: { thread_id: record.threadId, [tenantKey]: record.tenantId }
+  configurable: { thread_id: record.threadId, [tenantConfigKey]: record.tenantId }
 })
 
 /** The pauses a caller answers (a children wait is the runtime's: left out). */
