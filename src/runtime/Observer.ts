@@ -105,7 +105,7 @@ const none: ObserverShape = {
 }
 
 /**
- * The observer hooks the runtime calls; none by default (provide one made with `makeObserver`).
+ * The observer hooks the runtime calls; none by default (provide one made with `make`).
  *
  * @category services
  * @since 0.1.0
@@ -118,4 +118,4 @@ export const Observer = Context.Reference<ObserverShape>("baton/Observer", { def
  * @category constructors
  * @since 0.1.0
  */
-export const makeObserver = (hooks: Partial<ObserverShape>): ObserverShape => ({ ...none, ...hooks })
+export const make = (hooks: Partial<ObserverShape>): ObserverShape => ({ ...none, ...hooks })

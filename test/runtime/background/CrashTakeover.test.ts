@@ -11,7 +11,7 @@ import { Effect, Fiber, Layer } from "effect"
 import { MemoryLiveness } from "../../../layers/memory/index.ts"
 import { InstanceLiveness } from "../../../src/stores/InstanceLiveness.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
-import { makeObserver, Observer } from "../../../src/runtime/Observer.ts"
+import { make as makeObserver, Observer } from "../../../src/runtime/Observer.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
 import { errorTag, leaseOf, makeSideEffects, memoryStores, type SideEffects, slow, statusOf, theRunningRoot } from "../fixtures.ts"
 

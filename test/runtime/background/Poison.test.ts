@@ -7,7 +7,7 @@
 import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgraph"
 import { assert, describe, it } from "@effect/vitest"
 import { Cause, Clock, Context, Effect, Fiber, Layer } from "effect"
-import { Observer, makeObserver } from "../../../src/runtime/Observer.ts"
+import { Observer, make as makeObserver } from "../../../src/runtime/Observer.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 import { LeaseLostError, StoreError } from "../../../src/stores/Errors.ts"
 import { InstanceStoppingError } from "../../../src/runtime/Errors.ts"

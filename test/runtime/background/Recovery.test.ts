@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
 import { LeaseStore } from "../../../src/stores/LeaseStore.ts"
-import { Observer, makeObserver, type ResumeReason } from "../../../src/runtime/Observer.ts"
+import { Observer, make as makeObserver, type ResumeReason } from "../../../src/runtime/Observer.ts"
 import { PauseStore } from "../../../src/stores/PauseStore.ts"
 import { RecordStore } from "../../../src/stores/RecordStore.ts"
 import { TreeStore } from "../../../src/stores/TreeStore.ts"

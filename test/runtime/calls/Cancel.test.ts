@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Option } from "effect"
 import * as Cancel from "../../../src/runtime/internal/undo/Cancel.ts"
-import { Observer, makeObserver } from "../../../src/runtime/Observer.ts"
+import { Observer, make as makeObserver } from "../../../src/runtime/Observer.ts"
 import { PauseStore } from "../../../src/stores/PauseStore.ts"
 import { TreeStore } from "../../../src/stores/TreeStore.ts"
 import * as Harness from "../../../src/testing/Harness.ts"
