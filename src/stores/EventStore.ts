@@ -11,7 +11,6 @@ import { InvalidInputError, type LeaseLostError, type StoreError } from "./Error
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
-import { checkLease } from "./LeaseStore.ts"
 
 /**
  * What an event carries: one of LangGraph's stream modes, or `"status"` (the
@@ -145,7 +144,7 @@ export const make = (impl: EventStoreShape): EventStoreShape => {
     append: (lease, threadId, events, now) => {
       const op = "EventStore.append"
       return V.checked([
-        ...checkLease(op, lease),
+        ...V.lease(op, lease),
         ...V.ids(op, { threadId }),
         ...checkEvents(op, events),
         V.time(op, "now", now)

@@ -10,7 +10,6 @@ import { InvalidInputError, type LeaseLostError, type StoreError } from "./Error
 import type { ExecutionId, InstanceId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
-import { checkLease } from "./LeaseStore.ts"
 import type { Pause } from "./Pause.ts"
 
 /**
@@ -222,7 +221,7 @@ export const make = (impl: ExecutionHistoryStoreShape): ExecutionHistoryStoreSha
         V.oneOf(op, "snapshot.status", snapshot?.status, endStatuses),
         V.time(op, "snapshot.endedAt", snapshot?.endedAt),
         V.json(op, "snapshot", snapshot),
-        ...checkLease(op, lease),
+        ...V.lease(op, lease),
         lease?.tenantId === snapshot?.tenantId && lease?.rootExecutionId === snapshot?.executionId
           ? Effect.void
           : Effect.fail(new InvalidInputError({ operation: op, field: "lease", reason: "must be the lease of the snapshot's execution tree" })),

@@ -133,7 +133,7 @@ export const make = (impl: LeaseStoreBackend): LeaseStoreShape => {
     ...(takeOver === undefined ? {} : {
       takeOver: (current: Lease, holder: InstanceId, ttl: number, now: number) =>
         V.checked([
-          ...checkLease("LeaseStore.takeOver", current),
+          ...V.lease("LeaseStore.takeOver", current),
           V.nonEmpty("LeaseStore.takeOver", "holder", holder),
           V.positiveMillis("LeaseStore.takeOver", "ttlMillis", ttl),
           V.time("LeaseStore.takeOver", "now", now)
@@ -147,11 +147,11 @@ export const make = (impl: LeaseStoreBackend): LeaseStoreShape => {
       ], () => impl.acquire(tenantId, root, holder, ttl, now)),
     renew: (lease, ttl, now) =>
       V.checked([
-        ...checkLease("LeaseStore.renew", lease),
+        ...V.lease("LeaseStore.renew", lease),
         V.positiveMillis("LeaseStore.renew", "ttlMillis", ttl),
         V.time("LeaseStore.renew", "now", now)
       ], () => impl.renew(lease, ttl, now)),
-    release: (lease) => V.checked(checkLease("LeaseStore.release", lease), () => impl.release(lease)),
+    release: (lease) => V.checked(V.lease("LeaseStore.release", lease), () => impl.release(lease)),
     get: (tenantId, root) =>
       V.checked(V.ids("LeaseStore.get", { tenantId, rootExecutionId: root }), () => impl.get(tenantId, root)),
     getMany: (roots) =>
@@ -172,15 +172,3 @@ export const make = (impl: LeaseStoreBackend): LeaseStoreShape => {
   }
 }
 
-/**
- * Checks of a lease passed back to a store (renew, release, fenced writes).
- *
- * @category utils
- * @since 0.1.0
- */
-export const checkLease = (operation: string, lease: Lease) => [
-  V.nonEmpty(operation, "lease.tenantId", lease?.tenantId),
-  V.nonEmpty(operation, "lease.rootExecutionId", lease?.rootExecutionId),
-  V.nonEmpty(operation, "lease.holder", lease?.holder),
-  V.wholeAtLeast(operation, "lease.epoch", lease?.epoch, 1)
-]

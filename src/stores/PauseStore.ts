@@ -8,7 +8,6 @@ import { InvalidInputError, type LeaseLostError, type NotPausedError, type Store
 import type { ExecutionId, InstanceId, PauseId, TenantId, ThreadId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
-import { checkLease } from "./LeaseStore.ts"
 import type { Pause, PauseStatus } from "./Pause.ts"
 
 /**
@@ -127,7 +126,7 @@ const must = (op: string, field: string, ok: boolean, reason: string) =>
 
 const fencedChecks = (op: string, p: Pause, lease: Lease, now: number) => [
   ...pauseChecks(op, p),
-  ...checkLease(op, lease),
+  ...V.lease(op, lease),
   must(op, "lease.tenantId", lease?.tenantId === p?.tenantId, "must be the pause's tenant"),
   must(op, "lease.rootExecutionId", lease?.rootExecutionId === p?.rootExecutionId, "must be the pause's tree (its rootExecutionId)"),
   V.time(op, "now", now)

@@ -22,7 +22,6 @@ import { type ExecutionId, IdGenerator, type TenantId, type ThreadId } from "./I
 import { storableError } from "./internal/storable.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
-import { checkLease } from "./LeaseStore.ts"
 
 export type Failure = StoreError | InvalidInputError
 
@@ -285,7 +284,7 @@ export const make = Effect.fnUntraced(function*(impl: RecordStoreBackend) {
     setStatusFenced: (input) =>
       V.checked([
         ...statusChecks("RecordStore.setStatusFenced", input),
-        ...checkLease("RecordStore.setStatusFenced", input.lease),
+        ...V.lease("RecordStore.setStatusFenced", input.lease),
         must("RecordStore.setStatusFenced", "lease.tenantId", input.lease?.tenantId === input.tenantId, "must be the record's tenant")
       ], () => impl.setStatusFenced({ ...input, error: storableError(input.error) })),
     list: (query) =>

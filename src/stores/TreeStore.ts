@@ -8,7 +8,6 @@ import { InvalidInputError, type LeaseLostError, ReservedKeyError, type StoreErr
 import type { ExecutionId, TenantId } from "./Ids.ts"
 import * as V from "./internal/validate.ts"
 import type { Lease } from "./Lease.ts"
-import { checkLease } from "./LeaseStore.ts"
 import type { RootCursor } from "./PauseStore.ts"
 
 /**
@@ -189,7 +188,7 @@ export const make = (impl: TreeStoreBackend): TreeStoreShape => {
         ...scope("TreeStore.saveReservedFenced", tenantId, root),
         V.nonEmpty("TreeStore.saveReservedFenced", "name", name),
         V.json("TreeStore.saveReservedFenced", "value", value),
-        ...checkLease("TreeStore.saveReservedFenced", lease),
+        ...V.lease("TreeStore.saveReservedFenced", lease),
         lease?.tenantId === tenantId ? Effect.void : Effect.fail(
           new InvalidInputError({ operation: "TreeStore.saveReservedFenced", field: "lease.tenantId", reason: "must be the tree's tenant" })
         ),

@@ -8,6 +8,7 @@ import { Cause, Effect, Schema } from "effect"
 import { InvalidInputError } from "../Errors.ts"
 import { millisOf } from "./options.ts"
 import { Id, maxIdLength, Text } from "../Ids.ts"
+import type { Lease } from "../Lease.ts"
 
 type Check = Effect.Effect<void, InvalidInputError>
 
@@ -173,3 +174,11 @@ export const ids = (operation: string, fields: Readonly<Record<string, unknown>>
 /** A boolean. */
 export const boolean = (operation: string, field: string, value: unknown): Check =>
   typeof value === "boolean" ? Effect.void : fail(operation, field, "must be true or false")
+
+/** Checks of a lease passed back to a store (renew, release, fenced writes). */
+export const lease = (operation: string, lease: Lease) => [
+  nonEmpty(operation, "lease.tenantId", lease?.tenantId),
+  nonEmpty(operation, "lease.rootExecutionId", lease?.rootExecutionId),
+  nonEmpty(operation, "lease.holder", lease?.holder),
+  wholeAtLeast(operation, "lease.epoch", lease?.epoch, 1)
+]
