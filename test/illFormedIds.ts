@@ -9,7 +9,6 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { assert } from "@effect/vitest"
 import { Context, Effect, Exit, Layer, Option } from "effect"
 import * as Baton from "../src/runtime/Baton.ts"
-import { type BatonShape } from "../src/runtime/Baton.ts"
 import * as Workflow from "../src/runtime/Workflow.ts"
 import { RecordStore } from "../src/stores/RecordStore.ts"
 
@@ -53,7 +52,7 @@ export const refused = <A, E>(effect: Effect.Effect<A, E>, field: string, what: 
 export const scenario = <E>(stores: Layer.Layer<any, E>) =>
   Effect.gen(function*() {
     const context = yield* Layer.build(Baton.layer({ workflows: [asking], instanceId: "ill-formed" }).pipe(Layer.provideMerge(stores)))
-    const baton: BatonShape = Context.get(context, Baton.Baton)
+    const baton: Baton.BatonShape = Context.get(context, Baton.Baton)
     const records = Context.get(context, RecordStore)
 
     const first = yield* Effect.exit(baton.execute(asking, { log: [] }, { tenantId: lone }))

@@ -13,7 +13,6 @@ import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import type { FenceCheck, FencedWrite } from "../../src/stores/Fence.ts"
 import { checkFence } from "./MemoryLeaseStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key, type MemoryRows } from "./MemoryState.ts"
 
 const byIdDesc = (a: CheckpointRow, b: CheckpointRow) => (a.checkpointId < b.checkpointId ? 1 : a.checkpointId > b.checkpointId ? -1 : 0)
 
@@ -23,17 +22,17 @@ const byIdDesc = (a: CheckpointRow, b: CheckpointRow) => (a.checkpointId < b.che
  * @category constructors
  * @since 0.1.0
  */
-export const makeRows = (rows: MemoryRows): CheckpointRows => {
+export const makeRows = (rows: MemoryState.MemoryRows): CheckpointRows => {
   const fence = (check: FenceCheck | undefined): FencedWrite | undefined => check === undefined ? undefined : checkFence(rows, check)
   return {
     fenced: true,
     putCheckpoint: async (row, blobs, check) => {
       const fenced = fence(check)
       for (const b of blobs) {
-        const blobKey = key(b.tenantId, b.threadId, b.checkpointNs, b.channel, b.version)
+        const blobKey = MemoryState.key(b.tenantId, b.threadId, b.checkpointNs, b.channel, b.version)
         if (!rows.blobs.has(blobKey)) rows.blobs.set(blobKey, b)
       }
-      const nsKey = key(row.tenantId, row.threadId, row.checkpointNs)
+      const nsKey = MemoryState.key(row.tenantId, row.threadId, row.checkpointNs)
       let checkpoints = rows.checkpoints.get(nsKey)
       if (checkpoints === undefined) rows.checkpoints.set(nsKey, checkpoints = new Map())
       checkpoints.set(row.checkpointId, row)
@@ -42,17 +41,17 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
     putWrites: async (writes, check) => {
       const fenced = fence(check)
       for (const w of writes) {
-        const cpKey = key(w.tenantId, w.threadId, w.checkpointNs, w.checkpointId)
+        const cpKey = MemoryState.key(w.tenantId, w.threadId, w.checkpointNs, w.checkpointId)
         let stored = rows.writes.get(cpKey)
         if (stored === undefined) rows.writes.set(cpKey, stored = new Map())
-        const writeKey = key(w.taskId, String(w.idx))
+        const writeKey = MemoryState.key(w.taskId, String(w.idx))
         if (w.idx >= 0 && stored.has(writeKey)) continue
         stored.set(writeKey, w)
       }
       return fenced
     },
     getCheckpoint: async (tenantId, threadId, ns, checkpointId) => {
-      const checkpoints = rows.checkpoints.get(key(tenantId, threadId, ns))
+      const checkpoints = rows.checkpoints.get(MemoryState.key(tenantId, threadId, ns))
       if (checkpoints === undefined) return undefined
       if (checkpointId !== undefined) return checkpoints.get(checkpointId)
       let newest: CheckpointRow | undefined
@@ -60,10 +59,10 @@ export const makeRows = (rows: MemoryRows): CheckpointRows => {
       return newest
     },
     getWrites: async (tenantId, threadId, ns, checkpointIds): Promise<ReadonlyArray<WriteRow>> =>
-      checkpointIds.flatMap((checkpointId) => [...(rows.writes.get(key(tenantId, threadId, ns, checkpointId))?.values() ?? [])]),
+      checkpointIds.flatMap((checkpointId) => [...(rows.writes.get(MemoryState.key(tenantId, threadId, ns, checkpointId))?.values() ?? [])]),
     getBlobs: async (tenantId, threadId, ns, versions) =>
       versions.flatMap(({ channel, version }) => {
-        const blob = rows.blobs.get(key(tenantId, threadId, ns, channel, version))
+        const blob = rows.blobs.get(MemoryState.key(tenantId, threadId, ns, channel, version))
         return blob === undefined ? [] : [blob]
       }),
     listCheckpoints: async (tenantId, q) => {

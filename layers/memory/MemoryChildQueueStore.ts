@@ -5,11 +5,9 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ChildQueueStore from "../../src/stores/ChildQueueStore.ts"
-import { type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { type ChildRow, key } from "./MemoryState.ts"
 
-const toChild = (row: ChildRow): QueuedChild => ({
+const toChild = (row: MemoryState.ChildRow): ChildQueueStore.QueuedChild => ({
   ...row,
   launchId: row.launchId ?? null,
   position: row.position ?? 0,
@@ -19,11 +17,11 @@ const toChild = (row: ChildRow): QueuedChild => ({
 })
 
 /** A claimer's workflow runs the row: same name, and same config hash when the row has one. */
-const runs = (w: RunnableWorkflow, row: ChildRow) =>
+const runs = (w: ChildQueueStore.RunnableWorkflow, row: MemoryState.ChildRow) =>
   w.name === row.workflowName && (row.configHash == null || row.configHash === w.configHash)
 
 /** Claim order: deepest first, then longest waiting, then id. */
-const claimOrder = (a: ChildRow, b: ChildRow) =>
+const claimOrder = (a: MemoryState.ChildRow, b: MemoryState.ChildRow) =>
   b.depth - a.depth || a.queuedAt - b.queuedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)
 
 /**
@@ -36,7 +34,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
   ChildQueueStore.make({
     saveIfAbsent: (child) =>
       Effect.sync(() => {
-        const k = key(child.tenantId, child.executionId)
+        const k = MemoryState.key(child.tenantId, child.executionId)
         if (rows.children.has(k)) return false
         rows.children.set(k, {
           ...child,
@@ -51,7 +49,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     claim: (instanceId, ttl, now, workflows) =>
       Effect.sync(() => {
-        let best: ChildRow | undefined
+        let best: MemoryState.ChildRow | undefined
         for (const row of rows.children.values()) {
           if (workflows !== undefined && !workflows.some((w) => runs(w, row))) continue
           const claimable = row.status === "Queued" || (row.status === "Running" && (row.claimExpiresAt ?? 0) <= now)
@@ -65,7 +63,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
       Effect.sync(() => {
-        const row = rows.children.get(key(tenantId, executionId))
+        const row = rows.children.get(MemoryState.key(tenantId, executionId))
         if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId || (row.claimExpiresAt ?? 0) <= now) {
           return false
         }
@@ -74,7 +72,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     complete: ({ executionId, instanceId, outcome, result, tenantId }) =>
       Effect.sync(() => {
-        const row = rows.children.get(key(tenantId, executionId))
+        const row = rows.children.get(MemoryState.key(tenantId, executionId))
         if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
         row.status = outcome
         row.result = JSON.stringify(result ?? null)
@@ -82,10 +80,10 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
         return true
       }),
     get: (tenantId, executionId) =>
-      Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(key(tenantId, executionId))), toChild)),
+      Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(MemoryState.key(tenantId, executionId))), toChild)),
     releaseClaim: (tenantId, executionId, instanceId) =>
       Effect.sync(() => {
-        const row = rows.children.get(key(tenantId, executionId))
+        const row = rows.children.get(MemoryState.key(tenantId, executionId))
         if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
         row.status = "Queued"
         row.claimedBy = null
@@ -94,7 +92,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     requeuePaused: (tenantId, executionId) =>
       Effect.sync(() => {
-        const row = rows.children.get(key(tenantId, executionId))
+        const row = rows.children.get(MemoryState.key(tenantId, executionId))
         if (row === undefined || row.status !== "Paused") return false
         row.status = "Queued"
         row.claimedBy = null

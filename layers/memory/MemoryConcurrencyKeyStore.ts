@@ -6,31 +6,29 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
-import { type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key, type MemoryRows } from "./MemoryState.ts"
 
-const entriesOf = (rows: MemoryRows, tenantId: string, k: string) =>
+const entriesOf = (rows: MemoryState.MemoryRows, tenantId: string, k: string) =>
   [...rows.concurrencyEntries.values()].filter((e) => e.tenantId === tenantId && e.key === k).sort((a, b) => a.seq - b.seq)
 
 /** Admits the earliest waiting entries of the key while fewer than its limit are admitted. */
-const promote = (rows: MemoryRows, tenantId: string, k: string, now: number): ReadonlyArray<KeyEntry> => {
-  const limit = rows.concurrencyKeys.get(key(tenantId, k))?.limit ?? 1
+const promote = (rows: MemoryState.MemoryRows, tenantId: string, k: string, now: number): ReadonlyArray<ConcurrencyKeyStore.KeyEntry> => {
+  const limit = rows.concurrencyKeys.get(MemoryState.key(tenantId, k))?.limit ?? 1
   const entries = entriesOf(rows, tenantId, k)
   let running = entries.filter((e) => e.admitted).length
-  const admitted: Array<KeyEntry> = []
+  const admitted: Array<ConcurrencyKeyStore.KeyEntry> = []
   for (const e of entries) {
     if (running >= limit) break
     if (e.admitted) continue
-    const next: KeyEntry = { ...e, admitted: true, admittedAt: now }
-    rows.concurrencyEntries.set(key(tenantId, e.executionId), next)
+    const next: ConcurrencyKeyStore.KeyEntry = { ...e, admitted: true, admittedAt: now }
+    rows.concurrencyEntries.set(MemoryState.key(tenantId, e.executionId), next)
     admitted.push(next)
     running++
   }
   return admitted
 }
 
-const byCursor = (a: KeyEntry, b: KeyEntry) =>
+const byCursor = (a: ConcurrencyKeyStore.KeyEntry, b: ConcurrencyKeyStore.KeyEntry) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
 
 /**
@@ -43,12 +41,12 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
   ConcurrencyKeyStore.make({
     enqueue: (e) =>
       Effect.sync(() => {
-        const kept = rows.concurrencyEntries.get(key(e.tenantId, e.executionId))
+        const kept = rows.concurrencyEntries.get(MemoryState.key(e.tenantId, e.executionId))
         if (kept !== undefined) return { entry: kept, admitted: [] }
-        const k = key(e.tenantId, e.key)
+        const k = MemoryState.key(e.tenantId, e.key)
         const keyRow = rows.concurrencyKeys.get(k) ?? { limit: e.limit, nextSeq: 1 }
         rows.concurrencyKeys.set(k, { limit: e.limit, nextSeq: keyRow.nextSeq + 1 })
-        rows.concurrencyEntries.set(key(e.tenantId, e.executionId), {
+        rows.concurrencyEntries.set(MemoryState.key(e.tenantId, e.executionId), {
           tenantId: e.tenantId,
           key: e.key,
           executionId: e.executionId,
@@ -58,16 +56,16 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
           admittedAt: null
         })
         const admitted = promote(rows, e.tenantId, e.key, e.now)
-        return { entry: rows.concurrencyEntries.get(key(e.tenantId, e.executionId))!, admitted }
+        return { entry: rows.concurrencyEntries.get(MemoryState.key(e.tenantId, e.executionId))!, admitted }
       }),
     release: (tenantId, executionId, now) =>
       Effect.sync(() => {
-        const kept = rows.concurrencyEntries.get(key(tenantId, executionId))
+        const kept = rows.concurrencyEntries.get(MemoryState.key(tenantId, executionId))
         if (kept === undefined) return { released: false, admitted: [] }
-        rows.concurrencyEntries.delete(key(tenantId, executionId))
+        rows.concurrencyEntries.delete(MemoryState.key(tenantId, executionId))
         return { released: true, admitted: promote(rows, tenantId, kept.key, now) }
       }),
-    get: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.concurrencyEntries.get(key(tenantId, executionId)))),
+    get: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.concurrencyEntries.get(MemoryState.key(tenantId, executionId)))),
     list: (tenantId, k) => Effect.sync(() => entriesOf(rows, tenantId, k)),
     listAdmitted: (limit, after) =>
       Effect.sync(() =>

@@ -6,18 +6,16 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as DebounceStore from "../../src/stores/DebounceStore.ts"
-import { type DebounceWindow, executionIdTaken } from "../../src/stores/DebounceStore.ts"
 import type { InvalidInputError } from "../../src/stores/Errors.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { type DebounceMemoryRow, key } from "./MemoryState.ts"
 
-const windowOf = (row: DebounceMemoryRow): DebounceWindow => ({
+const windowOf = (row: MemoryState.DebounceMemoryRow): DebounceStore.DebounceWindow => ({
   ...row,
   definition: JSON.parse(row.definition) as unknown,
   input: JSON.parse(row.input) as unknown
 })
 
-const byCursor = (a: DebounceMemoryRow, b: DebounceMemoryRow) =>
+const byCursor = (a: MemoryState.DebounceMemoryRow, b: MemoryState.DebounceMemoryRow) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
 
 /**
@@ -29,16 +27,16 @@ const byCursor = (a: DebounceMemoryRow, b: DebounceMemoryRow) =>
 export const make = MemoryState.MemoryState.useSync((rows) =>
   DebounceStore.make({
     offer: (o) =>
-      Effect.suspend((): Effect.Effect<{ readonly opened: boolean; readonly window: DebounceWindow }, InvalidInputError> => {
+      Effect.suspend((): Effect.Effect<{ readonly opened: boolean; readonly window: DebounceStore.DebounceWindow }, InvalidInputError> => {
         const open = [...rows.debounces.values()].find((w) => w.open && w.tenantId === o.tenantId && w.key === o.key)
         if (open !== undefined) {
           const fireAt = o.maxWaitMillis === undefined ? o.fireAt : Math.min(o.fireAt, open.createdAt + o.maxWaitMillis)
-          const next: DebounceMemoryRow = { ...open, input: JSON.stringify(o.input ?? null), fireAt, version: open.version + 1, updatedAt: o.now }
-          rows.debounces.set(key(open.tenantId, open.executionId), next)
+          const next: MemoryState.DebounceMemoryRow = { ...open, input: JSON.stringify(o.input ?? null), fireAt, version: open.version + 1, updatedAt: o.now }
+          rows.debounces.set(MemoryState.key(open.tenantId, open.executionId), next)
           return Effect.succeed({ opened: false, window: windowOf(next) })
         }
-        if (rows.debounces.has(key(o.tenantId, o.executionId))) return Effect.fail(executionIdTaken(o.executionId))
-        const row: DebounceMemoryRow = {
+        if (rows.debounces.has(MemoryState.key(o.tenantId, o.executionId))) return Effect.fail(DebounceStore.executionIdTaken(o.executionId))
+        const row: MemoryState.DebounceMemoryRow = {
           tenantId: o.tenantId,
           key: o.key,
           executionId: o.executionId,
@@ -51,18 +49,18 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
           createdAt: o.now,
           updatedAt: o.now
         }
-        rows.debounces.set(key(o.tenantId, o.executionId), row)
+        rows.debounces.set(MemoryState.key(o.tenantId, o.executionId), row)
         return Effect.succeed({ opened: true, window: windowOf(row) })
       }),
     close: (tenantId, executionId, expected, now) =>
       Effect.sync(() => {
-        const kept = rows.debounces.get(key(tenantId, executionId))
+        const kept = rows.debounces.get(MemoryState.key(tenantId, executionId))
         if (kept === undefined || !kept.open || kept.version !== expected) return Option.none()
-        const closed: DebounceMemoryRow = { ...kept, open: false, version: kept.version + 1, updatedAt: now }
-        rows.debounces.set(key(tenantId, executionId), closed)
+        const closed: MemoryState.DebounceMemoryRow = { ...kept, open: false, version: kept.version + 1, updatedAt: now }
+        rows.debounces.set(MemoryState.key(tenantId, executionId), closed)
         return Option.some(windowOf(closed))
       }),
-    get: (tenantId, executionId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.debounces.get(key(tenantId, executionId))), windowOf)),
+    get: (tenantId, executionId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.debounces.get(MemoryState.key(tenantId, executionId))), windowOf)),
     due: (now, limit) =>
       Effect.sync(() => {
         const all = [...rows.debounces.values()]
@@ -75,7 +73,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       for (const w of rows.debounces.values()) if (w.open && (earliest === undefined || w.fireAt < earliest)) earliest = w.fireAt
       return Option.fromNullishOr(earliest)
     }),
-    delete: (tenantId, executionId) => Effect.sync(() => rows.debounces.delete(key(tenantId, executionId))),
+    delete: (tenantId, executionId) => Effect.sync(() => rows.debounces.delete(MemoryState.key(tenantId, executionId))),
     ping: Effect.void
   }))
 

@@ -6,10 +6,8 @@
  */
 import { Effect, Layer } from "effect"
 import * as EventStore from "../../src/stores/EventStore.ts"
-import { type EventMode, type StreamEvent } from "../../src/stores/EventStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key } from "./MemoryState.ts"
 
 /**
  * The in-memory `EventStore` over the `MemoryState` in context.
@@ -21,9 +19,9 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
   EventStore.make({
     append: (lease, threadId, events, now) =>
       Effect.suspend(() => {
-        const current = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        const current = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(current, lease, now)) return Effect.fail(refused("event append", current, lease, now))
-        const k = key(lease.tenantId, threadId)
+        const k = MemoryState.key(lease.tenantId, threadId)
         let thread = rows.events.get(k)
         if (thread === undefined) rows.events.set(k, thread = { list: [], keys: new Set(), top: 0 })
         const ids: Array<number> = []
@@ -38,13 +36,13 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     read: (tenantId, threadId, after, limit) =>
       Effect.sync(() => {
-        const thread = rows.events.get(key(tenantId, threadId))
+        const thread = rows.events.get(MemoryState.key(tenantId, threadId))
         if (thread === undefined) return []
-        const out: Array<StreamEvent> = []
+        const out: Array<EventStore.StreamEvent> = []
         for (const e of thread.list) {
           if (e.id <= after) continue
           if (out.length >= limit) break
-          out.push({ id: e.id, tenantId, threadId, executionId: e.executionId, mode: e.mode as EventMode, data: JSON.parse(e.data), at: e.at, instanceId: e.instanceId })
+          out.push({ id: e.id, tenantId, threadId, executionId: e.executionId, mode: e.mode as EventStore.EventMode, data: JSON.parse(e.data), at: e.at, instanceId: e.instanceId })
         }
         return out
       }),

@@ -6,10 +6,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ExecutionHistoryStore from "../../src/stores/ExecutionHistoryStore.ts"
-import { afterCursor, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key } from "./MemoryState.ts"
 
 /**
  * The in-memory `ExecutionHistoryStore` over the `MemoryState` in context.
@@ -18,21 +16,21 @@ import { key } from "./MemoryState.ts"
  * @since 0.1.0
  */
 export const make = MemoryState.MemoryState.useSync((rows) => {
-  const all = () => [...rows.history.values()].map((r) => JSON.parse(r.json) as ExecutionSnapshot)
+  const all = () => [...rows.history.values()].map((r) => JSON.parse(r.json) as ExecutionHistoryStore.ExecutionSnapshot)
   return ExecutionHistoryStore.make({
     saveIfAbsent: (snapshot, lease, now) =>
       Effect.suspend(() => {
-        const k = key(snapshot.tenantId, snapshot.executionId)
+        const k = MemoryState.key(snapshot.tenantId, snapshot.executionId)
         if (rows.history.has(k)) return Effect.succeed(false)
-        const current = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        const current = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(current, lease, now)) return Effect.fail(refused("history snapshot", current, lease, now))
         rows.history.set(k, { endedAt: snapshot.endedAt, json: JSON.stringify(snapshot) })
         return Effect.succeed(true)
       }),
     get: (tenantId, executionId) =>
       Effect.sync(() => {
-        const row = rows.history.get(key(tenantId, executionId))
-        return row === undefined ? Option.none() : Option.some(JSON.parse(row.json) as ExecutionSnapshot)
+        const row = rows.history.get(MemoryState.key(tenantId, executionId))
+        return row === undefined ? Option.none() : Option.some(JSON.parse(row.json) as ExecutionHistoryStore.ExecutionSnapshot)
       }),
     list: (q) =>
       Effect.sync(() =>
@@ -42,7 +40,7 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
             (q.workflowName === undefined || s.workflowName === q.workflowName) &&
             (q.from === undefined || s.endedAt >= q.from) &&
             (q.to === undefined || s.endedAt < q.to) &&
-            afterCursor(s, q.after)
+            ExecutionHistoryStore.afterCursor(s, q.after)
           )
           .sort((a, b) => a.endedAt - b.endedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0))
           .slice(0, q.limit)
@@ -50,7 +48,7 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
     deleteExecutions: (tenantId, executionIds) =>
       Effect.sync(() => {
         let n = 0
-        for (const id of executionIds) if (rows.history.delete(key(tenantId, id))) n++
+        for (const id of executionIds) if (rows.history.delete(MemoryState.key(tenantId, id))) n++
         return n
       }),
     deleteEndedBefore: (cutoff, limit) =>

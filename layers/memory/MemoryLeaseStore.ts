@@ -8,7 +8,6 @@ import { LeaseLostError } from "../../src/stores/Errors.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as LeaseStore from "../../src/stores/LeaseStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key, type MemoryRows, toLease } from "./MemoryState.ts"
 
 /**
  * The fenced-write check, shared with the in-memory checkpoint store: the
@@ -21,9 +20,9 @@ import { key, type MemoryRows, toLease } from "./MemoryState.ts"
  * @category utils
  * @since 0.1.0
  */
-export const checkFence = (rows: MemoryRows, fence: FenceCheck): FencedWrite => {
+export const checkFence = (rows: MemoryState.MemoryRows, fence: FenceCheck): FencedWrite => {
   const { lease } = fence
-  const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+  const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
   const reason = row === undefined || row.holder === null
     ? "the lease was released"
     : row.holder !== lease.holder || row.epoch !== lease.epoch
@@ -49,12 +48,12 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
   LeaseStore.make({
     acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
       Effect.sync(() => {
-        const k = key(tenantId, rootExecutionId)
+        const k = MemoryState.key(tenantId, rootExecutionId)
         const row = rows.leases.get(k)
         if (row === undefined) {
           const fresh = { tenantId, rootExecutionId, holder, epoch: 1, expiresAt: now + ttl }
           rows.leases.set(k, fresh)
-          return Option.some(toLease(fresh))
+          return Option.some(MemoryState.toLease(fresh))
         }
         const live = row.holder !== null && row.expiresAt > now
         if (live && row.holder !== holder) return Option.none()
@@ -63,11 +62,11 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
           row.holder = holder
         }
         row.expiresAt = now + ttl
-        return Option.some(toLease(row))
+        return Option.some(MemoryState.toLease(row))
       }),
     renew: (lease, ttl, now) =>
       Effect.sync(() => {
-        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
         if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch || row.expiresAt <= now) return false
         // Never backward for one (holder, epoch): a fence checked against the stored expiry relies on it.
         row.expiresAt = Math.max(row.expiresAt, now + ttl)
@@ -75,16 +74,16 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     takeOver: (current, holder, ttl, now) =>
       Effect.sync(() => {
-        const row = rows.leases.get(key(current.tenantId, current.rootExecutionId))
+        const row = rows.leases.get(MemoryState.key(current.tenantId, current.rootExecutionId))
         if (row === undefined || row.holder === null || row.holder !== current.holder || row.epoch !== current.epoch) return Option.none()
         row.epoch += 1
         row.holder = holder
         row.expiresAt = now + ttl
-        return Option.some(toLease(row))
+        return Option.some(MemoryState.toLease(row))
       }),
     release: (lease) =>
       Effect.sync(() => {
-        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
         if (row === undefined || row.holder !== lease.holder || row.epoch !== lease.epoch) return false
         row.holder = null
         row.expiresAt = 0
@@ -92,14 +91,14 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     get: (tenantId, rootExecutionId) =>
       Effect.sync(() => {
-        const row = rows.leases.get(key(tenantId, rootExecutionId))
-        return row === undefined || row.holder === null ? Option.none() : Option.some(toLease(row))
+        const row = rows.leases.get(MemoryState.key(tenantId, rootExecutionId))
+        return row === undefined || row.holder === null ? Option.none() : Option.some(MemoryState.toLease(row))
       }),
     getMany: (roots) =>
       Effect.sync(() =>
         roots.flatMap((r) => {
-          const row = rows.leases.get(key(r.tenantId, r.rootExecutionId))
-          return row === undefined || row.holder === null ? [] : [toLease(row)]
+          const row = rows.leases.get(MemoryState.key(r.tenantId, r.rootExecutionId))
+          return row === undefined || row.holder === null ? [] : [MemoryState.toLease(row)]
         })
       ),
     ping: Effect.void

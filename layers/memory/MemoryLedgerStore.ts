@@ -5,11 +5,9 @@
  */
 import { Effect, Layer } from "effect"
 import * as LedgerStore from "../../src/stores/LedgerStore.ts"
-import { type LedgerKey } from "../../src/stores/LedgerStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key } from "./MemoryState.ts"
 
-const ledgerKey = (k: LedgerKey) => key(k.tenantId, k.scope, k.scopeId, k.day)
+const ledgerKey = (k: LedgerStore.LedgerKey) => MemoryState.key(k.tenantId, k.scope, k.scopeId, k.day)
 
 /**
  * The in-memory `LedgerStore` over the `MemoryState` in context.

@@ -6,7 +6,6 @@
 import { Effect, Layer, Option } from "effect"
 import * as RateLimitStore from "../../src/stores/RateLimitStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key } from "./MemoryState.ts"
 
 /**
  * The in-memory `RateLimitStore` over the `MemoryState` in context.
@@ -57,7 +56,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
     addToWindow: (k, amount, windowMillis, now, limit) =>
       Effect.sync(() => {
         const start = Math.floor(now / windowMillis) * windowMillis
-        const windowKey = key(k, String(windowMillis))
+        const windowKey = MemoryState.key(k, String(windowMillis))
         const current = rows.windows.get(windowKey)
         const total = current !== undefined && current.start === start ? current.total : 0
         if (limit !== undefined && total + amount > limit) return Option.none()

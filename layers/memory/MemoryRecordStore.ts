@@ -7,9 +7,7 @@ import { Effect, Layer, Option } from "effect"
 import { type ExecutionRecord, isActiveRoot } from "../../src/stores/ExecutionRecord.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as RecordStore from "../../src/stores/RecordStore.ts"
-import { resetsRecoveryFailures, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key, type MemoryRows } from "./MemoryState.ts"
 
 const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenantId: string; executionId: string }) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
@@ -18,7 +16,7 @@ const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenant
 const newestFirst = (a: ExecutionRecord, b: ExecutionRecord) =>
   b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
 
-const activeRootOf = (rows: MemoryRows, tenantId: string, threadId: string): ExecutionRecord | undefined => {
+const activeRootOf = (rows: MemoryState.MemoryRows, tenantId: string, threadId: string): ExecutionRecord | undefined => {
   for (const r of rows.records.values()) {
     if (r.tenantId === tenantId && r.threadId === threadId && isActiveRoot(r)) return r
   }
@@ -26,8 +24,8 @@ const activeRootOf = (rows: MemoryRows, tenantId: string, threadId: string): Exe
 }
 
 /** Inserts the record unless its id exists, or it is an active root and its thread has one (what the SQL unique indexes keep). */
-const insert = (rows: MemoryRows, record: ExecutionRecord): boolean => {
-  const k = key(record.tenantId, record.executionId)
+const insert = (rows: MemoryState.MemoryRows, record: ExecutionRecord): boolean => {
+  const k = MemoryState.key(record.tenantId, record.executionId)
   if (rows.records.has(k)) return false
   if (isActiveRoot(record) && activeRootOf(rows, record.tenantId, record.threadId) !== undefined) return false
   rows.records.set(k, { ...record })
@@ -35,12 +33,12 @@ const insert = (rows: MemoryRows, record: ExecutionRecord): boolean => {
 }
 
 /** The compare-and-set (of a record of the tree `root`, when given). */
-const setStatus = (rows: MemoryRows, input: SetStatusInput, root?: string): boolean => {
-  const k = key(input.tenantId, input.executionId)
+const setStatus = (rows: MemoryState.MemoryRows, input: RecordStore.SetStatusInput, root?: string): boolean => {
+  const k = MemoryState.key(input.tenantId, input.executionId)
   const record = rows.records.get(k)
   if (record === undefined || record.status !== input.from) return false
   if (root !== undefined && record.rootExecutionId !== root) return false
-  if (!resetsRecoveryFailures(input.from, input.to)) {
+  if (!RecordStore.resetsRecoveryFailures(input.from, input.to)) {
     rows.records.set(k, { ...record, status: input.to, updatedAt: input.now, error: input.error === undefined ? record.error : input.error })
     return true
   }
@@ -56,29 +54,29 @@ export const make = Effect.gen(function*() {
   return yield* RecordStore.make({
     createThread: (thread) =>
       Effect.sync(() => {
-        const k = key(thread.tenantId, thread.threadId)
+        const k = MemoryState.key(thread.tenantId, thread.threadId)
         const existing = rows.threads.get(k)
         if (existing !== undefined) return { thread: existing, created: false }
         rows.threads.set(k, { ...thread })
         return { thread: { ...thread }, created: true }
       }),
-    getThread: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(rows.threads.get(key(tenantId, threadId)))),
+    getThread: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(rows.threads.get(MemoryState.key(tenantId, threadId)))),
     createRecord: (record) => Effect.sync(() => insert(rows, record)),
     startRoot: (record) =>
       Effect.sync(() => {
-        if (rows.records.has(key(record.tenantId, record.executionId))) return { _tag: "IdTaken" } as const
+        if (rows.records.has(MemoryState.key(record.tenantId, record.executionId))) return { _tag: "IdTaken" } as const
         const active = activeRootOf(rows, record.tenantId, record.threadId)
         if (active !== undefined) return { _tag: "ThreadBusy", active } as const
         insert(rows, record)
         return { _tag: "Started" } as const
       }),
     findActiveRoot: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(activeRootOf(rows, tenantId, threadId))),
-    getRecord: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.records.get(key(tenantId, executionId)))),
+    getRecord: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.records.get(MemoryState.key(tenantId, executionId)))),
     setStatus: (input) => Effect.sync(() => setStatus(rows, input)),
     setStatusFenced: (input) =>
       Effect.suspend(() => {
         const { lease, now } = input
-        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(row, lease, now)) return Effect.fail(refused("status transition", row, lease, now))
         return Effect.succeed(setStatus(rows, input, lease.rootExecutionId))
       }),
@@ -97,7 +95,7 @@ export const make = Effect.gen(function*() {
       }),
     noteRecoveryFailure: ({ error, executionId, failures, now, retryAt, tenantId }) =>
       Effect.sync(() => {
-        const k = key(tenantId, executionId)
+        const k = MemoryState.key(tenantId, executionId)
         const record = rows.records.get(k)
         if (record === undefined || record.status !== "Running" || (record.recoveryFailures ?? 0) !== failures) return false
         rows.records.set(k, { ...record, recoveryFailures: failures + 1, recoverAfter: retryAt, error, updatedAt: now })
@@ -126,12 +124,12 @@ export const make = Effect.gen(function*() {
           rows.records.delete(k)
           deleted++
         }
-        rows.threads.delete(key(tenantId, threadId))
+        rows.threads.delete(MemoryState.key(tenantId, threadId))
         return deleted
       }),
     savePauseAnswer: (answer) =>
       Effect.sync(() => {
-        const k = key(answer.tenantId, answer.executionId, answer.pauseId)
+        const k = MemoryState.key(answer.tenantId, answer.executionId, answer.pauseId)
         if (!rows.answers.has(k)) rows.answers.set(k, { ...answer })
       }),
     listPauseAnswers: (tenantId, executionId) =>

@@ -7,11 +7,9 @@
 import { Effect, Layer, Option } from "effect"
 import { RequestConflictError } from "../../src/stores/Errors.ts"
 import * as RequestStore from "../../src/stores/RequestStore.ts"
-import { type ClaimResult, type RequestEntry } from "../../src/stores/RequestStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key, type RequestRow } from "./MemoryState.ts"
 
-const entryOf = (row: RequestRow): RequestEntry => ({
+const entryOf = (row: MemoryState.RequestRow): RequestStore.RequestEntry => ({
   tenantId: row.tenantId,
   requestKey: row.requestKey,
   fingerprint: row.fingerprint,
@@ -31,8 +29,8 @@ const entryOf = (row: RequestRow): RequestEntry => ({
 export const make = MemoryState.MemoryState.useSync((rows) =>
   RequestStore.make({
     claim: (c) =>
-      Effect.suspend((): Effect.Effect<ClaimResult, RequestConflictError> => {
-        const k = key(c.tenantId, c.requestKey)
+      Effect.suspend((): Effect.Effect<RequestStore.ClaimResult, RequestConflictError> => {
+        const k = MemoryState.key(c.tenantId, c.requestKey)
         const kept = rows.requests.get(k)
         if (kept !== undefined && kept.expiresAt > c.now) {
           return kept.fingerprint === c.fingerprint
@@ -52,14 +50,14 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     recordAnswer: (tenantId, requestKey, handle, answer, now) =>
       Effect.sync(() => {
-        const kept = rows.requests.get(key(tenantId, requestKey))
+        const kept = rows.requests.get(MemoryState.key(tenantId, requestKey))
         if (kept === undefined || kept.expiresAt <= now || kept.handle !== JSON.stringify(handle)) return false
         kept.answer = JSON.stringify(answer ?? null)
         return true
       }),
     get: (tenantId, requestKey, now) =>
       Effect.sync(() => {
-        const kept = rows.requests.get(key(tenantId, requestKey))
+        const kept = rows.requests.get(MemoryState.key(tenantId, requestKey))
         return kept === undefined || kept.expiresAt <= now ? Option.none() : Option.some(entryOf(kept))
       }),
     deleteThread: (tenantId, threadId) =>

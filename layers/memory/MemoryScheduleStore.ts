@@ -6,11 +6,9 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
-import { type ScheduleRow } from "../../src/stores/ScheduleStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { key, type ScheduleMemoryRow } from "./MemoryState.ts"
 
-const rowOf = (row: ScheduleMemoryRow): ScheduleRow => ({
+const rowOf = (row: MemoryState.ScheduleMemoryRow): ScheduleStore.ScheduleRow => ({
   tenantId: row.tenantId,
   scheduleId: row.scheduleId,
   definition: JSON.parse(row.definition) as unknown,
@@ -23,7 +21,7 @@ const rowOf = (row: ScheduleMemoryRow): ScheduleRow => ({
 })
 
 /** Earliest `nextFireAt` first, then tenant, then id. */
-const byDue = (a: ScheduleMemoryRow, b: ScheduleMemoryRow) =>
+const byDue = (a: MemoryState.ScheduleMemoryRow, b: MemoryState.ScheduleMemoryRow) =>
   a.nextFireAt - b.nextFireAt || (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0)
 
 /**
@@ -36,10 +34,10 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
   ScheduleStore.make({
     create: (s) =>
       Effect.sync(() => {
-        const k = key(s.tenantId, s.scheduleId)
+        const k = MemoryState.key(s.tenantId, s.scheduleId)
         const kept = rows.schedules.get(k)
         if (kept !== undefined) return { created: false, schedule: rowOf(kept) }
-        const row: ScheduleMemoryRow = {
+        const row: MemoryState.ScheduleMemoryRow = {
           tenantId: s.tenantId,
           scheduleId: s.scheduleId,
           definition: JSON.stringify(s.definition),
@@ -54,7 +52,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
         return { created: true, schedule: rowOf(row) }
       }),
     get: (tenantId, scheduleId) =>
-      Effect.sync(() => Option.map(Option.fromNullishOr(rows.schedules.get(key(tenantId, scheduleId))), rowOf)),
+      Effect.sync(() => Option.map(Option.fromNullishOr(rows.schedules.get(MemoryState.key(tenantId, scheduleId))), rowOf)),
     list: (tenantId, options) =>
       Effect.sync(() =>
         [...rows.schedules.values()]
@@ -65,10 +63,10 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       ),
     update: (tenantId, scheduleId, expected, change, now) =>
       Effect.sync(() => {
-        const k = key(tenantId, scheduleId)
+        const k = MemoryState.key(tenantId, scheduleId)
         const kept = rows.schedules.get(k)
         if (kept === undefined || kept.version !== expected) return Option.none()
-        const row: ScheduleMemoryRow = {
+        const row: MemoryState.ScheduleMemoryRow = {
           ...kept,
           paused: change.paused ?? kept.paused,
           nextFireAt: change.nextFireAt ?? kept.nextFireAt,
@@ -86,7 +84,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       for (const r of rows.schedules.values()) if (!r.paused && (earliest === undefined || r.nextFireAt < earliest)) earliest = r.nextFireAt
       return Option.fromNullishOr(earliest)
     }),
-    delete: (tenantId, scheduleId) => Effect.sync(() => rows.schedules.delete(key(tenantId, scheduleId))),
+    delete: (tenantId, scheduleId) => Effect.sync(() => rows.schedules.delete(MemoryState.key(tenantId, scheduleId))),
     ping: Effect.void
   }))
 

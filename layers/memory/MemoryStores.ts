@@ -25,7 +25,6 @@ import type { ScheduleStore } from "../../src/stores/ScheduleStore.ts"
 import type { ConcurrencyKeyStore } from "../../src/stores/ConcurrencyKeyStore.ts"
 import type { DebounceStore } from "../../src/stores/DebounceStore.ts"
 import * as Ids from "../../src/stores/Ids.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import type { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -107,7 +106,7 @@ export const layerLeaseStore: Layer.Layer<LeaseStore> = alone(MemoryLeaseStore.l
  * @category layers
  * @since 0.1.0
  */
-export const layerRecordStore: Layer.Layer<RecordStore, never, IdGenerator> = alone(MemoryRecordStore.layer)
+export const layerRecordStore: Layer.Layer<RecordStore, never, Ids.IdGenerator> = alone(MemoryRecordStore.layer)
 
 /**
  * `PauseStore` alone, on its own fresh rows.

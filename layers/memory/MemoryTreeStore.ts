@@ -8,7 +8,6 @@ import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
 import * as TreeStore from "../../src/stores/TreeStore.ts"
 import * as MemoryState from "./MemoryState.ts"
-import { compareRoot, key, rootOf } from "./MemoryState.ts"
 
 /**
  * The in-memory `TreeStore` over the `MemoryState` in context.
@@ -18,7 +17,7 @@ import { compareRoot, key, rootOf } from "./MemoryState.ts"
  */
 export const make = MemoryState.MemoryState.useSync((rows) => {
   const save = (tenantId: string, root: string, k: string, value: unknown) => {
-    const treeKey = key(tenantId, root)
+    const treeKey = MemoryState.key(tenantId, root)
     let entries = rows.tree.get(treeKey)
     if (entries === undefined) rows.tree.set(treeKey, entries = new Map())
     if (entries.has(k)) return false
@@ -30,19 +29,19 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
     // Synchronous: the lease check and the write are one atomic step.
     saveIfAbsentFenced: (tenantId, root, k, value, lease, now) =>
       Effect.suspend(() => {
-        if (rows.tree.get(key(tenantId, root))?.has(k) === true) return Effect.succeed(false)
-        const row = rows.leases.get(key(lease.tenantId, lease.rootExecutionId))
+        if (rows.tree.get(MemoryState.key(tenantId, root))?.has(k) === true) return Effect.succeed(false)
+        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(row, lease, now)) return Effect.fail(refused("tree write", row, lease, now))
         return Effect.succeed(save(tenantId, root, k, value))
       }),
     get: (tenantId, root, k) =>
       Effect.sync(() => {
-        const value = rows.tree.get(key(tenantId, root))?.get(k)
+        const value = rows.tree.get(MemoryState.key(tenantId, root))?.get(k)
         return value === undefined ? Option.none() : Option.some(JSON.parse(value) as unknown)
       }),
     getMany: (tenantId, root, keys) =>
       Effect.sync(() => {
-        const entries = rows.tree.get(key(tenantId, root))
+        const entries = rows.tree.get(MemoryState.key(tenantId, root))
         return [...keys]
           .sort()
           .flatMap((k) => {
@@ -52,14 +51,14 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
       }),
     list: (tenantId, root, prefix) =>
       Effect.sync(() =>
-        [...(rows.tree.get(key(tenantId, root)) ?? new Map<string, string>())]
+        [...(rows.tree.get(MemoryState.key(tenantId, root)) ?? new Map<string, string>())]
           .filter(([k]) => k.startsWith(prefix))
           .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
           .map(([k, v]) => ({ key: k, value: JSON.parse(v) as unknown }))
       ),
     deleteRoot: (tenantId, root) =>
       Effect.sync(() => {
-        const treeKey = key(tenantId, root)
+        const treeKey = MemoryState.key(tenantId, root)
         const n = rows.tree.get(treeKey)?.size ?? 0
         rows.tree.delete(treeKey)
         return n
@@ -70,10 +69,10 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
         const found: Array<RootCursor> = []
         for (const [treeKey, entries] of rows.tree) {
           if (!entries.has(k)) continue
-          const root = rootOf(treeKey)
-          if (Option.isNone(after) || compareRoot(root, after.value) > 0) found.push(root)
+          const root = MemoryState.rootOf(treeKey)
+          if (Option.isNone(after) || MemoryState.compareRoot(root, after.value) > 0) found.push(root)
         }
-        return found.sort(compareRoot).slice(0, limit)
+        return found.sort(MemoryState.compareRoot).slice(0, limit)
       }),
     ping: Effect.void
   })

@@ -39,7 +39,6 @@ import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { boolean, checkedLayer, fieldsOf, setting } from "../../src/stores/internal/options.ts"
 import * as Ids from "../../src/stores/Ids.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import type { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -153,7 +152,7 @@ export const config: Config.Config<PgStoresOptions> = Config.all({
 export const layerOnClient = (options: OnClientOptions = {}): Layer.Layer<
   SqlStores.Stores | SqlLimiterStores.LimiterStores,
   Failure,
-  SqlClient.SqlClient | IdGenerator
+  SqlClient.SqlClient | Ids.IdGenerator
 > => checkedLayer(options, onClientFields, () => onClient(options))
 
 /** `layerOnClient` without the check: `layer` passes it every option (the pool's too). */
@@ -169,7 +168,7 @@ const onClient = (options: OnClientOptions) =>
  * @since 0.1.0
  */
 export const layer = (options: PgStoresOptions = {}): Layer.Layer<
-  SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
+  SqlStores.Stores | SqlLimiterStores.LimiterStores | Ids.IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
 > =>
   checkedLayer(options, fields, () => Layer.unwrap(Effect.as(setting("wakeups", options?.wakeups, boolean, true), withWakeups(options))))
@@ -191,7 +190,7 @@ const withWakeups = (options: PgStoresOptions) => {
  * @since 0.1.0
  */
 export const layerConfig = (options: Config.Wrap<PgStoresOptions> = config): Layer.Layer<
-  SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
+  SqlStores.Stores | SqlLimiterStores.LimiterStores | Ids.IdGenerator | EffectPgClient.PgClient | SqlClient.SqlClient,
   Failure
 > => layerFromConfig(options, layer)
 
@@ -217,7 +216,7 @@ export const layerLeaseStore = (options: PgStoresOptions = {}): Layer.Layer<Leas
  * @category layers
  * @since 0.1.0
  */
-export const layerRecordStore = (options: PgStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
+export const layerRecordStore = (options: PgStoresOptions = {}): Layer.Layer<RecordStore, Failure, Ids.IdGenerator> =>
   alone(SqlRecordStore.layer(options), options)
 
 /**

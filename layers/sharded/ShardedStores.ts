@@ -95,7 +95,6 @@ import { Context, type Duration, Effect, Layer, Option } from "effect"
 import type { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { EventWakeups } from "../../src/stores/EventWakeups.ts"
 import * as Ids from "../../src/stores/Ids.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
 import { InstanceLiveness } from "../../src/stores/InstanceLiveness.ts"
 import { duration, setting } from "../../src/stores/internal/options.ts"
 import { LeaseWakeups } from "../../src/stores/LeaseWakeups.ts"
@@ -125,7 +124,7 @@ export type Stores = AllStores
  * @category models
  * @since 0.2.0
  */
-export type Services = Stores | IdGenerator | StorePartitions
+export type Services = Stores | Ids.IdGenerator | StorePartitions
 
 /**
  * The rule mapping a tenant to a shard's name: a function (called on every
@@ -202,12 +201,12 @@ export const layer = <E = StoreError | BatonConfigError, R = never>(
     const home = router.home.built() as Context.Context<never> | undefined
     const livenessKind = Liveness.kindOf(router)
     const probe = home === undefined ? Option.none() : Context.getOption(home, StoreProbe)
-    const ids = home === undefined ? Option.none() : Context.getOption(home, IdGenerator)
-    const idGenerator = Option.isSome(ids) ? ids.value : Context.get(yield* Layer.build(Ids.layer), IdGenerator)
+    const ids = home === undefined ? Option.none() : Context.getOption(home, Ids.IdGenerator)
+    const idGenerator = Option.isSome(ids) ? ids.value : Context.get(yield* Layer.build(Ids.layer), Ids.IdGenerator)
     const ownLeaseWakeups = yield* LeaseWakeups
     const ownEventWakeups = yield* EventWakeups
     let context = routedStores(router).pipe(
-      Context.add(IdGenerator, idGenerator),
+      Context.add(Ids.IdGenerator, idGenerator),
       Context.add(LeaseWakeups, leaseWakeups(router, ownLeaseWakeups)),
       Context.add(EventWakeups, eventWakeups(router, ownEventWakeups)),
       Context.add(StorePartitions, {

@@ -13,7 +13,6 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as ChildQueueStore from "../../src/stores/ChildQueueStore.ts"
-import { type ChildStatus, type ChildQueueStoreShape, type QueuedChild, type RunnableWorkflow } from "../../src/stores/ChildQueueStore.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -21,7 +20,7 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "ChildQueueStore"
 
-const toChild = (row: any): QueuedChild => ({
+const toChild = (row: any): ChildQueueStore.QueuedChild => ({
   tenantId: row.tenant_id,
   executionId: row.execution_id,
   rootExecutionId: row.root_execution_id,
@@ -30,7 +29,7 @@ const toChild = (row: any): QueuedChild => ({
   depth: num(row.depth),
   workflowName: row.workflow_name,
   input: fromJson(row.input),
-  status: row.status as ChildStatus,
+  status: row.status as ChildQueueStore.ChildStatus,
   claimedBy: textOrNull(row.claimed_by),
   queuedAt: num(row.queued_at),
   claimExpiresAt: numOrNull(row.claim_expires_at),
@@ -46,12 +45,12 @@ const toChild = (row: any): QueuedChild => ({
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ChildQueueStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ChildQueueStore.ChildQueueStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const queue = sql(t.childQueue)
 
-    const impl: ChildQueueStoreShape = {
+    const impl: ChildQueueStore.ChildQueueStoreShape = {
       saveIfAbsent: (c) =>
         run(store, "saveIfAbsent", () => Effect.map(
           sql`INSERT INTO ${queue} (tenant_id, execution_id, root_execution_id, parent_execution_id, thread_id, depth,
@@ -67,7 +66,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Chi
         const open = sql`(status = 'Queued' OR (status = 'Running' AND claim_expires_at <= ${now}))`
         // Only the workflows the claimer can run (a worker registering some of them leaves the rest to others);
         // of a name, only its config hash (a row without one: by name).
-        const runnable = (w: RunnableWorkflow) =>
+        const runnable = (w: ChildQueueStore.RunnableWorkflow) =>
           sql`(workflow_name = ${w.name} AND (config_hash IS NULL OR config_hash = ${w.configHash}))`
         const claimable = workflows === undefined ? open : sql`${open} AND (${sql.or(workflows.map(runnable))})`
         const lock = sql.onDialectOrElse({

@@ -15,7 +15,6 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
-import { type ConcurrencyKeyStoreShape, type KeyEntry } from "../../src/stores/ConcurrencyKeyStore.ts"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, num, numOrNull, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -24,7 +23,7 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "ConcurrencyKeyStore"
 
-const entryOf = (row: Record<string, unknown>): KeyEntry => ({
+const entryOf = (row: Record<string, unknown>): ConcurrencyKeyStore.KeyEntry => ({
   tenantId: String(row.tenant_id),
   key: String(row.concurrency_key),
   executionId: String(row.execution_id),
@@ -34,7 +33,7 @@ const entryOf = (row: Record<string, unknown>): KeyEntry => ({
   admittedAt: numOrNull(row.admitted_at)
 })
 
-const bySeq = (a: KeyEntry, b: KeyEntry) => a.seq - b.seq
+const bySeq = (a: ConcurrencyKeyStore.KeyEntry, b: ConcurrencyKeyStore.KeyEntry) => a.seq - b.seq
 
 /**
  * The backend over the client, without migration or argument checks.
@@ -42,7 +41,7 @@ const bySeq = (a: KeyEntry, b: KeyEntry) => a.seq - b.seq
  * @category constructors
  * @since 0.2.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ConcurrencyKeyStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ConcurrencyKeyStore.ConcurrencyKeyStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { limitOf, sql, tables: t } = yield* Store.open(options)
     const keys = sql(t.concurrencyKeys)
@@ -75,7 +74,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         return rows.map(entryOf).sort(bySeq)
       })
 
-    const backend: ConcurrencyKeyStoreShape = {
+    const backend: ConcurrencyKeyStore.ConcurrencyKeyStoreShape = {
       enqueue: (e) =>
         run(store, "enqueue", () =>
           transaction(sql, Effect.gen(function*() {
@@ -150,7 +149,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ConcurrencyKeyStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ConcurrencyKeyStore.ConcurrencyKeyStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), ConcurrencyKeyStore.make)
 
 /**

@@ -14,7 +14,6 @@
 import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as DebounceStore from "../../src/stores/DebounceStore.ts"
-import { type DebounceStoreShape, type DebounceWindow, executionIdTaken } from "../../src/stores/DebounceStore.ts"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -23,7 +22,7 @@ import * as SqlTables from "./SqlTables.ts"
 
 const store = "DebounceStore"
 
-const windowOf = (row: Record<string, unknown>): DebounceWindow => ({
+const windowOf = (row: Record<string, unknown>): DebounceStore.DebounceWindow => ({
   tenantId: String(row.tenant_id),
   key: String(row.debounce_key),
   executionId: String(row.execution_id),
@@ -46,13 +45,13 @@ const offerAttempts = 5
  * @category constructors
  * @since 0.2.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<DebounceStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<DebounceStore.DebounceStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { limitOf, sql, tables: t } = yield* Store.open(options)
     const windows = sql(t.debounces)
     const columns = sql`tenant_id, execution_id, debounce_key, thread_id, definition, input, fire_at, open, version, created_at, updated_at`
 
-    const backend: DebounceStoreShape = {
+    const backend: DebounceStore.DebounceStoreShape = {
       offer: (o) =>
         run(store, "offer", () =>
           Effect.gen(function*() {
@@ -73,7 +72,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               // Not inserted: a racing first offer opened the key's window (the next UPDATE moves it), or a window
               // with this id is kept already.
               const kept = yield* sql`SELECT 1 AS kept FROM ${windows} WHERE tenant_id = ${o.tenantId} AND execution_id = ${o.executionId}`
-              if (kept.length > 0) return yield* Effect.fail(executionIdTaken(o.executionId))
+              if (kept.length > 0) return yield* Effect.fail(DebounceStore.executionIdTaken(o.executionId))
             }
             return yield* new StoreError({
               store,
@@ -125,7 +124,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<DebounceStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<DebounceStore.DebounceStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), DebounceStore.make)
 
 /**

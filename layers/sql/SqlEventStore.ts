@@ -18,7 +18,6 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as EventStore from "../../src/stores/EventStore.ts"
-import { type EventMode, type EventStoreShape, type StreamEvent } from "../../src/stores/EventStore.ts"
 import { fromJson, num, run, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
@@ -33,18 +32,18 @@ const store = "EventStore"
  * @category constructors
  * @since 0.2.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<EventStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<EventStore.EventStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     // Keys of statements that sort (MAX, ORDER BY) are bound so that SQLite compiles them once (see internal/stablePlan.ts).
     const { isPg, limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const events = sql(t.events)
     const big = (n: number) => isPg ? sql`CAST(${n} AS BIGINT)` : sql`${n}`
-    const toEvent = (tenantId: string, threadId: string) => (row: any): StreamEvent => ({
+    const toEvent = (tenantId: string, threadId: string) => (row: any): EventStore.StreamEvent => ({
       id: num(row.event_id),
       tenantId,
       threadId,
       executionId: row.execution_id,
-      mode: row.mode as EventMode,
+      mode: row.mode as EventStore.EventMode,
       data: fromJson(row.data),
       at: num(row.at),
       instanceId: row.instance_id
@@ -56,7 +55,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
      * insert). The one-statement form, with bound values in `VALUES`, made
      * SQLite compile it again on every call.
      */
-    const appendSqlite: EventStoreShape["append"] = (lease, threadId, list, now) =>
+    const appendSqlite: EventStore.EventStoreShape["append"] = (lease, threadId, list, now) =>
       run(store, "append", () =>
         transaction(sql, Effect.gen(function*() {
           const held = yield* sql`${LeaseRows.live(sql, t.leases, lease, now)}`
@@ -77,7 +76,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           return ids
         })))
 
-    const backend: EventStoreShape = {
+    const backend: EventStore.EventStoreShape = {
       append: (lease, threadId, list, now) =>
         !isPg ? appendSqlite(lease, threadId, list, now) : run(store, "append", () =>
           Effect.gen(function*() {
@@ -128,7 +127,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<EventStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<EventStore.EventStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), EventStore.make)
 
 /**

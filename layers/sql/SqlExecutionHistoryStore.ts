@@ -15,7 +15,6 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as ExecutionHistoryStore from "../../src/stores/ExecutionHistoryStore.ts"
-import { type ExecutionHistoryStoreShape, type ExecutionSnapshot } from "../../src/stores/ExecutionHistoryStore.ts"
 import { firstOf, fromJson, run } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
@@ -36,14 +35,14 @@ const store = "ExecutionHistoryStore"
  * @category constructors
  * @since 0.1.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStore.ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
     const { isPg, limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     const history = sql(t.history)
-    const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionSnapshot
+    const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionHistoryStore.ExecutionSnapshot
 
-    const backend: ExecutionHistoryStoreShape = {
+    const backend: ExecutionHistoryStore.ExecutionHistoryStoreShape = {
       saveIfAbsent: (s, lease, now) =>
         run(store, "saveIfAbsent", () =>
           LeaseRows.insertIfAbsent(sql, t.leases, "history snapshot", lease, now,
@@ -94,7 +93,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStore.ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), ExecutionHistoryStore.make)
 
 /**

@@ -19,7 +19,6 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as LeaseStore from "../../src/stores/LeaseStore.ts"
-import { type LeaseStoreShape } from "../../src/stores/LeaseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { firstOf, run } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -34,13 +33,13 @@ const store = "LeaseStore"
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LeaseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LeaseStore.LeaseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const leases = t.leases
     const leaseOf = (key: LeaseRows.TreeKey) => firstOf((row) => LeaseRows.toLease(key, row))
 
-    const impl: LeaseStoreShape = {
+    const impl: LeaseStore.LeaseStoreShape = {
       acquire: (tenantId, rootExecutionId, holder, ttl, now) =>
         run(store, "acquire", () => Effect.map(LeaseRows.acquire(sql, leases, { tenantId, rootExecutionId }, holder, ttl, now), leaseOf({ tenantId, rootExecutionId }))),
       // Never backward (see the invariant above): the later of the stored expiry and now + ttl.

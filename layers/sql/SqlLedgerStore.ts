@@ -11,7 +11,6 @@ import { Array as Arr, Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as LedgerStore from "../../src/stores/LedgerStore.ts"
-import { type LedgerKey, type LedgerResult, type LedgerStoreShape } from "../../src/stores/LedgerStore.ts"
 import { num, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -28,23 +27,23 @@ const maxDays = 500
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LedgerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<LedgerStore.LedgerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const ledger = sql(t.ledger)
 
-    const total = (key: LedgerKey) =>
+    const total = (key: LedgerStore.LedgerKey) =>
       Effect.map(
         sql`SELECT total FROM ${ledger}
             WHERE tenant_id = ${key.tenantId} AND scope = ${key.scope} AND scope_id = ${key.scopeId} AND day = ${key.day}`,
         (rows) => rows.length === 0 ? 0 : num(rows[0].total)
       )
 
-    const impl: LedgerStoreShape = {
+    const impl: LedgerStore.LedgerStoreShape = {
       add: (key, amount, limit) =>
         run(store, "add", () => transaction(sql, Effect.gen(function*() {
           if (limit !== undefined && amount > limit) {
-            return { _tag: "WouldExceed", total: yield* total(key), limit } satisfies LedgerResult
+            return { _tag: "WouldExceed", total: yield* total(key), limit } satisfies LedgerStore.LedgerResult
           }
           const rows = limit === undefined
             ? yield* sql`INSERT INTO ${ledger} AS cur (tenant_id, scope, scope_id, day, total)
@@ -56,8 +55,8 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Led
                 ON CONFLICT (tenant_id, scope, scope_id, day) DO UPDATE SET total = cur.total + excluded.total
                 WHERE cur.total + excluded.total <= ${limit}
                 RETURNING total`
-          if (rows.length > 0) return { _tag: "Added", total: num(rows[0].total) } satisfies LedgerResult
-          return { _tag: "WouldExceed", total: yield* total(key), limit: limit! } satisfies LedgerResult
+          if (rows.length > 0) return { _tag: "Added", total: num(rows[0].total) } satisfies LedgerStore.LedgerResult
+          return { _tag: "WouldExceed", total: yield* total(key), limit: limit! } satisfies LedgerStore.LedgerResult
         }))),
       get: (key) => run(store, "get", () => total(key)),
       // One statement per `maxDays` days (a long execution's spend reads every day it lasted).

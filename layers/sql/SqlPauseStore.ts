@@ -21,7 +21,6 @@ import { SqlClient } from "effect/sql"
 import { type BatonConfigError, NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import type { Pause, PauseStatus } from "../../src/stores/Pause.ts"
 import * as PauseStore from "../../src/stores/PauseStore.ts"
-import { type PauseStoreBackend, type PauseStoreShape } from "../../src/stores/PauseStore.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -51,7 +50,7 @@ const toPause = (row: any): Pause => ({
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<PauseStore.PauseStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
     const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
@@ -59,7 +58,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Pau
 
     const get = (tenantId: string, pauseId: string) => Effect.map(sql`SELECT * FROM ${pauses} WHERE tenant_id = ${tenantId} AND pause_id = ${pauseId}`, firstOf(toPause))
 
-    const impl: PauseStoreBackend = {
+    const impl: PauseStore.PauseStoreBackend = {
       save: (p) =>
         run(store, "save", () => Effect.map(
           sql`INSERT INTO ${pauses} (tenant_id, pause_id, thread_id, root_execution_id, execution_id, interrupt_id,

@@ -15,7 +15,6 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as RateLimitStore from "../../src/stores/RateLimitStore.ts"
-import { type RateLimitStoreShape, type SlotLease } from "../../src/stores/RateLimitStore.ts"
 import { firstOf, num, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -29,7 +28,7 @@ const store = "RateLimitStore"
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RateLimitStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RateLimitStore.RateLimitStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const slots = sql(t.rateSlots)
@@ -44,7 +43,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
           WHERE cur.holder IS NULL OR cur.expires_at <= ${now}
           RETURNING epoch, expires_at`
 
-    const impl: RateLimitStoreShape = {
+    const impl: RateLimitStore.RateLimitStoreShape = {
       acquireSlot: (key, max, holder, ttl, now) =>
         run(store, "acquireSlot", () => transaction(sql, Effect.gen(function*() {
           const rows = yield* sql`SELECT slot, holder, expires_at FROM ${slots} WHERE slot_key = ${key}`
@@ -52,23 +51,23 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Rat
           for (const row of rows) {
             if (row.holder !== null && num(row.expires_at) > now) live.add(num(row.slot))
           }
-          if (live.size >= max) return Option.none<SlotLease>()
+          if (live.size >= max) return Option.none<RateLimitStore.SlotLease>()
           for (let slot = 0; slot < max; slot++) {
             if (live.has(slot)) continue
             const taken = yield* takeSlot(key, slot, holder, now + ttl, now)
             if (taken.length > 0) {
-              return Option.some<SlotLease>({ key, slot, holder, epoch: num(taken[0].epoch), expiresAt: num(taken[0].expires_at) })
+              return Option.some<RateLimitStore.SlotLease>({ key, slot, holder, epoch: num(taken[0].epoch), expiresAt: num(taken[0].expires_at) })
             }
           }
-          return Option.none<SlotLease>()
+          return Option.none<RateLimitStore.SlotLease>()
         }))),
       heldSlot: (key, holder, now) =>
         run(store, "heldSlot", () => Effect.map(
           sql`SELECT slot, epoch, expires_at FROM ${slots}
               WHERE slot_key = ${key} AND holder = ${holder} AND expires_at > ${now} ORDER BY slot LIMIT 1`,
           (rows) => rows.length === 0
-            ? Option.none<SlotLease>()
-            : Option.some<SlotLease>({ key, slot: num(rows[0].slot), holder, epoch: num(rows[0].epoch), expiresAt: num(rows[0].expires_at) })
+            ? Option.none<RateLimitStore.SlotLease>()
+            : Option.some<RateLimitStore.SlotLease>({ key, slot: num(rows[0].slot), holder, epoch: num(rows[0].epoch), expiresAt: num(rows[0].expires_at) })
         )),
       renewSlot: (s, ttl, now) =>
         run(store, "renewSlot", () => Effect.map(

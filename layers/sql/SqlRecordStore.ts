@@ -28,7 +28,6 @@ import type { ExecutionRecord, ExecutionStatus, PauseAnswer, StartRootResult, Th
 import type { IdGenerator } from "../../src/stores/Ids.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as RecordStore from "../../src/stores/RecordStore.ts"
-import { type RecordStoreBackend, type RecordStoreShape, resetsRecoveryFailures, type FencedSetStatusInput, type SetStatusInput } from "../../src/stores/RecordStore.ts"
 import { firstOf, num, run, textOrNull, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
@@ -78,7 +77,7 @@ const toAnswer = (row: any): PauseAnswer => ({
 })
 
 /** The backend over the client, without migration or argument checks. */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStore.RecordStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
     const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
@@ -110,10 +109,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       )
 
     /** The compare-and-set (of a record of the tree `root`, when given). */
-    const compareAndSet = (input: SetStatusInput, root?: string, fence: Statement.Fragment = sql.literal("")) => {
+    const compareAndSet = (input: RecordStore.SetStatusInput, root?: string, fence: Statement.Fragment = sql.literal("")) => {
       // A move on ends the stretch of failed recoveries (`resetsRecoveryFailures`): the count, the backoff and,
       // unless the move gives an error, the last failed recovery's cause (the right-hand side reads the old row).
-      const reset = resetsRecoveryFailures(input.from, input.to)
+      const reset = RecordStore.resetsRecoveryFailures(input.from, input.to)
       const error = input.error !== undefined
         ? sql`, error = ${input.error}`
         : sql.literal(reset ? ", error = CASE WHEN recovery_failures > 0 THEN NULL ELSE error END" : "")
@@ -132,14 +131,14 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
      * `now` — read `FOR SHARE` on Postgres, so a takeover committing at the same time waits for the move or
      * makes it see the new holder (SQLite runs the statement under the database write lock).
      */
-    const leaseHeld = ({ lease, now }: FencedSetStatusInput) => sql` AND EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})`
+    const leaseHeld = ({ lease, now }: RecordStore.FencedSetStatusInput) => sql` AND EXISTS (${LeaseRows.live(sql, t.leases, lease, now)})`
 
     /**
      * The fenced move in a transaction: the lease row read (`FOR UPDATE` on Postgres; SQLite's `BEGIN
      * IMMEDIATE` holds the write lock), refused with `LeaseLostError` unless it is the holder's, live at `now`;
      * then the compare-and-set.
      */
-    const fencedMove = (input: FencedSetStatusInput) =>
+    const fencedMove = (input: RecordStore.FencedSetStatusInput) =>
       transaction(sql, Effect.gen(function*() {
         const { lease, now } = input
         const row = yield* LeaseRows.readRow(sql, t.leases, lease, { forUpdate: true })
@@ -152,7 +151,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
 
     const getThread = (tenantId: string, threadId: string) => Effect.map(sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`, firstOf(toThread))
 
-    const backend: RecordStoreBackend = {
+    const backend: RecordStore.RecordStoreBackend = {
       createThread: (thread) =>
         run(store, "createThread", () => Effect.gen(function*() {
           const inserted = yield* sql`INSERT INTO ${threads} (tenant_id, thread_id, owner_id, created_at)
@@ -255,7 +254,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
   })
 
 /** The service over the client (argument checks and ids included; no migration). */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStoreShape, BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RecordStore.RecordStoreShape, BatonConfigError, SqlClient.SqlClient | IdGenerator> =>
   Effect.flatMap(makeBackend(options), RecordStore.make)
 
 /** `RecordStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`). */

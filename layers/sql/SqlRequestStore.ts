@@ -11,7 +11,6 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, RequestConflictError, StoreError } from "../../src/stores/Errors.ts"
 import * as RequestStore from "../../src/stores/RequestStore.ts"
-import { type ClaimResult, type RequestEntry, type RequestStoreShape } from "../../src/stores/RequestStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -21,7 +20,7 @@ const store = "RequestStore"
 /** How many times `claim` tries when the kept key it found goes before it reads it. */
 const claimAttempts = 5
 
-const entryOf = (row: Record<string, unknown>): RequestEntry => ({
+const entryOf = (row: Record<string, unknown>): RequestStore.RequestEntry => ({
   tenantId: String(row.tenant_id),
   requestKey: String(row.request_key),
   fingerprint: String(row.fingerprint),
@@ -38,7 +37,7 @@ const entryOf = (row: Record<string, unknown>): RequestEntry => ({
  * @category constructors
  * @since 0.1.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStore.RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { sql, tables: t } = yield* Store.open(options)
     const requests = sql(t.requests)
@@ -50,7 +49,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const columns = sql`tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at`
 
     /** One try: the claim, else the kept live row (none when it expired or went in between: try again). */
-    const claimOnce = (c: Parameters<RequestStoreShape["claim"]>[0]) =>
+    const claimOnce = (c: Parameters<RequestStore.RequestStoreShape["claim"]>[0]) =>
       Effect.gen(function*() {
         const claimed = yield* sql`INSERT INTO ${requests} AS cur (tenant_id, request_key, fingerprint, handle, answer, created_at, expires_at)
           VALUES (${c.tenantId}, ${c.requestKey}, ${c.fingerprint}, ${toJson(c.handle)}, NULL, ${c.now}, ${c.now + c.ttlMillis})
@@ -59,18 +58,18 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             created_at = excluded.created_at, expires_at = excluded.expires_at
           WHERE cur.expires_at <= ${c.now}
           RETURNING request_key`
-        if (claimed.length > 0) return Option.some<ClaimResult>({ _tag: "Claimed" })
+        if (claimed.length > 0) return Option.some<RequestStore.ClaimResult>({ _tag: "Claimed" })
         const kept = yield* sql`SELECT ${columns} FROM ${requests}
           WHERE tenant_id = ${c.tenantId} AND request_key = ${c.requestKey} AND expires_at > ${c.now}`
-        if (kept.length === 0) return Option.none<ClaimResult>()
+        if (kept.length === 0) return Option.none<RequestStore.ClaimResult>()
         const entry = entryOf(kept[0]!)
         if (entry.fingerprint !== c.fingerprint) {
           return yield* Effect.fail(new RequestConflictError({ tenantId: c.tenantId, requestKey: c.requestKey }))
         }
-        return Option.some<ClaimResult>({ _tag: "Existing", entry })
+        return Option.some<RequestStore.ClaimResult>({ _tag: "Existing", entry })
       })
 
-    const backend: RequestStoreShape = {
+    const backend: RequestStore.RequestStoreShape = {
       claim: (c) =>
         run(store, "claim", () =>
           Effect.gen(function*() {
@@ -116,7 +115,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStore.RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), RequestStore.make)
 
 /**

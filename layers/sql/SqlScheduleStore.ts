@@ -13,7 +13,6 @@ import { Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
-import { type ScheduleRow, type ScheduleStoreShape } from "../../src/stores/ScheduleStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import * as SqlMigrations from "./SqlMigrations.ts"
@@ -23,7 +22,7 @@ const store = "ScheduleStore"
 /** How many times `create` inserts when the kept schedule it found goes before it reads it. */
 const createAttempts = 5
 
-const rowOf = (row: Record<string, unknown>): ScheduleRow => ({
+const rowOf = (row: Record<string, unknown>): ScheduleStore.ScheduleRow => ({
   tenantId: String(row.tenant_id),
   scheduleId: String(row.schedule_id),
   definition: fromJson(row.definition),
@@ -41,7 +40,7 @@ const rowOf = (row: Record<string, unknown>): ScheduleRow => ({
  * @category constructors
  * @since 0.2.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ScheduleStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ScheduleStore.ScheduleStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { limitOf, sql, tables: t } = yield* Store.open(options)
     const schedules = sql(t.schedules)
@@ -49,7 +48,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const getRow = (tenantId: string, scheduleId: string) =>
       Effect.map(sql`SELECT ${columns} FROM ${schedules} WHERE tenant_id = ${tenantId} AND schedule_id = ${scheduleId}`, firstOf(rowOf))
 
-    const backend: ScheduleStoreShape = {
+    const backend: ScheduleStore.ScheduleStoreShape = {
       create: (s) =>
         run(store, "create", () =>
           Effect.gen(function*() {
@@ -124,7 +123,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ScheduleStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ScheduleStore.ScheduleStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), ScheduleStore.make)
 
 /**

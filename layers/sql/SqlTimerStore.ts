@@ -20,7 +20,6 @@ import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as TimerStore from "../../src/stores/TimerStore.ts"
-import { type Signal, type Taken, type Timer, type TimerKind, type TimerStoreShape } from "../../src/stores/TimerStore.ts"
 import { firstOf, fromJson, num, numOrNull, run, textOrNull, toJson, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
 import type * as SqlMigrations from "./SqlMigrations.ts"
@@ -28,12 +27,12 @@ import type * as SqlTables from "./SqlTables.ts"
 
 const store = "TimerStore"
 
-const toTimer = (row: any): Timer => ({
+const toTimer = (row: any): TimerStore.Timer => ({
   tenantId: row.tenant_id,
   pauseId: row.pause_id,
   rootExecutionId: row.root_execution_id,
   threadId: row.thread_id,
-  kind: row.kind as TimerKind,
+  kind: row.kind as TimerStore.TimerKind,
   name: textOrNull(row.name),
   dueAt: numOrNull(row.due_at),
   wakesAt: numOrNull(row.wakes_at),
@@ -41,7 +40,7 @@ const toTimer = (row: any): Timer => ({
   createdAt: num(row.created_at)
 })
 
-const toSignal = (row: any): Signal => ({
+const toSignal = (row: any): TimerStore.Signal => ({
   tenantId: row.tenant_id,
   threadId: row.thread_id,
   rootExecutionId: row.root_execution_id,
@@ -53,7 +52,7 @@ const toSignal = (row: any): Signal => ({
 })
 
 /** A row a pause took: its signal, or its timeout seal. */
-const takenOf = (row: any): Taken => num(row.timed_out) === 1 ? { _tag: "TimedOut" } : { _tag: "Signal", signal: toSignal(row) }
+const takenOf = (row: any): TimerStore.Taken => num(row.timed_out) === 1 ? { _tag: "TimedOut" } : { _tag: "Signal", signal: toSignal(row) }
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -61,7 +60,7 @@ const takenOf = (row: any): Taken => num(row.timed_out) === 1 ? { _tag: "TimedOu
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TimerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TimerStore.TimerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const { isPg, limitOf, sql, tables: t } = yield* Store.open(options)
     const timers = sql(t.timers)
@@ -72,7 +71,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
         ? Effect.asVoid(sql`SELECT pg_advisory_xact_lock(hashtextextended(${tenantId}::text || '/' || ${root}::text, 13))`)
         : Effect.void
 
-    const impl: TimerStoreShape = {
+    const impl: TimerStore.TimerStoreShape = {
       arm: (x) =>
         run(store, "arm", () => Effect.map(
           sql`INSERT INTO ${timers} (tenant_id, pause_id, root_execution_id, thread_id, kind, name, due_at, wakes_at, claimed_by, created_at)
@@ -154,10 +153,10 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
               const rows = yield* sql`UPDATE ${signals} SET consumed_by = ${pauseId} WHERE seq = ${num((next[0] as any).seq)} RETURNING *`
               return takenOf(rows[0])
             }
-            if (!timeUp) return { _tag: "Waiting" } satisfies Taken as Taken
+            if (!timeUp) return { _tag: "Waiting" } satisfies TimerStore.Taken as TimerStore.Taken
             yield* sql`INSERT INTO ${signals} (tenant_id, thread_id, root_execution_id, name, payload, sent_at, consumed_by, timed_out)
               VALUES (${tenantId}, ${threadId}, ${rootExecutionId}, ${name}, 'null', ${now}, ${pauseId}, 1)`
-            return { _tag: "TimedOut" } satisfies Taken as Taken
+            return { _tag: "TimedOut" } satisfies TimerStore.Taken as TimerStore.Taken
           }))),
       discard: (tenantId, root, seq) =>
         run(store, "discard", () =>

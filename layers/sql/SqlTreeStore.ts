@@ -17,7 +17,6 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as TreeStore from "../../src/stores/TreeStore.ts"
-import { findableNames, reservedPrefix, type TreeStoreBackend, type TreeStoreShape } from "../../src/stores/TreeStore.ts"
 import * as Direct from "./internal/direct.ts"
 import { firstOf, fromJson, run, toJson } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
@@ -33,12 +32,12 @@ const store = "TreeStore"
  * @category constructors
  * @since 0.1.0
  */
-export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
+export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStore.TreeStoreBackend, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
     const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     // A findable key is named as the literal its partial index repeats (see SqlMigrations 12); another key is bound.
-    const findable = new Map(findableNames.map((n) => [reservedPrefix + n, sql.literal(SqlMigrations.findableKeyCondition(n))]))
+    const findable = new Map(TreeStore.findableNames.map((n) => [TreeStore.reservedPrefix + n, sql.literal(SqlMigrations.findableKeyCondition(n))]))
     const tree = sql(t.tree)
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
     // connection, without effect's per-statement machinery (see internal/direct.ts); elsewhere — Postgres, a
@@ -67,7 +66,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         }
       })
 
-    const backend: TreeStoreBackend = {
+    const backend: TreeStore.TreeStoreBackend = {
       saveIfAbsent: (tenantId, root, key, value) =>
         run(store, "saveIfAbsent", () =>
           fast(
@@ -169,7 +168,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStoreShape, BatonConfigError, SqlClient.SqlClient> =>
+export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStore.TreeStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.map(makeBackend(options), TreeStore.make)
 
 /**

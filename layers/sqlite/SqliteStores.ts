@@ -43,7 +43,6 @@ import type { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import { BatonConfigError, type StoreError } from "../../src/stores/Errors.ts"
 import { checkedLayer, fieldsOf, refuseUnknown, show } from "../../src/stores/internal/options.ts"
 import * as Ids from "../../src/stores/Ids.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
 import type { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import type { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import type { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -164,10 +163,10 @@ export const config: Config.Config<SqliteStoresOptions> = Config.all({
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> =>
+export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | Ids.IdGenerator, Failure> =>
   checked(options, () => bundle(options))
 
-const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> => {
+const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | Ids.IdGenerator, Failure> => {
   // With the instances' liveness locks next to the file (crash takeover; see SqliteLiveness).
   const stores = Layer.merge(onClient(options), SqliteLiveness.layer).pipe(
     Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options))),
@@ -186,7 +185,7 @@ const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | Sq
  * @category layers
  * @since 0.1.0
  */
-export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | IdGenerator, Failure> =>
+export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | Ids.IdGenerator, Failure> =>
   layerFromConfig(options, layer)
 
 /**
@@ -199,7 +198,7 @@ export const layerConfig = (options: Config.Wrap<SqliteStoresOptions> = config):
  */
 export const layerOnClient = (
   options: SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions = {}
-): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores, Failure, SqlClient.SqlClient | IdGenerator> =>
+): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores, Failure, SqlClient.SqlClient | Ids.IdGenerator> =>
   checkedLayer(options, onClientFields, () => onClient(options))
 
 /** `layerOnClient` without the check: `layer` passes it every option (the client's too). */
@@ -228,7 +227,7 @@ export const layerLeaseStore = (options: SqliteStoresOptions = {}): Layer.Layer<
  * @category layers
  * @since 0.1.0
  */
-export const layerRecordStore = (options: SqliteStoresOptions = {}): Layer.Layer<RecordStore, Failure, IdGenerator> =>
+export const layerRecordStore = (options: SqliteStoresOptions = {}): Layer.Layer<RecordStore, Failure, Ids.IdGenerator> =>
   alone(SqlRecordStore.layer(options), options)
 
 /**

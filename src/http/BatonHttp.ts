@@ -50,7 +50,6 @@ import { HttpIncomingMessage, HttpRouter, HttpServer, HttpServerRequest, HttpSer
 import { PrometheusMetrics } from "effect/observability"
 import { createServer } from "node:http"
 import * as Baton from "../runtime/Baton.ts"
-import { type ExecutionSummary } from "../runtime/Baton.ts"
 import type { HealthReport } from "../runtime/Health.ts"
 import type { AnyWorkflow } from "../runtime/Workflow.ts"
 import { BatonConfigError } from "../stores/Errors.ts"
@@ -402,7 +401,7 @@ const routes = (options: Options) =>
     yield* router.add("GET", `${prefix}/threads/:threadId/history` as HttpRouter.PathInput, control((caller) =>
       Effect.gen(function*() {
         const threadId = yield* param("threadId")
-        const executions: Array<ExecutionSummary> = []
+        const executions: Array<Baton.ExecutionSummary> = []
         let cursor: string | undefined
         do {
           const page = yield* baton.list({ ...scope(caller), threadId, cursor, limit: 1000 })

@@ -1,7 +1,8 @@
 /**
- * Liveness and readiness of one instance, as an orchestrator's probes want
- * them. Liveness does no I/O; readiness adds one `ping` per store, each under
- * a 2 s timeout on the Clock.
+ * The reports of an instance's liveness and readiness (`baton.checkLiveness`,
+ * `baton.checkReadiness`), as an orchestrator's probes want them: components
+ * and the worst of their statuses. Liveness does no I/O; readiness adds one
+ * `ping` per store, each under {@link pingTimeout} on the Clock.
  *
  * @since 0.1.0
  */

@@ -162,60 +162,58 @@ export class ChildQueueStore extends Context.Service<ChildQueueStore, ChildQueue
  * @category constructors
  * @since 0.1.0
  */
-export const make = (impl: ChildQueueStoreShape): ChildQueueStoreShape => {
-  return {
-    saveIfAbsent: (c) =>
-      V.checked([
-        ...V.ids("ChildQueueStore.saveIfAbsent", { tenantId: c.tenantId, executionId: c.executionId, rootExecutionId: c.rootExecutionId, parentExecutionId: c.parentExecutionId, threadId: c.threadId, workflowName: c.workflowName }),
-        V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "depth", c.depth, 2),
-        V.oneOf("ChildQueueStore.saveIfAbsent", "status", c.status, ["Queued"]),
-        V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
-        ...(c.launchId === undefined || c.launchId === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "launchId", c.launchId)]),
-        ...(c.position === undefined ? [] : [V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "position", c.position, 0)]),
-        ...(c.configHash === undefined || c.configHash === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "configHash", c.configHash)]),
-        V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
-      ], () => impl.saveIfAbsent(c)),
-    claim: (instanceId, ttl, now, workflows) =>
-      V.checked([
-        V.nonEmpty("ChildQueueStore.claim", "instanceId", instanceId),
-        V.positiveMillis("ChildQueueStore.claim", "ttlMillis", ttl),
-        V.time("ChildQueueStore.claim", "now", now),
-        ...(workflows ?? []).flatMap((w, i) => [
-          V.nonEmpty("ChildQueueStore.claim", `workflows[${i}].name`, w.name),
-          V.nonEmpty("ChildQueueStore.claim", `workflows[${i}].configHash`, w.configHash)
-        ])
-      ], () =>
-        // Nothing this claimer can run: no row to take.
-        workflows !== undefined && workflows.length === 0 ? Effect.succeedNone : impl.claim(instanceId, ttl, now, workflows)),
-    renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
-      V.checked([
-        ...V.ids("ChildQueueStore.renewClaim", { tenantId, executionId, instanceId }),
-        V.positiveMillis("ChildQueueStore.renewClaim", "ttlMillis", ttl),
-        V.time("ChildQueueStore.renewClaim", "now", now)
-      ], () => impl.renewClaim(tenantId, executionId, instanceId, ttl, now)),
-    complete: (input) =>
-      V.checked([
-        ...V.ids("ChildQueueStore.complete", { tenantId: input.tenantId, executionId: input.executionId, instanceId: input.instanceId }),
-        V.oneOf("ChildQueueStore.complete", "outcome", input.outcome, outcomes),
-        V.json("ChildQueueStore.complete", "result", input.result)
-      ], () => impl.complete(input)),
-    get: (tenantId, executionId) =>
-      V.checked(V.ids("ChildQueueStore.get", { tenantId, executionId }), () => impl.get(tenantId, executionId)),
-    releaseClaim: (tenantId, executionId, instanceId) =>
-      V.checked(V.ids("ChildQueueStore.releaseClaim", { tenantId, executionId, instanceId }), () => impl.releaseClaim(tenantId, executionId, instanceId)),
-    listLaunch: (tenantId, launchId) =>
-      V.checked(V.ids("ChildQueueStore.listLaunch", { tenantId, launchId }), () => impl.listLaunch(tenantId, launchId)),
-    countOpen: (tenantId, launchId) =>
-      V.checked(V.ids("ChildQueueStore.countOpen", { tenantId, launchId }), () => impl.countOpen(tenantId, launchId)),
-    failQueued: (tenantId, root, result) =>
-      V.checked([
-        ...V.ids("ChildQueueStore.failQueued", { tenantId, rootExecutionId: root }),
-        V.json("ChildQueueStore.failQueued", "result", result)
-      ], () => impl.failQueued(tenantId, root, result)),
-    deleteRoot: (tenantId, root) =>
-      V.checked(V.ids("ChildQueueStore.deleteRoot", { tenantId, rootExecutionId: root }), () => impl.deleteRoot(tenantId, root)),
-    requeuePaused: (tenantId, executionId) =>
-      V.checked(V.ids("ChildQueueStore.requeuePaused", { tenantId, executionId }), () => impl.requeuePaused(tenantId, executionId)),
-    ping: impl.ping
-  }
-}
+export const make = (impl: ChildQueueStoreShape): ChildQueueStoreShape => ({
+  saveIfAbsent: (c) =>
+    V.checked([
+      ...V.ids("ChildQueueStore.saveIfAbsent", { tenantId: c.tenantId, executionId: c.executionId, rootExecutionId: c.rootExecutionId, parentExecutionId: c.parentExecutionId, threadId: c.threadId, workflowName: c.workflowName }),
+      V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "depth", c.depth, 2),
+      V.oneOf("ChildQueueStore.saveIfAbsent", "status", c.status, ["Queued"]),
+      V.json("ChildQueueStore.saveIfAbsent", "input", c.input),
+      ...(c.launchId === undefined || c.launchId === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "launchId", c.launchId)]),
+      ...(c.position === undefined ? [] : [V.wholeAtLeast("ChildQueueStore.saveIfAbsent", "position", c.position, 0)]),
+      ...(c.configHash === undefined || c.configHash === null ? [] : [V.nonEmpty("ChildQueueStore.saveIfAbsent", "configHash", c.configHash)]),
+      V.time("ChildQueueStore.saveIfAbsent", "queuedAt", c.queuedAt)
+    ], () => impl.saveIfAbsent(c)),
+  claim: (instanceId, ttl, now, workflows) =>
+    V.checked([
+      V.nonEmpty("ChildQueueStore.claim", "instanceId", instanceId),
+      V.positiveMillis("ChildQueueStore.claim", "ttlMillis", ttl),
+      V.time("ChildQueueStore.claim", "now", now),
+      ...(workflows ?? []).flatMap((w, i) => [
+        V.nonEmpty("ChildQueueStore.claim", `workflows[${i}].name`, w.name),
+        V.nonEmpty("ChildQueueStore.claim", `workflows[${i}].configHash`, w.configHash)
+      ])
+    ], () =>
+      // Nothing this claimer can run: no row to take.
+      workflows !== undefined && workflows.length === 0 ? Effect.succeedNone : impl.claim(instanceId, ttl, now, workflows)),
+  renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
+    V.checked([
+      ...V.ids("ChildQueueStore.renewClaim", { tenantId, executionId, instanceId }),
+      V.positiveMillis("ChildQueueStore.renewClaim", "ttlMillis", ttl),
+      V.time("ChildQueueStore.renewClaim", "now", now)
+    ], () => impl.renewClaim(tenantId, executionId, instanceId, ttl, now)),
+  complete: (input) =>
+    V.checked([
+      ...V.ids("ChildQueueStore.complete", { tenantId: input.tenantId, executionId: input.executionId, instanceId: input.instanceId }),
+      V.oneOf("ChildQueueStore.complete", "outcome", input.outcome, outcomes),
+      V.json("ChildQueueStore.complete", "result", input.result)
+    ], () => impl.complete(input)),
+  get: (tenantId, executionId) =>
+    V.checked(V.ids("ChildQueueStore.get", { tenantId, executionId }), () => impl.get(tenantId, executionId)),
+  releaseClaim: (tenantId, executionId, instanceId) =>
+    V.checked(V.ids("ChildQueueStore.releaseClaim", { tenantId, executionId, instanceId }), () => impl.releaseClaim(tenantId, executionId, instanceId)),
+  listLaunch: (tenantId, launchId) =>
+    V.checked(V.ids("ChildQueueStore.listLaunch", { tenantId, launchId }), () => impl.listLaunch(tenantId, launchId)),
+  countOpen: (tenantId, launchId) =>
+    V.checked(V.ids("ChildQueueStore.countOpen", { tenantId, launchId }), () => impl.countOpen(tenantId, launchId)),
+  failQueued: (tenantId, root, result) =>
+    V.checked([
+      ...V.ids("ChildQueueStore.failQueued", { tenantId, rootExecutionId: root }),
+      V.json("ChildQueueStore.failQueued", "result", result)
+    ], () => impl.failQueued(tenantId, root, result)),
+  deleteRoot: (tenantId, root) =>
+    V.checked(V.ids("ChildQueueStore.deleteRoot", { tenantId, rootExecutionId: root }), () => impl.deleteRoot(tenantId, root)),
+  requeuePaused: (tenantId, executionId) =>
+    V.checked(V.ids("ChildQueueStore.requeuePaused", { tenantId, executionId }), () => impl.requeuePaused(tenantId, executionId)),
+  ping: impl.ping
+})

@@ -139,30 +139,28 @@ export class EventStore extends Context.Service<EventStore, EventStoreShape>()("
  * @category constructors
  * @since 0.2.0
  */
-export const make = (impl: EventStoreShape): EventStoreShape => {
-  return {
-    append: (lease, threadId, events, now) => {
-      const op = "EventStore.append"
-      return V.checked([
-        ...V.lease(op, lease),
-        ...V.ids(op, { threadId }),
-        ...checkEvents(op, events),
-        V.time(op, "now", now)
-      ], () => impl.append(lease, threadId, events, now))
-    },
-    read: (tenantId, threadId, after, limit) => {
-      const op = "EventStore.read"
-      return V.checked([
-        ...V.ids(op, { tenantId, threadId }),
-        V.wholeAtLeast(op, "after", after, 0),
-        V.wholeAtLeast(op, "limit", limit, 1)
-      ], () => impl.read(tenantId, threadId, after, limit))
-    },
-    deleteBefore: (cutoff, limit) =>
-      V.checked([
-        V.time("EventStore.deleteBefore", "cutoff", cutoff),
-        V.wholeAtLeast("EventStore.deleteBefore", "limit", limit, 1)
-      ], () => impl.deleteBefore(cutoff, limit)),
-    ping: impl.ping
-  }
-}
+export const make = (impl: EventStoreShape): EventStoreShape => ({
+  append: (lease, threadId, events, now) => {
+    const op = "EventStore.append"
+    return V.checked([
+      ...V.lease(op, lease),
+      ...V.ids(op, { threadId }),
+      ...checkEvents(op, events),
+      V.time(op, "now", now)
+    ], () => impl.append(lease, threadId, events, now))
+  },
+  read: (tenantId, threadId, after, limit) => {
+    const op = "EventStore.read"
+    return V.checked([
+      ...V.ids(op, { tenantId, threadId }),
+      V.wholeAtLeast(op, "after", after, 0),
+      V.wholeAtLeast(op, "limit", limit, 1)
+    ], () => impl.read(tenantId, threadId, after, limit))
+  },
+  deleteBefore: (cutoff, limit) =>
+    V.checked([
+      V.time("EventStore.deleteBefore", "cutoff", cutoff),
+      V.wholeAtLeast("EventStore.deleteBefore", "limit", limit, 1)
+    ], () => impl.deleteBefore(cutoff, limit)),
+  ping: impl.ping
+})

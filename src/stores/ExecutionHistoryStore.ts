@@ -210,51 +210,49 @@ export class ExecutionHistoryStore extends Context.Service<ExecutionHistoryStore
  * @category constructors
  * @since 0.1.0
  */
-export const make = (impl: ExecutionHistoryStoreShape): ExecutionHistoryStoreShape => {
-  return {
-    saveIfAbsent: (snapshot, lease, now) => {
-      const op = "ExecutionHistoryStore.saveIfAbsent"
-      return V.checked([
-        V.nonEmpty(op, "snapshot.tenantId", snapshot?.tenantId),
-        V.nonEmpty(op, "snapshot.executionId", snapshot?.executionId),
-        V.nonEmpty(op, "snapshot.workflowName", snapshot?.workflowName),
-        V.oneOf(op, "snapshot.status", snapshot?.status, endStatuses),
-        V.time(op, "snapshot.endedAt", snapshot?.endedAt),
-        V.json(op, "snapshot", snapshot),
-        ...V.lease(op, lease),
-        lease?.tenantId === snapshot?.tenantId && lease?.rootExecutionId === snapshot?.executionId
-          ? Effect.void
-          : Effect.fail(new InvalidInputError({ operation: op, field: "lease", reason: "must be the lease of the snapshot's execution tree" })),
-        V.time(op, "now", now)
-      ], () => impl.saveIfAbsent(snapshot, lease, now))
-    },
-    get: (tenantId, executionId) =>
-      V.checked(V.ids("ExecutionHistoryStore.get", { tenantId, executionId }), () => impl.get(tenantId, executionId)),
-    list: (query) => {
-      const op = "ExecutionHistoryStore.list"
-      return V.checked([
-        V.nonEmpty(op, "tenantId", query?.tenantId),
-        query?.workflowName === undefined ? Effect.void : V.nonEmpty(op, "workflowName", query.workflowName),
-        query?.from === undefined ? Effect.void : V.time(op, "from", query.from),
-        query?.to === undefined ? Effect.void : V.time(op, "to", query.to),
-        V.wholeAtLeast(op, "limit", query?.limit, 1),
-        query?.after === undefined ? Effect.void : V.time(op, "after.endedAt", query.after.endedAt),
-        query?.after === undefined ? Effect.void : V.nonEmpty(op, "after.executionId", query.after.executionId)
-      ], () => impl.list(query))
-    },
-    deleteEndedBefore: (cutoff, limit) =>
-      V.checked([
-        V.time("ExecutionHistoryStore.deleteEndedBefore", "cutoff", cutoff),
-        V.wholeAtLeast("ExecutionHistoryStore.deleteEndedBefore", "limit", limit, 1)
-      ], () => impl.deleteEndedBefore(cutoff, limit)),
-    deleteExecutions: (tenantId, executionIds) =>
-      V.checked([
-        V.nonEmpty("ExecutionHistoryStore.deleteExecutions", "tenantId", tenantId),
-        ...(Array.isArray(executionIds) ? executionIds : [undefined]).map((id) => V.nonEmpty("ExecutionHistoryStore.deleteExecutions", "executionIds", id))
-      ], () => executionIds.length === 0 ? Effect.succeed(0) : impl.deleteExecutions(tenantId, executionIds)),
-    ping: impl.ping
-  }
-}
+export const make = (impl: ExecutionHistoryStoreShape): ExecutionHistoryStoreShape => ({
+  saveIfAbsent: (snapshot, lease, now) => {
+    const op = "ExecutionHistoryStore.saveIfAbsent"
+    return V.checked([
+      V.nonEmpty(op, "snapshot.tenantId", snapshot?.tenantId),
+      V.nonEmpty(op, "snapshot.executionId", snapshot?.executionId),
+      V.nonEmpty(op, "snapshot.workflowName", snapshot?.workflowName),
+      V.oneOf(op, "snapshot.status", snapshot?.status, endStatuses),
+      V.time(op, "snapshot.endedAt", snapshot?.endedAt),
+      V.json(op, "snapshot", snapshot),
+      ...V.lease(op, lease),
+      lease?.tenantId === snapshot?.tenantId && lease?.rootExecutionId === snapshot?.executionId
+        ? Effect.void
+        : Effect.fail(new InvalidInputError({ operation: op, field: "lease", reason: "must be the lease of the snapshot's execution tree" })),
+      V.time(op, "now", now)
+    ], () => impl.saveIfAbsent(snapshot, lease, now))
+  },
+  get: (tenantId, executionId) =>
+    V.checked(V.ids("ExecutionHistoryStore.get", { tenantId, executionId }), () => impl.get(tenantId, executionId)),
+  list: (query) => {
+    const op = "ExecutionHistoryStore.list"
+    return V.checked([
+      V.nonEmpty(op, "tenantId", query?.tenantId),
+      query?.workflowName === undefined ? Effect.void : V.nonEmpty(op, "workflowName", query.workflowName),
+      query?.from === undefined ? Effect.void : V.time(op, "from", query.from),
+      query?.to === undefined ? Effect.void : V.time(op, "to", query.to),
+      V.wholeAtLeast(op, "limit", query?.limit, 1),
+      query?.after === undefined ? Effect.void : V.time(op, "after.endedAt", query.after.endedAt),
+      query?.after === undefined ? Effect.void : V.nonEmpty(op, "after.executionId", query.after.executionId)
+    ], () => impl.list(query))
+  },
+  deleteEndedBefore: (cutoff, limit) =>
+    V.checked([
+      V.time("ExecutionHistoryStore.deleteEndedBefore", "cutoff", cutoff),
+      V.wholeAtLeast("ExecutionHistoryStore.deleteEndedBefore", "limit", limit, 1)
+    ], () => impl.deleteEndedBefore(cutoff, limit)),
+  deleteExecutions: (tenantId, executionIds) =>
+    V.checked([
+      V.nonEmpty("ExecutionHistoryStore.deleteExecutions", "tenantId", tenantId),
+      ...(Array.isArray(executionIds) ? executionIds : [undefined]).map((id) => V.nonEmpty("ExecutionHistoryStore.deleteExecutions", "executionIds", id))
+    ], () => executionIds.length === 0 ? Effect.succeed(0) : impl.deleteExecutions(tenantId, executionIds)),
+  ping: impl.ping
+})
 
 /**
  * Whether snapshot `s` comes after the cursor in listing order.

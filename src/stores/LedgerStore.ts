@@ -122,6 +122,4 @@ export const make = (impl: LedgerStoreBackend): LedgerStoreShape => {
  * @category utils
  * @since 0.1.0
  */
-export const dayOf = (millis: number): string => {
-  return new Date(millis).toISOString().slice(0, 10)
-}
+export const dayOf = (millis: number): string => new Date(millis).toISOString().slice(0, 10)

@@ -137,46 +137,44 @@ export class RateLimitStore extends Context.Service<RateLimitStore, RateLimitSto
  * @category constructors
  * @since 0.1.0
  */
-export const make = (impl: RateLimitStoreShape): RateLimitStoreShape => {
-  return {
-    acquireSlot: (key, max, holder, ttl, now) =>
+export const make = (impl: RateLimitStoreShape): RateLimitStoreShape => ({
+  acquireSlot: (key, max, holder, ttl, now) =>
+    V.checked([
+      V.nonEmpty("RateLimitStore.acquireSlot", "key", key),
+      V.wholeAtLeast("RateLimitStore.acquireSlot", "max", max, 1),
+      V.nonEmpty("RateLimitStore.acquireSlot", "holder", holder),
+      V.positiveMillis("RateLimitStore.acquireSlot", "ttlMillis", ttl),
+      V.time("RateLimitStore.acquireSlot", "now", now)
+    ], () => impl.acquireSlot(key, max, holder, ttl, now)),
+  ...(impl.heldSlot === undefined ? {} : {
+    heldSlot: (key: string, holder: InstanceId, now: number) =>
       V.checked([
-        V.nonEmpty("RateLimitStore.acquireSlot", "key", key),
-        V.wholeAtLeast("RateLimitStore.acquireSlot", "max", max, 1),
-        V.nonEmpty("RateLimitStore.acquireSlot", "holder", holder),
-        V.positiveMillis("RateLimitStore.acquireSlot", "ttlMillis", ttl),
-        V.time("RateLimitStore.acquireSlot", "now", now)
-      ], () => impl.acquireSlot(key, max, holder, ttl, now)),
-    ...(impl.heldSlot === undefined ? {} : {
-      heldSlot: (key: string, holder: InstanceId, now: number) =>
-        V.checked([
-          V.nonEmpty("RateLimitStore.heldSlot", "key", key),
-          V.nonEmpty("RateLimitStore.heldSlot", "holder", holder),
-          V.time("RateLimitStore.heldSlot", "now", now)
-        ], () => impl.heldSlot!(key, holder, now))
-    }),
-    renewSlot: (slot, ttl, now) =>
-      V.checked([
-        ...checkSlot("RateLimitStore.renewSlot", slot),
-        V.positiveMillis("RateLimitStore.renewSlot", "ttlMillis", ttl),
-        V.time("RateLimitStore.renewSlot", "now", now)
-      ], () => impl.renewSlot(slot, ttl, now)),
-    releaseSlot: (slot) => V.checked(checkSlot("RateLimitStore.releaseSlot", slot), () => impl.releaseSlot(slot)),
-    addToWindow: (key, amount, window, now, limit) =>
-      V.checked([
-        V.nonEmpty("RateLimitStore.addToWindow", "key", key),
-        V.nonNegative("RateLimitStore.addToWindow", "amount", amount),
-        V.positiveMillis("RateLimitStore.addToWindow", "windowMillis", window),
-        V.time("RateLimitStore.addToWindow", "now", now),
-        limit === undefined ? Effect.void : V.atLeast("RateLimitStore.addToWindow", "limit", limit, 1)
-      ], () => impl.addToWindow(key, amount, window, now, limit)),
-    clearWindow: (key) => V.checked([V.nonEmpty("RateLimitStore.clearWindow", "key", key)], () => impl.clearWindow(key)),
-    pauseUntil: (key, until) =>
-      V.checked([
-        V.nonEmpty("RateLimitStore.pauseUntil", "key", key),
-        V.time("RateLimitStore.pauseUntil", "until", until)
-      ], () => impl.pauseUntil(key, until)),
-    pausedUntil: (key) => V.checked([V.nonEmpty("RateLimitStore.pausedUntil", "key", key)], () => impl.pausedUntil(key)),
-    ping: impl.ping
-  }
-}
+        V.nonEmpty("RateLimitStore.heldSlot", "key", key),
+        V.nonEmpty("RateLimitStore.heldSlot", "holder", holder),
+        V.time("RateLimitStore.heldSlot", "now", now)
+      ], () => impl.heldSlot!(key, holder, now))
+  }),
+  renewSlot: (slot, ttl, now) =>
+    V.checked([
+      ...checkSlot("RateLimitStore.renewSlot", slot),
+      V.positiveMillis("RateLimitStore.renewSlot", "ttlMillis", ttl),
+      V.time("RateLimitStore.renewSlot", "now", now)
+    ], () => impl.renewSlot(slot, ttl, now)),
+  releaseSlot: (slot) => V.checked(checkSlot("RateLimitStore.releaseSlot", slot), () => impl.releaseSlot(slot)),
+  addToWindow: (key, amount, window, now, limit) =>
+    V.checked([
+      V.nonEmpty("RateLimitStore.addToWindow", "key", key),
+      V.nonNegative("RateLimitStore.addToWindow", "amount", amount),
+      V.positiveMillis("RateLimitStore.addToWindow", "windowMillis", window),
+      V.time("RateLimitStore.addToWindow", "now", now),
+      limit === undefined ? Effect.void : V.atLeast("RateLimitStore.addToWindow", "limit", limit, 1)
+    ], () => impl.addToWindow(key, amount, window, now, limit)),
+  clearWindow: (key) => V.checked([V.nonEmpty("RateLimitStore.clearWindow", "key", key)], () => impl.clearWindow(key)),
+  pauseUntil: (key, until) =>
+    V.checked([
+      V.nonEmpty("RateLimitStore.pauseUntil", "key", key),
+      V.time("RateLimitStore.pauseUntil", "until", until)
+    ], () => impl.pauseUntil(key, until)),
+  pausedUntil: (key) => V.checked([V.nonEmpty("RateLimitStore.pausedUntil", "key", key)], () => impl.pausedUntil(key)),
+  ping: impl.ping
+})

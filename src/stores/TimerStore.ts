@@ -193,48 +193,46 @@ export class TimerStore extends Context.Service<TimerStore, TimerStoreShape>()("
  * @category constructors
  * @since 0.2.0
  */
-export const make = (impl: TimerStoreShape): TimerStoreShape => {
-  return {
-    arm: (t) => V.checked(timerChecks("TimerStore.arm", t), () => impl.arm(t)),
-    get: (tenantId, pauseId) => V.checked(V.ids("TimerStore.get", { tenantId, pauseId }), () => impl.get(tenantId, pauseId)),
-    claimDue: (now, limit, claimant, claimMillis) =>
-      V.checked([
-        V.time("TimerStore.claimDue", "now", now),
-        V.wholeAtLeast("TimerStore.claimDue", "limit", limit, 1),
-        V.nonEmpty("TimerStore.claimDue", "claimant", claimant),
-        V.positiveMillis("TimerStore.claimDue", "claimMillis", claimMillis)
-      ], () => impl.claimDue(now, limit, claimant, claimMillis)),
-    nextWake: impl.nextWake,
-    release: (tenantId, pauseId, claimant, wakesAt) =>
-      V.checked([
-        ...V.ids("TimerStore.release", { tenantId, pauseId, claimant }),
-        optionalTime("TimerStore.release", "wakesAt", wakesAt)
-      ], () => impl.release(tenantId, pauseId, claimant, wakesAt)),
-    disarm: (tenantId, pauseId) => V.checked(V.ids("TimerStore.disarm", { tenantId, pauseId }), () => impl.disarm(tenantId, pauseId)),
-    listByRoot: (tenantId, root) =>
-      V.checked(V.ids("TimerStore.listByRoot", { tenantId, rootExecutionId: root }), () => impl.listByRoot(tenantId, root)),
-    send: (s) => V.checked(signalChecks("TimerStore.send", s), () => impl.send(s)),
-    consume: (input) =>
-      V.checked([
-        ...V.ids("TimerStore.consume", {
-          tenantId: input?.tenantId,
-          rootExecutionId: input?.rootExecutionId,
-          threadId: input?.threadId,
-          name: input?.name,
-          pauseId: input?.pauseId
-        }),
-        V.oneOf("TimerStore.consume", "timeUp", String(input?.timeUp), ["true", "false"]),
-        V.time("TimerStore.consume", "now", input?.now)
-      ], () => impl.consume(input)),
-    discard: (tenantId, root, seq) =>
-      V.checked([
-        ...V.ids("TimerStore.discard", { tenantId, rootExecutionId: root }),
-        V.wholeAtLeast("TimerStore.discard", "seq", seq, 0)
-      ], () => impl.discard(tenantId, root, seq)),
-    listSignals: (tenantId, root) =>
-      V.checked(V.ids("TimerStore.listSignals", { tenantId, rootExecutionId: root }), () => impl.listSignals(tenantId, root)),
-    deleteRoot: (tenantId, root) =>
-      V.checked(V.ids("TimerStore.deleteRoot", { tenantId, rootExecutionId: root }), () => impl.deleteRoot(tenantId, root)),
-    ping: impl.ping
-  }
-}
+export const make = (impl: TimerStoreShape): TimerStoreShape => ({
+  arm: (t) => V.checked(timerChecks("TimerStore.arm", t), () => impl.arm(t)),
+  get: (tenantId, pauseId) => V.checked(V.ids("TimerStore.get", { tenantId, pauseId }), () => impl.get(tenantId, pauseId)),
+  claimDue: (now, limit, claimant, claimMillis) =>
+    V.checked([
+      V.time("TimerStore.claimDue", "now", now),
+      V.wholeAtLeast("TimerStore.claimDue", "limit", limit, 1),
+      V.nonEmpty("TimerStore.claimDue", "claimant", claimant),
+      V.positiveMillis("TimerStore.claimDue", "claimMillis", claimMillis)
+    ], () => impl.claimDue(now, limit, claimant, claimMillis)),
+  nextWake: impl.nextWake,
+  release: (tenantId, pauseId, claimant, wakesAt) =>
+    V.checked([
+      ...V.ids("TimerStore.release", { tenantId, pauseId, claimant }),
+      optionalTime("TimerStore.release", "wakesAt", wakesAt)
+    ], () => impl.release(tenantId, pauseId, claimant, wakesAt)),
+  disarm: (tenantId, pauseId) => V.checked(V.ids("TimerStore.disarm", { tenantId, pauseId }), () => impl.disarm(tenantId, pauseId)),
+  listByRoot: (tenantId, root) =>
+    V.checked(V.ids("TimerStore.listByRoot", { tenantId, rootExecutionId: root }), () => impl.listByRoot(tenantId, root)),
+  send: (s) => V.checked(signalChecks("TimerStore.send", s), () => impl.send(s)),
+  consume: (input) =>
+    V.checked([
+      ...V.ids("TimerStore.consume", {
+        tenantId: input?.tenantId,
+        rootExecutionId: input?.rootExecutionId,
+        threadId: input?.threadId,
+        name: input?.name,
+        pauseId: input?.pauseId
+      }),
+      V.oneOf("TimerStore.consume", "timeUp", String(input?.timeUp), ["true", "false"]),
+      V.time("TimerStore.consume", "now", input?.now)
+    ], () => impl.consume(input)),
+  discard: (tenantId, root, seq) =>
+    V.checked([
+      ...V.ids("TimerStore.discard", { tenantId, rootExecutionId: root }),
+      V.wholeAtLeast("TimerStore.discard", "seq", seq, 0)
+    ], () => impl.discard(tenantId, root, seq)),
+  listSignals: (tenantId, root) =>
+    V.checked(V.ids("TimerStore.listSignals", { tenantId, rootExecutionId: root }), () => impl.listSignals(tenantId, root)),
+  deleteRoot: (tenantId, root) =>
+    V.checked(V.ids("TimerStore.deleteRoot", { tenantId, rootExecutionId: root }), () => impl.deleteRoot(tenantId, root)),
+  ping: impl.ping
+})

@@ -10,7 +10,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Effect, Layer, Schedule } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
 import * as Baton from "../../src/runtime/Baton.ts"
-import { type ExecutionOutput } from "../../src/runtime/Baton.ts"
 import type { Placement } from "../../src/runtime/Children.ts"
 import { askingChild, type AskLog, fanning } from "../runtime/children/childPauseCases.ts"
 import { testSchemas, url } from "./db.ts"
@@ -30,9 +29,9 @@ const instance = (schema: string, instanceId: string, workflow: ReturnType<typeo
 const within = <A, E>(what: string, effect: Effect.Effect<A, E>) =>
   effect.pipe(Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.die(new Error(`${what}: not within 15 seconds`)) }))
 
-const paused = (out: ExecutionOutput) => {
+const paused = (out: Baton.ExecutionOutput) => {
   assert.strictEqual(out._tag, "Paused")
-  return (out as Extract<ExecutionOutput, { _tag: "Paused" }>).pauses
+  return (out as Extract<Baton.ExecutionOutput, { _tag: "Paused" }>).pauses
 }
 
 describe("a child's pause reaches the parent's caller on Postgres, two processes", () => {

@@ -10,7 +10,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Context, Deferred, Effect, Fiber, Layer } from "effect"
 import { PgStores } from "../../layers/pg/index.ts"
 import * as Baton from "../../src/runtime/Baton.ts"
-import { type ExecutionOutput } from "../../src/runtime/Baton.ts"
 import { LeaseWakeups, type LeaseWakeupsShape, makeHub } from "../../src/stores/LeaseWakeups.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { testSchema, url } from "./db.ts"
@@ -108,7 +107,7 @@ describe("the runtime on Postgres, two processes", () => {
 
       const first = yield* a.baton.execute(wf, { log: [] })
       assert.strictEqual(first._tag, "Paused")
-      const pauses = new Map((first as Extract<ExecutionOutput, { _tag: "Paused" }>).pauses.map((p) => [(p.payload as { side: string }).side, p.pauseId]))
+      const pauses = new Map((first as Extract<Baton.ExecutionOutput, { _tag: "Paused" }>).pauses.map((p) => [(p.payload as { side: string }).side, p.pauseId]))
 
       // A answers the left pause and holds the tree while left waits for the gate.
       const onA = yield* Effect.forkChild(a.baton.resume({ pauseId: pauses.get("left")!, decision: "L" }))

@@ -1,18 +1,16 @@
 import { assert, describe, it } from "@effect/vitest"
 import { ConfigProvider, Context, Effect, Exit, Layer, Option } from "effect"
 import * as Baton from "../../src/runtime/Baton.ts"
-import { type BatonStores } from "../../src/runtime/Baton.ts"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { Instance } from "../../src/runtime/internal/Instance.ts"
 import * as BatonConfig from "../../src/runtime/BatonConfig.ts"
-import type { BatonOptions } from "../../src/runtime/BatonConfig.ts"
 import * as Runtime from "../../src/runtime/internal/Runtime.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 import { makeSideEffects, memoryStores, slow } from "./fixtures.ts"
 
 const wf = slow(makeSideEffects())
 
-const buildWith = (options: BatonOptions) =>
+const buildWith = (options: BatonConfig.BatonOptions) =>
   Layer.build(Baton.layer(options)).pipe(Effect.provide(Layer.fresh(memoryStores)), Effect.scoped, Effect.exit)
 
 const failedField = (exit: Exit.Exit<unknown, { readonly _tag: string; readonly field?: string }>) => {
@@ -215,7 +213,7 @@ describe("BatonConfig", () => {
 describe("the Baton Layer's public type", () => {
   it.effect("gives Baton only: the instance's internal state stays inside", () =>
     Effect.gen(function*() {
-      const layer: Layer.Layer<Baton.Baton, BatonConfigError, BatonStores> = Baton.layer({ workflows: [wf] })
+      const layer: Layer.Layer<Baton.Baton, BatonConfigError, Baton.BatonStores> = Baton.layer({ workflows: [wf] })
       const built = yield* Layer.build(layer).pipe(Effect.provide(Layer.fresh(memoryStores)), Effect.scoped)
       assert.isTrue(Option.isSome(Context.getOption(built, Baton.Baton)))
       assert.isTrue(Option.isNone(Context.getOption(built, Instance)), "Instance is not in the Layer's output")

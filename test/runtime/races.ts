@@ -16,7 +16,6 @@ import { Annotation, END, START, StateGraph } from "@langchain/langgraph"
 import { assert } from "@effect/vitest"
 import { Cause, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
 import * as Baton from "../../src/runtime/Baton.ts"
-import { type BatonShape, type BatonStores } from "../../src/runtime/Baton.ts"
 import * as Workflow from "../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({
@@ -30,7 +29,7 @@ export const quick = Workflow.make({
   graph: new StateGraph(State).addNode("only", Workflow.step(async () => ({ log: ["only"] }))).addEdge(START, "only").addEdge("only", END)
 })
 
-const instance = (instanceId: string, stores: Layer.Layer<BatonStores, unknown>, sweepInterval: Duration.Input) =>
+const instance = (instanceId: string, stores: Layer.Layer<Baton.BatonStores, unknown>, sweepInterval: Duration.Input) =>
   Effect.map(
     Layer.build(Baton.layer({ workflows: [quick], instanceId, sweepInterval }).pipe(Layer.provide(stores))),
     (context) => Context.get(context, Baton.Baton)
@@ -41,7 +40,7 @@ const untyped = <A, E>(exits: ReadonlyArray<Exit.Exit<A, E>>) =>
   exits.flatMap((exit) => Exit.isFailure(exit) && Option.isNone(Exit.findErrorOption(exit)) ? [Cause.pretty(exit.cause)] : [])
 
 /** Every execution of the tenant, through `list`, page by page. */
-const listAll = (b: BatonShape, tenantId: string) =>
+const listAll = (b: Baton.BatonShape, tenantId: string) =>
   Effect.gen(function*() {
     const out: Array<{ readonly executionId: string; readonly status: string }> = []
     let cursor: string | undefined
@@ -59,7 +58,7 @@ const listAll = (b: BatonShape, tenantId: string) =>
  * wake-up hub tells it of): no call ends in a defect, every start answers a handle, and
  * every execution finishes, awaited on B.
  */
-export const bornLeased = (storesA: Layer.Layer<BatonStores, unknown>, storesB: Layer.Layer<BatonStores, unknown>, roots: number) =>
+export const bornLeased = (storesA: Layer.Layer<Baton.BatonStores, unknown>, storesB: Layer.Layer<Baton.BatonStores, unknown>, roots: number) =>
   Effect.gen(function*() {
     const a = yield* instance("instance-a", storesA, "1 hour")
     const b = yield* instance("instance-b", storesB, "100 millis")
@@ -85,7 +84,7 @@ export const bornLeased = (storesA: Layer.Layer<BatonStores, unknown>, storesB: 
  * instances and start/execute: exactly one starts, the others fail with
  * `ThreadBusyError`; nothing dies.
  */
-export const oneRootPerThread = (storesA: Layer.Layer<BatonStores, unknown>, storesB: Layer.Layer<BatonStores, unknown>, callers: number) =>
+export const oneRootPerThread = (storesA: Layer.Layer<Baton.BatonStores, unknown>, storesB: Layer.Layer<Baton.BatonStores, unknown>, callers: number) =>
   Effect.gen(function*() {
     const a = yield* instance("instance-a", storesA, "1 hour")
     const b = yield* instance("instance-b", storesB, "1 hour")

@@ -8,7 +8,6 @@ import * as Path from "node:path"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import { ChildQueueStore } from "../../src/stores/ChildQueueStore.ts"
 import * as Ids from "../../src/stores/Ids.ts"
-import { IdGenerator } from "../../src/stores/Ids.ts"
 import { LeaseStore } from "../../src/stores/LeaseStore.ts"
 import { LedgerStore } from "../../src/stores/LedgerStore.ts"
 import { PauseStore } from "../../src/stores/PauseStore.ts"
@@ -49,7 +48,7 @@ describe("SqliteStores", () => {
       yield* Context.get(ctx, RateLimitStore).ping
       yield* Context.get(ctx, ChildQueueStore).ping
       assert.isTrue(Context.get(ctx, CheckpointStore).fenced)
-      assert.match(yield* Context.get(ctx, IdGenerator).make("x"), /^x_/)
+      assert.match(yield* Context.get(ctx, Ids.IdGenerator).make("x"), /^x_/)
       yield* Scope.close(scope, Exit.void)
     }))
 

@@ -23,7 +23,6 @@ import { Clock, Effect, Schema } from "effect"
 import { BatonConfigError, type InvalidInputError, type StoreError } from "../../stores/Errors.ts"
 import type { ExecutionId, TenantId } from "../../stores/Ids.ts"
 import * as LedgerStore from "../../stores/LedgerStore.ts"
-import { type LedgerKey, type LedgerScope } from "../../stores/LedgerStore.ts"
 
 /**
  * A spend that would pass a budget, or a check on a budget used up.
@@ -53,7 +52,7 @@ export class BudgetExceededError extends Schema.TaggedError<BudgetExceededError>
  */
 export interface Budget {
   readonly tenantId: TenantId
-  readonly scope: LedgerScope
+  readonly scope: LedgerStore.LedgerScope
   /** The execution id, the tenant id, or the application's name. */
   readonly scopeId: string
   readonly limit: number
@@ -79,7 +78,7 @@ export type BudgetError = BudgetExceededError | StoreError | InvalidInputError
 
 const lifetimeDay = "0000-01-01"
 
-const ledgerKey = (key: SpendKey, now: number): LedgerKey => ({
+const ledgerKey = (key: SpendKey, now: number): LedgerStore.LedgerKey => ({
   tenantId: key.tenantId,
   scope: key.scope,
   scopeId: key.scopeId,

@@ -6,7 +6,6 @@
 import { assert } from "../internal/vitest.ts"
 import { Context, Effect } from "effect"
 import * as LedgerStore from "../../stores/LedgerStore.ts"
-import { type LedgerKey, type LedgerScope } from "../../stores/LedgerStore.ts"
 import { expectInvalid, illFormedIds, race, successes, type SuiteOptions } from "./Suite.ts"
 import { defineSuite } from "./SuiteDefinition.ts"
 
@@ -23,7 +22,7 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore.LedgerStore>)
     pick: (ctx) => Context.get(ctx, LedgerStore.LedgerStore),
     ping: (s) => s.ping
   })
-  const counter = (over: Partial<LedgerKey> = {}): LedgerKey => ({
+  const counter = (over: Partial<LedgerStore.LedgerKey> = {}): LedgerStore.LedgerKey => ({
     tenantId: ids("tenant"),
     scope: "execution",
     scopeId: ids("exec"),
@@ -104,10 +103,10 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore.LedgerStore>)
       Effect.gen(function*() {
         const stores = yield* Stores
         const base = counter()
-        const variants: Array<LedgerKey> = [
+        const variants: Array<LedgerStore.LedgerKey> = [
           { ...base, day: "2026-03-02" },
           { ...base, day: "2025-03-01" },
-          ...(["tenant", "application"] as ReadonlyArray<LedgerScope>).map((scope) => ({ ...base, scope })),
+          ...(["tenant", "application"] as ReadonlyArray<LedgerStore.LedgerScope>).map((scope) => ({ ...base, scope })),
           { ...base, scopeId: ids("exec") },
           { ...base, tenantId: ids("tenant") }
         ]
@@ -147,11 +146,11 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore.LedgerStore>)
       Effect.gen(function*() {
         const s = (yield* Stores).first
         const key = counter()
-        const bad: Array<[Partial<Record<keyof LedgerKey, unknown>>, string]> = [
+        const bad: Array<[Partial<Record<keyof LedgerStore.LedgerKey, unknown>>, string]> = [
           [{ tenantId: "" }, "tenantId"],
           [{ scope: "planet" }, "scope"],
           [{ scopeId: "" }, "scopeId"],
-          ...illFormedIds.flatMap(([, bad]): Array<[Partial<Record<keyof LedgerKey, unknown>>, string]> => [
+          ...illFormedIds.flatMap(([, bad]): Array<[Partial<Record<keyof LedgerStore.LedgerKey, unknown>>, string]> => [
             [{ tenantId: bad }, "tenantId"],
             [{ scopeId: bad }, "scopeId"]
           ]),
@@ -161,11 +160,11 @@ export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore.LedgerStore>)
           [{ day: "yesterday" }, "day"]
         ]
         for (const [over, field] of bad) {
-          yield* expectInvalid(s.add({ ...key, ...over } as LedgerKey, 1), field, `add, ${JSON.stringify(over)}`)
-          yield* expectInvalid(s.get({ ...key, ...over } as LedgerKey), field, `get, ${JSON.stringify(over)}`)
+          yield* expectInvalid(s.add({ ...key, ...over } as LedgerStore.LedgerKey, 1), field, `add, ${JSON.stringify(over)}`)
+          yield* expectInvalid(s.get({ ...key, ...over } as LedgerStore.LedgerKey), field, `get, ${JSON.stringify(over)}`)
           const { day, ...of } = { ...key, ...over }
-          if (field !== "day") yield* expectInvalid(s.totals(of as LedgerKey, ["2026-03-01"]), field, `totals, ${JSON.stringify(over)}`)
-          else yield* expectInvalid(s.totals(of as LedgerKey, ["2026-03-01", day as string]), "days", `totals, day ${JSON.stringify(day)}`)
+          if (field !== "day") yield* expectInvalid(s.totals(of as LedgerStore.LedgerKey, ["2026-03-01"]), field, `totals, ${JSON.stringify(over)}`)
+          else yield* expectInvalid(s.totals(of as LedgerStore.LedgerKey, ["2026-03-01", day as string]), "days", `totals, day ${JSON.stringify(day)}`)
         }
         yield* expectInvalid(s.totals(key, "2026-03-01" as never), "days", "totals, days not a list")
         for (const amount of [-1, Number.NaN, Number.POSITIVE_INFINITY]) {

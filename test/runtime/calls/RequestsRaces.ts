@@ -13,7 +13,6 @@ import { Annotation, END, interrupt, START, StateGraph } from "@langchain/langgr
 import { assert } from "@effect/vitest"
 import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import * as Baton from "../../../src/runtime/Baton.ts"
-import { type BatonShape, type BatonStores } from "../../../src/runtime/Baton.ts"
 import * as Workflow from "../../../src/runtime/Workflow.ts"
 
 const State = Annotation.Root({
@@ -54,7 +53,7 @@ export const gated = Workflow.make({
     .addEdge("act", END)
 })
 
-const instance = (instanceId: string, stores: Layer.Layer<BatonStores, unknown>) =>
+const instance = (instanceId: string, stores: Layer.Layer<Baton.BatonStores, unknown>) =>
   Effect.map(
     Layer.build(Baton.layer({ workflows: [counted, gated], instanceId, sweepInterval: "1 hour" }).pipe(Layer.provide(stores))),
     (context) => Context.get(context, Baton.Baton)
@@ -67,7 +66,7 @@ const tagOf = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isSuccess(exit) ? "Success" : (Option.getOrUndefined(Exit.findErrorOption(exit)) as { _tag: string } | undefined)?._tag
 
 /** `callers` calls of one key at once, alternating instances and start/execute: the execution ids they answer. */
-const race = (a: BatonShape, b: BatonShape, callers: number, tenantId: string, requestKey: string, threadId?: string) =>
+const race = (a: Baton.BatonShape, b: Baton.BatonShape, callers: number, tenantId: string, requestKey: string, threadId?: string) =>
   Effect.gen(function*() {
     const exits = yield* Effect.forEach(
       Array.from({ length: callers }, (_, i) => i),
@@ -96,7 +95,7 @@ const race = (a: BatonShape, b: BatonShape, callers: number, tenantId: string, r
  * and again on an idle existing thread; then the key with another input is
  * refused with `RequestConflictError`, nothing started.
  */
-export const oneStartPerKey = (storesA: Layer.Layer<BatonStores, unknown>, storesB: Layer.Layer<BatonStores, unknown>, callers: number) =>
+export const oneStartPerKey = (storesA: Layer.Layer<Baton.BatonStores, unknown>, storesB: Layer.Layer<Baton.BatonStores, unknown>, callers: number) =>
   Effect.gen(function*() {
     const a = yield* instance("instance-a", storesA)
     const b = yield* instance("instance-b", storesB)

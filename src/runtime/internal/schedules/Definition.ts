@@ -11,7 +11,6 @@ import { InvalidInputError } from "../../../stores/Errors.ts"
 import * as Options from "../../../stores/internal/options.ts"
 import * as V from "../../../stores/internal/validate.ts"
 import type { ScheduleRow } from "../../../stores/ScheduleStore.ts"
-import type { AnyWorkflow } from "../../Workflow.ts"
 import * as Workflow from "../../Workflow.ts"
 import * as Timing from "./Timing.ts"
 
@@ -204,7 +203,7 @@ const timingOf = (options: ScheduleOptions, now: number): Effect.Effect<Timing.T
   })
 
 /** The input as an execution gets it: decoded by the workflow's schema, an object, storable as JSON. */
-const inputOf = (workflow: AnyWorkflow, input: unknown) =>
+const inputOf = (workflow: Workflow.AnyWorkflow, input: unknown) =>
   Effect.flatMap(Workflow.decode(workflow, "input", input, op), (decoded) =>
     typeof decoded !== "object" || decoded === null || Array.isArray(decoded)
       ? Effect.fail(invalid("input", "must be the graph's first state update (an object such as {})"))
@@ -217,7 +216,7 @@ const inputOf = (workflow: AnyWorkflow, input: unknown) =>
  * @category internal
  * @since 0.2.0
  */
-export const make = (workflow: AnyWorkflow, input: unknown, options: ScheduleOptions, now: number) =>
+export const make = (workflow: Workflow.AnyWorkflow, input: unknown, options: ScheduleOptions, now: number) =>
   Effect.gen(function*() {
     yield* Effect.mapError(Options.refuseUnknown(options, optionFields), Options.asArgument(op))
     if (typeof workflow?.name !== "string") return yield* invalid("workflow", "must be a workflow made with Workflow.make")
