@@ -12,13 +12,12 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, num, numOrNull, run, transaction } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "ConcurrencyKeyStore"
@@ -74,7 +73,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         return rows.map(entryOf).sort(bySeq)
       })
 
-    const backend: ConcurrencyKeyStore.ConcurrencyKeyStoreShape = {
+    return {
       enqueue: (e) =>
         run(store, "enqueue", () =>
           transaction(sql, Effect.gen(function*() {
@@ -139,9 +138,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             (rows) => rows.map(entryOf)
           )),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies ConcurrencyKeyStore.ConcurrencyKeyStoreShape
   })
+
+const constructors = Store.constructors(ConcurrencyKeyStore.ConcurrencyKeyStore, ConcurrencyKeyStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -149,8 +149,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ConcurrencyKeyStore.ConcurrencyKeyStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), ConcurrencyKeyStore.make)
+export const make = constructors.make
 
 /**
  * `ConcurrencyKeyStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
@@ -159,5 +158,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Con
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ConcurrencyKeyStore.ConcurrencyKeyStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ConcurrencyKeyStore.ConcurrencyKeyStore, make, options)
+export const layer = constructors.layer

@@ -11,13 +11,12 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import * as DebounceStore from "../../src/stores/DebounceStore.ts"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "DebounceStore"
@@ -51,7 +50,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const windows = sql(t.debounces)
     const columns = sql`tenant_id, execution_id, debounce_key, thread_id, definition, input, fire_at, open, version, created_at, updated_at`
 
-    const backend: DebounceStore.DebounceStoreShape = {
+    return {
       offer: (o) =>
         run(store, "offer", () =>
           Effect.gen(function*() {
@@ -102,21 +101,14 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
               ORDER BY tenant_id, execution_id LIMIT ${limitOf(limit - due.length)}`
             return [...due, ...closed].map(windowOf)
           })),
-      nextDue: run(store, "nextDue", () =>
-        Effect.map(
-          sql`SELECT fire_at FROM ${windows} WHERE open = 1 ORDER BY fire_at LIMIT 1`,
-          (rows) => rows.length === 0 ? Option.none<number>() : Option.some(num(rows[0]!.fire_at))
-        )),
+      nextDue: run(store, "nextDue", () => Store.earliest(sql, t.debounces, "fire_at", sql`open = 1`)),
       delete: (tenantId, executionId) =>
-        run(store, "delete", () =>
-          Effect.map(
-            sql`DELETE FROM ${windows} WHERE tenant_id = ${tenantId} AND execution_id = ${executionId} RETURNING execution_id`,
-            (rows) => rows.length > 0
-          )),
+        run(store, "delete", () => Store.deleteKeyed(sql, t.debounces, "execution_id", tenantId, executionId)),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies DebounceStore.DebounceStoreShape
   })
+
+const constructors = Store.constructors(DebounceStore.DebounceStore, DebounceStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -124,8 +116,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<DebounceStore.DebounceStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), DebounceStore.make)
+export const make = constructors.make
 
 /**
  * `DebounceStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
@@ -134,5 +125,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Deb
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<DebounceStore.DebounceStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(DebounceStore.DebounceStore, make, options)
+export const layer = constructors.layer

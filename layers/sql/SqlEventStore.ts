@@ -14,14 +14,13 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as EventStore from "../../src/stores/EventStore.ts"
 import { fromJson, num, run, transaction } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "EventStore"
@@ -76,7 +75,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           return ids
         })))
 
-    const backend: EventStore.EventStoreShape = {
+    return {
       append: (lease, threadId, list, now) =>
         !isPg ? appendSqlite(lease, threadId, list, now) : run(store, "append", () =>
           Effect.gen(function*() {
@@ -117,9 +116,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             (rows) => rows.length
           )),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies EventStore.EventStoreShape
   })
+
+const constructors = Store.constructors(EventStore.EventStore, EventStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -127,8 +127,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<EventStore.EventStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), EventStore.make)
+export const make = constructors.make
 
 /**
  * `EventStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
@@ -137,5 +136,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Eve
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<EventStore.EventStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(EventStore.EventStore, make, options)
+export const layer = constructors.layer

@@ -11,14 +11,13 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer } from "effect"
+import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as ExecutionHistoryStore from "../../src/stores/ExecutionHistoryStore.ts"
 import { firstOf, fromJson, run } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
@@ -42,7 +41,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const history = sql(t.history)
     const toSnapshot = (row: { snapshot: unknown }) => fromJson(row.snapshot) as ExecutionHistoryStore.ExecutionSnapshot
 
-    const backend: ExecutionHistoryStore.ExecutionHistoryStoreShape = {
+    return {
       saveIfAbsent: (s, lease, now) =>
         run(store, "saveIfAbsent", () =>
           LeaseRows.insertIfAbsent(sql, t.leases, "history snapshot", lease, now,
@@ -83,9 +82,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       deleteEndedBefore: (cutoff, limit) =>
         run(store, "deleteEndedBefore", () => Store.deleteBatch(sql, t.history, "execution_id", sql`ended_at < ${cutoff}`, "ended_at", limit)),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies ExecutionHistoryStore.ExecutionHistoryStoreShape
   })
+
+const constructors = Store.constructors(ExecutionHistoryStore.ExecutionHistoryStore, ExecutionHistoryStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -93,8 +93,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ExecutionHistoryStore.ExecutionHistoryStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), ExecutionHistoryStore.make)
+export const make = constructors.make
 
 /**
  * `ExecutionHistoryStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
@@ -103,5 +102,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Exe
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ExecutionHistoryStore.ExecutionHistoryStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ExecutionHistoryStore.ExecutionHistoryStore, make, options)
+export const layer = constructors.layer

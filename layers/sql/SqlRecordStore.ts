@@ -151,7 +151,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
 
     const getThread = (tenantId: string, threadId: string) => Effect.map(sql`SELECT * FROM ${threads} WHERE tenant_id = ${tenantId} AND thread_id = ${threadId}`, firstOf(toThread))
 
-    const backend: RecordStore.RecordStoreBackend = {
+    return {
       createThread: (thread) =>
         run(store, "createThread", () => Effect.gen(function*() {
           const inserted = yield* sql`INSERT INTO ${threads} (tenant_id, thread_id, owner_id, created_at)
@@ -249,8 +249,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           (rows) => rows.map(toAnswer)
         )),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies RecordStore.RecordStoreBackend
   })
 
 /** The service over the client (argument checks and ids included; no migration). */

@@ -7,13 +7,12 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, RequestConflictError, StoreError } from "../../src/stores/Errors.ts"
 import * as RequestStore from "../../src/stores/RequestStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "RequestStore"
@@ -69,7 +68,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         return Option.some<RequestStore.ClaimResult>({ _tag: "Existing", entry })
       })
 
-    const backend: RequestStore.RequestStoreShape = {
+    return {
       claim: (c) =>
         run(store, "claim", () =>
           Effect.gen(function*() {
@@ -105,9 +104,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
       deleteExpired: (now, limit) =>
         run(store, "deleteExpired", () => Store.deleteBatch(sql, t.requests, "request_key", sql`expires_at <= ${now}`, "expires_at", limit)),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies RequestStore.RequestStoreShape
   })
+
+const constructors = Store.constructors(RequestStore.RequestStore, RequestStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -115,8 +115,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<RequestStore.RequestStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), RequestStore.make)
+export const make = constructors.make
 
 /**
  * `RequestStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
@@ -125,5 +124,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Req
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<RequestStore.RequestStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(RequestStore.RequestStore, make, options)
+export const layer = constructors.layer

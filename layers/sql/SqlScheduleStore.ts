@@ -9,13 +9,12 @@
  *
  * @since 0.2.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
 import { firstOf, fromJson, num, run, toJson } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "ScheduleStore"
@@ -48,7 +47,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     const getRow = (tenantId: string, scheduleId: string) =>
       Effect.map(sql`SELECT ${columns} FROM ${schedules} WHERE tenant_id = ${tenantId} AND schedule_id = ${scheduleId}`, firstOf(rowOf))
 
-    const backend: ScheduleStore.ScheduleStoreShape = {
+    return {
       create: (s) =>
         run(store, "create", () =>
           Effect.gen(function*() {
@@ -101,21 +100,14 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
                 ORDER BY next_fire_at, tenant_id, schedule_id LIMIT ${limitOf(limit)}`,
             (rows) => rows.map(rowOf)
           )),
-      nextDue: run(store, "nextDue", () =>
-        Effect.map(
-          sql`SELECT next_fire_at FROM ${schedules} WHERE paused = 0 ORDER BY next_fire_at LIMIT 1`,
-          (rows) => rows.length === 0 ? Option.none<number>() : Option.some(num(rows[0]!.next_fire_at))
-        )),
+      nextDue: run(store, "nextDue", () => Store.earliest(sql, t.schedules, "next_fire_at", sql`paused = 0`)),
       delete: (tenantId, scheduleId) =>
-        run(store, "delete", () =>
-          Effect.map(
-            sql`DELETE FROM ${schedules} WHERE tenant_id = ${tenantId} AND schedule_id = ${scheduleId} RETURNING schedule_id`,
-            (rows) => rows.length > 0
-          )),
+        run(store, "delete", () => Store.deleteKeyed(sql, t.schedules, "schedule_id", tenantId, scheduleId)),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies ScheduleStore.ScheduleStoreShape
   })
+
+const constructors = Store.constructors(ScheduleStore.ScheduleStore, ScheduleStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks included; no migration).
@@ -123,8 +115,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.2.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ScheduleStore.ScheduleStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), ScheduleStore.make)
+export const make = constructors.make
 
 /**
  * `ScheduleStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires
@@ -133,5 +124,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Sch
  * @category layers
  * @since 0.2.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<ScheduleStore.ScheduleStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(ScheduleStore.ScheduleStore, make, options)
+export const layer = constructors.layer

@@ -12,7 +12,7 @@
  *
  * @since 0.1.0
  */
-import { Effect, Layer, Option } from "effect"
+import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
@@ -66,7 +66,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
         }
       })
 
-    const backend: TreeStore.TreeStoreBackend = {
+    return {
       saveIfAbsent: (tenantId, root, key, value) =>
         run(store, "saveIfAbsent", () =>
           fast(
@@ -158,9 +158,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           )
         }),
       ping: Store.ping(store, sql)
-    }
-    return backend
+    } satisfies TreeStore.TreeStoreBackend
   })
+
+const constructors = Store.constructors(TreeStore.TreeStore, TreeStore.make, makeBackend)
 
 /**
  * The service over the client (argument checks and reserved keys included; no migration).
@@ -168,8 +169,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
  * @category constructors
  * @since 0.1.0
  */
-export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TreeStore.TreeStoreShape, BatonConfigError, SqlClient.SqlClient> =>
-  Effect.map(makeBackend(options), TreeStore.make)
+export const make = constructors.make
 
 /**
  * `TreeStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
@@ -177,5 +177,4 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tre
  * @category layers
  * @since 0.1.0
  */
-export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TreeStore.TreeStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
-  Store.migratedLayer(TreeStore.TreeStore, make, options)
+export const layer = constructors.layer

@@ -4,13 +4,13 @@
  * Layer over a migrated schema, and the batched delete the retention sweeps
  * run.
  */
-import { type Context, Effect, Layer } from "effect"
+import { type Context, Effect, Layer, Option } from "effect"
 import { SqlClient } from "effect/sql"
 import type { Fragment } from "effect/sql/Statement"
 import type { BatonConfigError } from "../../../src/stores/Errors.ts"
 import * as SqlMigrations from "../SqlMigrations.ts"
 import * as SqlTables from "../SqlTables.ts"
-import { run } from "./rows.ts"
+import { num, run } from "./rows.ts"
 import { keyEquals, literalLimit } from "./stablePlan.ts"
 
 /** A store's client and tables. */
@@ -52,6 +52,43 @@ export const migratedLayer = <I, S, R>(
   options: SqlTables.SqlStoreOptions
 ): Layer.Layer<I, BatonConfigError, R | SqlMigrations.Migrated> =>
   Layer.effect(tag, Effect.andThen(SqlMigrations.requireMigrated(options), make(options)))
+
+/**
+ * The smallest `column` (a time) of the rows of `table` that match `where`,
+ * or none: what a store's `nextDue` reads.
+ */
+export const earliest = (sql: SqlClient.SqlClient, table: string, column: string, where: Fragment) =>
+  Effect.map(
+    sql`SELECT ${sql(column)} AS at FROM ${sql(table)} WHERE ${where} ORDER BY ${sql(column)} LIMIT 1`,
+    (rows) => rows.length === 0 ? Option.none<number>() : Option.some(num(rows[0]!.at))
+  )
+
+/**
+ * Deletes the row of `table` keyed `(tenant_id, <key>)`; answers whether
+ * there was one.
+ */
+export const deleteKeyed = (sql: SqlClient.SqlClient, table: string, key: string, tenantId: string, id: string) =>
+  Effect.map(
+    sql`DELETE FROM ${sql(table)} WHERE tenant_id = ${tenantId} AND ${sql(key)} = ${id} RETURNING ${sql(key)}`,
+    (rows) => rows.length > 0
+  )
+
+/**
+ * A store module's `make` (its backend behind the contract's checks, no
+ * migration) and `layer` (that, over a schema a migrations Layer migrated):
+ * what every SQL store module exports, made once here.
+ */
+export const constructors = <I, S, B>(
+  tag: Context.Key<I, S>,
+  contract: (backend: B) => S,
+  makeBackend: (options: SqlTables.SqlStoreOptions) => Effect.Effect<B, BatonConfigError, SqlClient.SqlClient>
+) => {
+  const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<S, BatonConfigError, SqlClient.SqlClient> =>
+    Effect.map(makeBackend(options), contract)
+  const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<I, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
+    migratedLayer(tag, make, options)
+  return { make, layer } as const
+}
 
 /**
  * Deletes at most `limit` rows of `table` matching `where`, in `orderBy`
