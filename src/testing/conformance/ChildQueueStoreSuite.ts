@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { type ChildOutcome, ChildQueueStore, type ChildQueueStoreShape, type QueuedChild } from "../../stores/ChildQueueStore.ts"
 import {
@@ -19,7 +19,7 @@ import {
   successes,
   type SuiteOptions
 } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 const ttl = 30_000
 
@@ -33,11 +33,7 @@ const ttl = 30_000
  * @since 0.1.0
  */
 export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "ChildQueueStore",
-    pick: (ctx) => Context.get(ctx, ChildQueueStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "ChildQueueStore", ChildQueueStore)
 
   /**
    * Runs a test body with a `child` maker; every tree it queued into is

@@ -4,10 +4,10 @@
  * @since 0.2.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { ConcurrencyKeyStore, type KeyEntry, type NewKeyEntry } from "../../stores/ConcurrencyKeyStore.ts"
 import { expectInvalid, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 const base = 1_000_000_000_000
 
@@ -22,11 +22,7 @@ const waitingIds = (entries: ReadonlyArray<KeyEntry>) => entries.filter((e) => !
  * @since 0.2.0
  */
 export const concurrencyKeyStoreSuite = (options: SuiteOptions<ConcurrencyKeyStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "ConcurrencyKeyStore",
-    pick: (ctx) => Context.get(ctx, ConcurrencyKeyStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "ConcurrencyKeyStore", ConcurrencyKeyStore)
   const newOf = (over: Partial<NewKeyEntry> = {}): NewKeyEntry => ({
     tenantId: ids("tenant"),
     key: ids("key"),

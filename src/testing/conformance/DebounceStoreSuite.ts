@@ -4,10 +4,10 @@
  * @since 0.2.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { type DebounceOffer, DebounceStore } from "../../stores/DebounceStore.ts"
 import { expectInvalid, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 /** Far in the future: windows of the other tests are never due in the `due` test (which works at small times). */
 const later = 9_000_000_000_000
@@ -21,11 +21,7 @@ const base = 1_000_000_000_000
  * @since 0.2.0
  */
 export const debounceStoreSuite = (options: SuiteOptions<DebounceStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "DebounceStore",
-    pick: (ctx) => Context.get(ctx, DebounceStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "DebounceStore", DebounceStore)
   const offerOf = (over: Partial<DebounceOffer> = {}): DebounceOffer => ({
     tenantId: ids("tenant"),
     key: ids("key"),

@@ -4,12 +4,12 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import type { Lease } from "../../stores/Lease.ts"
 import { LeaseStore, maxGetMany } from "../../stores/LeaseStore.ts"
 import { expectInvalid, illFormedIds, none, now, race, some, successes, type SuiteOptions, unicodeTwins } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 const ttl = 30_000
 
@@ -21,11 +21,7 @@ const ttl = 30_000
  * @since 0.1.0
  */
 export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "LeaseStore",
-    pick: (ctx) => Context.get(ctx, LeaseStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "LeaseStore", LeaseStore)
   const tree = () => ({ tenant: ids("tenant"), root: ids("root") })
   /** A fresh tree's lease, acquired now on the first instance by a new holder `a` (`b`: another holder). */
   const held = Effect.gen(function*() {

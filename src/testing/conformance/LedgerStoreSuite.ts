@@ -4,10 +4,10 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect } from "effect"
+import { Effect } from "effect"
 import * as LedgerStore from "../../stores/LedgerStore.ts"
 import { expectInvalid, illFormedIds, race, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 /**
  * Registers the LedgerStore conformance tests (call it at the top level of a
@@ -17,11 +17,7 @@ import { defineSuite } from "./SuiteDefinition.ts"
  * @since 0.1.0
  */
 export const ledgerStoreSuite = (options: SuiteOptions<LedgerStore.LedgerStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "LedgerStore",
-    pick: (ctx) => Context.get(ctx, LedgerStore.LedgerStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "LedgerStore", LedgerStore.LedgerStore)
   const counter = (over: Partial<LedgerStore.LedgerKey> = {}): LedgerStore.LedgerKey => ({
     tenantId: ids("tenant"),
     scope: "execution",

@@ -4,11 +4,11 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { RateLimitStore, type SlotLease } from "../../stores/RateLimitStore.ts"
 import { expectInvalid, illFormedIds, none, now, race, racersOf, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 const ttl = 10_000
 const window = 60_000
@@ -22,12 +22,7 @@ const window = 60_000
  * @since 0.1.0
  */
 export const rateLimitStoreSuite = (options: SuiteOptions<RateLimitStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "RateLimitStore",
-    pick: (ctx) => Context.get(ctx, RateLimitStore),
-    ping: (s) => s.ping,
-    racers: Math.max(racersOf(options), 12)
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "RateLimitStore", RateLimitStore, Math.max(racersOf(options), 12))
 
   /** Moves the clock to the start of the next window, so a test's window is a whole one. */
   const toNextWindow = Effect.flatMap(now, (t) => TestClock.adjust(window - (t % window)))

@@ -4,10 +4,10 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import { type ClaimResult, type RequestClaim, RequestStore } from "../../stores/RequestStore.ts"
 import { expectInvalid, expectTag, failures, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 /** Times far from the delete test's (which deletes what expired by `early`). */
 const base = 1_000_000_000_000
@@ -27,11 +27,7 @@ const existing = (result: ClaimResult) => {
  * @since 0.1.0
  */
 export const requestStoreSuite = (options: SuiteOptions<RequestStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "RequestStore",
-    pick: (ctx) => Context.get(ctx, RequestStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "RequestStore", RequestStore)
   const claimOf = (over: Partial<RequestClaim> = {}): RequestClaim => ({
     tenantId: ids("tenant"),
     requestKey: ids("req"),

@@ -66,6 +66,19 @@ export const defineSuite = <I, S>(options: SuiteOptions<I>, spec: {
   return { Stores, ids: makeIds(), racers: spec.racers ?? racersOf(options), register }
 }
 
+/**
+ * The preamble of a suite whose service is one contract's, taken from the
+ * built Layer by its key and pinged with its own `ping`.
+ *
+ * @category conformance
+ * @since 0.2.0
+ */
+export const defineServiceSuite = <I, S extends { readonly ping: Effect.Effect<unknown, unknown> }>(
+  options: SuiteOptions<I>,
+  contract: string,
+  key: Context.Key<I, S>,
+  racers?: number
+): SuiteDefinition<S> => defineSuite(options, { contract, pick: (ctx) => Context.get(ctx, key), ping: (s) => s.ping, racers })
 
 /**
  * A store under test with the `LeaseStore` over the same database, whose

@@ -4,11 +4,11 @@
  * @since 0.2.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect } from "effect"
+import { Effect } from "effect"
 import { TestClock } from "effect/testing"
 import { type Taken, type Timer, TimerStore, type TimerStoreShape } from "../../stores/TimerStore.ts"
 import { expectInvalid, type Instances, none, nonJsonValues, now, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
+import { defineServiceSuite } from "./SuiteDefinition.ts"
 
 const claimFor = 30_000
 
@@ -28,11 +28,7 @@ const signalTaken = (taken: Taken) => {
  * @since 0.2.0
  */
 export const timerStoreSuite = (options: SuiteOptions<TimerStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "TimerStore",
-    pick: (ctx) => Context.get(ctx, TimerStore),
-    ping: (s) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineServiceSuite(options, "TimerStore", TimerStore)
 
   /** Runs a body with a `timer` maker over one tree (and `tree()` for more); every tree it used is deleted after. */
   const withTimers = <A, E, R>(
