@@ -23,7 +23,7 @@ import {
   successes,
   type SuiteOptions
 } from "./Suite.ts"
-import { defineSuite, withLeases, type WithLeases } from "./SuiteDefinition.ts"
+import { defineLeasedSuite, type WithLeases } from "./SuiteDefinition.ts"
 
 /** The pause store, and the lease store its fenced save checks. */
 type Leased = WithLeases<PauseStoreShape>
@@ -37,11 +37,7 @@ type Leased = WithLeases<PauseStoreShape>
  * @since 0.1.0
  */
 export const pauseStoreSuite = (options: SuiteOptions<PauseStore | LeaseStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "PauseStore",
-    pick: withLeases(PauseStore),
-    ping: (s: Leased) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineLeasedSuite(options, "PauseStore", PauseStore)
   const base = 1_000_000_000_000
   const ttl = 30_000
 

@@ -25,7 +25,7 @@ import {
   type SuiteOptions,
   unicodeTwins
 } from "./Suite.ts"
-import { defineSuite, withLeases, type WithLeases } from "./SuiteDefinition.ts"
+import { defineLeasedSuite, type WithLeases } from "./SuiteDefinition.ts"
 
 const compare = (a: RecordCursor, b: RecordCursor) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
@@ -51,11 +51,7 @@ type Both = WithLeases<RecordStoreShape>
  * @since 0.1.0
  */
 export const recordStoreSuite = (options: SuiteOptions<RecordStore | LeaseStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "RecordStore",
-    pick: withLeases(RecordStore),
-    ping: (s: Both) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineLeasedSuite(options, "RecordStore", RecordStore)
 
   const record = (
     tenantId: string,

@@ -100,3 +100,17 @@ export const withLeases = <I, S>(tag: Context.Key<I, S>) => (context: Context.Co
   ...Context.get(context, tag),
   leases: Context.get(context, LeaseStore)
 })
+
+/**
+ * The preamble of a suite whose store fences its writes by lease: the store
+ * `key` names, with the built `LeaseStore` as `leases`, pinged with the
+ * store's `ping`.
+ *
+ * @category conformance
+ * @since 0.2.0
+ */
+export const defineLeasedSuite = <I, S extends { readonly ping: Effect.Effect<unknown, unknown> }>(
+  options: SuiteOptions<I | LeaseStore>,
+  contract: string,
+  key: Context.Key<I, S>
+): SuiteDefinition<WithLeases<S>> => defineSuite(options, { contract, pick: withLeases(key), ping: (s) => s.ping })

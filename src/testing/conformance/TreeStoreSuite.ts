@@ -6,12 +6,9 @@
 import { assert } from "../internal/vitest.ts"
 import { Effect, Option } from "effect"
 import type { LeaseStore } from "../../stores/LeaseStore.ts"
-import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../stores/TreeStore.ts"
+import { reservedPrefix, TreeStore } from "../../stores/TreeStore.ts"
 import { expectInvalid, expectTag, illFormedIds, none, nonJsonValues, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite, withLeases, type WithLeases } from "./SuiteDefinition.ts"
-
-/** The tree store, and the lease store its fenced writes check. */
-type Leased = WithLeases<TreeStoreShape>
+import { defineLeasedSuite } from "./SuiteDefinition.ts"
 
 /**
  * Registers the TreeStore conformance tests (call it at the top level of a
@@ -22,11 +19,7 @@ type Leased = WithLeases<TreeStoreShape>
  * @since 0.1.0
  */
 export const treeStoreSuite = (options: SuiteOptions<TreeStore | LeaseStore>): void => {
-  const { Stores, ids, racers, register } = defineSuite(options, {
-    contract: "TreeStore",
-    pick: withLeases(TreeStore),
-    ping: (s: Leased) => s.ping
-  })
+  const { Stores, ids, racers, register } = defineLeasedSuite(options, "TreeStore", TreeStore)
   const base = 1_000_000_000_000
   const ttl = 30_000
   const tree = () => ({ tenant: ids("tenant"), root: ids("root") })
