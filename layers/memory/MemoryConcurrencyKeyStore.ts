@@ -2,7 +2,7 @@
  * In-memory `ConcurrencyKeyStore`: keys and entries in the shared
  * `MemoryState`; every operation is one synchronous step, so it is atomic.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
@@ -35,7 +35,7 @@ const byCursor = (a: ConcurrencyKeyStore.KeyEntry, b: ConcurrencyKeyStore.KeyEnt
  * The in-memory `ConcurrencyKeyStore` over the `MemoryState` in context.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = MemoryState.MemoryState.useSync((rows) =>
   ConcurrencyKeyStore.make({
@@ -81,6 +81,6 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * Requires `MemoryState`; `MemoryStores.layer` provides it.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = Layer.effect(ConcurrencyKeyStore.ConcurrencyKeyStore, make)

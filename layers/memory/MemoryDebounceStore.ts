@@ -2,7 +2,7 @@
  * In-memory `DebounceStore`: windows in the shared `MemoryState`, definitions
  * and inputs as JSON text; every operation is one synchronous step.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import * as DebounceStore from "../../src/stores/DebounceStore.ts"
@@ -22,7 +22,7 @@ const byCursor = (a: MemoryState.DebounceMemoryRow, b: MemoryState.DebounceMemor
  * The in-memory `DebounceStore` over the `MemoryState` in context.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = MemoryState.MemoryState.useSync((rows) =>
   DebounceStore.make({
@@ -81,6 +81,6 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * Requires `MemoryState`; `MemoryStores.layer` provides it.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = Layer.effect(DebounceStore.DebounceStore, make)

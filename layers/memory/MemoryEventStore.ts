@@ -2,7 +2,7 @@
  * In-memory `EventStore`: each thread's events in the shared `MemoryState`,
  * the append fenced by the lease rows of the same state.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
 import * as EventStore from "../../src/stores/EventStore.ts"
@@ -13,7 +13,7 @@ import * as MemoryState from "./MemoryState.ts"
  * The in-memory `EventStore` over the `MemoryState` in context.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = MemoryState.MemoryState.useSync((rows) =>
   EventStore.make({
@@ -71,6 +71,6 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * Requires `MemoryState`; `MemoryStores.layer` provides it.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = Layer.effect(EventStore.EventStore, make)

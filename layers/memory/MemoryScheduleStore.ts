@@ -2,7 +2,7 @@
  * In-memory `ScheduleStore`: schedules in the shared `MemoryState`,
  * definitions and states as JSON text.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
@@ -28,7 +28,7 @@ const byDue = (a: MemoryState.ScheduleMemoryRow, b: MemoryState.ScheduleMemoryRo
  * The in-memory `ScheduleStore` over the `MemoryState` in context.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = MemoryState.MemoryState.useSync((rows) =>
   ScheduleStore.make({
@@ -92,6 +92,6 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
  * Requires `MemoryState`; `MemoryStores.layer` provides it.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = Layer.effect(ScheduleStore.ScheduleStore, make)

@@ -130,7 +130,7 @@ export interface ScheduleMemoryRow {
  * A signal row: the payload as JSON text.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type SignalRow = Mutable<Omit<Signal, "payload">> & { payload: string; timedOut?: boolean }
 

@@ -181,7 +181,7 @@ export const layerRequestStore: Layer.Layer<RequestStore> = alone(MemoryRequestS
  * `ScheduleStore` alone, on its own fresh rows.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerScheduleStore: Layer.Layer<ScheduleStore> = alone(MemoryScheduleStore.layer)
 
@@ -189,7 +189,7 @@ export const layerScheduleStore: Layer.Layer<ScheduleStore> = alone(MemorySchedu
  * `ConcurrencyKeyStore` alone, on its own fresh rows.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerConcurrencyKeyStore: Layer.Layer<ConcurrencyKeyStore> = alone(MemoryConcurrencyKeyStore.layer)
 
@@ -197,6 +197,6 @@ export const layerConcurrencyKeyStore: Layer.Layer<ConcurrencyKeyStore> = alone(
  * `DebounceStore` alone, on its own fresh rows.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerDebounceStore: Layer.Layer<DebounceStore> = alone(MemoryDebounceStore.layer)

@@ -2,7 +2,7 @@
  * In-memory `TimerStore`. Every operation is one synchronous step, so each is
  * atomic across the instances sharing the `MemoryState`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer, Option } from "effect"
 import * as TimerStore from "../../src/stores/TimerStore.ts"
@@ -18,7 +18,7 @@ const byWake = (a: TimerStore.Timer, b: TimerStore.Timer) =>
  * The in-memory `TimerStore` over the `MemoryState` in context.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = MemoryState.MemoryState.useSync((rows) => {
   const signalsOf = (tenantId: string, root: string) => rows.signals.get(MemoryState.key(tenantId, root)) ?? []
@@ -117,6 +117,6 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
  * Requires `MemoryState`; `MemoryStores.layer` provides it.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = Layer.effect(TimerStore.TimerStore, make)

@@ -18,7 +18,7 @@
  * fallback (the only way behind a pooler in transaction mode, where a LISTEN
  * cannot be held). The channel is per deployment (schema and table prefix).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
@@ -32,7 +32,7 @@ import type { PgWakeupsOptions } from "./PgWakeups.ts"
  * The event NOTIFY channel of the deployment with these options.
  *
  * @category utils
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_events_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
@@ -43,7 +43,7 @@ export const channel = (options: PgWakeupsOptions = {}): string =>
  * A notification `[origin, tenantId, threadId]`, or undefined when it is not one of ours.
  *
  * @category utils
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly threadId: string } | undefined => {
   try {
@@ -61,7 +61,7 @@ export const parse = (payload: string): { readonly origin: string; readonly tena
  * when it could not be, with the failure logged and the listener retrying.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonConfigError, PgClient.PgClient> =>
   Layer.effect(

@@ -100,7 +100,7 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
  * migrations and the liveness table are made through it.
  *
  * @category utils
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const againOnLostConnection = <A, E extends StoreError | BatonConfigError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.retry(effect, { while: lostConnection, schedule: Schedule.spaced("200 millis"), times: migrateAttempts - 1 })

@@ -15,7 +15,7 @@
  * - The keepalives are the server's `tcp_keepalives_*` of that connection's
  *   socket (`pg_settings` shows the values the socket uses).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { PgClient, PgConnection } from "@effect/sql-pg"
 import { Effect, Layer } from "effect"
@@ -53,7 +53,7 @@ const facts = (config: PgConnection.Config): Effect.Effect<PgFacts, SqlError> =>
  * own connections are opened outside the pool).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<StoreProbe, never, PgClient.PgClient> = Layer.effect(
   StoreProbe,

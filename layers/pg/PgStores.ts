@@ -298,7 +298,7 @@ export const layerRequestStore = (options: PgStoresOptions = {}): Layer.Layer<Re
  * `ScheduleStore` alone, on its own pool.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerScheduleStore = (options: PgStoresOptions = {}): Layer.Layer<ScheduleStore, Failure> =>
   alone(SqlScheduleStore.layer(options), options)
@@ -307,7 +307,7 @@ export const layerScheduleStore = (options: PgStoresOptions = {}): Layer.Layer<S
  * `ConcurrencyKeyStore` alone, on its own pool.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerConcurrencyKeyStore = (options: PgStoresOptions = {}): Layer.Layer<ConcurrencyKeyStore, Failure> =>
   alone(SqlConcurrencyKeyStore.layer(options), options)
@@ -316,7 +316,7 @@ export const layerConcurrencyKeyStore = (options: PgStoresOptions = {}): Layer.L
  * `DebounceStore` alone, on its own pool.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerDebounceStore = (options: PgStoresOptions = {}): Layer.Layer<DebounceStore, Failure> =>
   alone(SqlDebounceStore.layer(options), options)

@@ -88,7 +88,7 @@
  * shards and rule from a JSON file (`baton --shards FILE …`): it routes each
  * command by tenant and fans a fleet-wide one out.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { StoreServices as AllStores } from "../../src/stores/StoreServices.ts"
 import { Context, type Duration, Effect, Layer, Option } from "effect"
@@ -112,7 +112,7 @@ import { eventWakeups, leaseWakeups } from "./internal/wakeups.ts"
  * `MemoryStores`, `SqliteStores`, `PgStores` does).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Stores = AllStores
 
@@ -122,7 +122,7 @@ export type Stores = AllStores
  * shard: the runtime runs a leader per shard).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Services = Stores | Ids.IdGenerator | StorePartitions
 
@@ -134,7 +134,7 @@ export type Services = Stores | Ids.IdGenerator | StorePartitions
  * every other tenant (checked at build).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Route =
   | ((tenantId: string) => string)
@@ -149,7 +149,7 @@ export type Route =
  * One shard: its name (what the rule answers) and its store bundle.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ShardOptions<E = StoreError | BatonConfigError, R = never> {
   readonly name: string
@@ -161,7 +161,7 @@ export interface ShardOptions<E = StoreError | BatonConfigError, R = never> {
  * before a call builds its bundle again.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ShardedStoresOptions<E = StoreError | BatonConfigError, R = never> {
   /** At least one; names non-empty and distinct. */
@@ -183,7 +183,7 @@ const retryAfterSetting = duration({ min: 0, max: 60 * 60 * 1000, example: "5 se
  * the build: that shard is down (see the module's doc).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = <E = StoreError | BatonConfigError, R = never>(
   options: ShardedStoresOptions<E, R>

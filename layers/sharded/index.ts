@@ -4,7 +4,7 @@
  * sweeps and claims over every shard, and provides `StorePartitions` so that
  * the runtime runs a leader (retention, schedules) per shard.
  *
- * @since 0.2.0
+ * @since 0.1.0
  * @module baton/sharded
  */
 // First: on an unsupported Node.js, stop at once with one line saying which is needed.

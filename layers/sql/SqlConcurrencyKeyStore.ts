@@ -10,7 +10,7 @@
  * serialized across connections and instances, and never exceed the limit.
  * The reads use the indexes of migration 17.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -38,7 +38,7 @@ const bySeq = (a: ConcurrencyKeyStore.KeyEntry, b: ConcurrencyKeyStore.KeyEntry)
  * The backend over the client, without migration or argument checks.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ConcurrencyKeyStore.ConcurrencyKeyStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
@@ -147,7 +147,7 @@ const constructors = Store.constructors(ConcurrencyKeyStore.ConcurrencyKeyStore,
  * The service over the client (argument checks included; no migration).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = constructors.make
 
@@ -156,6 +156,6 @@ export const make = constructors.make
  * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = constructors.layer

@@ -9,7 +9,7 @@
  * window it opened. `close` is one compare-and-set on `version`; `due` reads
  * the index over (open, fire_at).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -42,7 +42,7 @@ const offerAttempts = 5
  * The backend over the client, without migration or argument checks.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<DebounceStore.DebounceStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
@@ -114,7 +114,7 @@ const constructors = Store.constructors(DebounceStore.DebounceStore, DebounceSto
  * The service over the client (argument checks included; no migration).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = constructors.make
 
@@ -123,6 +123,6 @@ export const make = constructors.make
  * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = constructors.layer

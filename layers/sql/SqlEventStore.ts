@@ -12,7 +12,7 @@
  * appends never number one thread at once (a race that could only come from
  * two live holders fails on the primary key: a transient error, retried).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect } from "effect"
 import { SqlClient } from "effect/sql"
@@ -29,7 +29,7 @@ const store = "EventStore"
  * The backend over the client, without migration or argument checks.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<EventStore.EventStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
@@ -125,7 +125,7 @@ const constructors = Store.constructors(EventStore.EventStore, EventStore.make, 
  * The service over the client (argument checks included; no migration).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = constructors.make
 
@@ -134,6 +134,6 @@ export const make = constructors.make
  * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = constructors.layer

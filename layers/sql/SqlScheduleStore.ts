@@ -7,7 +7,7 @@
  * kept row); `update` is one `UPDATE … WHERE version = expected RETURNING`;
  * `due` reads the index over (paused, next_fire_at) of migration 14.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import { SqlClient } from "effect/sql"
@@ -37,7 +37,7 @@ const rowOf = (row: Record<string, unknown>): ScheduleStore.ScheduleRow => ({
  * The backend over the client, without migration or argument checks.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<ScheduleStore.ScheduleStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
@@ -113,7 +113,7 @@ const constructors = Store.constructors(ScheduleStore.ScheduleStore, ScheduleSto
  * The service over the client (argument checks included; no migration).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = constructors.make
 
@@ -122,6 +122,6 @@ export const make = constructors.make
  * `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = constructors.layer

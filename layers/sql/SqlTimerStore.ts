@@ -14,7 +14,7 @@
  * `BEGIN IMMEDIATE`), so a wait that looks for its signal after a send
  * returned finds it, and a send after the wait was armed makes it due.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
 import { SqlClient } from "effect/sql"
@@ -58,7 +58,7 @@ const takenOf = (row: any): TimerStore.Taken => num(row.timed_out) === 1 ? { _ta
  * The service over the client (argument checks included; no migration).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<TimerStore.TimerStoreShape, BatonConfigError, SqlClient.SqlClient> =>
   Effect.gen(function*() {
@@ -187,7 +187,7 @@ export const make = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect<Tim
  * `TimerStore` on the `SqlClient` in context, over the schema a migrations Layer migrated (it requires `SqlMigrations.Migrated`: `SqliteMigrations.layer` or `PgMigrations.layer`).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = (options: SqlTables.SqlStoreOptions = {}): Layer.Layer<TimerStore.TimerStore, BatonConfigError, SqlClient.SqlClient | SqlMigrations.Migrated> =>
   Store.migratedLayer(TimerStore.TimerStore, make, options)

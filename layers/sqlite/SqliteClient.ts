@@ -127,7 +127,7 @@ export type {
    * What one background WAL checkpoint did (see `walCheckpoint`).
    *
    * @category models
-   * @since 0.3.0
+   * @since 0.1.0
    */
   Outcome as WalCheckpointOutcome
 } from "./internal/walCheckpointer.ts"
@@ -144,7 +144,7 @@ const acceptedFields = [...Object.keys(optionFields), ...Object.keys(SqlCircuitB
  * bundle checked itself), for the client a bundle opens.
  *
  * @category internal
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const clientOptions = (options: SqliteClientOptions): SqliteClientOptions => {
   const picked: Record<string, unknown> = {}

@@ -4,7 +4,7 @@
  * longest prefix of the file's real folder. SQLite's locks do not hold on
  * most network file systems, which `Diagnostics.check` warns about.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Layer } from "effect"
 import * as Fs from "node:fs"
@@ -17,7 +17,7 @@ import { type SqliteFacts, StoreProbe } from "../../src/stores/StoreProbe.ts"
  * Which file and which mount table to read.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface SqliteProbeOptions {
   /** The database file (as given to `SqliteStores.layer`). */
@@ -34,7 +34,7 @@ const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, code: str
  * its point and file system type, or undefined when no line covers it.
  *
  * @category utils
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const mountOf = (folder: string, table: string): { readonly mountPoint: string; readonly fileSystem: string } | undefined => {
   let best: { readonly mountPoint: string; readonly fileSystem: string } | undefined
@@ -63,7 +63,7 @@ const realFolder = (path: string) => {
  * Reads the facts of the file `path` now.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const probe = (options: SqliteProbeOptions): Effect.Effect<SqliteFacts, StoreError> =>
   Effect.try({
@@ -81,7 +81,7 @@ export const probe = (options: SqliteProbeOptions): Effect.Effect<SqliteFacts, S
  * The probe of the SQLite file `path`.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer = (options: SqliteProbeOptions): Layer.Layer<StoreProbe, BatonConfigError> =>
   checkedLayer(options, fields, () =>

@@ -308,7 +308,7 @@ export const layerRequestStore = (options: SqliteStoresOptions = {}): Layer.Laye
  * `ScheduleStore` alone, on its own connection.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerScheduleStore = (options: SqliteStoresOptions = {}): Layer.Layer<ScheduleStore, Failure> =>
   alone(SqlScheduleStore.layer(options), options)
@@ -317,7 +317,7 @@ export const layerScheduleStore = (options: SqliteStoresOptions = {}): Layer.Lay
  * `ConcurrencyKeyStore` alone, on its own connection.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerConcurrencyKeyStore = (options: SqliteStoresOptions = {}): Layer.Layer<ConcurrencyKeyStore, Failure> =>
   alone(SqlConcurrencyKeyStore.layer(options), options)
@@ -326,7 +326,7 @@ export const layerConcurrencyKeyStore = (options: SqliteStoresOptions = {}): Lay
  * `DebounceStore` alone, on its own connection.
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layerDebounceStore = (options: SqliteStoresOptions = {}): Layer.Layer<DebounceStore, Failure> =>
   alone(SqlDebounceStore.layer(options), options)

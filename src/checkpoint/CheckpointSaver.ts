@@ -76,7 +76,7 @@ export const writeTimerKey = "__baton_write_timer"
  * whose checkpoints it writes: kept with each checkpoint (`CheckpointRow.executionId`).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const executionKey = "__baton_execution_id"
 

@@ -105,7 +105,7 @@ export type Target = Targets.Target
  * One database of a target: a SQLite file or a Postgres URL (a shard's, over shards).
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export type Database = Targets.Database
 
@@ -127,7 +127,7 @@ export interface Backends {
    * Fresh in-memory stores for a replay's scratch runtime (`MemoryStores.layer`),
    * for `baton replay` and `baton eval` (without it, they fail saying so).
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly scratch?: (() => Layer.Layer<StoreServices | IdGenerator, unknown>) | undefined
 }

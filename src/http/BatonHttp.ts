@@ -78,7 +78,7 @@ export interface Caller {
    * among them; default: `tenantId` alone. The control routes act for
    * `tenantId` only.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly tenantIds?: ReadonlyArray<string> | undefined
 }
@@ -145,7 +145,7 @@ export interface Options {
    * random per process — give every instance behind one address the same
    * secret, at least 32 characters).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly dashboard?: boolean | { readonly csrfSecret?: string | undefined } | undefined
 }
@@ -192,7 +192,7 @@ export const ResumeBody = Schema.Union([
  * The body of `POST /threads/:threadId/signals/:name`.
  *
  * @category schemas
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const SignalBody = Schema.Struct({
   /** The signal's payload, JSON: checked by the schema the workflow declares for the signal (see `Baton.signal`). */

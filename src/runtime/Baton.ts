@@ -168,7 +168,7 @@ export interface BatonShape {
    * `ThreadNotRunningError` (nothing written; also when a cancel ended the
    * tree before any wait took the signal).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly signal: (threadId: ThreadId, name: string, payload: unknown, options?: SignalOptions) => EffectNs.Effect<SentSignal, SignalError>
   /** No I/O: Unhealthy while stopping or when the recovery sweep is stuck. */
@@ -183,7 +183,7 @@ export interface BatonShape {
    * delete that died halfway is finished by calling it again or by the
    * recovery sweep; meanwhile nothing starts on the thread.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly deleteThread: (threadId: ThreadId, options?: DeleteThreadOptions) => EffectNs.Effect<void, DeleteThreadError>
   /**
@@ -192,7 +192,7 @@ export interface BatonShape {
    * source, the nodes whose step wrote it, when, its parent and the
    * execution that wrote it. Pass a page's `next` as `cursor`.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly checkpoints: (threadId: ThreadId, options?: CheckpointsOptions) => EffectNs.Effect<CheckpointPage, ReadError>
   /**
@@ -204,7 +204,7 @@ export interface BatonShape {
    * subgraph caught mid-way goes on from its own checkpoint. A checkpoint
    * the thread does not hold is `UnknownCheckpointError`.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly fork: (input: ForkInput) => EffectNs.Effect<ExecutionOutput, ForkError>
   /**
@@ -213,7 +213,7 @@ export interface BatonShape {
    * `ThreadHeldError` while a pass moves a tree of `from`; a `to` that exists
    * is `InvalidInputError`. Answers how many checkpoints were copied.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly copyThread: (from: ThreadId, to: ThreadId, options?: CopyThreadOptions) => EffectNs.Effect<{ readonly checkpoints: number }, CopyThreadError>
   /** Liveness plus every store's ping under 2 s, the step slots, and the breakers of the configured `providers` (Degraded while open). */
@@ -226,7 +226,7 @@ export interface BatonShape {
    * takeovers, each once and in order. Tenant-scoped and owner-checked like
    * `pendingPauses`; endless unless `until` says where to stop.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly stream: (threadId: ThreadId, options?: StreamOptions) => StreamNs.Stream<StreamEvent, ReadError>
 }
@@ -287,7 +287,7 @@ export const layerConfig = <const W extends ReadonlyArray<AnyWorkflow>>(
  * The configuration an instance runs with when its options are `code` over the `BATON_*` keys of the current `ConfigProvider`, each value with its source (code, environment, default): `Diagnostics.describe` itself, here beside the Layers it describes.
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const describe: (code?: BatonConfig.BatonConfigOptions) => EffectNs.Effect<Diagnostics.Description, BatonConfigError> = Diagnostics.describe
 
@@ -295,6 +295,6 @@ export const describe: (code?: BatonConfig.BatonConfigOptions) => EffectNs.Effec
  * Warnings with stable ids for a configuration and stores that run but not as intended: `Diagnostics.check` itself, here beside the Layers it checks.
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const check: (options?: Diagnostics.CheckOptions) => EffectNs.Effect<Diagnostics.CheckReport, StoreError | BatonConfigError> = Diagnostics.check

@@ -164,7 +164,7 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * ones are deleted by the fleet's retention leader. A workflow's own
    * `checkpointKeepLast` wins. Unset: kept for ever.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly checkpointKeepLast?: number | undefined
   /**
@@ -173,7 +173,7 @@ export interface BatonConfigOptions extends ChildConfig.ChildOptions {
    * checkpoint stays only while both keep it. The newest of each namespace
    * always stays. Unset: no age limit.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly checkpointKeepFor?: Duration.Input | undefined
 }
@@ -238,9 +238,9 @@ export interface BatonConfigShape extends ChildConfig.ChildOptions {
   readonly budgets?: ReadonlyArray<Budget.DeclaredBudget> | undefined
   /** Live output for every workflow that does not say (`undefined`: off). */
   readonly liveOutput?: boolean | undefined
-  /** Checkpoints kept per namespace of a thread (`undefined`: no count limit). @since 0.2.0 */
+  /** Checkpoints kept per namespace of a thread (`undefined`: no count limit). @since 0.1.0 */
   readonly checkpointKeepLast?: number | undefined
-  /** How long checkpoints are kept (`undefined`: no age limit). @since 0.2.0 */
+  /** How long checkpoints are kept (`undefined`: no age limit). @since 0.1.0 */
   readonly checkpointKeepForMillis?: number | undefined
 }
 

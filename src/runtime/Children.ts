@@ -82,7 +82,7 @@ export class ChildExecutionsFailedError extends Schema.TaggedError<ChildExecutio
  * `ChildExecutionsFailedError` carrying this tag and message.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ChildDepthExceededError extends Schema.TaggedError<ChildDepthExceededError>()("ChildDepthExceededError", {
   executionId: Schema.String,
@@ -171,7 +171,7 @@ export interface ChildrenWait {
  * goes on.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ChildPauseOrigin {
   readonly executionId: string

@@ -17,7 +17,7 @@
  *
  * The `baton describe` and `baton check` commands print the same.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Config, Context, Duration, Effect, Option } from "effect"
 import { ChildQueueStore } from "../stores/ChildQueueStore.ts"
@@ -29,7 +29,7 @@ import * as BatonConfig from "./BatonConfig.ts"
  * Where an effective value came from.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Source = "default" | "environment" | "code"
 
@@ -37,7 +37,7 @@ export type Source = "default" | "environment" | "code"
  * One option as an instance runs with it.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Setting {
   /** The option's name, as `BatonConfigOptions` spells it. */
@@ -55,7 +55,7 @@ export interface Setting {
  * The effective configuration, option by option, and the checked shape it gives.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Description {
   readonly settings: ReadonlyArray<Setting>
@@ -125,7 +125,7 @@ const hasKey = (key: string) =>
  * naming the field, as the Layers do.
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const describe = Effect.fnUntraced(function*(code: BatonConfig.BatonConfigOptions = {}) {
   const environment = yield* read(BatonConfig.config).pipe(
@@ -149,7 +149,7 @@ export const describe = Effect.fnUntraced(function*(code: BatonConfig.BatonConfi
  * match them).
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const warningIds = {
   memoryStoresSeveralProcesses: "memory-stores-several-processes",
@@ -166,7 +166,7 @@ export const warningIds = {
  * One of the ids in `warningIds`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type WarningId = (typeof warningIds)[keyof typeof warningIds]
 
@@ -174,7 +174,7 @@ export type WarningId = (typeof warningIds)[keyof typeof warningIds]
  * A configuration that runs, but not as intended: what is wrong, and what to do.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Warning {
   readonly id: WarningId
@@ -187,7 +187,7 @@ export interface Warning {
  * stores were not looked at), and the configuration checked.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CheckReport {
   readonly warnings: ReadonlyArray<Warning>
@@ -200,7 +200,7 @@ export interface CheckReport {
  * What `check` takes; every field optional.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CheckOptions {
   /** The configuration to check: default the `BatonConfig` in context, else `describe()`'s (environment and defaults). */
@@ -217,7 +217,7 @@ export interface CheckOptions {
  * The key `check` reads the deployment's process count from when `instances` is not given.
  *
  * @category config
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const instancesKey = "BATON_INSTANCES"
 
@@ -226,7 +226,7 @@ export const instancesKey = "BATON_INSTANCES"
  * and distributed file systems); `fuse.*` ones of those services too.
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const networkFileSystems: ReadonlyArray<string> = [
   "nfs",
@@ -332,7 +332,7 @@ const readInstances = Effect.orElseSucceed(read(Config.option(Config.Int(instanc
  * (`BatonConfigError`).
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const check: (options?: CheckOptions) => Effect.Effect<CheckReport, StoreError | BatonConfigError> = Effect.fnUntraced(function*(
   options: CheckOptions = {}

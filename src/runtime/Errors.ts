@@ -19,7 +19,7 @@ import type {
  * map to a decision. Nothing was written: the pause is still pending.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ReplyNotUnderstoodError extends Schema.TaggedError<ReplyNotUnderstoodError>()("ReplyNotUnderstoodError", {
   tenantId: Schema.String,
@@ -38,7 +38,7 @@ export class ReplyNotUnderstoodError extends Schema.TaggedError<ReplyNotUndersto
  * pause is still pending.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ReplyInterpretationFailedError extends Schema.TaggedError<ReplyInterpretationFailedError>()("ReplyInterpretationFailedError", {
   tenantId: Schema.String,
@@ -284,7 +284,7 @@ export class PseudonymError extends Schema.TaggedError<PseudonymError>()("Pseudo
  * to rest, cancel it, or call `deleteThread` with `cancelFirst: true`.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ThreadHeldError extends Schema.TaggedError<ThreadHeldError>()("ThreadHeldError", {
   tenantId: Schema.String,
@@ -302,7 +302,7 @@ export class ThreadHeldError extends Schema.TaggedError<ThreadHeldError>()("Thre
  * thread's checkpoints with `Baton.checkpoints`.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class UnknownCheckpointError extends Schema.TaggedError<UnknownCheckpointError>()("UnknownCheckpointError", {
   tenantId: Schema.String,
@@ -385,7 +385,7 @@ export type AwaitError =
  * failed or was cancelled (or never ran). Nothing was written.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ThreadNotRunningError extends Schema.TaggedError<ThreadNotRunningError>()("ThreadNotRunningError", {
   tenantId: Schema.String,
@@ -400,7 +400,7 @@ export class ThreadNotRunningError extends Schema.TaggedError<ThreadNotRunningEr
  * A signal whose name the thread's workflow does not declare in `signals`. Nothing was written.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class UnknownSignalError extends Schema.TaggedError<UnknownSignalError>()("UnknownSignalError", {
   workflowName: Schema.String,
@@ -418,7 +418,7 @@ export class UnknownSignalError extends Schema.TaggedError<UnknownSignalError>()
  * What `Baton.signal` fails with.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type SignalError =
   | StoreError
@@ -434,7 +434,7 @@ export type SignalError =
  * No schedule with this id exists for the tenant (another tenant's schedule is reported the same way).
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class UnknownScheduleError extends Schema.TaggedError<UnknownScheduleError>()("UnknownScheduleError", {
   tenantId: Schema.String,
@@ -449,7 +449,7 @@ export class UnknownScheduleError extends Schema.TaggedError<UnknownScheduleErro
  * The schedule belongs to another owner than the caller's `ownerId` (undefined: the caller gave none, and the schedule has an owner).
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ScheduleOwnerError extends Schema.TaggedError<ScheduleOwnerError>()("ScheduleOwnerError", {
   tenantId: Schema.String,
@@ -465,7 +465,7 @@ export class ScheduleOwnerError extends Schema.TaggedError<ScheduleOwnerError>()
  * A schedule with this id already exists for the tenant with another definition (a create of the same definition answers the kept one).
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ScheduleExistsError extends Schema.TaggedError<ScheduleExistsError>()("ScheduleExistsError", {
   tenantId: Schema.String,
@@ -480,7 +480,7 @@ export class ScheduleExistsError extends Schema.TaggedError<ScheduleExistsError>
  * What the calls of `Schedules` (create, get, list, pause, resume, delete) fail with.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ScheduleError = StoreError | InvalidInputError | UnknownScheduleError | ScheduleOwnerError | ScheduleExistsError
 
@@ -488,7 +488,7 @@ export type ScheduleError = StoreError | InvalidInputError | UnknownScheduleErro
  * What `Baton.deleteThread` fails with.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type DeleteThreadError = CancelError | ThreadHeldError
 
@@ -496,7 +496,7 @@ export type DeleteThreadError = CancelError | ThreadHeldError
  * What `Baton.fork` fails with.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ForkError = ResumeError | UnknownCheckpointError
 
@@ -504,6 +504,6 @@ export type ForkError = ResumeError | UnknownCheckpointError
  * What `Baton.copyThread` fails with.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type CopyThreadError = DeleteThreadError

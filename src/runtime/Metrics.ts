@@ -186,7 +186,7 @@ export const checkpointWriteDuration = Metric.timer("baton_checkpoint_write_dura
  * `blob`): counted on the instance that led the retention round.
  *
  * @category metrics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const checkpointRowsPruned = Metric.counter("baton_checkpoint_rows_pruned_total", {
   description: "Checkpoint, pending-write and blob rows deleted by checkpoint retention, by kind",

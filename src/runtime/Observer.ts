@@ -34,7 +34,7 @@ export type ResumeReason = "Answered" | "Recovered"
  * one, as a recovery of a running tree does).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ResumeEvent extends ExecutionEvent {
   readonly reason: ResumeReason
@@ -47,7 +47,7 @@ export interface ResumeEvent extends ExecutionEvent {
  * thread, execution or pause (another tenant's id answers as unknown).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type RejectedReason = "OtherOwner" | "NotInTenant"
 
@@ -56,7 +56,7 @@ export type RejectedReason = "OtherOwner" | "NotInTenant"
  * with, and the id it asked for.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface RejectedEvent {
   readonly reason: RejectedReason
@@ -89,7 +89,7 @@ export interface ObserverShape {
    * A call was refused access: another owner's thread, or an id its tenant
    * does not have. Told on the instance that refused it, before the call fails.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly onRejected: (event: RejectedEvent) => Effect.Effect<void>
 }

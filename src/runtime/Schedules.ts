@@ -24,7 +24,7 @@
  * - A paused schedule fires nothing; `resume` goes on from the next tick
  *   (the ticks of the pause are not caught up).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Context, Effect, Layer, Option } from "effect"
 import { InvalidInputError, StoreError } from "../stores/Errors.ts"
@@ -44,7 +44,7 @@ export type { Timing } from "./internal/schedules/Timing.ts"
  * Who a call acts for.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ScheduleScope {
   readonly tenantId?: string | undefined
@@ -55,7 +55,7 @@ export interface ScheduleScope {
  * The options of `Schedules.list`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ScheduleListOptions extends ScheduleScope {
   /** The `next` of the page before. */
@@ -68,7 +68,7 @@ export interface ScheduleListOptions extends ScheduleScope {
  * One page of a tenant's schedules, by id; `next` is the cursor of the next page (null on the last).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface SchedulePage {
   readonly schedules: ReadonlyArray<Definition.ScheduleView>
@@ -79,7 +79,7 @@ export interface SchedulePage {
  * What the schedules API offers.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface SchedulesShape {
   /**
@@ -154,7 +154,7 @@ const changed = (
  * The API over a `ScheduleStore`.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const makeWith = (store: ScheduleStoreShape): SchedulesShape => ({
   create: (scheduleId, workflow, input, options) =>
@@ -208,7 +208,7 @@ export const makeWith = (store: ScheduleStoreShape): SchedulesShape => ({
  * The schedules API, as a service.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class Schedules extends Context.Service<Schedules, SchedulesShape>()("baton/Schedules") {}
 
@@ -216,7 +216,7 @@ export class Schedules extends Context.Service<Schedules, SchedulesShape>()("bat
  * The API over the `ScheduleStore` in context.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make: Effect.Effect<SchedulesShape, never, ScheduleStore> = Effect.gen(function*() {
   return makeWith(yield* ScheduleStore)
@@ -226,6 +226,6 @@ export const make: Effect.Effect<SchedulesShape, never, ScheduleStore> = Effect.
  * The API over the `ScheduleStore` in context, as a Layer (the memory, SQLite and Postgres bundles provide the store).
  *
  * @category layers
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const layer: Layer.Layer<Schedules, never, ScheduleStore> = Layer.effect(Schedules)(make)

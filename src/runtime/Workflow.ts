@@ -70,7 +70,7 @@ export interface Schemas<Input, Output, Decision> {
  * tree (to pass to `Provider.guard`, so the interpreter's spend reaches them).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Reply {
   readonly reply: string
@@ -92,7 +92,7 @@ export interface Reply {
  * `ReplyInterpretationFailedError`. Either way the pause stays pending.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Interpreter<Decision, R> = (reply: Reply) => Effect.Effect<Decision, unknown, R>
 
@@ -134,14 +134,14 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * `BatonConfig` `checkpointKeepLast`, which it overrides); not part of the
    * config hash.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly checkpointKeepLast?: number | undefined
   /**
    * How long this workflow's checkpoints are kept (see `BatonConfig`
    * `checkpointKeepFor`, which it overrides); not part of the config hash.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly checkpointKeepFor?: Duration.Input | undefined
   /**
@@ -149,7 +149,7 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * `recursionLimit`; undefined: LangGraph's own, 25): a graph that loops
    * longer needs a higher one.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly recursionLimit?: number | undefined
   /** Hash of name, version, graph shape and children: a running root is only recovered by an instance with the same hash. */
@@ -160,7 +160,7 @@ export interface Workflow<Input = unknown, Output = unknown, Decision = unknown,
    * The signals `Baton.signal` may send to its executions, by name, each with
    * the schema its payload must pass (none: no signal is accepted).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly signals?: Readonly<Record<string, PayloadSchema<any>>> | undefined
   /** Phantom: the input type of `execute`. */
@@ -277,14 +277,14 @@ export interface MakeOptions<Input, Output, Decision, Steps, Children extends Re
    * each with its payload's schema: another name, or a payload the schema
    * refuses, is refused before anything is written.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly signals?: Readonly<Record<string, PayloadSchema<any>>> | undefined
-  /** Checkpoints kept per namespace of this workflow's threads, overriding the global option. @since 0.2.0 */
+  /** Checkpoints kept per namespace of this workflow's threads, overriding the global option. @since 0.1.0 */
   readonly checkpointKeepLast?: number | undefined
-  /** How long this workflow's checkpoints are kept, overriding the global option. @since 0.2.0 */
+  /** How long this workflow's checkpoints are kept, overriding the global option. @since 0.1.0 */
   readonly checkpointKeepFor?: Duration.Input | undefined
-  /** The most LangGraph steps one pass may take (LangGraph's `recursionLimit`, 1 to 1,000,000; default LangGraph's 25). @since 0.2.0 */
+  /** The most LangGraph steps one pass may take (LangGraph's `recursionLimit`, 1 to 1,000,000; default LangGraph's 25). @since 0.1.0 */
   readonly recursionLimit?: number | undefined
 }
 
@@ -391,7 +391,7 @@ export const decode = <W extends AnyWorkflow, P extends Payload>(
  * `InvalidInputError` naming the path under `payload`.
  *
  * @category decoding
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const decodeSignal = (workflow: AnyWorkflow, name: string, value: unknown, operation: string): Effect.Effect<unknown, InvalidInputError> => {
   const schema = workflow.signals?.[name] as PayloadSchema<unknown> | undefined
@@ -501,13 +501,13 @@ export interface StepContext extends RunsIn {
    * effects after it, or key them. Like `interrupt`, do not catch what it
    * throws. Needs a `TimerStore` (the store bundles have one).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly sleep: (duration: Duration.Input) => Promise<void>
   /**
    * `sleep` until `instant` (a `Date` or epoch milliseconds on the Clock); one in the past wakes at once.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly sleepUntil: (instant: Date | number) => Promise<void>
   /**
@@ -517,7 +517,7 @@ export interface StepContext extends RunsIn {
    * `TimedOut` once `timeout` passed with no signal. Each signal is taken by
    * exactly one wait, in send order. Needs a `TimerStore`.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly waitFor: <A = unknown>(name: string, options?: StepWaits.WaitForOptions) => Promise<StepWaits.SignalResult<A>>
 }
@@ -573,7 +573,7 @@ export const stepContext = (config: LangGraphRunnableConfig): StepContext => {
  * of the state answering one. Add it to a graph like any node.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const sleepNode = <S = unknown>(
   duration: Duration.Input | ((state: S) => Duration.Input) | { readonly until: Date | number | ((state: S) => Date | number) }
@@ -680,7 +680,7 @@ export interface StepOptions<U> {
    * interrupted, a Promise undo keeps the lease held until it settles.
    * Unset: a try runs as long as it takes.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly compensationTimeout?: Duration.Input | undefined
 }
@@ -697,7 +697,7 @@ export interface EffectStepOptions<U, R> {
   /**
    * Like `StepOptions.compensationTimeout`.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly compensationTimeout?: Duration.Input | undefined
 }

@@ -30,14 +30,14 @@ export interface CheckpointRow {
    * `now` for a pass's write). Absent on rows stored before it was kept:
    * retention by age never deletes those.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly createdAt?: number | undefined
   /**
    * The execution whose pass wrote it, when the writer said (absent on rows
    * stored before it was kept, and on writes outside a pass).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly executionId?: string | undefined
 }
@@ -89,7 +89,7 @@ export interface TupleRows {
 /**
  * A (tenant, thread) that holds checkpoints, as `listThreads` pages them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ThreadKey {
   readonly tenantId: TenantId
@@ -103,7 +103,7 @@ export interface ThreadKey {
  * created before `createdBefore` (when set; a row without `createdAt` never
  * is).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface PruneRule {
   readonly keepLast?: number | undefined
@@ -114,7 +114,7 @@ export interface PruneRule {
  * The rows one `pruneThread` deleted; `more` when it stopped at its limit
  * with checkpoints the rule still deletes, or blobs no checkpoint names.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Pruned {
   readonly checkpoints: number
@@ -208,9 +208,9 @@ export interface CheckpointRows {
   ) => Promise<ReadonlyArray<BlobRow>>
   readonly listCheckpoints: (tenantId: TenantId, query: ListQuery) => Promise<ReadonlyArray<CheckpointRow>>
   readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Promise<void>
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly listThreads?: (after: ThreadKey | undefined, limit: number) => Promise<ReadonlyArray<ThreadKey>>
-  /** @since 0.2.0 */
+  /** @since 0.1.0 */
   readonly pruneThread?: (tenantId: TenantId, threadId: ThreadId, rule: PruneRule, limit: number) => Promise<Pruned>
   readonly ping: () => Promise<void>
 }

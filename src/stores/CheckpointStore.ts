@@ -35,7 +35,7 @@ export interface CheckpointStoreShape {
    * (a store over baton's rows does; one over a foreign saver does not, and
    * its checkpoints are kept).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly lifecycle?: CheckpointLifecycle | undefined
   readonly ping: Effect.Effect<void, StoreError>
@@ -47,7 +47,7 @@ export interface CheckpointStoreShape {
  * a page of one thread's checkpoint rows, newest first.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CheckpointLifecycle {
   readonly listThreads: (after: ThreadKey | undefined, limit: number) => Effect.Effect<ReadonlyArray<ThreadKey>, Failure>

@@ -142,7 +142,7 @@ export interface ChildQueueStoreShape {
    * A Paused row back to Queued (unclaimed, result cleared): its child
    * rests no more, any claimer continues it. False when the row is not Paused.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly requeuePaused: (tenantId: TenantId, executionId: ExecutionId) => Effect.Effect<boolean, Failure>
   readonly ping: Effect.Effect<void, StoreError>

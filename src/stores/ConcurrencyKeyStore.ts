@@ -11,7 +11,7 @@
  * dead instance's running execution keeps its slot while the recovery sweep
  * continues it elsewhere, and frees it when it ends, wherever that is.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, type Effect, Option } from "effect"
 import type { InvalidInputError, StoreError } from "./Errors.ts"
@@ -22,7 +22,7 @@ import * as V from "./internal/validate.ts"
  * One execution's place under its key.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface KeyEntry {
   readonly tenantId: TenantId
@@ -41,7 +41,7 @@ export interface KeyEntry {
  * An execution to place under its key.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface NewKeyEntry {
   readonly tenantId: TenantId
@@ -58,7 +58,7 @@ export interface NewKeyEntry {
  * raised the key's limit).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Enqueued {
   readonly entry: KeyEntry
@@ -70,7 +70,7 @@ export interface Enqueued {
  * entries of its key that were admitted in its place (earliest first).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Released {
   readonly released: boolean
@@ -81,7 +81,7 @@ export interface Released {
  * Where a page of `listAdmitted` continues: strictly after this (tenant, execution).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface EntryCursor {
   readonly tenantId: TenantId
@@ -92,7 +92,7 @@ export interface EntryCursor {
  * The errors of a concurrency key store operation.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Failure = StoreError | InvalidInputError
 
@@ -131,7 +131,7 @@ export interface ConcurrencyKeyStoreShape {
  * The store of concurrency keys.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ConcurrencyKeyStore extends Context.Service<ConcurrencyKeyStore, ConcurrencyKeyStoreShape>()("baton/ConcurrencyKeyStore") {}
 
@@ -139,7 +139,7 @@ export class ConcurrencyKeyStore extends Context.Service<ConcurrencyKeyStore, Co
  * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (impl: ConcurrencyKeyStoreShape): ConcurrencyKeyStoreShape => {
   const entry = (op: string, tenantId: unknown, executionId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "executionId", executionId)]

@@ -7,7 +7,7 @@
  * wins, and the window stays open), so exactly one instance fires it, with
  * the last input given.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, type Effect, type Option } from "effect"
 import { InvalidInputError, type StoreError } from "./Errors.ts"
@@ -18,7 +18,7 @@ import * as V from "./internal/validate.ts"
  * A kept window.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface DebounceWindow {
   readonly tenantId: TenantId
@@ -46,15 +46,14 @@ export interface DebounceWindow {
  * and the caller's time.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface DebounceOffer extends Pick<DebounceWindow, "tenantId" | "key" | "executionId" | "threadId" | "definition" | "input" | "fireAt"> {
   readonly now: number
   /**
    * The longest a window waits after it opened: a window already open fires
    * at `min(fireAt, createdAt + maxWaitMillis)`, so a steady stream of
-   * offers cannot put it off for ever. Without it, `fireAt` alone. Since
-   * 0.3.0.
+   * offers cannot put it off for ever. Without it, `fireAt` alone.
    */
   readonly maxWaitMillis?: number | undefined
 }
@@ -63,7 +62,7 @@ export interface DebounceOffer extends Pick<DebounceWindow, "tenantId" | "key" |
  * The errors of a debounce store operation.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Failure = StoreError | InvalidInputError
 
@@ -107,7 +106,7 @@ export interface DebounceStoreShape {
  * answers it alike, and the kept window is left as it was.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const executionIdTaken = (executionId: string): InvalidInputError =>
   new InvalidInputError({
@@ -120,7 +119,7 @@ export const executionIdTaken = (executionId: string): InvalidInputError =>
  * The store of debounce windows.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class DebounceStore extends Context.Service<DebounceStore, DebounceStoreShape>()("baton/DebounceStore") {}
 
@@ -128,7 +127,7 @@ export class DebounceStore extends Context.Service<DebounceStore, DebounceStoreS
  * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (impl: DebounceStoreShape): DebounceStoreShape => {
   const id = (op: string, tenantId: unknown, executionId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "executionId", executionId)]

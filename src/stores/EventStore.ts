@@ -4,7 +4,7 @@
  * status changes), appended per thread under the tree's lease and read by
  * any instance — `Baton.stream` follows them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, Effect } from "effect"
 import { InvalidInputError, type LeaseLostError, type StoreError } from "./Errors.ts"
@@ -17,7 +17,7 @@ import type { Lease } from "./Lease.ts"
  * execution went Running, Paused, Finished, Failed or Cancelled).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type EventMode = "values" | "updates" | "custom" | "messages" | "status"
 
@@ -27,7 +27,7 @@ const modes: ReadonlyArray<EventMode> = ["values", "updates", "custom", "message
  * An event as the holder appends it.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface EventInput {
   /**
@@ -52,7 +52,7 @@ export interface EventInput {
  * continue.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StreamEvent {
   readonly id: number
@@ -69,7 +69,7 @@ export interface StreamEvent {
  * The errors of an event store operation.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Failure = StoreError | InvalidInputError
 
@@ -129,7 +129,7 @@ const checkEvents = (op: string, events: ReadonlyArray<EventInput>) => {
  * The store of streamed events.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class EventStore extends Context.Service<EventStore, EventStoreShape>()("baton/EventStore") {}
 
@@ -137,7 +137,7 @@ export class EventStore extends Context.Service<EventStore, EventStoreShape>()("
  * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (impl: EventStoreShape): EventStoreShape => ({
   append: (lease, threadId, events, now) => {

@@ -5,7 +5,7 @@
  * processes (Postgres NOTIFY, see `PgEventWakeups`) feed the same hub; the
  * reader's poll on the Clock stays the fallback.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, Effect } from "effect"
 
@@ -13,7 +13,7 @@ import { Context, Effect } from "effect"
  * What the hub offers: tell it an append, or wait for the next one.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface EventWakeupsShape {
   /** Wakes every reader of the thread waiting now. */
@@ -26,7 +26,7 @@ export interface EventWakeupsShape {
  * A new hub for one process.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const makeHub = (): EventWakeupsShape => {
   const waiters = new Map<string, Set<() => void>>()
@@ -58,6 +58,6 @@ export const makeHub = (): EventWakeupsShape => {
  * The process-wide hub (the default), shared by every instance built in this process.
  *
  * @category utils
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const EventWakeups = Context.Reference<EventWakeupsShape>("baton/EventWakeups", { defaultValue: makeHub })

@@ -53,7 +53,7 @@ export type PauseVisit = Pick<
  * root — of the visit's last try, the one its later steps saw.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface ModelAnswer {
   readonly node: string
@@ -104,9 +104,9 @@ export interface ExecutionSnapshot {
   readonly endedBy: { readonly holder: string; readonly epoch: number }
   /**
    * The root's input as it was kept (JSON), when it was: what a replay runs
-   * from. Absent in snapshots written before 0.3.0.
+   * from. Absent when the input was not kept.
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly input?: unknown
   /**
@@ -114,14 +114,14 @@ export interface ExecutionSnapshot {
    * the workflow's output schema): what a replay's output is compared with.
    * Absent when it did not finish, or when JSON cannot write it.
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly output?: unknown
   /**
    * The answers of the root's guarded model calls (`Provider.guard` in an
    * Effect step), by node, visit and ordinal: what a replay answers from.
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly answers?: ReadonlyArray<ModelAnswer> | undefined
 }
@@ -187,7 +187,7 @@ export interface ExecutionHistoryStoreShape {
    * Deletes the snapshots of the executions named (of one tenant), answering
    * how many (`Baton.deleteThread`; idempotent).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly deleteExecutions: (tenantId: TenantId, executionIds: ReadonlyArray<ExecutionId>) => Effect.Effect<number, Failure>
   /** One cheap round trip to the backend. */

@@ -73,7 +73,7 @@ export const defaultTenant: TenantId = "default"
  * one key there and two in memory.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const isWellFormed = (value: string): boolean => (value as string & { isWellFormed(): boolean }).isWellFormed()
 
@@ -81,7 +81,7 @@ export const isWellFormed = (value: string): boolean => (value as string & { isW
  * What the `Text` and `Id` schemas say of a string that is not well-formed.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const illFormedReason =
   "must be well-formed Unicode, but holds a lone surrogate (half of a UTF-16 pair), which UTF-8 stores cannot keep apart from U+FFFD: pass whole characters (check with String.prototype.isWellFormed, or mend with toWellFormed), or encode a binary id as hex or base64url"
@@ -92,7 +92,7 @@ export const illFormedReason =
  * Unicode. Every store contract checks its texts with it before any write.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const Text = Schema.String.check(
   Schema.makeFilter((s: string) => s.length <= maxIdLength || `must be at most ${maxIdLength} characters (got ${s.length})`),
@@ -105,7 +105,7 @@ export const Text = Schema.String.check(
  * of every other key a store keeps (owners, holders, tree keys).
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const Id = Text.check(Schema.makeFilter((s: string) => s.length > 0 || "must be a non-empty string"))
   .annotate({ identifier: "baton/Id", expected: "a non-empty string" })
@@ -114,35 +114,35 @@ export const Id = Text.check(Schema.makeFilter((s: string) => s.length > 0 || "m
  * The schema of a {@link TenantId}.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const TenantIdSchema: Schema.Codec<TenantId> = Id.annotate({ identifier: "TenantId" })
 /**
  * The schema of a {@link ThreadId}.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const ThreadIdSchema: Schema.Codec<ThreadId> = Id.annotate({ identifier: "ThreadId" })
 /**
  * The schema of an {@link ExecutionId} (a root's too).
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const ExecutionIdSchema: Schema.Codec<ExecutionId> = Id.annotate({ identifier: "ExecutionId" })
 /**
  * The schema of an {@link InstanceId}.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const InstanceIdSchema: Schema.Codec<InstanceId> = Id.annotate({ identifier: "InstanceId" })
 /**
  * The schema of a {@link PauseId}.
  *
  * @category ids
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const PauseIdSchema: Schema.Codec<PauseId> = Id.annotate({ identifier: "PauseId" })
 

@@ -61,7 +61,7 @@ export interface Registration {
    * What this registration's signal is, when it differs from the
    * liveness's `kind` (a router's: the signal of the shard it was made on).
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly kind?: string | undefined
 }

@@ -89,7 +89,7 @@ export interface PauseStoreShape {
    * Deletes every pause of the thread, whatever its status, answering how
    * many (`Baton.deleteThread`; idempotent).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>

@@ -66,7 +66,7 @@ export interface RateLimitStoreShape {
    * numbered one). Optional: without it, a lost `acquireSlot` answer is not
    * looked up (the slot it took comes back when its lease expires).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly heldSlot?: ((key: string, holder: InstanceId, now: number) => Effect.Effect<Option.Option<SlotLease>, Failure>) | undefined
   readonly addToWindow: (
@@ -92,7 +92,7 @@ const quotaPrefix = "tenant-quota/"
  * `tenantOfKey` reads the tenant back whatever characters the id holds.
  *
  * @category keys
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const tenantKey = (tenantId: TenantId, name: string): string => `${tenantPrefix}${tenantId.length}/${tenantId}/${name}`
 
@@ -103,7 +103,7 @@ export const tenantKey = (tenantId: TenantId, name: string): string => `${tenant
  * since 0.1.0).
  *
  * @category keys
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const tenantOfKey = (key: unknown): TenantId | undefined => {
   if (typeof key !== "string") return undefined

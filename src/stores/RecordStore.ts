@@ -161,7 +161,7 @@ export interface RecordStoreShape {
    * itself, in one atomic step, answering how many records went
    * (`Baton.deleteThread`; idempotent).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<number, Failure>
   readonly ping: Effect.Effect<void, StoreError>

@@ -89,7 +89,7 @@ export interface RequestStoreShape {
    * Deletes every key (live or expired) whose handle names the thread
    * (`handle.threadId`), answering how many (`Baton.deleteThread`; idempotent).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly deleteThread: (tenantId: TenantId, threadId: ThreadId) => Effect.Effect<number, Failure>
   /** One cheap round trip to the backend. */

@@ -5,7 +5,7 @@
  * state, JSON). Every change is a compare-and-set on the row's `version`,
  * so two instances that both think they fire a tick cannot both move the row.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, type Effect, type Option } from "effect"
 import type { InvalidInputError, StoreError } from "./Errors.ts"
@@ -16,7 +16,7 @@ import * as V from "./internal/validate.ts"
  * A kept schedule.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ScheduleRow {
   readonly tenantId: TenantId
@@ -38,7 +38,7 @@ export interface ScheduleRow {
  * A schedule to create.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface NewSchedule {
   readonly tenantId: TenantId
@@ -53,7 +53,7 @@ export interface NewSchedule {
  * A change of a schedule: the fields given are written, with `version` + 1.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ScheduleChange {
   readonly paused?: boolean | undefined
@@ -65,7 +65,7 @@ export interface ScheduleChange {
  * The errors of a schedule store operation.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Failure = StoreError | InvalidInputError
 
@@ -101,7 +101,7 @@ export interface ScheduleStoreShape {
  * The store of schedules.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ScheduleStore extends Context.Service<ScheduleStore, ScheduleStoreShape>()("baton/ScheduleStore") {}
 
@@ -109,7 +109,7 @@ export class ScheduleStore extends Context.Service<ScheduleStore, ScheduleStoreS
  * Wraps a backend with the contract's argument checks: bad input fails with `InvalidInputError` and reaches no backend.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (impl: ScheduleStoreShape): ScheduleStoreShape => {
   const id = (op: string, tenantId: unknown, scheduleId: unknown) => [V.nonEmpty(op, "tenantId", tenantId), V.nonEmpty(op, "scheduleId", scheduleId)]

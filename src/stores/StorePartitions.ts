@@ -12,7 +12,7 @@
  * leases) kept there too. Calls that name a tenant still go to that tenant's
  * partition, whatever `within` says.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, type Effect } from "effect"
 
@@ -20,7 +20,7 @@ import { Context, type Effect } from "effect"
  * What a partitioned bundle offers (see the module).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StorePartitionsShape {
   /** The partitions' names, distinct, in the bundle's order (`ShardedStores`: its shards' names). */
@@ -38,7 +38,7 @@ export interface StorePartitionsShape {
    * partition that is down loses the signals of its own trees only; without
    * it, one liveness for the bundle.
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly partitionOf?: ((tenantId: string) => string | undefined) | undefined
 }
@@ -48,6 +48,6 @@ export interface StorePartitionsShape {
  * part that can be down on its own.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class StorePartitions extends Context.Service<StorePartitions, StorePartitionsShape>()("baton/StorePartitions") {}

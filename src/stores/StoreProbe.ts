@@ -6,7 +6,7 @@
  * a Layer of it (`MemoryProbe.layer`, `SqliteProbe.layer`, `PgProbe.layer`);
  * the `baton` command line wires the one of its target.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, type Effect } from "effect"
 import type { StoreError } from "./Errors.ts"
@@ -22,7 +22,7 @@ import type { StoreError } from "./Errors.ts"
  *   session state survives a transaction.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type PgPooling = "direct" | "session" | "transaction"
 
@@ -30,7 +30,7 @@ export type PgPooling = "direct" | "session" | "transaction"
  * The facts of a Postgres server as one of baton's connections sees them.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface PgFacts {
   readonly pooling: PgPooling
@@ -50,7 +50,7 @@ export interface PgFacts {
  * The facts of a SQLite file.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface SqliteFacts {
   readonly path: string
@@ -64,7 +64,7 @@ export interface SqliteFacts {
  * What a probe found.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type StoreFacts =
   | { readonly _tag: "Memory" }
@@ -78,7 +78,7 @@ export type StoreFacts =
  * reached. It writes nothing.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StoreProbeShape {
   readonly probe: Effect.Effect<StoreFacts, StoreError>
@@ -88,6 +88,6 @@ export interface StoreProbeShape {
  * The probe of the stores in use; see `StoreProbeShape`.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class StoreProbe extends Context.Service<StoreProbe, StoreProbeShape>()("baton/StoreProbe") {}

@@ -3,7 +3,7 @@
  * bundle provides (`MemoryStores`, `SqliteStores`, `PgStores`,
  * `ShardedStores`) and what `everyStoreSuite` checks.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { CheckpointStore } from "./CheckpointStore.ts"
 import type { ChildQueueStore } from "./ChildQueueStore.ts"
@@ -25,7 +25,7 @@ import type { TreeStore } from "./TreeStore.ts"
  * The fifteen store services of a full bundle.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type StoreServices =
   | LeaseStore

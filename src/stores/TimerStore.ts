@@ -3,7 +3,7 @@
  * found by its due time across every tree, and the signals sent to a tree,
  * kept in send order until a wait takes them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, Effect, type Option } from "effect"
 import type { InvalidInputError, StoreError } from "./Errors.ts"
@@ -14,7 +14,7 @@ import * as V from "./internal/validate.ts"
  * What a `TimerStore` operation fails with.
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Failure = StoreError | InvalidInputError
 
@@ -22,7 +22,7 @@ export type Failure = StoreError | InvalidInputError
  * What a timer wakes: a sleep, or a wait for a signal (with or without a timeout).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type TimerKind = "Sleep" | "Signal"
 
@@ -31,7 +31,7 @@ export type TimerKind = "Sleep" | "Signal"
  * runtime answers when it wakes.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Timer {
   readonly tenantId: TenantId
@@ -58,7 +58,7 @@ export interface Timer {
  * A signal sent to a tree: `seq` orders the tree's signals in send order.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Signal {
   readonly tenantId: TenantId
@@ -78,7 +78,7 @@ export interface Signal {
  * `timeUp` when its timeout has passed (at `now`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ConsumeInput {
   readonly tenantId: TenantId
@@ -94,7 +94,7 @@ export interface ConsumeInput {
  * What `send` takes: a signal without its `seq` (the store gives it).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type SignalInput = Omit<Signal, "seq" | "consumedBy">
 
@@ -103,7 +103,7 @@ export type SignalInput = Omit<Signal, "seq" | "consumedBy">
  * (sealed: no signal goes to the pause after it), or nothing yet.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Taken =
   | { readonly _tag: "Signal"; readonly signal: Signal }
@@ -138,7 +138,7 @@ export type Taken =
  * - `deleteRoot` deletes a tree's timers and signals.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface TimerStoreShape {
   readonly arm: (timer: Timer) => Effect.Effect<boolean, Failure>
@@ -183,7 +183,7 @@ const signalChecks = (op: string, s: SignalInput) => [
  * The service of timers and signals; see `TimerStoreShape` for what every implementation keeps.
  *
  * @category services
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class TimerStore extends Context.Service<TimerStore, TimerStoreShape>()("baton/TimerStore") {}
 
@@ -191,7 +191,7 @@ export class TimerStore extends Context.Service<TimerStore, TimerStoreShape>()("
  * Wraps a backend with the contract's argument checks.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (impl: TimerStoreShape): TimerStoreShape => ({
   arm: (t) => V.checked(timerChecks("TimerStore.arm", t), () => impl.arm(t)),

@@ -11,7 +11,7 @@
  * fitting is a connection failure (the stores' `StoreError` of kind
  * `Connection`, retryable).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { PgConnection } from "@effect/sql-pg"
 import { Effect, Redacted } from "effect"
@@ -22,7 +22,7 @@ import { Duplex } from "node:stream"
  * What a session must be: libpq's `target_session_attrs` values baton follows.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type SessionAttrs = "any" | "read-write" | "primary"
 
@@ -30,7 +30,7 @@ export type SessionAttrs = "any" | "read-write" | "primary"
  * A multi-host URL taken apart.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface MultiHost {
   readonly hosts: ReadonlyArray<{ readonly host: string; readonly port: number }>
@@ -46,7 +46,7 @@ const multi = /^(postgres(?:ql)?:\/\/)([^@/?#]*@)?([^/?#]*,[^/?#]*)(.*)$/
  * the reason it cannot be read.
  *
  * @category utils
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const parse = (url: string): MultiHost | string | undefined => {
   const match = multi.exec(url)
@@ -94,7 +94,7 @@ const fits = (config: PgConnection.Config, host: { readonly host: string; readon
  * host of `target` fitting its session attributes.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const streamOf = (target: MultiHost, config: PgConnection.Config): () => Duplex => {
   let last = 0

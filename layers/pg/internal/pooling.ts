@@ -14,7 +14,7 @@
  *   another session reads as session mode: never falsely transaction mode,
  *   though it may miss it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { PgConnection } from "@effect/sql-pg"
 import { Effect } from "effect"

@@ -37,7 +37,7 @@ export const fallbackPages = 10_000
  * with the reason.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export type Outcome =
   | { readonly _tag: "Done"; readonly log: number; readonly checkpointed: number }

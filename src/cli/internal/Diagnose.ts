@@ -2,7 +2,7 @@
  * The bodies of `baton describe` and `baton check`: `Diagnostics` over the
  * CLI's target, and their text for people.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Config, Effect, Option } from "effect"
 import * as Diagnostics from "../../runtime/Diagnostics.ts"
@@ -13,7 +13,7 @@ import type { Database, Target } from "./Target.ts"
  * The stores the command line was pointed at, and where that came from.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StoresSetting {
   readonly backend: "sqlite" | "pg" | "sharded"
@@ -26,10 +26,10 @@ export interface StoresSetting {
   /**
    * Over shards (`backend: "sharded"`, `location` the shards file): each shard's database, and the rule.
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly shards?: ReadonlyArray<ShardSetting> | undefined
-  /** @since 0.3.0 */
+  /** @since 0.1.0 */
   readonly route?: { readonly tenants: Readonly<Record<string, string>>; readonly default: string } | undefined
 }
 
@@ -37,7 +37,7 @@ export interface StoresSetting {
  * One shard of a sharded target, as `describe` prints it.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface ShardSetting {
   readonly name: string
@@ -51,7 +51,7 @@ export interface ShardSetting {
  * What `baton describe` prints.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Described {
   readonly settings: ReadonlyArray<Diagnostics.Setting>
@@ -107,7 +107,7 @@ const storesOf = Effect.fnUntraced(function*(target: Target) {
  * The configuration of the `BATON_*` keys (the CLI has no code), with the stores named.
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const describe = Effect.fnUntraced(function*(target: Target | undefined) {
   const { settings } = yield* Diagnostics.describe()
@@ -123,7 +123,7 @@ const pad = (rows: ReadonlyArray<ReadonlyArray<string>>) => {
  * `describe`'s answer for people: one line per option, then the stores.
  *
  * @category output
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const describeText = (described: Described): string => {
   const rows = [["OPTION", "KEY", "VALUE", "SOURCE"], ...described.settings.map((s) => [s.field, s.key ?? "(code only)", s.shown, s.source])]
@@ -148,7 +148,7 @@ const storesText = (stores: StoresSetting | undefined) => {
  * The check of the `BATON_*` configuration over the stores (and their probe) in context.
  *
  * @category diagnostics
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const check = (instances: number | undefined) => Diagnostics.check({ instances })
 
@@ -170,7 +170,7 @@ const storesLine = (facts: StoreFacts | undefined) => {
  * `check`'s answer for people: what was probed, then one line per warning (`id: message`).
  *
  * @category output
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const checkText = (report: Diagnostics.CheckReport): string =>
   [

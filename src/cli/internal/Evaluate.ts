@@ -3,7 +3,7 @@
  * stores: the app's workflows, loaded from a module it names, golden case
  * files, and the text a result is shown as.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
 import { readdir, readFile, stat, writeFile } from "node:fs/promises"
@@ -16,7 +16,7 @@ import type { AnyWorkflow } from "../../runtime/Workflow.ts"
  * The workflows module could not be loaded, or exports no workflow.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class WorkflowsModuleError extends Schema.TaggedError<WorkflowsModuleError>()("WorkflowsModuleError", {
   path: Schema.String,
@@ -31,7 +31,7 @@ export class WorkflowsModuleError extends Schema.TaggedError<WorkflowsModuleErro
  * A case file or folder that cannot be read.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class CaseFileError extends Schema.TaggedError<CaseFileError>()("CaseFileError", {
   path: Schema.String,
@@ -50,7 +50,7 @@ const isWorkflow = (value: unknown): value is AnyWorkflow =>
  * The workflows a module exports (each export that is one, and those in exported arrays), by name.
  *
  * @category loading
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const loadWorkflows = (path: string): Effect.Effect<ReadonlyArray<AnyWorkflow>, WorkflowsModuleError> =>
   Effect.gen(function*() {
@@ -70,7 +70,7 @@ export const loadWorkflows = (path: string): Effect.Effect<ReadonlyArray<AnyWork
  * The golden cases of files and folders (every `*.json` of a folder, in name order), each with its path.
  *
  * @category loading
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const readCases = (paths: ReadonlyArray<string>): Effect.Effect<ReadonlyArray<Evaluation.Case>, CaseFileError | Evaluation.GoldenCaseError> =>
   Effect.gen(function*() {
@@ -95,7 +95,7 @@ export const readCases = (paths: ReadonlyArray<string>): Effect.Effect<ReadonlyA
  * Writes a case to `path` as its golden file.
  *
  * @category loading
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const writeCase = (path: string, c: Evaluation.Case): Effect.Effect<void, CaseFileError> =>
   Effect.tryPromise({ try: () => writeFile(path, Evaluation.encodeCase(c)), catch: (e) => new CaseFileError({ path, reason: `cannot be written (${(e as Error).message})` }) })
@@ -104,7 +104,7 @@ export const writeCase = (path: string, c: Evaluation.Case): Effect.Effect<void,
  * The workflow of a case's name among those loaded.
  *
  * @category loading
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const workflowFor = (workflows: ReadonlyArray<AnyWorkflow>, c: Evaluation.Case, path: string) => {
   const workflow = workflows.find((w) => w.name === c.workflowName)
@@ -117,7 +117,7 @@ export const workflowFor = (workflows: ReadonlyArray<AnyWorkflow>, c: Evaluation
  * A result as a few lines: PASS or FAIL, the name, the counts, then the diff.
  *
  * @category output
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const resultText = (r: Evaluation.Report["results"][number]): string =>
   [

@@ -21,7 +21,7 @@
  * prefix); the global `--schema` and `--prefix` are the default of a shard
  * that names none.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import { Effect, Schema } from "effect"
 import { readFile } from "node:fs/promises"
@@ -42,7 +42,7 @@ export type Database =
  * maps a tenant to a shard (a table with a default, as `ShardedStores.Route`).
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface Sharded {
   readonly _tag: "Sharded"
@@ -64,7 +64,7 @@ export type Target = Database | Sharded
  * The shards file was not one: `reason` names the field and what to write.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class ShardsFileError extends Schema.TaggedError<ShardsFileError>()("ShardsFileError", {
   file: Schema.String,
@@ -150,7 +150,7 @@ const shardedOf = (
  * unknown field).
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const readShards = (
   file: string,

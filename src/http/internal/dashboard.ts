@@ -12,7 +12,7 @@
  * guess it), and, when the browser sends `Origin`, an origin whose host is the
  * request's `Host`. So a cookie the app's hook reads is never enough on its own.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import { Clock, Duration, Effect, Option, Schema, Stream } from "effect"
@@ -33,7 +33,7 @@ import * as Sse from "./sse.ts"
  * Who the dashboard acts for: the tenants it may show, the owner it acts as.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface DashboardCaller {
   readonly tenantId: string
@@ -49,7 +49,7 @@ type Control = <E, R>(
  * What the routes are built with.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface DashboardContext {
   readonly router: HttpRouter.HttpRouter
@@ -335,7 +335,7 @@ const CancelBody = Schema.Struct({ tenantId: Schema.String, threadId: Schema.Str
  * Adds the dashboard's routes to the router.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const routes = (ctx: DashboardContext) =>
   Effect.gen(function*() {

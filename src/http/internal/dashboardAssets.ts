@@ -4,7 +4,7 @@
  * plain HTML, JavaScript and CSS, one page whose views are picked by the URL's
  * hash — executions, one execution, instances, limits.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 
 const escape = (text: string) =>
@@ -14,7 +14,7 @@ const escape = (text: string) =>
  * The page, for a caller: its CSRF token and tenants go in `<meta>` tags the script reads.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const page = (options: { readonly base: string; readonly csrf: string; readonly tenants: ReadonlyArray<string>; readonly tenantId: string }): string =>
   `<!doctype html>
@@ -50,7 +50,7 @@ export const page = (options: { readonly base: string; readonly csrf: string; re
  * The page's style.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const style = `
 :root { --fg: #1d2430; --muted: #5d6878; --line: #dde2ea; --bg: #f6f8fb; --card: #fff; --accent: #2f5bd3;
@@ -100,7 +100,7 @@ pre { background: #0f172a; color: #e2e8f0; padding: 10px; border-radius: 6px; ov
  * The page's script (plain JavaScript, no build step, no imports).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const script = String.raw`
 "use strict";

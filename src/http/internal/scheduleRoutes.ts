@@ -3,7 +3,7 @@
  * `Schedules` service: create, list, read, pause, resume and delete, for
  * the caller's tenant and owner.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { type Duration, Effect, Schema } from "effect"
 import { HttpRouter, type HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -16,7 +16,7 @@ import type { AnyWorkflow } from "../../runtime/Workflow.ts"
  * a duration text such as "15 minutes", or milliseconds).
  *
  * @category schemas
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const ScheduleBody = Schema.Struct({
   scheduleId: Schema.String,
@@ -45,7 +45,7 @@ interface Caller {
  * authorizing wrapper and body reader, the workflows by name, the API.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface RouteParts {
   readonly router: Pick<HttpRouter.HttpRouter, "add">
@@ -75,7 +75,7 @@ const scope = (caller: Caller) => ({ tenantId: caller.tenantId, ownerId: caller.
  * | DELETE | /schedules/:scheduleId | `{ deleted: true }` |
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const add = (parts: RouteParts) =>
   Effect.gen(function*() {

@@ -7,7 +7,7 @@
  * proxies from closing a quiet stream. `?until=end|rest` ends the response
  * after the status event that ends (or rests) an execution.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Duration, Effect, Stream } from "effect"
 import { HttpServerRequest, HttpServerResponse } from "effect/http"
@@ -18,7 +18,7 @@ import type { StreamEvent } from "../../stores/EventStore.ts"
  * One event as SSE text.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const format = (event: StreamEvent): string => `id: ${event.id}\nevent: ${event.mode}\ndata: ${JSON.stringify(event)}\n\n`
 
@@ -35,7 +35,7 @@ const invalid = (field: string, message: string) =>
  * The SSE response of a thread's stream for a caller whose access was checked.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const response = (
   baton: BatonShape,

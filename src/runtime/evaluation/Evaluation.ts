@@ -26,7 +26,7 @@
  * recorded decision fails it with {@link UnrecordedDecisionError}. Only a
  * root's calls are recorded: a child execution's calls are unrecorded.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import { Context, Effect, Layer, Option, References, Schema } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
@@ -68,14 +68,14 @@ export type {
    * decoded by the workflow's output schema); true when they match.
    *
    * @category models
-   * @since 0.3.0
+   * @since 0.1.0
    */
   Comparator,
   /**
    * What a replay ended with, and how it compares with the record.
    *
    * @category models
-   * @since 0.3.0
+   * @since 0.1.0
    */
   Result
 } from "../internal/evaluation/Compare.ts"
@@ -85,7 +85,7 @@ export {
    * A model call of a replay with no recorded answer (see the module doc).
    *
    * @category errors
-   * @since 0.3.0
+   * @since 0.1.0
    */
   UnrecordedModelCallError
 } from "../internal/evaluation/ModelCalls.ts"
@@ -96,7 +96,7 @@ export {
  * app's Baton Layer and to the replay, run executions, then replay them.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class HistoryOffError extends Schema.TaggedError<HistoryOffError>()("HistoryOffError", {
   operation: Schema.String
@@ -113,7 +113,7 @@ export class HistoryOffError extends Schema.TaggedError<HistoryOffError>()("Hist
  * `deleteThread`).
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class ExecutionNotRecordedError extends Schema.TaggedError<ExecutionNotRecordedError>()("ExecutionNotRecordedError", {
   tenantId: Schema.String,
@@ -129,7 +129,7 @@ export class ExecutionNotRecordedError extends Schema.TaggedError<ExecutionNotRe
  * the reason says why (no input kept, no workflow of that name).
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class NotReplayableError extends Schema.TaggedError<NotReplayableError>()("NotReplayableError", {
   name: Schema.String,
@@ -147,7 +147,7 @@ export class NotReplayableError extends Schema.TaggedError<NotReplayableError>()
  * the case's `decisions`.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class UnrecordedDecisionError extends Schema.TaggedError<UnrecordedDecisionError>()("UnrecordedDecisionError", {
   name: Schema.String,
@@ -165,7 +165,7 @@ export class UnrecordedDecisionError extends Schema.TaggedError<UnrecordedDecisi
  * A golden case that is not one: not JSON, or not of the case's shape.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class GoldenCaseError extends Schema.TaggedError<GoldenCaseError>()("GoldenCaseError", {
   source: Schema.String,
@@ -192,7 +192,7 @@ const ModelAnswerSchema = Schema.Struct({
  * JSON, `Case` encoded).
  *
  * @category schemas
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const Case = Schema.Struct({
   /** The case's name (default: the recorded execution's id). */
@@ -217,7 +217,7 @@ export const Case = Schema.Struct({
  * An evaluation case (see {@link Case}).
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export type Case = typeof Case.Type
 
@@ -225,7 +225,7 @@ export type Case = typeof Case.Type
  * How a replay runs.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface RunOptions {
   /**
@@ -243,7 +243,7 @@ export interface RunOptions {
  * Why a replay could not be run to its end.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export type ReplayError =
   | ModelCalls.UnrecordedModelCallError
@@ -255,12 +255,12 @@ export type ReplayError =
  * The case of a recorded execution's snapshot.
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const caseOf = (snapshot: ExecutionSnapshot, name?: string): Effect.Effect<Case, NotReplayableError> => {
   const caseName = name ?? snapshot.executionId
   if (!("input" in snapshot)) {
-    return Effect.fail(new NotReplayableError({ name: caseName, reason: "its snapshot keeps no input (it was recorded before baton 0.3.0, or the input was not kept): run the execution again to record it" }))
+    return Effect.fail(new NotReplayableError({ name: caseName, reason: "its snapshot keeps no input (its input was not kept): run the execution again to record it" }))
   }
   const decisions = snapshot.pauses
     .filter((p) => p.executionId === snapshot.executionId && (p.status === "Taken" || p.status === "Resolved"))
@@ -283,7 +283,7 @@ export const caseOf = (snapshot: ExecutionSnapshot, name?: string): Effect.Effec
  * `"default"`), read from the `ExecutionHistoryStore` in context.
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const fromExecution = (
   executionId: string,
@@ -304,7 +304,7 @@ export const fromExecution = (
  * A case as a golden file's text (JSON, two-space indented).
  *
  * @category encoding
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const encodeCase = (c: Case): string => JSON.stringify(Schema.encodeSync(Case)(c), null, 2) + "\n"
 
@@ -312,7 +312,7 @@ export const encodeCase = (c: Case): string => JSON.stringify(Schema.encodeSync(
  * A golden file's text as a case; `source` names it in the error.
  *
  * @category encoding
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const decodeCase = (text: string, source = "the case"): Effect.Effect<Case, GoldenCaseError> =>
   Effect.gen(function*() {
@@ -341,7 +341,7 @@ const realStores = [
  * recorded decision; then compares how it ended with the record.
  *
  * @category running
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const run = <W extends Workflow.AnyWorkflow>(
   workflow: W,
@@ -415,7 +415,7 @@ const replayed = (baton: BatonShape, workflow: Workflow.AnyWorkflow, c: Case) =>
  * `"default"`) against `workflow`: {@link fromExecution}, then {@link run}.
  *
  * @category running
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const replay = <W extends Workflow.AnyWorkflow>(
   workflow: W,
@@ -431,7 +431,7 @@ export const replay = <W extends Workflow.AnyWorkflow>(
  * The results of a set of cases against the current workflows.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface Report {
   readonly passed: number
@@ -447,7 +447,7 @@ export interface Report {
  * their comparison.
  *
  * @category running
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const evaluate = <const Ws extends ReadonlyArray<Workflow.AnyWorkflow>>(
   workflows: Ws,
@@ -470,6 +470,6 @@ export const evaluate = <const Ws extends ReadonlyArray<Workflow.AnyWorkflow>>(
  * expected …, got …`): what a failed case shows.
  *
  * @category utils
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const diff: (expected: unknown, actual: unknown) => ReadonlyArray<string> = Compare.diff

@@ -165,7 +165,7 @@ export const spent = (key: SpendKey): Effect.Effect<number, StoreError | Invalid
  *   window `"day"`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface DeclaredBudget {
   readonly scope: "tree" | "tenant"
@@ -180,7 +180,7 @@ export interface DeclaredBudget {
  * spend reaches its root's counter.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const declaredFor = (
   declared: ReadonlyArray<DeclaredBudget>,
@@ -197,7 +197,7 @@ export const declaredFor = (
  * `field` and its index.
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const validateDeclared = (field: string, declared: unknown): Effect.Effect<void, BatonConfigError> =>
   Effect.suspend(() => {

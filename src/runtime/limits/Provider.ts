@@ -89,7 +89,7 @@ export interface GuardOptions {
   /**
    * The model the call asks, kept with its recorded answer (see `Evaluation`).
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly model?: string | undefined
 }

@@ -25,7 +25,7 @@
  * minutes, in all), after which the call fails with
  * {@link ProvidersUnavailableError} naming each model and why.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Cause, Clock, Duration, Effect, Exit, Option, Schema } from "effect"
 import * as CircuitBreaker from "effect/persistence/CircuitBreaker"
@@ -40,7 +40,7 @@ import * as Providers from "./Provider.ts"
  * may be put off (`maxDeferral`).
  *
  * @category errors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export class ProvidersUnavailableError extends Schema.TaggedError<ProvidersUnavailableError>()("ProvidersUnavailableError", {
   /** The models tried, in order. */
@@ -62,7 +62,7 @@ export class ProvidersUnavailableError extends Schema.TaggedError<ProvidersUnava
  * every model, and how long the call may be put off in all.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface FallbackOptions extends Providers.GuardOptions {
   /** How long in all the call may wait while every model is unavailable: 0 to 24 hours (default 10 minutes). */
@@ -74,7 +74,7 @@ export interface FallbackOptions extends Providers.GuardOptions {
  * passed over before it is looked at again.
  *
  * @category constants
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const probeWait: Duration.Duration = Duration.seconds(1)
 
@@ -150,7 +150,7 @@ const pass = <A, E, R>(all: ReadonlyArray<Provider>, options: Providers.GuardOpt
  * call (its `key` names it).
  *
  * @category combinators
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const guard = (provider: Provider, options: FallbackOptions) =>
 <A, E, R>(

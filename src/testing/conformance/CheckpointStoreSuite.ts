@@ -45,7 +45,7 @@ export interface CheckpointStoreSuiteOptions extends SuiteOptions<CheckpointStor
    * over a foreign saver, or rows without them, sets false and its
    * retention tests are not registered.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly lifecycle?: boolean | undefined
 }

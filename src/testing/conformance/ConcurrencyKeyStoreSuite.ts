@@ -1,7 +1,7 @@
 /**
  * Conformance suite for {@link ConcurrencyKeyStore}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
 import { Effect, Option } from "effect"
@@ -19,7 +19,7 @@ const waitingIds = (entries: ReadonlyArray<KeyEntry>) => entries.filter((e) => !
  * level of a vitest file).
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const concurrencyKeyStoreSuite = (options: SuiteOptions<ConcurrencyKeyStore>): void => {
   const { Stores, ids, racers, register } = defineServiceSuite(options, "ConcurrencyKeyStore", ConcurrencyKeyStore)

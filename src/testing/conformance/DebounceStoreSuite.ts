@@ -1,7 +1,7 @@
 /**
  * Conformance suite for {@link DebounceStore}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
 import { Effect, Option } from "effect"
@@ -18,7 +18,7 @@ const base = 1_000_000_000_000
  * a vitest file).
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const debounceStoreSuite = (options: SuiteOptions<DebounceStore>): void => {
   const { Stores, ids, racers, register } = defineServiceSuite(options, "DebounceStore", DebounceStore)

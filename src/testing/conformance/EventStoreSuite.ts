@@ -1,7 +1,7 @@
 /**
  * Conformance suite for {@link EventStore}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
 import { Context, Effect } from "effect"
@@ -25,7 +25,7 @@ const oldEnough = 1_000_000
  * under the tree's lease.
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>): void => {
   const { Stores, ids, racers, register } = defineSuite(options, {

@@ -4,7 +4,7 @@
  * `SqliteStores`, `PgStores` and `ShardedStores` do) runs to check them all
  * in one call.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { StoreServices } from "../../stores/StoreServices.ts"
 import { checkpointStoreSuite } from "./CheckpointStoreSuite.ts"
@@ -28,7 +28,7 @@ import { treeStoreSuite } from "./TreeStoreSuite.ts"
  * The store contracts a full bundle provides.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type EveryStore = StoreServices
 
@@ -38,7 +38,7 @@ export type EveryStore = StoreServices
  * database), each under its own title.
  *
  * @category suites
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const everyStoreSuite = (options: SuiteOptions<EveryStore>): void => {
   leaseStoreSuite(options)

@@ -69,7 +69,7 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
     }],
     spend: null,
     endedBy: { holder: lease.holder, epoch: lease.epoch },
-    // What a replay reads (since 0.3.0): kept whole like the rest.
+    // What a replay reads: kept whole like the rest.
     input: { topic: "tides" },
     output: { topic: "tides", summary: "…" },
     answers: [

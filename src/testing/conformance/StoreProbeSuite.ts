@@ -1,7 +1,7 @@
 /**
  * Conformance suite for {@link StoreProbe}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
 import { Context, Effect } from "effect"
@@ -33,7 +33,7 @@ const wellFormed = (facts: StoreFacts) => {
  * instance over one backend, and the same when asked again.
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const storeProbeSuite = (options: SuiteOptions<StoreProbe>): void => {
   const { Stores, register } = defineSuite(options, {

@@ -71,7 +71,7 @@ export const defineSuite = <I, S>(options: SuiteOptions<I>, spec: {
  * built Layer by its key and pinged with its own `ping`.
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const defineServiceSuite = <I, S extends { readonly ping: Effect.Effect<unknown, unknown> }>(
   options: SuiteOptions<I>,
@@ -85,7 +85,7 @@ export const defineServiceSuite = <I, S extends { readonly ping: Effect.Effect<u
  * leases its fenced writes check in the same atomic step.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type WithLeases<S> = S & { readonly leases: LeaseStoreShape }
 
@@ -94,7 +94,7 @@ export type WithLeases<S> = S & { readonly leases: LeaseStoreShape }
  * `tag` names, with the built `LeaseStore` as `leases`.
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const withLeases = <I, S>(tag: Context.Key<I, S>) => (context: Context.Context<I | LeaseStore>): WithLeases<S> => ({
   ...Context.get(context, tag),
@@ -107,7 +107,7 @@ export const withLeases = <I, S>(tag: Context.Key<I, S>) => (context: Context.Co
  * store's `ping`.
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const defineLeasedSuite = <I, S extends { readonly ping: Effect.Effect<unknown, unknown> }>(
   options: SuiteOptions<I | LeaseStore>,

@@ -1,7 +1,7 @@
 /**
  * Conformance suite for {@link TimerStore}.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
 import { Effect } from "effect"
@@ -25,7 +25,7 @@ const signalTaken = (taken: Taken) => {
  * when it ends.
  *
  * @category conformance
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const timerStoreSuite = (options: SuiteOptions<TimerStore>): void => {
   const { Stores, ids, racers, register } = defineServiceSuite(options, "TimerStore", TimerStore)

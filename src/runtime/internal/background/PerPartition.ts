@@ -5,7 +5,7 @@
  * lease are that partition's), so a partition that is down stops only its
  * own leader work; over any other bundle it runs once, as it always did.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import { StorePartitions } from "../../../stores/StorePartitions.ts"
@@ -16,7 +16,7 @@ import { StorePartitions } from "../../../stores/StorePartitions.ts"
  * without partitions. Ends when every run ends.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const each = <E, R>(program: (partition: string | undefined) => Effect.Effect<void, E, R>): Effect.Effect<void, E, R> =>
   Effect.gen(function*() {
@@ -35,7 +35,7 @@ export const each = <E, R>(program: (partition: string | undefined) => Effect.Ef
  * partition's lease names which of the instance's campaigns holds it.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const holderIn = (holder: string, partition: string | undefined): string =>
   partition === undefined ? holder : `${holder}@${partition}`

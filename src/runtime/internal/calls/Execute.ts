@@ -270,7 +270,7 @@ const handleOfWindow = (window: DebounceWindow): ExecutionHandle => ({
  * debouncer's fallback): its workflow as the window names it, if registered here.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const recordWindow = (runs: FiberSet.FiberSet<unknown, unknown>) => (window: DebounceWindow) =>
   Effect.gen(function*() {

@@ -75,7 +75,7 @@ export interface PauseView {
    * `threadId` above are then this execution's): which child, its thread
    * and its own pause id (the same as `pauseId`).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly child?: ChildPauseOrigin | undefined
 }
@@ -115,14 +115,14 @@ export interface ExecutionStatusView extends ExecutionSummary {
    * While Paused on sleeps or signal waits (`ctx.sleep`, `ctx.waitFor`): each
    * of them. The runtime answers them; none is a pause to `resume`.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly waits?: ReadonlyArray<Waits.RestingWait> | undefined
   /**
    * The earliest time a resting wait wakes on its own (a sleep's end, a
    * wait's timeout); null when none will (or nothing rests).
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly wakesAt?: number | null | undefined
   /**
@@ -130,7 +130,7 @@ export interface ExecutionStatusView extends ExecutionSummary {
    * with no pause): its place in its key's line, or when its window fires;
    * null otherwise.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly keyedWait?: KeyedView.KeyedWait | null | undefined
 }

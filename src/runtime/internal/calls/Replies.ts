@@ -10,7 +10,7 @@
  * is `ReplyInterpretationFailedError`; in both cases nothing was written and
  * the pause stays pending.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Cause, Effect, Option } from "effect"
 import { InvalidInputError, NotPausedError, UnknownPauseError } from "../../../stores/Errors.ts"
@@ -96,7 +96,7 @@ const asReplyError = (tenantId: TenantId, pauseId: string) => (cause: Cause.Caus
  * decision in place of the reply.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const interpret = (input: ReplyInput) =>
   Effect.gen(function*() {

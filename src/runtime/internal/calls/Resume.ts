@@ -59,7 +59,7 @@ export interface ResumeInput {
  * call, before the pause is resolved (see `Replies`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ReplyInput extends Omit<ResumeInput, "decision" | "requestKey"> {
   readonly reply: string

@@ -15,7 +15,7 @@ import { Instance } from "../Instance.ts"
  * Tells the observer of a refused call (see `Observer.onRejected`).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const rejected = (event: Omit<RejectedEvent, "instanceId" | "ownerId"> & { readonly ownerId: string | null | undefined }) =>
   Effect.gen(function*() {

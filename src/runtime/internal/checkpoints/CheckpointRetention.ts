@@ -15,7 +15,7 @@
  * transaction: a kill before its commit deletes nothing, after it deletes
  * the batch; the next leader's round picks up from there.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect } from "effect"
 import { CheckpointStore, type CheckpointLifecycle } from "../../../stores/CheckpointStore.ts"
@@ -79,7 +79,7 @@ const pruneThread = (lifecycle: CheckpointLifecycle, thread: ThreadKey, policy: 
  * failed is logged and left to the next round.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const prune = (now: number) =>
   Effect.gen(function*() {

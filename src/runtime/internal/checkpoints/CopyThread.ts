@@ -6,7 +6,7 @@
  * newest checkpoint and `fork` can fork from. Refused while a pass moves a
  * tree of the source (`ThreadHeldError`): copy a thread at rest.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { CheckpointTuple, PendingWrite } from "@langchain/langgraph-checkpoint"
 import { Clock, Effect } from "effect"
@@ -23,7 +23,7 @@ import { notStopping } from "../Instance.ts"
  * Whose thread `Baton.copyThread` copies (the copy is of the same tenant).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CopyThreadOptions {
   readonly tenantId?: TenantId | undefined
@@ -72,7 +72,7 @@ const put = (tenantId: TenantId, to: ThreadId, t: CheckpointTuple) =>
  * Copies the thread `from` to the new thread `to` (see the module); answers how many checkpoints were copied.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const copyThread = (from: ThreadId, to: ThreadId, options?: CopyThreadOptions) =>
   Effect.gen(function*() {

@@ -17,7 +17,7 @@
  * thread; calling `deleteThread` again, or the recovery sweep of any
  * instance once the marker's lease expired, finishes it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
 import { ThreadHeldError } from "../../Errors.ts"
@@ -41,7 +41,7 @@ import * as TreeDriver from "../pass/TreeDriver.ts"
  * The reserved workflow name of a deletion's marker root.
  *
  * @category constants
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const markerWorkflow = "@baton/deleteThread"
 
@@ -49,7 +49,7 @@ export const markerWorkflow = "@baton/deleteThread"
  * Whose thread `Baton.deleteThread` deletes, and whether it cancels a held tree first.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface DeleteThreadOptions {
   readonly tenantId?: TenantId | undefined
@@ -137,7 +137,7 @@ const markThread = Effect.fnUntraced(function*(tenantId: TenantId, threadId: Thr
  * Deletes the thread (see the module).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const deleteThread = (threadId: ThreadId, options?: DeleteThreadOptions) =>
   Effect.gen(function*() {
@@ -157,7 +157,7 @@ export const deleteThread = (threadId: ThreadId, options?: DeleteThreadOptions) 
  * it). Failures are logged; the next look tries again.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const finishOrphan = (marker: ExecutionRecord) =>
   Effect.scoped(Effect.gen(function*() {

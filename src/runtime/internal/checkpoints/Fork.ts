@@ -21,7 +21,7 @@
  * scratch copy first (`UpdateCheck`), then written from the copied
  * checkpoint.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { type Checkpoint, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Clock, Effect, Option } from "effect"
@@ -47,7 +47,7 @@ import { TreeStore } from "../../../stores/TreeStore.ts"
  * What `Baton.fork` forks, and where to.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ForkInput {
   readonly tenantId?: TenantId | undefined
@@ -353,7 +353,7 @@ const checkInput = (input: ForkInput) => {
  * Forks (see the module) and moves the new execution until it rests: its output, as `execute` answers it.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const fork = (input: ForkInput) =>
   Effect.gen(function*() {

@@ -6,7 +6,7 @@
  * only each checkpoint's own row (and, for a page's oldest checkpoint, its
  * parent's, to tell its nodes).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { CheckpointTuple, Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint"
 import { Effect } from "effect"
@@ -21,7 +21,7 @@ import { checkThread } from "../calls/Threads.ts"
  * One checkpoint of a thread, as `Baton.checkpoints` lists it.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CheckpointView {
   readonly checkpointId: string
@@ -44,7 +44,7 @@ export interface CheckpointView {
  * One page of a thread's checkpoints, newest first; `next` is the cursor of the next page.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CheckpointPage {
   readonly checkpoints: ReadonlyArray<CheckpointView>
@@ -55,7 +55,7 @@ export interface CheckpointPage {
  * Whose thread, which namespace, and which page `Baton.checkpoints` reads.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface CheckpointsOptions {
   readonly tenantId?: TenantId | undefined
@@ -170,7 +170,7 @@ const pageOf = (views: ReadonlyArray<CheckpointView>, limit: number): Checkpoint
  * One page of a thread's checkpoints (see `Baton.checkpoints`).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const checkpoints = (threadId: ThreadId, options?: CheckpointsOptions) =>
   Effect.gen(function*() {

@@ -7,7 +7,7 @@
  * throws) while nothing of the fork is written yet. The scratch copy is
  * dropped with the call.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import type { CompiledStateGraph } from "@langchain/langgraph"
 import { type CheckpointTuple, ERROR, MemorySaver, type PendingWrite, RESUME } from "@langchain/langgraph-checkpoint"
@@ -61,7 +61,7 @@ const tryUpdate = async (
  * for a node the graph does not have, `update` for the rest.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const check = (workflow: AnyWorkflow, tuple: CheckpointTuple, writes: boolean, update: unknown, asNode: string | undefined) =>
   Effect.gen(function*() {

@@ -38,7 +38,7 @@ export interface ChildOptions {
    * (`ChildDepthExceededError`, its launching step failing with
    * `ChildExecutionsFailedError`). Unset: no limit.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly maxChildDepth?: number | undefined
 }

@@ -216,7 +216,7 @@ const enqueue = (site: LaunchSite, queue: ChildQueueStoreShape, launchId: string
  * Paused goes on once its pause is answered; its parent waits for it).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const settled = (row: QueuedChild) => row.status === "Answered" || row.status === "Failed"
 

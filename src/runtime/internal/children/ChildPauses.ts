@@ -20,7 +20,7 @@
  * so a caller that dies partway leaves the rest to the recovery sweep, which
  * carries on from a child holding a decision it has not taken.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Context, Effect, Option } from "effect"
 import { ChildQueueStore } from "../../../stores/ChildQueueStore.ts"
@@ -41,7 +41,7 @@ const maxClimb = 64
  * not a queued child.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const requeue = (record: ExecutionRecord) =>
   Effect.gen(function*() {
@@ -66,7 +66,7 @@ export const requeue = (record: ExecutionRecord) =>
  * (a parent still running reads it before it rests).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const continueUp = (record: ExecutionRecord) =>
   Effect.gen(function*() {
@@ -97,7 +97,7 @@ export const continueUp = (record: ExecutionRecord) =>
  * child's pause).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const rested = (tenantId: string, executionId: string) =>
   Effect.gen(function*() {

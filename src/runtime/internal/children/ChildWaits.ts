@@ -11,7 +11,7 @@
  * may answer below a parent, at any depth, is forwarded: the parent's reads
  * and outputs list it, marked with the child it belongs to.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import * as TreeRoot from "./TreeRoot.ts"
 import { Effect, Option } from "effect"
@@ -35,7 +35,7 @@ export const waitMarker = "@baton/children"
  * The key in a paused-children wait's payload (placement `"parent"`): answered by the runtime.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const pausedMarker = "@baton/children-paused"
 
@@ -43,7 +43,7 @@ export const pausedMarker = "@baton/children-paused"
  * What a paused-children wait stands for: the inline children of one launch that rest at a pause.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface PausedChildrenWait {
   readonly launchId: string
@@ -71,7 +71,7 @@ export const waitOf = (payload: unknown): ChildrenWait | undefined => markerOf(p
  * The paused-children wait a pause stands for, if it is one.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const pausedWaitOf = (payload: unknown): PausedChildrenWait | undefined => {
   const wait = markerOf(payload, pausedMarker)
@@ -82,7 +82,7 @@ export const pausedWaitOf = (payload: unknown): PausedChildrenWait | undefined =
  * True for a pause only the runtime answers (a children wait of either placement).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const isRuntimeWait = (pause: { readonly payload: unknown }): boolean =>
   waitOf(pause.payload) !== undefined || pausedWaitOf(pause.payload) !== undefined
@@ -111,7 +111,7 @@ const restingChildren = (tenantId: string, pause: Pause) =>
  * belongs to.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Leaf {
   readonly pause: Pause
@@ -151,7 +151,7 @@ const collect = (record: ExecutionRecord, take: (pause: Pause) => boolean): Effe
  * signal does).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const leavesOf = (record: ExecutionRecord): Effect.Effect<ReadonlyArray<Leaf>, Failure, PauseStore | RecordStore> =>
   collect(record, (p) => !isTimerWait(p))
@@ -160,7 +160,7 @@ export const leavesOf = (record: ExecutionRecord): Effect.Effect<ReadonlyArray<L
  * The sleeps and signal waits of `record`'s resting children (at any depth), for its `status`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const timerWaitsBelow = (record: ExecutionRecord) =>
   Effect.map(collect(record, isTimerWait), (leaves) => leaves.filter((l) => l.owner.executionId !== record.executionId))
@@ -169,7 +169,7 @@ export const timerWaitsBelow = (record: ExecutionRecord) =>
  * The child a forwarded pause belongs to.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const originOf = (leaf: Leaf): ChildPauseOrigin => ({
   executionId: leaf.owner.executionId,
@@ -184,7 +184,7 @@ export const originOf = (leaf: Leaf): ChildPauseOrigin => ({
  * `record` may answer: not its own.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const forwardedOf = (record: ExecutionRecord) =>
   Effect.map(leavesOf(record), (leaves) => leaves.filter((l) => l.owner.executionId !== record.executionId))
@@ -195,7 +195,7 @@ export const forwardedOf = (record: ExecutionRecord) =>
  * caller may answer: the runtime continues it, nobody needs to answer.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const restsOnlyOnChildren = (record: ExecutionRecord) =>
   Effect.gen(function*() {
@@ -213,7 +213,7 @@ export const restsOnlyOnChildren = (record: ExecutionRecord) =>
  * decision for its tree waits to be taken.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const mayGoOn = (tenantId: string, executionId: string) =>
   Effect.gen(function*() {
@@ -226,7 +226,7 @@ export const mayGoOn = (tenantId: string, executionId: string) =>
  * The root of the caller's tree above a record: its parents followed up to the one without a parent.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const topOf = (record: ExecutionRecord) => Effect.map(TreeRoot.highestOf(record), (h) => h.record)
 
@@ -235,7 +235,7 @@ export const topOf = (record: ExecutionRecord) => Effect.map(TreeRoot.highestOf(
  * (each marked with its child), after its own.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const withForwarded = <A extends { readonly _tag: string }>(out: A, record: ExecutionRecord) =>
   out._tag !== "Paused"

@@ -5,7 +5,7 @@
  * belongs to the execution at the top of that chain of parents, found by
  * reading the records up the chain (one read per level; none for a root).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
@@ -20,7 +20,7 @@ const maxLevels = 1_000
  * (deleted with its tree), and `record` is then the highest one found.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const highestOf = (record: ExecutionRecord) =>
   Effect.gen(function*() {
@@ -40,7 +40,7 @@ export const highestOf = (record: ExecutionRecord) =>
  * a root; `None` when a record up the chain is gone.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const topOf = (record: ExecutionRecord) =>
   Effect.map(highestOf(record), (h) => (h.complete ? Option.some(h.record) : Option.none<ExecutionRecord>()))

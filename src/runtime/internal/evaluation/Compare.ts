@@ -3,7 +3,7 @@
  * JSON (the recorded one decoded by the workflow's output schema first),
  * with a readable diff by JSON path.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import { Effect } from "effect"
 import type { EndStatus } from "../../../stores/ExecutionHistoryStore.ts"
@@ -14,7 +14,7 @@ import { jsonForm, type ReplaySourceShape } from "./ModelCalls.ts"
  * What a case holds that the comparison reads (see `Evaluation.Case`).
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface CaseLike {
   readonly name: string
@@ -32,7 +32,7 @@ export interface CaseLike {
  * decoded by the workflow's output schema); true when they match.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export type Comparator = (expected: unknown, actual: unknown) => boolean
 
@@ -40,7 +40,7 @@ export type Comparator = (expected: unknown, actual: unknown) => boolean
  * What a replay ended with, and how it compares with the record.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface Result {
   readonly name: string
@@ -68,7 +68,7 @@ export interface Result {
  * How a replay ended.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface Ended {
   readonly status: EndStatus | "Paused"
@@ -89,7 +89,7 @@ const keyPath = (path: string, key: string) => /^[A-Za-z_$][\w$]*$/.test(key) ? 
  * Where two JSON values differ, one line per difference.
  *
  * @category utils
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const diff = (expected: unknown, actual: unknown, path = "$"): ReadonlyArray<string> => {
   if (Array.isArray(expected) && Array.isArray(actual)) {
@@ -121,7 +121,7 @@ const counts = (c: CaseLike, source: ReplaySourceShape) => ({
  * The result of a replay that ran to its end.
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const result = (c: CaseLike, workflow: Workflow.AnyWorkflow, ended: Ended, source: ReplaySourceShape, compare: Comparator | undefined) =>
   Effect.gen(function*() {
@@ -152,7 +152,7 @@ export const result = (c: CaseLike, workflow: Workflow.AnyWorkflow, ended: Ended
  * The result of a case whose replay could not run to its end.
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const unrun = (c: CaseLike, error: string): Result & { readonly error: string } => ({
   name: c.name,

@@ -13,7 +13,7 @@
  * answer JSON cannot write (a BigInt, a cycle, `undefined`) is noted as
  * unrecordable with the reason, and a replay of that call fails saying so.
  *
- * @since 0.3.0
+ * @since 0.1.0
  */
 import { Context, Effect, Schema } from "effect"
 import { ExecutionHistoryStore } from "../../../stores/ExecutionHistoryStore.ts"
@@ -32,7 +32,7 @@ import type { LeaseHolder } from "../lease/LeaseHolder.ts"
  * for real, or record a new execution of the changed workflow.
  *
  * @category errors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class UnrecordedModelCallError extends Schema.TaggedError<UnrecordedModelCallError>()("UnrecordedModelCallError", {
   node: Schema.String,
@@ -52,7 +52,7 @@ export class UnrecordedModelCallError extends Schema.TaggedError<UnrecordedModel
  * What a guarded model call asks of the step it runs in.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface ModelCallsShape {
   /**
@@ -67,7 +67,7 @@ export interface ModelCallsShape {
  * a step, or when nothing is recorded or replayed).
  *
  * @category services
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class ModelCalls extends Context.Service<ModelCalls, ModelCallsShape>()("baton/ModelCalls") {}
 
@@ -75,7 +75,7 @@ export class ModelCalls extends Context.Service<ModelCalls, ModelCallsShape>()("
  * What a replay answers from: the recorded answers, and what a call with none does.
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface ReplaySourceShape {
   readonly answers: ReadonlyArray<ModelAnswer>
@@ -93,7 +93,7 @@ export interface ReplaySourceShape {
  * Present in a replay's scratch runtime: its steps' model calls answer from the record.
  *
  * @category services
- * @since 0.3.0
+ * @since 0.1.0
  */
 export class ReplaySource extends Context.Service<ReplaySource, ReplaySourceShape>()("baton/ReplaySource") {}
 
@@ -105,7 +105,7 @@ export const answersPrefix = "history/answer/"
  * those of each visit's last try (see `History`).
  *
  * @category models
- * @since 0.3.0
+ * @since 0.1.0
  */
 export interface AnswerRow {
   readonly node: string
@@ -125,7 +125,7 @@ export interface AnswerRow {
  * The JSON form of an answer (what a replay answers), or why it has none.
  *
  * @category utils
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const jsonForm = (value: unknown): { readonly _tag: "Json"; readonly value: unknown } | { readonly _tag: "NotJson"; readonly reason: string } => {
   try {
@@ -144,7 +144,7 @@ export const jsonForm = (value: unknown): { readonly _tag: "Json"; readonly valu
  * calls of one try of one visit.
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const recorder = (options: {
   readonly services: Context.Context<any>
@@ -199,7 +199,7 @@ export const recorder = (options: {
  * visits counted in the order their LangGraph steps first run).
  *
  * @category constructors
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const replayer = (source: ReplaySourceShape, record: ExecutionRecord): ((node: string, step: number | undefined) => ModelCallsShape) => {
   const byKey = new Map(source.answers.map((a) => [JSON.stringify([a.node, a.visit, a.ordinal]), a]))

@@ -14,7 +14,7 @@
  * its place are moved. A tree that runs, or rests at a pause, is left as it
  * is: it keeps its slot. Between looks the admitter sleeps on the Clock.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Duration, Effect, FiberSet, Option } from "effect"
 import type { ConcurrencyKeyStoreShape, EntryCursor, KeyEntry } from "../../../stores/ConcurrencyKeyStore.ts"
@@ -71,7 +71,7 @@ const look = Effect.fnUntraced(function*(store: ConcurrencyKeyStoreShape, moves:
  * `ConcurrencyKeyStore`. The trees it moves run in `moves`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const run = Effect.fnUntraced(function*(moves: FiberSet.FiberSet<unknown, unknown>) {
   const instance = yield* Instance

@@ -20,7 +20,7 @@
  * firing. A window whose starter died before recording the root is recorded
  * by the debouncer.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Context, Effect, Option } from "effect"
 import { DebounceStore, type DebounceStoreShape } from "../../../stores/DebounceStore.ts"
@@ -36,7 +36,7 @@ import * as Gate from "./Gate.ts"
  * What a window starts: the workflow (name and config hash) and the thread's owner.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Definition {
   readonly workflowName: string
@@ -48,7 +48,7 @@ export interface Definition {
  * The instance's `DebounceStore`, if it has one.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const storeOf = (instance: InstanceShape): DebounceStoreShape | undefined =>
   Option.getOrUndefined(Context.getOption(instance.services, DebounceStore))
@@ -59,7 +59,7 @@ const pokes = new WeakMap<InstanceShape, () => void>()
  * Registers the instance's debouncer: `poke` makes it look now.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const onPoke = (instance: InstanceShape, wake: () => void): void => {
   pokes.set(instance, wake)
@@ -69,7 +69,7 @@ export const onPoke = (instance: InstanceShape, wake: () => void): void => {
  * Tells the instance's debouncer to look again now (a window was opened or moved here).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const poke = (instance: InstanceShape): void => pokes.get(instance)?.()
 
@@ -83,7 +83,7 @@ export const poke = (instance: InstanceShape): void => pokes.get(instance)?.()
  * input is kept under, the pass's.)
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const pass = (instance: InstanceShape, record: ExecutionRecord, holder: LeaseHolder, inputKeyName: string) =>
   Effect.gen(function*() {
@@ -144,7 +144,7 @@ export const pass = (instance: InstanceShape, record: ExecutionRecord, holder: L
  * the next start of its key opens a new one. A store error is logged.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const ended = (instance: InstanceShape, record: { readonly tenantId: string; readonly executionId: string; readonly parentExecutionId: string | null }) => {
   const store = storeOf(instance)

@@ -10,7 +10,7 @@
  * Clock until the earliest `fireAt`, at most `sweepInterval`, and is woken
  * at once by a start in its process.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Duration, Effect, FiberSet, Option } from "effect"
 import type { DebounceStoreShape, DebounceWindow } from "../../../stores/DebounceStore.ts"
@@ -24,7 +24,7 @@ import * as Gate from "./Gate.ts"
  * Records the root of a window whose starter died before recording it.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type RecordWindow = (window: DebounceWindow) => Effect.Effect<void, unknown, never>
 
@@ -72,7 +72,7 @@ const fire = Effect.fnUntraced(function*(
  * `DebounceStore`. The trees it moves run in `moves`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const run = Effect.fnUntraced(function*(moves: FiberSet.FiberSet<unknown, unknown>, recordWindow: RecordWindow) {
   const instance = yield* Instance

@@ -16,7 +16,7 @@
  * entries admitted are handed to the admitter (see `Admitter`), which moves
  * them on this instance, or on any instance at its next look.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Context, Effect, Option } from "effect"
 import { ConcurrencyKeyStore, type ConcurrencyKeyStoreShape, type KeyEntry } from "../../../stores/ConcurrencyKeyStore.ts"
@@ -32,7 +32,7 @@ import type { LeaseHolder } from "../lease/LeaseHolder.ts"
  * The reserved name of a keyed tree's key and limit.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const markerName = "concurrency-key"
 
@@ -40,7 +40,7 @@ export const markerName = "concurrency-key"
  * The reserved name written once the tree's entry was admitted.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const admittedName = "concurrency-admitted"
 
@@ -48,7 +48,7 @@ export const admittedName = "concurrency-admitted"
  * The reserved name of a debounced tree's key (see `Debounce`), written before it is recorded.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const debounceName = "debounce"
 
@@ -56,7 +56,7 @@ export const debounceName = "debounce"
  * The reserved name written once a debounced tree's window fired (its input then kept).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const firedName = "debounce-fired"
 
@@ -64,7 +64,7 @@ export const firedName = "debounce-fired"
  * The tree keys the gates read (with a pass's own reserved keys, in one call).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const keys: ReadonlyArray<string> = [
   reservedPrefix + markerName,
@@ -77,7 +77,7 @@ export const keys: ReadonlyArray<string> = [
  * True when the reserved keys are a debounced tree's whose window has not fired yet.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const debounceWaiting = (entries: ReadonlyArray<TreeEntry>): boolean =>
   entries.some((e) => e.key === reservedPrefix + debounceName) && !entries.some((e) => e.key === reservedPrefix + firedName)
@@ -86,7 +86,7 @@ export const debounceWaiting = (entries: ReadonlyArray<TreeEntry>): boolean =>
  * What a keyed tree keeps of its key.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Marker {
   readonly key: string
@@ -97,7 +97,7 @@ export interface Marker {
  * The instance's `ConcurrencyKeyStore`, if it has one.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const storeOf = (instance: InstanceShape): ConcurrencyKeyStoreShape | undefined =>
   Option.getOrUndefined(Context.getOption(instance.services, ConcurrencyKeyStore))
@@ -112,7 +112,7 @@ const leftAlone = new WeakMap<InstanceShape, Set<string>>()
  * said once per tree in the log — not run, and not failed.
  *
  * @category internal
- * @since 0.3.0
+ * @since 0.1.0
  */
 export const cannotMove = (instance: InstanceShape, record: ExecutionRecord, waits: { readonly keyed: boolean; readonly debounced: boolean }) =>
   Effect.suspend(() => {
@@ -140,7 +140,7 @@ export const cannotMove = (instance: InstanceShape, record: ExecutionRecord, wai
  * a tree without a key or one admitted already.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const waitingOf = (entries: ReadonlyArray<TreeEntry>): Marker | undefined => {
   const marker = entries.find((e) => e.key === reservedPrefix + markerName)
@@ -154,7 +154,7 @@ export const waitingOf = (entries: ReadonlyArray<TreeEntry>): Marker | undefined
  * has not fired: `await` and `execute` wait on.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const restsWaiting = (instance: InstanceShape, record: ExecutionRecord) =>
   Effect.gen(function*() {
@@ -171,7 +171,7 @@ const handOffs = new WeakMap<InstanceShape, (entries: ReadonlyArray<KeyEntry>) =
  * Registers the instance's admitter: entries admitted by a call made here are handed to it.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const onAdmitted = (instance: InstanceShape, take: (entries: ReadonlyArray<KeyEntry>) => void): void => {
   handOffs.set(instance, take)
@@ -181,7 +181,7 @@ export const onAdmitted = (instance: InstanceShape, take: (entries: ReadonlyArra
  * Hands entries admitted here to the instance's admitter (those of this tree excepted).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const handOff = (instance: InstanceShape, entries: ReadonlyArray<KeyEntry>, except?: string): void => {
   const others = entries.filter((e) => e.executionId !== except)
@@ -195,7 +195,7 @@ export const handOff = (instance: InstanceShape, entries: ReadonlyArray<KeyEntry
  * moved to (or left) Paused, for the admitter to move later.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const pass = (instance: InstanceShape, record: ExecutionRecord, holder: LeaseHolder, marker: Marker) =>
   Effect.gen(function*() {
@@ -229,7 +229,7 @@ export const pass = (instance: InstanceShape, record: ExecutionRecord, holder: L
  * slot of an ended execution.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const ended = (instance: InstanceShape, record: { readonly tenantId: string; readonly executionId: string; readonly parentExecutionId: string | null }) => {
   const store = storeOf(instance)

@@ -3,7 +3,7 @@
  * `Baton.execute`, checked before anything is written: bad values fail with
  * `InvalidInputError` naming the field.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { type Duration, Effect } from "effect"
 import { InvalidInputError } from "../../../stores/Errors.ts"
@@ -18,7 +18,7 @@ import * as Gate from "./Gate.ts"
  * fleet-wide; the others wait in arrival order.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ConcurrencyKey {
   /** The key (1–200 characters, per tenant: keys of different tenants never share slots). */
@@ -36,7 +36,7 @@ const maxLimit = 100_000
  * `concurrencyKey` itself when it cannot be used here).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const check = (
   operation: string,
@@ -65,7 +65,7 @@ export const check = (
  * once `window` passed after the last start.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Debounce {
   /** The key (1–200 characters, per tenant). */
@@ -79,7 +79,7 @@ export interface Debounce {
    * none (the burst waits for a quiet `window`). Each start's own `maxWait`
    * counts from the burst's first start.
    *
-   * @since 0.3.0
+   * @since 0.1.0
    */
   readonly maxWait?: Duration.Input | undefined
 }
@@ -97,7 +97,7 @@ const maxWindowMillis = 30 * 24 * 60 * 60 * 1000
  * `debounce` itself when it cannot be used here).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const checkDebounce = (
   operation: string,

@@ -2,7 +2,7 @@
  * What `status` shows of a keyed start that rests before it ran: its place in
  * its concurrency key's line, or when its debounce window fires.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
@@ -18,7 +18,7 @@ import * as Gate from "./Gate.ts"
  * until the firing finishes).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type KeyedWait =
   | { readonly _tag: "ConcurrencyKey"; readonly key: string; readonly limit: number; readonly position: number }
@@ -28,7 +28,7 @@ export type KeyedWait =
  * The keyed wait the record rests on, if any.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const of = (instance: InstanceShape, record: ExecutionRecord) =>
   Effect.gen(function*() {

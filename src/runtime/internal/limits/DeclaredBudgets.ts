@@ -8,7 +8,7 @@
  * root's limits. A root workflow not registered on the instance running
  * the child gives only the application's budgets, with a warning.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect, Option } from "effect"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
@@ -40,7 +40,7 @@ const declaresAny = (config: InstanceShape["config"]): boolean => {
  * The budgets of a pass of `record` (running `workflow`).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const ofPass = (instance: InstanceShape, record: ExecutionRecord, workflow: AnyWorkflow) =>
   Effect.gen(function*() {

@@ -57,7 +57,7 @@ export interface PendingPause {
    * Present when the pause is a child's, forwarded to its parent (see
    * `Children.ChildPauseOrigin`); answer it by its `pauseId` like any.
    *
-   * @since 0.2.0
+   * @since 0.1.0
    */
   readonly child?: ChildPauseOrigin | undefined
 }

@@ -93,7 +93,7 @@ const bodyNames = new WeakMap<Promise<unknown>, string>()
  * warnings of a close whose grace ends while it still runs.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const nameBody = (body: Promise<unknown>, node: string, key?: string): void => {
   bodyNames.set(body, key === undefined ? node : `${node} (${key})`)
@@ -103,6 +103,6 @@ export const nameBody = (body: Promise<unknown>, node: string, key?: string): vo
  * The names of a pass's step bodies still running (see `nameBody`; an unnamed one is "a step body").
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const runningBodies = (pass: ActivePass): ReadonlyArray<string> => [...pass.bodies].map((b) => bodyNames.get(b) ?? "a step body")

@@ -61,7 +61,7 @@ const subkey = (key: Uint8Array, use: string) => createHmac("sha256", key).updat
  * never reads in another.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const tenantKey = (applicationKey: string, tenantId: string): Uint8Array =>
   subkey(Buffer.from(applicationKey, "base64"), `tenant:${tenantId}`)

@@ -14,7 +14,7 @@
  * another path, or a node ran more than once in that step, as a `Send`
  * fan-out does) gets its own new key.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { reservedPrefix } from "../../../stores/TreeStore.ts"
 
@@ -22,7 +22,7 @@ import { reservedPrefix } from "../../../stores/TreeStore.ts"
  * The reserved name of the map in the fork's tree.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const reusedKeysName = "reused-keys"
 
@@ -30,7 +30,7 @@ export const reusedKeysName = "reused-keys"
  * The map's key in the `TreeStore`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const reusedKeysKey = `${reservedPrefix}${reusedKeysName}`
 
@@ -38,7 +38,7 @@ export const reusedKeysKey = `${reservedPrefix}${reusedKeysName}`
  * `<step>:<node>` → the idempotency key the first run's step had.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type ReusedKeys = Readonly<Record<string, string>>
 
@@ -46,7 +46,7 @@ export type ReusedKeys = Readonly<Record<string, string>>
  * A step's own idempotency key.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const stepKey = (tenantId: string, threadId: string, taskId: string): string => `${tenantId}/${threadId}/${taskId}`
 
@@ -54,7 +54,7 @@ export const stepKey = (tenantId: string, threadId: string, taskId: string): str
  * The key a step of LangGraph step `step` and node `node` takes: the first run's, when the fork reuses it.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const keyFor = (reused: ReusedKeys | undefined, step: number | undefined, node: string, own: string): string =>
   reused === undefined || step === undefined ? own : reused[`${step}:${node}`] ?? own
@@ -65,7 +65,7 @@ export const keyFor = (reused: ReusedKeys | undefined, step: number | undefined,
  * hang on its own checkpoints).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const isRootStep = (ns: string | undefined): boolean => ns === undefined || !ns.includes("|")
 
@@ -87,7 +87,7 @@ export interface HistoryEntry {
  * step `s + 1 + shift` (`shift` is 1 when a state update was written first).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const mapOf = (
   tenantId: string,

@@ -3,7 +3,7 @@
  * leader of this process looks at once instead of at its next poll (a
  * leader in another process sees it within `sweepInterval`).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Deferred, Effect } from "effect"
 
@@ -14,7 +14,7 @@ const listeners = new Set<Deferred.Deferred<void>>()
  * store, so a change in between still wakes it).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const listen: Effect.Effect<Effect.Effect<void>> = Effect.map(Deferred.make<void>(), (changed) => {
   listeners.add(changed)
@@ -25,7 +25,7 @@ export const listen: Effect.Effect<Effect.Effect<void>> = Effect.map(Deferred.ma
  * Wakes every listener of this process.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const notify: Effect.Effect<void> = Effect.suspend(() => {
   const woken = [...listeners]

@@ -4,7 +4,7 @@
  * definition — every option checked by the options parser, naming the field —
  * and the view the API answers.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { type Duration, Effect, Result } from "effect"
 import { InvalidInputError } from "../../../stores/Errors.ts"
@@ -21,7 +21,7 @@ import * as Timing from "./Timing.ts"
  * stretch (its latest tick), `"all"` fires each (the latest `maxCatchUp`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type MissedTicks = "skip" | "one" | "all"
 
@@ -31,7 +31,7 @@ export type MissedTicks = "skip" | "one" | "all"
  * `"cancel"` cancels the previous one and starts.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Overlap = "skip" | "allow" | "cancel"
 
@@ -39,7 +39,7 @@ export type Overlap = "skip" | "allow" | "cancel"
  * A schedule's definition, kept as JSON in its row.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Definition {
   readonly workflow: string
@@ -57,7 +57,7 @@ export interface Definition {
  * What the ticks of a schedule did, kept as JSON in its row.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface TickState {
   readonly lastTickAt: number | null
@@ -76,7 +76,7 @@ export interface TickState {
  * The state of a schedule no tick reached yet.
  *
  * @category constants
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const initialState: TickState = {
   lastTickAt: null,
@@ -92,7 +92,7 @@ export const initialState: TickState = {
  * A row's tick state (the initial one before any tick).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const stateOf = (row: ScheduleRow): TickState => (row.state === null || typeof row.state !== "object" ? initialState : { ...initialState, ...(row.state as TickState) })
 
@@ -100,7 +100,7 @@ export const stateOf = (row: ScheduleRow): TickState => (row.state === null || t
  * A row's definition.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const definitionOf = (row: ScheduleRow): Definition => row.definition as Definition
 
@@ -108,7 +108,7 @@ export const definitionOf = (row: ScheduleRow): Definition => row.definition as 
  * The options of `Schedules.create`.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ScheduleOptions {
   readonly tenantId?: string | undefined
@@ -157,7 +157,7 @@ const optionFields = Options.fieldsOf<ScheduleOptions>({
  * The longest schedule id: a tick's request key is `@baton/schedule/<id>/<instant>`, at most 200 characters.
  *
  * @category constants
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const maxScheduleIdLength = 160
 
@@ -165,7 +165,7 @@ export const maxScheduleIdLength = 160
  * A schedule id checked: a non-empty storable id of at most `maxScheduleIdLength` characters.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const checkId = (operation: string, scheduleId: unknown): Effect.Effect<string, InvalidInputError> =>
   Effect.andThen(V.nonEmpty(operation, "scheduleId", scheduleId), () =>
@@ -214,7 +214,7 @@ const inputOf = (workflow: Workflow.AnyWorkflow, input: unknown) =>
  * its first tick, or an `InvalidInputError` naming the field.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const make = (workflow: Workflow.AnyWorkflow, input: unknown, options: ScheduleOptions, now: number) =>
   Effect.gen(function*() {
@@ -242,7 +242,7 @@ export const make = (workflow: Workflow.AnyWorkflow, input: unknown, options: Sc
  * the app finds its schedule, not a conflict).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const sameAs = (kept: Definition, wanted: Definition, anchorGiven: boolean): boolean => {
   const strip = (d: Definition) =>
@@ -262,7 +262,7 @@ const canonical = (value: unknown): unknown =>
  * A schedule as the API answers it.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface ScheduleView extends Definition, TickState {
   readonly tenantId: string
@@ -278,7 +278,7 @@ export interface ScheduleView extends Definition, TickState {
  * The view of a row.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const viewOf = (row: ScheduleRow): ScheduleView => {
   const d = definitionOf(row)
@@ -307,7 +307,7 @@ export const viewOf = (row: ScheduleRow): ScheduleView => {
  * due list holds at most `maxCatchUp`, the latest).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const toFire = (d: Definition, ticks: ReadonlyArray<number>, now: number): ReadonlyArray<number> => {
   const missed = ticks.filter((t) => now - t > d.graceMillis)
@@ -326,6 +326,6 @@ export const toFire = (d: Definition, ticks: ReadonlyArray<number>, now: number)
  * The request key of a tick: every start of the tick, by any instance, answers one execution.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const tickKey = (scheduleId: string, tickAt: number): string => `@baton/schedule/${scheduleId}/${tickAt}`

@@ -27,7 +27,7 @@
  * refuses) is recorded as the tick's outcome (`Failed`, with its error) and
  * the schedule moves on.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Duration, Effect, Option } from "effect"
 import { RecordStore } from "../../../stores/RecordStore.ts"
@@ -47,7 +47,7 @@ import * as Timing from "./Timing.ts"
  * The name of the leader lease the firing runs under.
  *
  * @category constants
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const leaderName = "baton/schedules"
 
@@ -55,7 +55,7 @@ export const leaderName = "baton/schedules"
  * How the firing starts and cancels executions: the instance's own calls.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface Launcher<R> {
   readonly start: (workflow: AnyWorkflow, input: unknown, options: ExecuteOptions) => Effect.Effect<ExecutionHandle, { readonly _tag: string; readonly message: string }, R>
@@ -216,7 +216,7 @@ const untilAnySchedule = (store: ScheduleStoreShape, sweepMillis: number) =>
  * context it does nothing.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const run = <R>(launcher: Launcher<R>) =>
   Effect.gen(function*() {

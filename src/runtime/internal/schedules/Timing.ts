@@ -13,7 +13,7 @@
  *   `dstOverlap: "later"` (the second) or `"both"` (twice).
  * An interval schedule counts elapsed time and ignores local time.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Cron, Result } from "effect"
 
@@ -21,7 +21,7 @@ import { Cron, Result } from "effect"
  * A schedule's timing, as kept in its definition (JSON).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Timing =
   | { readonly _tag: "Cron"; readonly expression: string; readonly timeZone: string; readonly dstOverlap: Cron.DstOverlapPolicy }
@@ -33,7 +33,7 @@ const compiled = new Map<string, Cron.Cron>()
  * The parsed cron of a timing, or why it does not parse.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const parseCron = (expression: string, timeZone: string, dstOverlap: Cron.DstOverlapPolicy): Result.Result<Cron.Cron, string> => {
   const key = JSON.stringify([expression, timeZone, dstOverlap])
@@ -52,7 +52,7 @@ const cronOf = (t: Extract<Timing, { _tag: "Cron" }>): Cron.Cron => Result.getOr
  * The first tick strictly after `at`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const nextAfter = (timing: Timing, at: number): number => {
   if (timing._tag === "Cron") return Cron.next(cronOf(timing), at).getTime()
@@ -64,7 +64,7 @@ export const nextAfter = (timing: Timing, at: number): number => {
  * The first tick at or after `at`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const firstFrom = (timing: Timing, at: number): number => nextAfter(timing, at - 1)
 
@@ -81,7 +81,7 @@ const maxSteps = 10_000
  * for an instant just before it.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const due = (timing: Timing, from: number, now: number, limit: number): { readonly ticks: ReadonlyArray<number>; readonly total: number } => {
   if (now < from) return { ticks: [], total: 0 }

@@ -18,7 +18,7 @@
  * all are appended before the pass ends and its lease goes. A refused append
  * means the lease was lost: the holder stops, as on any refused fenced write.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { isInterrupted } from "@langchain/langgraph"
 import { createHash } from "node:crypto"
@@ -42,7 +42,7 @@ const maxBatch = 500
  * What the executor's pass uses of it.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface EventWriter {
   /** LangGraph's `invoke(input, options)`, run as a stream whose chunks are appended; answers what `invoke` would. */
@@ -59,7 +59,7 @@ export interface EventWriter {
  * The part of a compiled graph the writer streams.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StreamingGraph {
   readonly outputChannels: unknown
@@ -100,7 +100,7 @@ const interruptIds = (payload: unknown): string =>
  * The writer of a pass when the instance has an `EventStore`, else undefined (the graph is invoked as before).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const forPass = (services: Context.Context<any>, options: Omit<Parameters<typeof start>[0], "store" | "wakeups">) =>
   Effect.gen(function*() {
@@ -115,7 +115,7 @@ export const forPass = (services: Context.Context<any>, options: Omit<Parameters
  * the pass at the latest).
  *
  * @category constructors
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const start = Effect.fnUntraced(function*(options: {
   readonly store: EventStoreShape

@@ -5,7 +5,7 @@
  * NOTIFY), else by a poll on the Clock. Tenant-scoped and owner-checked
  * like the reads.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Duration, Effect, Fiber, Option, Stream } from "effect"
 import { StoreError } from "../../../stores/Errors.ts"
@@ -22,7 +22,7 @@ import type { RecordStore } from "../../../stores/RecordStore.ts"
  * What `stream` takes: who asks, where to resume, when to stop.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface StreamOptions extends ReadOptions {
   /** The id of the last event seen (an SSE `Last-Event-ID`): the stream goes on after it, with no repeat and no gap. Default 0: from the thread's first kept event. */
@@ -71,7 +71,7 @@ const begin = Effect.fnUntraced(function*(threadId: ThreadId, options: StreamOpt
  * The thread's events after `lastEventId`, then each new one as it comes.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const follow = (threadId: ThreadId, options?: StreamOptions): Stream.Stream<StreamEvent, ReadError, EventStore | RecordStore> =>
   Stream.unwrap(Effect.map(begin(threadId, options), ({ lastEventId, pollMillis, store, tenantId, until }) =>

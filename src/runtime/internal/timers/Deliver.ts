@@ -8,7 +8,7 @@
  * The pause's `resolve` happens once; the tree then continues from its
  * checkpoint like after a `resume`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Context, Effect, Option } from "effect"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
@@ -22,7 +22,7 @@ import { type Wait, type WaitAnswer, waitOf } from "./Waits.ts"
  * The instance's `TimerStore`, if it has one.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const storeOf = (instance: InstanceShape): TimerStoreShape | undefined =>
   Option.getOrUndefined(Context.getOption(instance.services, TimerStore))
@@ -31,7 +31,7 @@ export const storeOf = (instance: InstanceShape): TimerStoreShape | undefined =>
  * Whether the instance has a `TimerStore`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const available = (instance: InstanceShape): boolean => storeOf(instance) !== undefined
 
@@ -41,7 +41,7 @@ const pokes = new WeakMap<InstanceShape, () => void>()
  * Registers the instance's waker: `poke` makes it look for due timers now.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const onPoke = (instance: InstanceShape, wake: () => void): void => {
   pokes.set(instance, wake)
@@ -51,7 +51,7 @@ export const onPoke = (instance: InstanceShape, wake: () => void): void => {
  * Tells the instance's waker to look now (a timer was armed or a signal sent here).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const poke = (instance: InstanceShape): void => pokes.get(instance)?.()
 
@@ -94,7 +94,7 @@ const answerOf = Effect.fnUntraced(function*(store: TimerStoreShape, timer: Time
  * answered, withdrawn or deleted already: the timer is dropped).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Delivery = "Answered" | "Waiting" | "Gone"
 
@@ -102,7 +102,7 @@ export type Delivery = "Answered" | "Waiting" | "Gone"
  * Answers the timer's pause if its wait is over at `now`, and drops the timer once its pause is settled.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const deliver = Effect.fnUntraced(function*(store: TimerStoreShape, pauses: PauseStoreShape, timer: Timer, instanceId: string, now: number) {
   const pause = yield* pauses.get(timer.tenantId, timer.pauseId)
@@ -127,7 +127,7 @@ export const deliver = Effect.fnUntraced(function*(store: TimerStoreShape, pause
  * started, a sleep of no time — is answered here (the pass then goes on).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const armWaits = Effect.fnUntraced(function*(instance: InstanceShape, pauses: PauseStoreShape, record: ExecutionRecord, now: number) {
   const store = storeOf(instance)
@@ -148,7 +148,7 @@ export const armWaits = Effect.fnUntraced(function*(instance: InstanceShape, pau
  * The tree ended: its timers and signals go.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const dropRows = (instance: InstanceShape, record: { readonly tenantId: string; readonly rootExecutionId: string }) => {
   const store = storeOf(instance)

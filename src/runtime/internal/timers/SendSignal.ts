@@ -5,7 +5,7 @@
  * before the wait started waits for it); a wait resting on it is made due in
  * the same atomic step, and any instance's waker answers it.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Effect } from "effect"
 import { BatonConfigError, InvalidInputError } from "../../../stores/Errors.ts"
@@ -23,7 +23,7 @@ import * as Signals from "./Signals.ts"
  * Whose thread `Baton.signal` signals.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface SignalOptions {
   readonly tenantId?: TenantId | undefined
@@ -34,7 +34,7 @@ export interface SignalOptions {
  * What `Baton.signal` answers: the signal kept, with its place in the tree's send order.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface SentSignal {
   readonly tenantId: TenantId
@@ -61,7 +61,7 @@ const checkedPayload = Effect.fnUntraced(function*(record: ExecutionRecord, name
  * Sends a signal to the thread's running or paused execution (see `Baton.signal`).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const signal = (threadId: ThreadId, name: string, payload: unknown, options?: SignalOptions) =>
   Effect.gen(function*() {
@@ -84,7 +84,7 @@ export const signal = (threadId: ThreadId, name: string, payload: unknown, optio
  * At build: a workflow that declares signals needs a `TimerStore` (`BatonConfigError` on `stores`).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const checkStores = (instance: InstanceShape) => {
   const signalling = [...instance.config.workflows.values()].find((w) => Object.keys(w.signals ?? {}).length > 0)

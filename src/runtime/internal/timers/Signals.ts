@@ -5,7 +5,7 @@
  * ended before any wait took it is dropped and refused. (The CLI, which has
  * no workflow code, does the same over the contracts.)
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Clock, Effect, Option } from "effect"
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
@@ -21,7 +21,7 @@ const ended = (status: string) => status === "Finished" || status === "Failed" |
  * The thread's running or paused root, once the thread exists for the tenant and `ownerId` may act on it.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const activeRoot = Effect.fnUntraced(function*(tenantId: TenantId, threadId: ThreadId, ownerId: string | undefined) {
   yield* checkThread(tenantId, threadId, ownerId)
@@ -36,7 +36,7 @@ export const activeRoot = Effect.fnUntraced(function*(tenantId: TenantId, thread
  * fails with `ThreadNotRunningError`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const sendTo = Effect.fnUntraced(function*(store: TimerStoreShape, root: ExecutionRecord, name: string, payload: unknown) {
   const { rootExecutionId, tenantId, threadId } = root

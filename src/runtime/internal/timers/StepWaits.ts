@@ -7,7 +7,7 @@
  * again from its start and the same call answers at once. Code before the
  * call runs again then: keep side effects after it, or key them.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { interrupt } from "@langchain/langgraph"
 import type { Duration } from "effect"
@@ -21,7 +21,7 @@ import { signalMarker, sleepMarker, type WaitAnswer } from "./Waits.ts"
  * place in the tree's send order, or the timeout.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type SignalResult<A = unknown> =
   | { readonly _tag: "Received"; readonly payload: A; readonly seq: number }
@@ -31,7 +31,7 @@ export type SignalResult<A = unknown> =
  * What `ctx.waitFor` takes: `timeout`, a duration (unset: wait as long as it takes).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export interface WaitForOptions {
   readonly timeout?: Duration.Input | undefined
@@ -70,7 +70,7 @@ const rest = (payload: Record<string, unknown>): WaitAnswer => interrupt(payload
  * Sleeps until `at` (epoch milliseconds on the Clock): rests the tree.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const sleepUntil = async (pass: PassHandle, instant: Date | number): Promise<void> => {
   const wakesAt = instantOf(instant)
@@ -82,7 +82,7 @@ export const sleepUntil = async (pass: PassHandle, instant: Date | number): Prom
  * Sleeps for `duration` from now (the Clock's now when the step first got here).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const sleep = async (pass: PassHandle, duration: Duration.Input): Promise<void> => {
   const millis = durationOf("sleep", "duration", duration)
@@ -95,7 +95,7 @@ export const sleep = async (pass: PassHandle, duration: Duration.Input): Promise
  * wait started included), or until `timeout`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const waitFor = async <A>(pass: PassHandle, name: string, options?: WaitForOptions): Promise<SignalResult<A>> => {
   if (typeof name !== "string" || name.length === 0) {

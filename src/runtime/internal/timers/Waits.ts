@@ -4,7 +4,7 @@
  * holds a marker; the tree rests paused on it, with no lease, and the pause
  * is answered by whichever instance wakes its timer — never by `resume`.
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 
 import type { ChildPauseOrigin } from "../../Children.ts"
@@ -12,7 +12,7 @@ import type { ChildPauseOrigin } from "../../Children.ts"
  * The key in a sleep's interrupt payload.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const sleepMarker = "@baton/sleep"
 
@@ -20,7 +20,7 @@ export const sleepMarker = "@baton/sleep"
  * The key in a signal wait's interrupt payload.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const signalMarker = "@baton/signal"
 
@@ -31,7 +31,7 @@ export const signalMarker = "@baton/signal"
  * (send its signals to `child.threadId`).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type RestingWait =
   | { readonly _tag: "Sleep"; readonly pauseId: string; readonly wakesAt: number; readonly child?: ChildPauseOrigin }
@@ -42,7 +42,7 @@ export type RestingWait =
  * place in send order and its payload), or the timeout.
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type WaitAnswer =
   | { readonly woke: number }
@@ -57,7 +57,7 @@ const finiteOrNull = (u: unknown): u is number | null => u === null || (typeof u
  * The wait a pause's payload stands for, if it is one (without its pause id).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const waitOf = (payload: unknown): Wait | undefined => {
   if (!isObject(payload)) return undefined
@@ -76,7 +76,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
  * A wait as its interrupt payload holds it (a `RestingWait` without its pause id).
  *
  * @category models
- * @since 0.2.0
+ * @since 0.1.0
  */
 export type Wait = DistributiveOmit<RestingWait, "pauseId">
 
@@ -84,7 +84,7 @@ export type Wait = DistributiveOmit<RestingWait, "pauseId">
  * True for a pause the runtime answers on time (a sleep or a signal wait).
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const isTimerWait = (pause: { readonly payload: unknown }): boolean => waitOf(pause.payload) !== undefined
 
@@ -92,7 +92,7 @@ export const isTimerWait = (pause: { readonly payload: unknown }): boolean => wa
  * The resting waits among a tree's pending pauses, for `status`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const restingWaits = (pending: ReadonlyArray<{ readonly pauseId: string; readonly payload: unknown }>): ReadonlyArray<RestingWait> =>
   pending.flatMap((p) => {
@@ -104,7 +104,7 @@ export const restingWaits = (pending: ReadonlyArray<{ readonly pauseId: string; 
  * The earliest time any of `waits` wakes on its own (a sleep's end, a wait's timeout); null when none will.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const earliestWake = (waits: ReadonlyArray<RestingWait>): number | null =>
   waits.reduce<number | null>((min, w) => {

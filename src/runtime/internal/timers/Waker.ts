@@ -16,7 +16,7 @@
  * (another process's tree resting on a new timer: Postgres NOTIFY, the
  * SQLite poll).
  *
- * @since 0.2.0
+ * @since 0.1.0
  */
 import { Cause, Clock, Deferred, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
@@ -84,7 +84,7 @@ const look = Effect.fnUntraced(function*(store: TimerStoreShape, continues: Fibe
  * The waker of this instance, until its scope closes; nothing without a `TimerStore`.
  *
  * @category internal
- * @since 0.2.0
+ * @since 0.1.0
  */
 export const run = Effect.fnUntraced(function*(continues: FiberSet.FiberSet<unknown, unknown>) {
   const instance = yield* Instance
