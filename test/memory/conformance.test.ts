@@ -1,14 +1,22 @@
 /**
  * Every conformance suite against the in-memory Layers: once as two instances
  * over one `MemoryState` (two app instances over one database), once as a
- * single instance of the bundle. The CheckpointStore suite also runs over a
+ * single instance of the bundle; and the stores that also come alone, alone. The CheckpointStore suite also runs over a
  * user's own saver (LangGraph's MemorySaver through `CheckpointStores.fromSaver`),
  * the unfenced path, and the PauseStore suite over a backend without a
  * fenced pause save (`saveFenced` is then `save`).
  */
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer } from "effect"
-import { MemoryLeaseStore, MemoryPauseStore, MemoryState, MemoryStores } from "../../layers/memory/index.ts"
+import {
+  MemoryConcurrencyKeyStore,
+  MemoryDebounceStore,
+  MemoryLeaseStore,
+  MemoryPauseStore,
+  MemoryScheduleStore,
+  MemoryState,
+  MemoryStores
+} from "../../layers/memory/index.ts"
 import * as CheckpointStores from "../../src/checkpoint/CheckpointStores.ts"
 import { CheckpointStore } from "../../src/stores/CheckpointStore.ts"
 import * as Ids from "../../src/stores/Ids.ts"
@@ -25,19 +33,19 @@ const setups = [
   { name: "memory, one instance", layer: MemoryStores.layer }
 ]
 
-for (const setup of setups) {
-  Conformance.leaseStoreSuite(setup)
-  Conformance.recordStoreSuite(setup)
-  Conformance.pauseStoreSuite(setup)
-  Conformance.treeStoreSuite(setup)
-  Conformance.ledgerStoreSuite(setup)
-  Conformance.rateLimitStoreSuite(setup)
-  Conformance.childQueueStoreSuite(setup)
-  Conformance.executionHistoryStoreSuite(setup)
-  Conformance.requestStoreSuite(setup)
-  Conformance.timerStoreSuite(setup)
-  Conformance.checkpointStoreSuite(setup)
+for (const setup of setups) Conformance.everyStoreSuite(setup)
+
+// The stores that come as Layers of their own: two instances of the store alone over one state, and one.
+const alone = <A, E>(store: Layer.Layer<A, E, MemoryState.MemoryState>) => {
+  const one = () => Layer.fresh(store).pipe(Layer.provideMerge(MemoryState.layer))
+  return { layer: one(), second: one() }
 }
+Conformance.scheduleStoreSuite({ name: "memory, the store alone, two instances", ...alone(MemoryScheduleStore.layer) })
+Conformance.concurrencyKeyStoreSuite({ name: "memory, the store alone, two instances", ...alone(MemoryConcurrencyKeyStore.layer) })
+Conformance.debounceStoreSuite({ name: "memory, the store alone, two instances", ...alone(MemoryDebounceStore.layer) })
+Conformance.scheduleStoreSuite({ name: "memory, the store alone", layer: MemoryScheduleStore.layer.pipe(Layer.provide(MemoryState.layer)) })
+Conformance.concurrencyKeyStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerConcurrencyKeyStore })
+Conformance.debounceStoreSuite({ name: "memory, the store alone", layer: MemoryStores.layerDebounceStore })
 
 Conformance.checkpointStoreSuite({
   name: "LangGraph MemorySaver via fromSaver (unfenced)",

@@ -11,14 +11,4 @@ const instance = () => PgStores.layer({ url, schema, maxConnections: 4, wakeups:
 
 const setup = { name: "postgres, two pools on one schema", layer: instance(), second: instance() }
 
-Conformance.leaseStoreSuite(setup)
-Conformance.recordStoreSuite(setup)
-Conformance.pauseStoreSuite(setup)
-Conformance.treeStoreSuite(setup)
-Conformance.ledgerStoreSuite(setup)
-Conformance.rateLimitStoreSuite(setup)
-Conformance.childQueueStoreSuite(setup)
-Conformance.executionHistoryStoreSuite(setup)
-Conformance.requestStoreSuite(setup)
-Conformance.timerStoreSuite(setup)
-Conformance.checkpointStoreSuite(setup)
+Conformance.everyStoreSuite(setup)

@@ -1,7 +1,7 @@
 /**
  * Every conformance suite against the SQLite Layers: once as two instances
  * (two connections on one file, busy timeout 0 — one process), once as a
- * single instance of the bundle.
+ * single instance of the bundle; and the stores that also come alone, alone.
  */
 import { Conformance } from "../../src/testing/index.ts"
 import { SqliteStores } from "../../layers/sqlite/index.ts"
@@ -19,16 +19,11 @@ const setups = [
   { name: "sqlite, one connection", layer: SqliteStores.layer({ path: single }) }
 ]
 
-for (const setup of setups) {
-  Conformance.leaseStoreSuite(setup)
-  Conformance.recordStoreSuite(setup)
-  Conformance.pauseStoreSuite(setup)
-  Conformance.treeStoreSuite(setup)
-  Conformance.ledgerStoreSuite(setup)
-  Conformance.rateLimitStoreSuite(setup)
-  Conformance.childQueueStoreSuite(setup)
-  Conformance.executionHistoryStoreSuite(setup)
-  Conformance.requestStoreSuite(setup)
-  Conformance.timerStoreSuite(setup)
-  Conformance.checkpointStoreSuite(setup)
-}
+for (const setup of setups) Conformance.everyStoreSuite(setup)
+
+Conformance.scheduleStoreSuite({ name: "sqlite, the store alone", layer: SqliteStores.layerScheduleStore({ path: tempDb("schedules-one") }) })
+Conformance.concurrencyKeyStoreSuite({
+  name: "sqlite, the store alone",
+  layer: SqliteStores.layerConcurrencyKeyStore({ path: tempDb("concurrency-keys-one") })
+})
+Conformance.debounceStoreSuite({ name: "sqlite, the store alone", layer: SqliteStores.layerDebounceStore({ path: tempDb("debounces-one") }) })
