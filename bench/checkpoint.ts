@@ -38,7 +38,7 @@ import * as Path from "node:path"
 import { BatonCheckpointSaver } from "../src/checkpoint/CheckpointSaver.ts"
 import { fenceKey } from "../src/stores/Fence.ts"
 import * as MemoryCheckpointStore from "../layers/memory/MemoryCheckpointStore.ts"
-import { emptyRows } from "../layers/memory/MemoryState.ts"
+import * as MemoryState from "../layers/memory/MemoryState.ts"
 import * as SqlCheckpointStore from "../layers/sql/SqlCheckpointStore.ts"
 import * as SqlLeaseStore from "../layers/sql/SqlLeaseStore.ts"
 import * as SqlMigrations from "../layers/sql/SqlMigrations.ts"
@@ -79,7 +79,7 @@ const memory = async (): Promise<Subject> => ({ saver: new MemorySaver(), config
 
 /** baton's saver over in-memory rows (`BENCH_OURS=rows`), unfenced: the saver's own logic without SQLite. */
 const rows = async (): Promise<Subject> => ({
-  saver: new BatonCheckpointSaver(MemoryCheckpointStore.makeRows(emptyRows())),
+  saver: new BatonCheckpointSaver(Effect.runSync(Effect.provide(MemoryCheckpointStore.makeRows, MemoryState.layer))),
   configurable: async () => ({}),
   close: async () => {}
 })

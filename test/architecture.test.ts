@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from "node:fs"
 import { dirname, join, normalize, relative } from "node:path"
 import { describe, expect, it } from "vitest"
+import { entries as sourceEntries } from "../tools/source/entries.ts"
 
 const root = join(import.meta.dirname, "..")
 
@@ -206,12 +207,7 @@ describe("the lease rows", () => {
 })
 
 describe("the public surface", () => {
-  const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
-    readonly exports: Record<string, string | { readonly "baton-source"?: string }>
-  }
-  const entries = Object.entries(manifest.exports).flatMap(([name, target]) =>
-    typeof target === "object" && target["baton-source"] !== undefined ? [{ name: name === "." ? "baton" : `baton/${name.slice(2)}`, file: target["baton-source"] }] : []
-  )
+  const entries = sourceEntries().map((entry) => ({ name: entry.name, file: entry.source }))
   const statements = (file: string) =>
     readFileSync(join(root, file), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").split("\n").map((l) => l.trim()).filter((l) => l.length > 0 && !l.startsWith("//"))
 
@@ -231,5 +227,25 @@ describe("the public surface", () => {
       const names = statements(entry.file).flatMap((l) => /^export \* as (\w+)/.exec(l)?.slice(1) ?? [])
       expect(names.filter((n) => !row!.includes(`\`${n}\``)), entry.name).toEqual([])
     }
+  })
+
+  it("package.json's exports name only what the package ships; tsconfig.json maps each entry to its source", () => {
+    const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
+      readonly files: ReadonlyArray<string>
+      readonly exports: Record<string, string | Record<string, string>>
+    }
+    const targets = Object.values(manifest.exports).flatMap((t) => typeof t === "string" ? [t] : Object.values(t))
+    const shipped = (target: string) => target === "./package.json" || manifest.files.some((f) => target.startsWith(`./${f}/`))
+    expect(targets.filter((t) => !shipped(t))).toEqual([])
+    const tsconfig = JSON.parse(readFileSync(join(root, "tsconfig.json"), "utf8").replace(/^\s*\/\/.*$/gm, "")) as {
+      readonly compilerOptions: { readonly paths: Record<string, ReadonlyArray<string>> }
+    }
+    expect(tsconfig.compilerOptions.paths).toEqual(Object.fromEntries(entries.map((e) => [e.name, [`./${e.file}`]])))
+  })
+
+  it("no public module exports what its own docs call internal", () => {
+    const modules = [...sourceFiles("src"), ...sourceFiles("layers")].filter((f) => !f.split("/").includes("internal"))
+    const marked = modules.filter((f) => /@category internal\b/.test(readFileSync(join(root, f), "utf8")))
+    expect(marked).toEqual([])
   })
 })

@@ -5,9 +5,10 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ChildQueueStore from "../../src/stores/ChildQueueStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const toChild = (row: MemoryState.ChildRow): ChildQueueStore.QueuedChild => ({
+const toChild = (row: Rows.ChildRow): ChildQueueStore.QueuedChild => ({
   ...row,
   launchId: row.launchId ?? null,
   position: row.position ?? 0,
@@ -17,11 +18,11 @@ const toChild = (row: MemoryState.ChildRow): ChildQueueStore.QueuedChild => ({
 })
 
 /** A claimer's workflow runs the row: same name, and same config hash when the row has one. */
-const runs = (w: ChildQueueStore.RunnableWorkflow, row: MemoryState.ChildRow) =>
+const runs = (w: ChildQueueStore.RunnableWorkflow, row: Rows.ChildRow) =>
   w.name === row.workflowName && (row.configHash == null || row.configHash === w.configHash)
 
 /** Claim order: deepest first, then longest waiting, then id. */
-const claimOrder = (a: MemoryState.ChildRow, b: MemoryState.ChildRow) =>
+const claimOrder = (a: Rows.ChildRow, b: Rows.ChildRow) =>
   b.depth - a.depth || a.queuedAt - b.queuedAt || (a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0)
 
 /**
@@ -30,11 +31,11 @@ const claimOrder = (a: MemoryState.ChildRow, b: MemoryState.ChildRow) =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   ChildQueueStore.make({
     saveIfAbsent: (child) =>
       Effect.sync(() => {
-        const k = MemoryState.key(child.tenantId, child.executionId)
+        const k = Rows.key(child.tenantId, child.executionId)
         if (rows.children.has(k)) return false
         rows.children.set(k, {
           ...child,
@@ -49,7 +50,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     claim: (instanceId, ttl, now, workflows) =>
       Effect.sync(() => {
-        let best: MemoryState.ChildRow | undefined
+        let best: Rows.ChildRow | undefined
         for (const row of rows.children.values()) {
           if (workflows !== undefined && !workflows.some((w) => runs(w, row))) continue
           const claimable = row.status === "Queued" || (row.status === "Running" && (row.claimExpiresAt ?? 0) <= now)
@@ -63,7 +64,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     renewClaim: (tenantId, executionId, instanceId, ttl, now) =>
       Effect.sync(() => {
-        const row = rows.children.get(MemoryState.key(tenantId, executionId))
+        const row = rows.children.get(Rows.key(tenantId, executionId))
         if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId || (row.claimExpiresAt ?? 0) <= now) {
           return false
         }
@@ -72,7 +73,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     complete: ({ executionId, instanceId, outcome, result, tenantId }) =>
       Effect.sync(() => {
-        const row = rows.children.get(MemoryState.key(tenantId, executionId))
+        const row = rows.children.get(Rows.key(tenantId, executionId))
         if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
         row.status = outcome
         row.result = JSON.stringify(result ?? null)
@@ -80,10 +81,10 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
         return true
       }),
     get: (tenantId, executionId) =>
-      Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(MemoryState.key(tenantId, executionId))), toChild)),
+      Effect.sync(() => Option.map(Option.fromNullishOr(rows.children.get(Rows.key(tenantId, executionId))), toChild)),
     releaseClaim: (tenantId, executionId, instanceId) =>
       Effect.sync(() => {
-        const row = rows.children.get(MemoryState.key(tenantId, executionId))
+        const row = rows.children.get(Rows.key(tenantId, executionId))
         if (row === undefined || row.status !== "Running" || row.claimedBy !== instanceId) return false
         row.status = "Queued"
         row.claimedBy = null
@@ -92,7 +93,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     requeuePaused: (tenantId, executionId) =>
       Effect.sync(() => {
-        const row = rows.children.get(MemoryState.key(tenantId, executionId))
+        const row = rows.children.get(Rows.key(tenantId, executionId))
         if (row === undefined || row.status !== "Paused") return false
         row.status = "Queued"
         row.claimedBy = null

@@ -6,14 +6,15 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ConcurrencyKeyStore from "../../src/stores/ConcurrencyKeyStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const entriesOf = (rows: MemoryState.MemoryRows, tenantId: string, k: string) =>
+const entriesOf = (rows: Rows.MemoryRows, tenantId: string, k: string) =>
   [...rows.concurrencyEntries.values()].filter((e) => e.tenantId === tenantId && e.key === k).sort((a, b) => a.seq - b.seq)
 
 /** Admits the earliest waiting entries of the key while fewer than its limit are admitted. */
-const promote = (rows: MemoryState.MemoryRows, tenantId: string, k: string, now: number): ReadonlyArray<ConcurrencyKeyStore.KeyEntry> => {
-  const limit = rows.concurrencyKeys.get(MemoryState.key(tenantId, k))?.limit ?? 1
+const promote = (rows: Rows.MemoryRows, tenantId: string, k: string, now: number): ReadonlyArray<ConcurrencyKeyStore.KeyEntry> => {
+  const limit = rows.concurrencyKeys.get(Rows.key(tenantId, k))?.limit ?? 1
   const entries = entriesOf(rows, tenantId, k)
   let running = entries.filter((e) => e.admitted).length
   const admitted: Array<ConcurrencyKeyStore.KeyEntry> = []
@@ -21,7 +22,7 @@ const promote = (rows: MemoryState.MemoryRows, tenantId: string, k: string, now:
     if (running >= limit) break
     if (e.admitted) continue
     const next: ConcurrencyKeyStore.KeyEntry = { ...e, admitted: true, admittedAt: now }
-    rows.concurrencyEntries.set(MemoryState.key(tenantId, e.executionId), next)
+    rows.concurrencyEntries.set(Rows.key(tenantId, e.executionId), next)
     admitted.push(next)
     running++
   }
@@ -37,16 +38,16 @@ const byCursor = (a: ConcurrencyKeyStore.KeyEntry, b: ConcurrencyKeyStore.KeyEnt
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   ConcurrencyKeyStore.make({
     enqueue: (e) =>
       Effect.sync(() => {
-        const kept = rows.concurrencyEntries.get(MemoryState.key(e.tenantId, e.executionId))
+        const kept = rows.concurrencyEntries.get(Rows.key(e.tenantId, e.executionId))
         if (kept !== undefined) return { entry: kept, admitted: [] }
-        const k = MemoryState.key(e.tenantId, e.key)
+        const k = Rows.key(e.tenantId, e.key)
         const keyRow = rows.concurrencyKeys.get(k) ?? { limit: e.limit, nextSeq: 1 }
         rows.concurrencyKeys.set(k, { limit: e.limit, nextSeq: keyRow.nextSeq + 1 })
-        rows.concurrencyEntries.set(MemoryState.key(e.tenantId, e.executionId), {
+        rows.concurrencyEntries.set(Rows.key(e.tenantId, e.executionId), {
           tenantId: e.tenantId,
           key: e.key,
           executionId: e.executionId,
@@ -56,16 +57,16 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
           admittedAt: null
         })
         const admitted = promote(rows, e.tenantId, e.key, e.now)
-        return { entry: rows.concurrencyEntries.get(MemoryState.key(e.tenantId, e.executionId))!, admitted }
+        return { entry: rows.concurrencyEntries.get(Rows.key(e.tenantId, e.executionId))!, admitted }
       }),
     release: (tenantId, executionId, now) =>
       Effect.sync(() => {
-        const kept = rows.concurrencyEntries.get(MemoryState.key(tenantId, executionId))
+        const kept = rows.concurrencyEntries.get(Rows.key(tenantId, executionId))
         if (kept === undefined) return { released: false, admitted: [] }
-        rows.concurrencyEntries.delete(MemoryState.key(tenantId, executionId))
+        rows.concurrencyEntries.delete(Rows.key(tenantId, executionId))
         return { released: true, admitted: promote(rows, tenantId, kept.key, now) }
       }),
-    get: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.concurrencyEntries.get(MemoryState.key(tenantId, executionId)))),
+    get: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.concurrencyEntries.get(Rows.key(tenantId, executionId)))),
     list: (tenantId, k) => Effect.sync(() => entriesOf(rows, tenantId, k)),
     listAdmitted: (limit, after) =>
       Effect.sync(() =>

@@ -7,7 +7,8 @@
 import { Effect, Layer } from "effect"
 import * as EventStore from "../../src/stores/EventStore.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
 /**
  * The in-memory `EventStore` over the `MemoryState` in context.
@@ -15,13 +16,13 @@ import * as MemoryState from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   EventStore.make({
     append: (lease, threadId, events, now) =>
       Effect.suspend(() => {
-        const current = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
+        const current = rows.leases.get(Rows.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(current, lease, now)) return Effect.fail(refused("event append", current, lease, now))
-        const k = MemoryState.key(lease.tenantId, threadId)
+        const k = Rows.key(lease.tenantId, threadId)
         let thread = rows.events.get(k)
         if (thread === undefined) rows.events.set(k, thread = { list: [], keys: new Set(), top: 0 })
         const ids: Array<number> = []
@@ -36,7 +37,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     read: (tenantId, threadId, after, limit) =>
       Effect.sync(() => {
-        const thread = rows.events.get(MemoryState.key(tenantId, threadId))
+        const thread = rows.events.get(Rows.key(tenantId, threadId))
         if (thread === undefined) return []
         const out: Array<EventStore.StreamEvent> = []
         for (const e of thread.list) {

@@ -5,9 +5,10 @@
  */
 import { Effect, Layer } from "effect"
 import * as LedgerStore from "../../src/stores/LedgerStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const ledgerKey = (k: LedgerStore.LedgerKey) => MemoryState.key(k.tenantId, k.scope, k.scopeId, k.day)
+const ledgerKey = (k: LedgerStore.LedgerKey) => Rows.key(k.tenantId, k.scope, k.scopeId, k.day)
 
 /**
  * The in-memory `LedgerStore` over the `MemoryState` in context.
@@ -15,7 +16,7 @@ const ledgerKey = (k: LedgerStore.LedgerKey) => MemoryState.key(k.tenantId, k.sc
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   LedgerStore.make({
     add: (k, amount, limit) =>
       Effect.sync(() => {

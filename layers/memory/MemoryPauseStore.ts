@@ -8,9 +8,10 @@ import { NotPausedError, UnknownPauseError } from "../../src/stores/Errors.ts"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { Pause } from "../../src/stores/Pause.ts"
 import * as PauseStore from "../../src/stores/PauseStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const toPause = (row: MemoryState.PauseRow): Pause => ({
+const toPause = (row: Rows.PauseRow): Pause => ({
   ...row,
   payload: JSON.parse(row.payload),
   decision: row.decision === null ? null : JSON.parse(row.decision)
@@ -22,9 +23,9 @@ const toPause = (row: MemoryState.PauseRow): Pause => ({
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) => {
+export const make = State.use((rows) => {
   const save = (pause: Pause) => {
-    const k = MemoryState.key(pause.tenantId, pause.pauseId)
+    const k = Rows.key(pause.tenantId, pause.pauseId)
     if (rows.pauses.has(k)) return false
     rows.pauses.set(k, {
       ...pause,
@@ -40,15 +41,15 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
     // Synchronous: the lease check and the write are one atomic step.
     saveFenced: (pause, lease, now) =>
       Effect.suspend(() => {
-        if (rows.pauses.has(MemoryState.key(pause.tenantId, pause.pauseId))) return Effect.succeed(false)
-        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
+        if (rows.pauses.has(Rows.key(pause.tenantId, pause.pauseId))) return Effect.succeed(false)
+        const row = rows.leases.get(Rows.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(row, lease, now)) return Effect.fail(refused("pause save", row, lease, now))
         return Effect.succeed(save(pause))
       }),
-    get: (tenantId, pauseId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.pauses.get(MemoryState.key(tenantId, pauseId))), toPause)),
+    get: (tenantId, pauseId) => Effect.sync(() => Option.map(Option.fromNullishOr(rows.pauses.get(Rows.key(tenantId, pauseId))), toPause)),
     resolve: ({ decision, now, pauseId, resolvedBy, tenantId }) =>
       Effect.suspend((): Effect.Effect<Pause, NotPausedError | UnknownPauseError> => {
-        const row = rows.pauses.get(MemoryState.key(tenantId, pauseId))
+        const row = rows.pauses.get(Rows.key(tenantId, pauseId))
         if (row === undefined) return Effect.fail(new UnknownPauseError({ tenantId, pauseId }))
         if (row.status !== "Pending") return Effect.fail(new NotPausedError({ tenantId, pauseId, status: row.status }))
         row.status = "Resolved"
@@ -59,14 +60,14 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
       }),
     take: (tenantId, pauseId) =>
       Effect.sync(() => {
-        const row = rows.pauses.get(MemoryState.key(tenantId, pauseId))
+        const row = rows.pauses.get(Rows.key(tenantId, pauseId))
         if (row === undefined || row.status !== "Resolved") return false
         row.status = "Taken"
         return true
       }),
     withdraw: (tenantId, pauseId, now) =>
       Effect.sync(() => {
-        const row = rows.pauses.get(MemoryState.key(tenantId, pauseId))
+        const row = rows.pauses.get(Rows.key(tenantId, pauseId))
         if (row === undefined || (row.status !== "Pending" && row.status !== "Resolved")) return false
         row.status = "Cancelled"
         row.resolvedAt = now
@@ -83,10 +84,10 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
       Effect.sync(() => {
         const roots = new Map<string, { tenantId: string; rootExecutionId: string }>()
         for (const p of rows.pauses.values()) {
-          if (p.status !== "Resolved" || (Option.isSome(after) && MemoryState.compareRoot(p, after.value) <= 0)) continue
-          roots.set(MemoryState.key(p.tenantId, p.rootExecutionId), { tenantId: p.tenantId, rootExecutionId: p.rootExecutionId })
+          if (p.status !== "Resolved" || (Option.isSome(after) && Rows.compareRoot(p, after.value) <= 0)) continue
+          roots.set(Rows.key(p.tenantId, p.rootExecutionId), { tenantId: p.tenantId, rootExecutionId: p.rootExecutionId })
         }
-        return [...roots.values()].sort(MemoryState.compareRoot).slice(0, limit)
+        return [...roots.values()].sort(Rows.compareRoot).slice(0, limit)
       }),
     deleteThread: (tenantId, threadId) =>
       Effect.sync(() => {

@@ -5,7 +5,8 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as RateLimitStore from "../../src/stores/RateLimitStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
 /**
  * The in-memory `RateLimitStore` over the `MemoryState` in context.
@@ -13,7 +14,7 @@ import * as MemoryState from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   RateLimitStore.make({
     acquireSlot: (k, max, holder, ttl, now) =>
       Effect.sync(() => {
@@ -56,7 +57,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
     addToWindow: (k, amount, windowMillis, now, limit) =>
       Effect.sync(() => {
         const start = Math.floor(now / windowMillis) * windowMillis
-        const windowKey = MemoryState.key(k, String(windowMillis))
+        const windowKey = Rows.key(k, String(windowMillis))
         const current = rows.windows.get(windowKey)
         const total = current !== undefined && current.start === start ? current.total : 0
         if (limit !== undefined && total + amount > limit) return Option.none()

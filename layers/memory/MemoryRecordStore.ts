@@ -8,6 +8,8 @@ import { type ExecutionRecord, isActiveRoot } from "../../src/stores/ExecutionRe
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as RecordStore from "../../src/stores/RecordStore.ts"
 import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
 const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenantId: string; executionId: string }) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.executionId < b.executionId ? -1 : a.executionId > b.executionId ? 1 : 0
@@ -16,7 +18,7 @@ const compareCursor = (a: { tenantId: string; executionId: string }, b: { tenant
 const newestFirst = (a: ExecutionRecord, b: ExecutionRecord) =>
   b.createdAt - a.createdAt || (a.executionId < b.executionId ? 1 : a.executionId > b.executionId ? -1 : 0)
 
-const activeRootOf = (rows: MemoryState.MemoryRows, tenantId: string, threadId: string): ExecutionRecord | undefined => {
+const activeRootOf = (rows: Rows.MemoryRows, tenantId: string, threadId: string): ExecutionRecord | undefined => {
   for (const r of rows.records.values()) {
     if (r.tenantId === tenantId && r.threadId === threadId && isActiveRoot(r)) return r
   }
@@ -24,8 +26,8 @@ const activeRootOf = (rows: MemoryState.MemoryRows, tenantId: string, threadId: 
 }
 
 /** Inserts the record unless its id exists, or it is an active root and its thread has one (what the SQL unique indexes keep). */
-const insert = (rows: MemoryState.MemoryRows, record: ExecutionRecord): boolean => {
-  const k = MemoryState.key(record.tenantId, record.executionId)
+const insert = (rows: Rows.MemoryRows, record: ExecutionRecord): boolean => {
+  const k = Rows.key(record.tenantId, record.executionId)
   if (rows.records.has(k)) return false
   if (isActiveRoot(record) && activeRootOf(rows, record.tenantId, record.threadId) !== undefined) return false
   rows.records.set(k, { ...record })
@@ -33,8 +35,8 @@ const insert = (rows: MemoryState.MemoryRows, record: ExecutionRecord): boolean 
 }
 
 /** The compare-and-set (of a record of the tree `root`, when given). */
-const setStatus = (rows: MemoryState.MemoryRows, input: RecordStore.SetStatusInput, root?: string): boolean => {
-  const k = MemoryState.key(input.tenantId, input.executionId)
+const setStatus = (rows: Rows.MemoryRows, input: RecordStore.SetStatusInput, root?: string): boolean => {
+  const k = Rows.key(input.tenantId, input.executionId)
   const record = rows.records.get(k)
   if (record === undefined || record.status !== input.from) return false
   if (root !== undefined && record.rootExecutionId !== root) return false
@@ -50,33 +52,33 @@ const setStatus = (rows: MemoryState.MemoryRows, input: RecordStore.SetStatusInp
 }
 
 export const make = Effect.gen(function*() {
-  const rows = yield* MemoryState.MemoryState
+  const rows = State.rowsOf(yield* MemoryState.MemoryState)
   return yield* RecordStore.make({
     createThread: (thread) =>
       Effect.sync(() => {
-        const k = MemoryState.key(thread.tenantId, thread.threadId)
+        const k = Rows.key(thread.tenantId, thread.threadId)
         const existing = rows.threads.get(k)
         if (existing !== undefined) return { thread: existing, created: false }
         rows.threads.set(k, { ...thread })
         return { thread: { ...thread }, created: true }
       }),
-    getThread: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(rows.threads.get(MemoryState.key(tenantId, threadId)))),
+    getThread: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(rows.threads.get(Rows.key(tenantId, threadId)))),
     createRecord: (record) => Effect.sync(() => insert(rows, record)),
     startRoot: (record) =>
       Effect.sync(() => {
-        if (rows.records.has(MemoryState.key(record.tenantId, record.executionId))) return { _tag: "IdTaken" } as const
+        if (rows.records.has(Rows.key(record.tenantId, record.executionId))) return { _tag: "IdTaken" } as const
         const active = activeRootOf(rows, record.tenantId, record.threadId)
         if (active !== undefined) return { _tag: "ThreadBusy", active } as const
         insert(rows, record)
         return { _tag: "Started" } as const
       }),
     findActiveRoot: (tenantId, threadId) => Effect.sync(() => Option.fromNullishOr(activeRootOf(rows, tenantId, threadId))),
-    getRecord: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.records.get(MemoryState.key(tenantId, executionId)))),
+    getRecord: (tenantId, executionId) => Effect.sync(() => Option.fromNullishOr(rows.records.get(Rows.key(tenantId, executionId)))),
     setStatus: (input) => Effect.sync(() => setStatus(rows, input)),
     setStatusFenced: (input) =>
       Effect.suspend(() => {
         const { lease, now } = input
-        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
+        const row = rows.leases.get(Rows.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(row, lease, now)) return Effect.fail(refused("status transition", row, lease, now))
         return Effect.succeed(setStatus(rows, input, lease.rootExecutionId))
       }),
@@ -95,7 +97,7 @@ export const make = Effect.gen(function*() {
       }),
     noteRecoveryFailure: ({ error, executionId, failures, now, retryAt, tenantId }) =>
       Effect.sync(() => {
-        const k = MemoryState.key(tenantId, executionId)
+        const k = Rows.key(tenantId, executionId)
         const record = rows.records.get(k)
         if (record === undefined || record.status !== "Running" || (record.recoveryFailures ?? 0) !== failures) return false
         rows.records.set(k, { ...record, recoveryFailures: failures + 1, recoverAfter: retryAt, error, updatedAt: now })
@@ -124,12 +126,12 @@ export const make = Effect.gen(function*() {
           rows.records.delete(k)
           deleted++
         }
-        rows.threads.delete(MemoryState.key(tenantId, threadId))
+        rows.threads.delete(Rows.key(tenantId, threadId))
         return deleted
       }),
     savePauseAnswer: (answer) =>
       Effect.sync(() => {
-        const k = MemoryState.key(answer.tenantId, answer.executionId, answer.pauseId)
+        const k = Rows.key(answer.tenantId, answer.executionId, answer.pauseId)
         if (!rows.answers.has(k)) rows.answers.set(k, { ...answer })
       }),
     listPauseAnswers: (tenantId, executionId) =>

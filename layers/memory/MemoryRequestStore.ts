@@ -7,9 +7,10 @@
 import { Effect, Layer, Option } from "effect"
 import { RequestConflictError } from "../../src/stores/Errors.ts"
 import * as RequestStore from "../../src/stores/RequestStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const entryOf = (row: MemoryState.RequestRow): RequestStore.RequestEntry => ({
+const entryOf = (row: Rows.RequestRow): RequestStore.RequestEntry => ({
   tenantId: row.tenantId,
   requestKey: row.requestKey,
   fingerprint: row.fingerprint,
@@ -26,11 +27,11 @@ const entryOf = (row: MemoryState.RequestRow): RequestStore.RequestEntry => ({
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   RequestStore.make({
     claim: (c) =>
       Effect.suspend((): Effect.Effect<RequestStore.ClaimResult, RequestConflictError> => {
-        const k = MemoryState.key(c.tenantId, c.requestKey)
+        const k = Rows.key(c.tenantId, c.requestKey)
         const kept = rows.requests.get(k)
         if (kept !== undefined && kept.expiresAt > c.now) {
           return kept.fingerprint === c.fingerprint
@@ -50,14 +51,14 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       }),
     recordAnswer: (tenantId, requestKey, handle, answer, now) =>
       Effect.sync(() => {
-        const kept = rows.requests.get(MemoryState.key(tenantId, requestKey))
+        const kept = rows.requests.get(Rows.key(tenantId, requestKey))
         if (kept === undefined || kept.expiresAt <= now || kept.handle !== JSON.stringify(handle)) return false
         kept.answer = JSON.stringify(answer ?? null)
         return true
       }),
     get: (tenantId, requestKey, now) =>
       Effect.sync(() => {
-        const kept = rows.requests.get(MemoryState.key(tenantId, requestKey))
+        const kept = rows.requests.get(Rows.key(tenantId, requestKey))
         return kept === undefined || kept.expiresAt <= now ? Option.none() : Option.some(entryOf(kept))
       }),
     deleteThread: (tenantId, threadId) =>

@@ -6,9 +6,10 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as ScheduleStore from "../../src/stores/ScheduleStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const rowOf = (row: MemoryState.ScheduleMemoryRow): ScheduleStore.ScheduleRow => ({
+const rowOf = (row: Rows.ScheduleMemoryRow): ScheduleStore.ScheduleRow => ({
   tenantId: row.tenantId,
   scheduleId: row.scheduleId,
   definition: JSON.parse(row.definition) as unknown,
@@ -21,7 +22,7 @@ const rowOf = (row: MemoryState.ScheduleMemoryRow): ScheduleStore.ScheduleRow =>
 })
 
 /** Earliest `nextFireAt` first, then tenant, then id. */
-const byDue = (a: MemoryState.ScheduleMemoryRow, b: MemoryState.ScheduleMemoryRow) =>
+const byDue = (a: Rows.ScheduleMemoryRow, b: Rows.ScheduleMemoryRow) =>
   a.nextFireAt - b.nextFireAt || (a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.scheduleId < b.scheduleId ? -1 : a.scheduleId > b.scheduleId ? 1 : 0)
 
 /**
@@ -30,14 +31,14 @@ const byDue = (a: MemoryState.ScheduleMemoryRow, b: MemoryState.ScheduleMemoryRo
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) =>
+export const make = State.use((rows) =>
   ScheduleStore.make({
     create: (s) =>
       Effect.sync(() => {
-        const k = MemoryState.key(s.tenantId, s.scheduleId)
+        const k = Rows.key(s.tenantId, s.scheduleId)
         const kept = rows.schedules.get(k)
         if (kept !== undefined) return { created: false, schedule: rowOf(kept) }
-        const row: MemoryState.ScheduleMemoryRow = {
+        const row: Rows.ScheduleMemoryRow = {
           tenantId: s.tenantId,
           scheduleId: s.scheduleId,
           definition: JSON.stringify(s.definition),
@@ -52,7 +53,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
         return { created: true, schedule: rowOf(row) }
       }),
     get: (tenantId, scheduleId) =>
-      Effect.sync(() => Option.map(Option.fromNullishOr(rows.schedules.get(MemoryState.key(tenantId, scheduleId))), rowOf)),
+      Effect.sync(() => Option.map(Option.fromNullishOr(rows.schedules.get(Rows.key(tenantId, scheduleId))), rowOf)),
     list: (tenantId, options) =>
       Effect.sync(() =>
         [...rows.schedules.values()]
@@ -63,10 +64,10 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       ),
     update: (tenantId, scheduleId, expected, change, now) =>
       Effect.sync(() => {
-        const k = MemoryState.key(tenantId, scheduleId)
+        const k = Rows.key(tenantId, scheduleId)
         const kept = rows.schedules.get(k)
         if (kept === undefined || kept.version !== expected) return Option.none()
-        const row: MemoryState.ScheduleMemoryRow = {
+        const row: Rows.ScheduleMemoryRow = {
           ...kept,
           paused: change.paused ?? kept.paused,
           nextFireAt: change.nextFireAt ?? kept.nextFireAt,
@@ -84,7 +85,7 @@ export const make = MemoryState.MemoryState.useSync((rows) =>
       for (const r of rows.schedules.values()) if (!r.paused && (earliest === undefined || r.nextFireAt < earliest)) earliest = r.nextFireAt
       return Option.fromNullishOr(earliest)
     }),
-    delete: (tenantId, scheduleId) => Effect.sync(() => rows.schedules.delete(MemoryState.key(tenantId, scheduleId))),
+    delete: (tenantId, scheduleId) => Effect.sync(() => rows.schedules.delete(Rows.key(tenantId, scheduleId))),
     ping: Effect.void
   }))
 

@@ -6,9 +6,10 @@
  */
 import { Effect, Layer, Option } from "effect"
 import * as TimerStore from "../../src/stores/TimerStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
-const toSignal = ({ timedOut: _, ...row }: MemoryState.SignalRow): TimerStore.Signal => ({ ...row, payload: JSON.parse(row.payload) })
+const toSignal = ({ timedOut: _, ...row }: Rows.SignalRow): TimerStore.Signal => ({ ...row, payload: JSON.parse(row.payload) })
 
 /** Claim order: earliest `wakesAt` first, then the key. */
 const byWake = (a: TimerStore.Timer, b: TimerStore.Timer) =>
@@ -20,23 +21,23 @@ const byWake = (a: TimerStore.Timer, b: TimerStore.Timer) =>
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) => {
-  const signalsOf = (tenantId: string, root: string) => rows.signals.get(MemoryState.key(tenantId, root)) ?? []
+export const make = State.use((rows) => {
+  const signalsOf = (tenantId: string, root: string) => rows.signals.get(Rows.key(tenantId, root)) ?? []
   return TimerStore.make({
     arm: (timer) =>
       Effect.sync(() => {
-        const k = MemoryState.key(timer.tenantId, timer.pauseId)
+        const k = Rows.key(timer.tenantId, timer.pauseId)
         if (rows.timers.has(k)) return false
         rows.timers.set(k, { ...timer })
         return true
       }),
-    get: (tenantId, pauseId) => Effect.sync(() => Option.fromUndefinedOr(rows.timers.get(MemoryState.key(tenantId, pauseId)))),
+    get: (tenantId, pauseId) => Effect.sync(() => Option.fromUndefinedOr(rows.timers.get(Rows.key(tenantId, pauseId)))),
     claimDue: (now, limit, claimant, claimMillis) =>
       Effect.sync(() => {
         const due = [...rows.timers.values()].filter((t) => t.wakesAt !== null && t.wakesAt <= now).sort(byWake).slice(0, limit)
         return due.map((t) => {
           const claimed: TimerStore.Timer = { ...t, wakesAt: now + claimMillis, claimedBy: claimant }
-          rows.timers.set(MemoryState.key(t.tenantId, t.pauseId), claimed)
+          rows.timers.set(Rows.key(t.tenantId, t.pauseId), claimed)
           return claimed
         })
       }),
@@ -47,13 +48,13 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
     }),
     release: (tenantId, pauseId, claimant, wakesAt) =>
       Effect.sync(() => {
-        const k = MemoryState.key(tenantId, pauseId)
+        const k = Rows.key(tenantId, pauseId)
         const t = rows.timers.get(k)
         if (t === undefined || t.claimedBy !== claimant) return false
         rows.timers.set(k, { ...t, wakesAt, claimedBy: null })
         return true
       }),
-    disarm: (tenantId, pauseId) => Effect.sync(() => rows.timers.delete(MemoryState.key(tenantId, pauseId))),
+    disarm: (tenantId, pauseId) => Effect.sync(() => rows.timers.delete(Rows.key(tenantId, pauseId))),
     listByRoot: (tenantId, root) =>
       Effect.sync(() =>
         [...rows.timers.values()]
@@ -62,8 +63,8 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
       ),
     send: (input) =>
       Effect.sync(() => {
-        const row: MemoryState.SignalRow = { ...input, seq: ++rows.signalSeq.value, payload: JSON.stringify(input.payload ?? null), consumedBy: null }
-        const k = MemoryState.key(input.tenantId, input.rootExecutionId)
+        const row: Rows.SignalRow = { ...input, seq: ++rows.signalSeq.value, payload: JSON.stringify(input.payload ?? null), consumedBy: null }
+        const k = Rows.key(input.tenantId, input.rootExecutionId)
         rows.signals.set(k, [...signalsOf(input.tenantId, input.rootExecutionId), row])
         for (const [tk, t] of rows.timers) {
           if (t.tenantId === input.tenantId && t.rootExecutionId === input.rootExecutionId && t.kind === "Signal" && t.name === input.name) {
@@ -83,8 +84,8 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
           return { _tag: "Signal", signal: toSignal(next) }
         }
         if (!timeUp) return { _tag: "Waiting" }
-        const seal: MemoryState.SignalRow = { tenantId, threadId, rootExecutionId, seq: ++rows.signalSeq.value, name, payload: "null", sentAt: now, consumedBy: pauseId, timedOut: true }
-        rows.signals.set(MemoryState.key(tenantId, rootExecutionId), [...list, seal])
+        const seal: Rows.SignalRow = { tenantId, threadId, rootExecutionId, seq: ++rows.signalSeq.value, name, payload: "null", sentAt: now, consumedBy: pauseId, timedOut: true }
+        rows.signals.set(Rows.key(tenantId, rootExecutionId), [...list, seal])
         return { _tag: "TimedOut" }
       }),
     discard: (tenantId, root, seq) =>
@@ -93,14 +94,14 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
         const at = list.findIndex((s) => s.seq === seq)
         if (at < 0) return true
         if (list[at]!.consumedBy !== null) return false
-        rows.signals.set(MemoryState.key(tenantId, root), list.filter((_, i) => i !== at))
+        rows.signals.set(Rows.key(tenantId, root), list.filter((_, i) => i !== at))
         return true
       }),
     listSignals: (tenantId, root) => Effect.sync(() => signalsOf(tenantId, root).filter((s) => s.timedOut !== true).map(toSignal)),
     deleteRoot: (tenantId, root) =>
       Effect.sync(() => {
         let n = signalsOf(tenantId, root).length
-        rows.signals.delete(MemoryState.key(tenantId, root))
+        rows.signals.delete(Rows.key(tenantId, root))
         for (const [k, t] of rows.timers) {
           if (t.tenantId === tenantId && t.rootExecutionId === root) {
             rows.timers.delete(k)

@@ -7,7 +7,8 @@ import { Effect, Layer, Option } from "effect"
 import { holds, refused } from "../../src/stores/internal/fence.ts"
 import type { RootCursor } from "../../src/stores/PauseStore.ts"
 import * as TreeStore from "../../src/stores/TreeStore.ts"
-import * as MemoryState from "./MemoryState.ts"
+import * as Rows from "./internal/rows.ts"
+import * as State from "./internal/state.ts"
 
 /**
  * The in-memory `TreeStore` over the `MemoryState` in context.
@@ -15,9 +16,9 @@ import * as MemoryState from "./MemoryState.ts"
  * @category constructors
  * @since 0.1.0
  */
-export const make = MemoryState.MemoryState.useSync((rows) => {
+export const make = State.use((rows) => {
   const save = (tenantId: string, root: string, k: string, value: unknown) => {
-    const treeKey = MemoryState.key(tenantId, root)
+    const treeKey = Rows.key(tenantId, root)
     let entries = rows.tree.get(treeKey)
     if (entries === undefined) rows.tree.set(treeKey, entries = new Map())
     if (entries.has(k)) return false
@@ -29,19 +30,19 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
     // Synchronous: the lease check and the write are one atomic step.
     saveIfAbsentFenced: (tenantId, root, k, value, lease, now) =>
       Effect.suspend(() => {
-        if (rows.tree.get(MemoryState.key(tenantId, root))?.has(k) === true) return Effect.succeed(false)
-        const row = rows.leases.get(MemoryState.key(lease.tenantId, lease.rootExecutionId))
+        if (rows.tree.get(Rows.key(tenantId, root))?.has(k) === true) return Effect.succeed(false)
+        const row = rows.leases.get(Rows.key(lease.tenantId, lease.rootExecutionId))
         if (!holds(row, lease, now)) return Effect.fail(refused("tree write", row, lease, now))
         return Effect.succeed(save(tenantId, root, k, value))
       }),
     get: (tenantId, root, k) =>
       Effect.sync(() => {
-        const value = rows.tree.get(MemoryState.key(tenantId, root))?.get(k)
+        const value = rows.tree.get(Rows.key(tenantId, root))?.get(k)
         return value === undefined ? Option.none() : Option.some(JSON.parse(value) as unknown)
       }),
     getMany: (tenantId, root, keys) =>
       Effect.sync(() => {
-        const entries = rows.tree.get(MemoryState.key(tenantId, root))
+        const entries = rows.tree.get(Rows.key(tenantId, root))
         return [...keys]
           .sort()
           .flatMap((k) => {
@@ -51,14 +52,14 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
       }),
     list: (tenantId, root, prefix) =>
       Effect.sync(() =>
-        [...(rows.tree.get(MemoryState.key(tenantId, root)) ?? new Map<string, string>())]
+        [...(rows.tree.get(Rows.key(tenantId, root)) ?? new Map<string, string>())]
           .filter(([k]) => k.startsWith(prefix))
           .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
           .map(([k, v]) => ({ key: k, value: JSON.parse(v) as unknown }))
       ),
     deleteRoot: (tenantId, root) =>
       Effect.sync(() => {
-        const treeKey = MemoryState.key(tenantId, root)
+        const treeKey = Rows.key(tenantId, root)
         const n = rows.tree.get(treeKey)?.size ?? 0
         rows.tree.delete(treeKey)
         return n
@@ -69,10 +70,10 @@ export const make = MemoryState.MemoryState.useSync((rows) => {
         const found: Array<RootCursor> = []
         for (const [treeKey, entries] of rows.tree) {
           if (!entries.has(k)) continue
-          const root = MemoryState.rootOf(treeKey)
-          if (Option.isNone(after) || MemoryState.compareRoot(root, after.value) > 0) found.push(root)
+          const root = Rows.rootOf(treeKey)
+          if (Option.isNone(after) || Rows.compareRoot(root, after.value) > 0) found.push(root)
         }
-        return found.sort(MemoryState.compareRoot).slice(0, limit)
+        return found.sort(Rows.compareRoot).slice(0, limit)
       }),
     ping: Effect.void
   })

@@ -77,8 +77,7 @@ export interface PgClientOptions {
  * The fields of `PgClientOptions`, each once (what the Layers that take them
  * check an options object against).
  *
- * @category internal
- * @since 0.1.0
+ * @internal
  */
 export const optionFields: { readonly [K in keyof Required<PgClientOptions>]: true } = {
   url: true,

@@ -58,8 +58,7 @@ export interface SqlCircuitBreakerStoreOptions extends SqlTables.SqlStoreOptions
  * The fields of `SqlCircuitBreakerStoreOptions`, each once (what the Layers
  * that take them check an options object against).
  *
- * @category internal
- * @since 0.1.0
+ * @internal
  */
 export const optionFields: { readonly [K in keyof Required<SqlCircuitBreakerStoreOptions>]: true } = {
   tablePrefix: true,

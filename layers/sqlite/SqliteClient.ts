@@ -109,8 +109,7 @@ export interface SqliteClientOptions {
  * The fields of `SqliteClientOptions`, each once (what the Layers that take
  * them check an options object against).
  *
- * @category internal
- * @since 0.1.0
+ * @internal
  */
 export const optionFields: { readonly [K in keyof Required<SqliteClientOptions>]: true } = {
   path: true,
@@ -143,8 +142,7 @@ const acceptedFields = [...Object.keys(optionFields), ...Object.keys(SqlCircuitB
  * The client's own options out of a bundle's options object (which the
  * bundle checked itself), for the client a bundle opens.
  *
- * @category internal
- * @since 0.1.0
+ * @internal
  */
 export const clientOptions = (options: SqliteClientOptions): SqliteClientOptions => {
   const picked: Record<string, unknown> = {}

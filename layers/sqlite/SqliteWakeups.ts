@@ -78,8 +78,7 @@ const keepRange = Options.whole({ min: 1, max: 1_000_000 })
  * The poll and the rows kept, checked (fields named under `prefix`, e.g.
  * `"wakeups."` when given as `SqliteStores`' `wakeups` object).
  *
- * @category internal
- * @since 0.1.0
+ * @internal
  */
 export const checkOptions = (options: Pick<SqliteWakeupsOptions, "pollInterval" | "keep">, prefix = "") =>
   Effect.gen(function*() {

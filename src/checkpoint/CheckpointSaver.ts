@@ -5,6 +5,7 @@
  *
  * @since 0.1.0
  */
+import { executionKey, writeTimerKey } from "./internal/configKeys.ts"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
   BaseCheckpointSaver,
@@ -59,26 +60,6 @@ const requireString = (config: RunnableConfig, field: string, operation: string)
   }
   return v
 }
-
-/**
- * The key under which a pass hands the saver a timer of its writes in
- * `config.configurable`: called when a write starts, it answers the function
- * to call when the write ended (the runtime records the latency in
- * `BatonMetrics.checkpointWriteDuration`).
- *
- * @category internal
- * @since 0.1.0
- */
-export const writeTimerKey = "__baton_write_timer"
-
-/**
- * The key under which a pass names, in `config.configurable`, the execution
- * whose checkpoints it writes: kept with each checkpoint (`CheckpointRow.executionId`).
- *
- * @category internal
- * @since 0.1.0
- */
-export const executionKey = "__baton_execution_id"
 
 /** When a checkpoint was written: the fence's Clock time for a pass's write, else the checkpoint's own timestamp. */
 const createdAtOf = (check: FenceCheck | undefined, fence: Fence | undefined, checkpoint: Checkpoint): number | undefined => {

@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import * as NodeUndo from "./internal/undo/NodeUndo.ts"
 import * as ReusedKeys from "./internal/pass/ReusedKeys.ts"
 import type { ExtractStateType, LangGraphRunnableConfig, StateGraph } from "@langchain/langgraph"
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint"
@@ -629,15 +630,8 @@ export interface UndoContext extends RunsIn {
   readonly leaseHeld: () => boolean
 }
 
-/**
- * A step's undo as the runtime keeps it on the node (internal).
- *
- * @category models
- * @since 0.1.0
- */
-export type UndoFunction =
-  | { readonly _tag: "Promise"; readonly run: (result: unknown, ctx: UndoContext) => Promise<unknown> | unknown; readonly timeoutMillis?: number | undefined }
-  | { readonly _tag: "Effect"; readonly run: (result: unknown, ctx: UndoContext) => Effect.Effect<unknown, unknown, never>; readonly timeoutMillis?: number | undefined }
+/** A step's undo as the runtime keeps it on the node. */
+type UndoFunction = NodeUndo.NodeUndo<UndoContext>
 
 /**
  * A step's `compensationTimeout` in milliseconds (undefined when unset); a
@@ -649,14 +643,6 @@ const compensationTimeoutOf = (operation: string, value: unknown): number | unde
   if (checked instanceof Options.Refusal) throw new InvalidInputError({ operation, field: "compensationTimeout", reason: checked.refused })
   return checked
 }
-
-/**
- * The property of a node function that holds its undo.
- *
- * @category internal
- * @since 0.1.0
- */
-export const undoKey = "~baton/undo"
 
 /**
  * The options of {@link step}.
@@ -705,17 +691,6 @@ export interface EffectStepOptions<U, R> {
 /** The registration of a finished step's undo, before its result goes to LangGraph. */
 const registered = <U>(config: LangGraphRunnableConfig, ctx: StepContext, result: U): Promise<U> =>
   passOf(config).registerUndo(ctx.node, ctx.idempotencyKey, result).then(() => result)
-
-/**
- * The undo a node function carries (from {@link step} or {@link effectStep} with `undo`), if any.
- *
- * @category internal
- * @since 0.1.0
- */
-export const undoOfNode = (node: unknown): UndoFunction | undefined => {
-  const func = (node as { runnable?: { func?: unknown } } | undefined)?.runnable?.func ?? node
-  return (func as Record<string, UndoFunction | undefined> | undefined)?.[undoKey]
-}
 
 /**
  * `ctx.launch` for an Effect step: the children's outputs in launch order,
@@ -779,7 +754,7 @@ export const step = <S, U>(body: (state: S, ctx: StepContext) => Promise<U> | U,
       .catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
-    Object.defineProperty(node, undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown, timeoutMillis } satisfies UndoFunction })
+    Object.defineProperty(node, NodeUndo.undoKey, { value: { _tag: "Promise", run: undo as (result: unknown, ctx: UndoContext) => unknown, timeoutMillis } satisfies UndoFunction })
   }
   return node
 }
@@ -811,7 +786,7 @@ export const effectStep = <S, U, E, R, R2 = never>(
     ).catch((error) => rejectAsError(InterruptPayload.explain(ctx.node, error)))
   }
   if (undo !== undefined) {
-    Object.defineProperty(node, undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"], timeoutMillis } })
+    Object.defineProperty(node, NodeUndo.undoKey, { value: { _tag: "Effect", run: undo as UndoFunction["run"], timeoutMillis } })
   }
   // The requirements are a phantom: nothing is kept at run time.
   return node as EffectNode<S, U, R | R2>

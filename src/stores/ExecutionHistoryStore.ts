@@ -255,15 +255,6 @@ export const make = (impl: ExecutionHistoryStoreShape): ExecutionHistoryStoreSha
 })
 
 /**
- * Whether snapshot `s` comes after the cursor in listing order.
- *
- * @category internal
- * @since 0.1.0
- */
-export const afterCursor = (s: { readonly endedAt: number; readonly executionId: string }, after: HistoryCursor | undefined) =>
-  after === undefined || s.endedAt > after.endedAt || (s.endedAt === after.endedAt && s.executionId > after.executionId)
-
-/**
  * The cursor just after a snapshot.
  *
  * @category constructors

@@ -26,7 +26,8 @@ import { assert, describe, it } from "vitest"
 import { BatonCheckpointSaver } from "../../src/checkpoint/CheckpointSaver.ts"
 import { loadsTyped } from "../../src/checkpoint/internal/serde.ts"
 import * as MemoryCheckpointStore from "../../layers/memory/MemoryCheckpointStore.ts"
-import { emptyRows } from "../../layers/memory/MemoryState.ts"
+import { Effect } from "effect"
+import * as MemoryState from "../../layers/memory/MemoryState.ts"
 
 /** The default serializer, counting the reads it is asked for (its prototype stays the default one). */
 const countingSerde = () => {
@@ -238,7 +239,7 @@ describe("the exact read path of the default serializer", () => {
 
 describe("a checkpoint read through the saver", () => {
   it("lists its channel values in the checkpoint's channel order, however each value is read", async () => {
-    const saver = new BatonCheckpointSaver(MemoryCheckpointStore.makeRows(emptyRows()))
+    const saver = new BatonCheckpointSaver(Effect.runSync(Effect.provide(MemoryCheckpointStore.makeRows, MemoryState.layer)))
     // Read by the serializer (a Set), by the message path, and by JSON.parse alone — in that order of channels.
     const values: Record<string, unknown> = { tags: new Set(["a"]), messages: [new HumanMessage({ content: "hi", id: "h" })], count: 3 }
     const versions = { tags: 1, messages: 1, count: 1 }

@@ -8,13 +8,14 @@ import { describe, expect, it } from "vitest"
 import { execFile } from "node:child_process"
 import * as Path from "node:path"
 
-// The examples import "baton"; inside the repository the `baton-source` condition resolves it to the sources.
+// The examples import "baton"; inside the repository tools/source/register.ts resolves it to the sources.
 const run = Path.join(import.meta.dirname, "../../examples/demo/run.ts")
+const register = Path.join(import.meta.dirname, "../../tools/source/register.ts")
 
 describe("npm run demo (over SQLite)", () => {
   it("finishes every order, recovers the killed instance's trees, prints its summary and exits 0", async () => {
     const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ["--conditions=baton-source", run], { timeout: 90_000 }, (error, stdout, stderr) =>
+      execFile(process.execPath, ["--import", register, run], { timeout: 90_000 }, (error, stdout, stderr) =>
         resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
     })
     const line = stdout.split("\n").find((l) => l.startsWith("summary: "))
@@ -33,7 +34,7 @@ describe("npm run demo (over SQLite)", () => {
 
   it("with --keep, prints the dashboard's URL and keeps it up after the summary until SIGINT", async () => {
     const { spawn } = await import("node:child_process")
-    const child = spawn(process.execPath, ["--conditions=baton-source", run, "--orders", "6", "--keep"], { stdio: ["ignore", "pipe", "pipe"] })
+    const child = spawn(process.execPath, ["--import", register, run, "--orders", "6", "--keep"], { stdio: ["ignore", "pipe", "pipe"] })
     let stdout = ""
     const up = await new Promise<string>((resolve, reject) => {
       child.stdout!.on("data", (chunk: Buffer) => {

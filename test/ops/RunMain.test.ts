@@ -15,11 +15,13 @@ import { RecordStore } from "../../src/stores/RecordStore.ts"
 import { tempDb } from "../sqlite/tmp.ts"
 
 const worker = Path.join(import.meta.dirname, "../../examples/demo/worker.ts")
+// The examples import "baton"; inside the repository tools/source/register.ts resolves it to the sources.
+const register = Path.join(import.meta.dirname, "../../tools/source/register.ts")
 
 describe("BatonProcess.runMain", () => {
   it("SIGTERM mid-step: a graceful close hands the tree over (lease released, record Running), exit 0", async () => {
     const path = tempDb("runmain")
-    const child = spawn(process.execPath, ["--conditions=baton-source", worker, "--sqlite", path, "--instance", "w-term", "--port", "0", "--grace-ms", "1000"], {
+    const child = spawn(process.execPath, ["--import", register, worker, "--sqlite", path, "--instance", "w-term", "--port", "0", "--grace-ms", "1000"], {
       stdio: ["ignore", "pipe", "pipe"]
     })
     let out = ""

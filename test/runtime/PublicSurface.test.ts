@@ -27,7 +27,7 @@ import {
   TimerStore,
   TreeStore
 } from "../../src/index.ts"
-import { MemoryState } from "../../layers/memory/index.ts"
+import { MemoryCheckpointStore, MemoryLeaseStore, MemoryState } from "../../layers/memory/index.ts"
 
 const contracts = {
   ChildQueueStore,
@@ -61,6 +61,13 @@ describe("the main entry's namespaces", () => {
     assert.isFalse(Object.hasOwn(Ids.IdGenerator, "layer"))
     assert.isFalse(Object.hasOwn(Baton.Baton, "layer"))
     assert.strictEqual(typeof Observer.make, "function")
+  })
+
+  it("baton/memory keeps its rows to itself: MemoryState is the service and its Layer, and no store exports a row helper", () => {
+    assert.deepStrictEqual(Object.keys(MemoryState).sort(), ["MemoryState", "layer"])
+    assert.deepStrictEqual(Object.keys(MemoryLeaseStore).sort(), ["layer", "make"])
+    assert.deepStrictEqual(Object.keys(MemoryCheckpointStore).sort(), ["layer", "make", "makeRows"])
+    assert.isTrue(Effect.isEffect(MemoryCheckpointStore.makeRows), "makeRows reads the rows of the MemoryState in context")
   })
 
   it("Baton.describe and Baton.check are Diagnostics' own", () => {

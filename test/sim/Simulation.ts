@@ -329,7 +329,7 @@ const storesFor = (world: World, store: SimulationStore): Layer.Layer<Harness.Ha
 const memoryStoresFor = (world: World) => {
   const checkpoints = Layer.effect(
     CheckpointStore,
-    MemoryState.MemoryState.useSync((state) => CheckpointStores.fromRows(recordingRows(makeRows(state), world)))
+    Effect.map(makeRows, (rows) => CheckpointStores.fromRows(recordingRows(rows, world)))
   )
   return Layer.mergeAll(
     MemoryLeaseStore.layer,

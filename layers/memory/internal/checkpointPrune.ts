@@ -4,7 +4,7 @@
  * `CheckpointRows.pruneThread`). Synchronous, so no write comes between.
  */
 import type { CheckpointRow, PruneRule, Pruned, ThreadKey } from "../../../src/stores/CheckpointRows.ts"
-import { key, type MemoryRows } from "../MemoryState.ts"
+import { key, type MemoryRows } from "./rows.ts"
 
 const compareKeys = (a: ThreadKey, b: ThreadKey) =>
   a.tenantId < b.tenantId ? -1 : a.tenantId > b.tenantId ? 1 : a.threadId < b.threadId ? -1 : a.threadId > b.threadId ? 1 : 0

@@ -37,7 +37,7 @@ const deferredWrites = (rows: CheckpointRows): CheckpointRows => ({
 
 const memoryDeferred = Layer.merge(
   MemoryStores.layerOnState,
-  Layer.effect(CheckpointStore, MemoryState.MemoryState.useSync((state) => CheckpointStores.fromRows(deferredWrites(makeRows(state)))))
+  Layer.effect(CheckpointStore, Effect.map(makeRows, (rows) => CheckpointStores.fromRows(deferredWrites(rows))))
 ).pipe(Layer.provideMerge(Layer.merge(MemoryState.layer, Ids.layerSequential)))
 
 const backends = [

@@ -25,7 +25,7 @@
  */
 import { type Checkpoint, type CheckpointTuple, uuid6 } from "@langchain/langgraph-checkpoint"
 import { Clock, Effect, Option } from "effect"
-import { executionKey } from "../../../checkpoint/CheckpointSaver.ts"
+import { executionKey } from "../../../checkpoint/internal/configKeys.ts"
 import { ThreadBusyError, UnknownCheckpointError, UnknownWorkflowError } from "../../Errors.ts"
 import { CheckpointStore } from "../../../stores/CheckpointStore.ts"
 import { InvalidInputError, StoreError } from "../../../stores/Errors.ts"

@@ -18,7 +18,7 @@ import { type InvalidInputError, LeaseLostError, StoreError } from "../../../sto
 import { ExecutionCancelledError, ExecutionFailedError, InstanceStoppingError, UndoFailedError } from "../../Errors.ts"
 import type { ExecutionRecord, ExecutionStatus } from "../../../stores/ExecutionRecord.ts"
 import { fenceKey, tenantConfigKey } from "../../../stores/Fence.ts"
-import { executionKey, writeTimerKey } from "../../../checkpoint/CheckpointSaver.ts"
+import { executionKey, writeTimerKey } from "../../../checkpoint/internal/configKeys.ts"
 import { IdGenerator } from "../../../stores/Ids.ts"
 import { type ActivePass, type CompiledGraph, Instance, type InstanceShape } from "../Instance.ts"
 import { type PassHandle, passKey } from "./pass.ts"

@@ -63,7 +63,8 @@ import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import { reservedPrefix, TreeStore, type TreeStoreShape } from "../../../stores/TreeStore.ts"
 import { Observer } from "../../Observer.ts"
-import { type AnyWorkflow, type UndoContext, type UndoFunction, undoOfNode, type UndoReason } from "../../Workflow.ts"
+import type { AnyWorkflow, UndoContext, UndoReason } from "../../Workflow.ts"
+import * as NodeUndo from "./NodeUndo.ts"
 import * as Metrics from "../../Metrics.ts"
 import * as History from "../observe/History.ts"
 import * as Metering from "../observe/Metering.ts"
@@ -80,6 +81,10 @@ const compensatedPrefix = "compensated/"
 const failedPrefix = "undo-failed/"
 const handoffPrefix = "child-undo/"
 const claimName = "handoff"
+
+
+/** A step's undo as the runtime keeps it on the node. */
+type UndoFunction = NodeUndo.NodeUndo<UndoContext>
 
 /**
  * The reserved tree key of a tree that unwinds.
@@ -253,7 +258,7 @@ export const register = (
 
 /** True when the workflow or one of its children declares an undo. */
 const declaresUndo = (workflow: AnyWorkflow): boolean =>
-  Object.values(workflow.graph.nodes as Record<string, unknown>).some((n) => undoOfNode(n) !== undefined) ||
+  Object.values(workflow.graph.nodes as Record<string, unknown>).some((n) => NodeUndo.undoOfNode<UndoContext>(n) !== undefined) ||
   workflow.children.some(declaresUndo)
 
 /**
@@ -552,7 +557,7 @@ const workflowNamed = (workflow: AnyWorkflow | undefined, name: string): AnyWork
 /** The undo of the registration's node, in its workflow (a child's undo: in that child workflow's graph). */
 const undoFor = (workflow: AnyWorkflow | undefined, registration: Registration): UndoFunction | undefined => {
   const owner = registration.workflowName === undefined ? workflow : workflowNamed(workflow, registration.workflowName)
-  return owner === undefined ? undefined : undoOfNode(owner.graph.nodes[registration.node])
+  return owner === undefined ? undefined : NodeUndo.undoOfNode<UndoContext>(owner.graph.nodes[registration.node])
 }
 
 /** Why the holder must stop unwinding now (its lease lost, its instance closing), if it must. */
