@@ -31,7 +31,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { execFile, execFileSync, spawnSync } from "node:child_process"
 import { cpSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { dirname, join } from "node:path"
+import { dirname, join, posix } from "node:path"
 import { fileURLToPath } from "node:url"
 import { promisify } from "node:util"
 import { packOnce } from "./packed.ts"
@@ -131,8 +131,20 @@ describe("the packed package, installed in a fresh project", () => {
       phase("built and packed")
       console.log(`baton tarball: ${packed!.filename}, ${packed!.size} bytes packed, ${packed!.unpackedSize} unpacked, ${packed!.files.length} files`)
       const paths = packed!.files.map((f) => f.path)
-      expect(paths.filter((p) => !/^(dist\/(src|layers)\/|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([])
+      expect(paths.filter((p) => !/^(dist\/(src|layers)\/|docs\/[^/]+\.(md|png)$|examples\/|package\.json$|README\.md$|LICENSE$)/.test(p))).toEqual([])
       expect(paths).toContain("dist/src/index.d.ts")
+      // Every relative link of the shipped README and docs names a file the tarball holds.
+      const pages = paths.filter((p) => /^(README|docs\/[^/]+)\.md$/.test(p))
+      expect(pages).toContain("docs/runtime.md")
+      const broken = pages.flatMap((page) =>
+        [...readFileSync(join(root, page), "utf8").matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+          .map((m) => m[1]!)
+          .filter((target) => !/^[a-z]+:/.test(target))
+          .map((target) => ({ page, target, path: posix.normalize(posix.join(posix.dirname(page), target)).replace(/\/$/, "") }))
+          .filter(({ path }) => !paths.some((p) => p === path || p.startsWith(`${path}/`)))
+          .map(({ page, target }) => `${page} → ${target}`)
+      )
+      expect(broken).toEqual([])
 
       const app = join(work, "app")
       cpSync(join(root, "test", "package", "consumer"), app, { recursive: true })

@@ -36,6 +36,8 @@ const contentHash = () => {
   const files = [
     ...filesUnder(join(root, "src")),
     ...filesUnder(join(root, "layers")),
+    ...filesUnder(join(root, "docs")).filter((f) => /\.(md|png)$/.test(f)),
+    ...filesUnder(join(root, "examples")),
     ...["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "README.md"].map((f) => join(root, f))
   ].sort()
   for (const file of files) hash.update(file.slice(root.length)).update("\0").update(readFileSync(file)).update("\0")
