@@ -153,32 +153,24 @@ const statuses = ["Running", "Paused", "Finished", "Failed", "Cancelled"] as con
 const pageSize = 500
 const rowCap = 100_000
 
-const sqlite = Flag.String("sqlite").pipe(
-  Flag.withDescription("SQLite file of the fleet's stores"),
-  // BATON_SQLITE_PATH is what the app's SqliteStores.layerConfig() reads: the CLI finds the same file with it.
-  Flag.withFallbackConfig(Config.String("BATON_SQLITE").pipe(Config.orElse(() => Config.String("BATON_SQLITE_PATH")))),
-  Flag.optional
+/** A flag of the stores' connection, which the environment variable `config` reads gives when the flag is not set. */
+const storeFlag = (name: string, description: string, config: Config.Config<string>) =>
+  Flag.String(name).pipe(Flag.withDescription(description), Flag.withFallbackConfig(config), Flag.optional)
+
+// BATON_SQLITE_PATH is what the app's SqliteStores.layerConfig() reads: the CLI finds the same file with it.
+const sqlite = storeFlag(
+  "sqlite",
+  "SQLite file of the fleet's stores",
+  Config.String("BATON_SQLITE").pipe(Config.orElse(() => Config.String("BATON_SQLITE_PATH")))
 )
-const pg = Flag.String("pg").pipe(
-  Flag.withDescription("Postgres URL of the fleet's stores"),
-  Flag.withFallbackConfig(Config.String("BATON_PG_URL")),
-  Flag.optional
+const pg = storeFlag("pg", "Postgres URL of the fleet's stores", Config.String("BATON_PG_URL"))
+const shards = storeFlag(
+  "shards",
+  "JSON file naming the shards of a fleet whose tenants are spread over several databases, and its route",
+  Config.String("BATON_SHARDS")
 )
-const shards = Flag.String("shards").pipe(
-  Flag.withDescription("JSON file naming the shards of a fleet whose tenants are spread over several databases, and its route"),
-  Flag.withFallbackConfig(Config.String("BATON_SHARDS")),
-  Flag.optional
-)
-const schema = Flag.String("schema").pipe(
-  Flag.withDescription("Postgres schema of the stores"),
-  Flag.withFallbackConfig(Config.String("BATON_PG_SCHEMA")),
-  Flag.optional
-)
-const prefix = Flag.String("prefix").pipe(
-  Flag.withDescription("table prefix of the stores (the app's tablePrefix; default baton_)"),
-  Flag.withFallbackConfig(Config.String("BATON_TABLE_PREFIX")),
-  Flag.optional
-)
+const schema = storeFlag("schema", "Postgres schema of the stores", Config.String("BATON_PG_SCHEMA"))
+const prefix = storeFlag("prefix", "table prefix of the stores (the app's tablePrefix; default baton_)", Config.String("BATON_TABLE_PREFIX"))
 const json = Flag.Boolean("json").pipe(Flag.withDescription("print JSON for scripts"), Flag.withDefault(false))
 const tenant = Flag.String("tenant").pipe(Flag.withDescription("the tenant (default: every tenant where it applies)"), Flag.optional)
 

@@ -32,6 +32,9 @@ const controlErrors = [
 const Json = Schema.Json
 const described = (description: string) => Json.annotate({ description })
 
+/** A control route's declaration: what it takes and answers, and the errors every control route may answer. */
+const controlled = <const Fields extends object>(fields: Fields) => ({ ...fields, error: controlErrors })
+
 /** Builds the document for routes under `prefix` with the start and resume bodies given. */
 export const document = (options: {
   readonly prefix: string
@@ -49,12 +52,11 @@ export const document = (options: {
     .add(HttpApiEndpoint.get("readyz", "/readyz", { success: described("the readiness report, one ping per store (503 when Unhealthy)") }))
     .add(HttpApiEndpoint.get("metrics", "/metrics", { success: Schema.String.annotate({ description: "Prometheus text of the current metrics" }) }))
   const control = HttpApiGroup.make("control")
-    .add(HttpApiEndpoint.post("start", "/executions", {
+    .add(HttpApiEndpoint.post("start", "/executions", controlled({
       payload: options.startBody as never,
-      success: described("the handle: executionId, rootExecutionId, threadId, tenantId").pipe(HttpApiSchema.status(202)),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("list", "/executions", {
+      success: described("the handle: executionId, rootExecutionId, threadId, tenantId").pipe(HttpApiSchema.status(202))
+    })))
+    .add(HttpApiEndpoint.get("list", "/executions", controlled({
       query: {
         status: Schema.optional(Schema.Literals(["Running", "Paused", "Finished", "Failed", "Cancelled"])),
         workflow: Schema.optional(Schema.String),
@@ -62,71 +64,48 @@ export const document = (options: {
         limit: Schema.optional(Schema.String),
         cursor: Schema.optional(Schema.String)
       },
-      success: described("a page: { executions, next }"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("status", "/executions/:executionId", {
-      params: executionId,
-      success: described("the execution's status view"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("pendingPauses", "/threads/:threadId/pauses", {
-      params: threadId,
-      success: described("{ pauses }: the thread's pending pauses"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("history", "/threads/:threadId/history", {
-      params: threadId,
-      success: described("{ threadId, executions }: the thread's executions, oldest first, each with its history snapshot (steps, pauses) once it ended, else null"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.post("resume", "/pauses/:pauseId/resume", {
+      success: described("a page: { executions, next }")
+    })))
+    .add(HttpApiEndpoint.get("status", "/executions/:executionId", controlled({ params: executionId, success: described("the execution's status view") })))
+    .add(HttpApiEndpoint.get("pendingPauses", "/threads/:threadId/pauses", controlled({ params: threadId, success: described("{ pauses }: the thread's pending pauses") })))
+    .add(HttpApiEndpoint.get("history", "/threads/:threadId/history", controlled({ params: threadId, success: described("{ threadId, executions }: the thread's executions, oldest first, each with its history snapshot (steps, pauses) once it ended, else null") })))
+    .add(HttpApiEndpoint.post("resume", "/pauses/:pauseId/resume", controlled({
       params: { pauseId: Schema.String },
       payload: options.resumeBody as never,
-      success: described("the execution's output once it rests"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.post("cancel", "/threads/:threadId/cancel", {
-      params: threadId,
-      success: described("{ cancelled }"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.post("signal", "/threads/:threadId/signals/:name", {
+      success: described("the execution's output once it rests")
+    })))
+    .add(HttpApiEndpoint.post("cancel", "/threads/:threadId/cancel", controlled({ params: threadId, success: described("{ cancelled }") })))
+    .add(HttpApiEndpoint.post("signal", "/threads/:threadId/signals/:name", controlled({
       params: { threadId: Schema.String, name: Schema.String },
       payload: (options.signalBody ?? Schema.Struct({ payload: Json })) as never,
-      success: described("the signal kept: { tenantId, threadId, executionId, name, seq } (409 when the thread has no running execution)"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("checkpoints", "/threads/:threadId/checkpoints", {
+      success: described("the signal kept: { tenantId, threadId, executionId, name, seq } (409 when the thread has no running execution)")
+    })))
+    .add(HttpApiEndpoint.get("checkpoints", "/threads/:threadId/checkpoints", controlled({
       params: threadId,
       query: { ns: Schema.optional(Schema.String), limit: Schema.optional(Schema.String), cursor: Schema.optional(Schema.String) },
-      success: described("a page of the thread's checkpoints, newest first: { checkpoints, next }"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("stream", "/threads/:threadId/stream", {
+      success: described("a page of the thread's checkpoints, newest first: { checkpoints, next }")
+    })))
+    .add(HttpApiEndpoint.get("stream", "/threads/:threadId/stream", controlled({
       params: threadId,
       query: { lastEventId: Schema.optional(Schema.String), until: Schema.optional(Schema.Literals(["end", "rest"])) },
       success: Schema.String.annotate({
         description: "text/event-stream: the thread's live output, one event per line group (id, event = mode, data = the event as JSON); resumes after the Last-Event-ID header"
-      }),
-      error: controlErrors
-    }))
+      })
+    })))
   const scheduleId = { scheduleId: Schema.String }
   const schedules = HttpApiGroup.make("schedules")
-    .add(HttpApiEndpoint.post("createSchedule", "/schedules", {
+    .add(HttpApiEndpoint.post("createSchedule", "/schedules", controlled({
       payload: (options.scheduleBody ?? Json) as never,
-      success: described("the schedule: its definition, next tick, last tick's outcome").pipe(HttpApiSchema.status(201)),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("listSchedules", "/schedules", {
+      success: described("the schedule: its definition, next tick, last tick's outcome").pipe(HttpApiSchema.status(201))
+    })))
+    .add(HttpApiEndpoint.get("listSchedules", "/schedules", controlled({
       query: { limit: Schema.optional(Schema.String), cursor: Schema.optional(Schema.String) },
-      success: described("a page: { schedules, next }"),
-      error: controlErrors
-    }))
-    .add(HttpApiEndpoint.get("getSchedule", "/schedules/:scheduleId", { params: scheduleId, success: described("the schedule"), error: controlErrors }))
-    .add(HttpApiEndpoint.post("pauseSchedule", "/schedules/:scheduleId/pause", { params: scheduleId, success: described("the schedule, paused"), error: controlErrors }))
-    .add(HttpApiEndpoint.post("resumeSchedule", "/schedules/:scheduleId/resume", { params: scheduleId, success: described("the schedule, firing from its next tick"), error: controlErrors }))
-    .add(HttpApiEndpoint.delete("deleteSchedule", "/schedules/:scheduleId", { params: scheduleId, success: described("{ deleted: true }"), error: controlErrors }))
+      success: described("a page: { schedules, next }")
+    })))
+    .add(HttpApiEndpoint.get("getSchedule", "/schedules/:scheduleId", controlled({ params: scheduleId, success: described("the schedule") })))
+    .add(HttpApiEndpoint.post("pauseSchedule", "/schedules/:scheduleId/pause", controlled({ params: scheduleId, success: described("the schedule, paused") })))
+    .add(HttpApiEndpoint.post("resumeSchedule", "/schedules/:scheduleId/resume", controlled({ params: scheduleId, success: described("the schedule, firing from its next tick") })))
+    .add(HttpApiEndpoint.delete("deleteSchedule", "/schedules/:scheduleId", controlled({ params: scheduleId, success: described("{ deleted: true }") })))
   const served = HttpApi.make("baton")
     .add(options.prefix === "" ? probes : probes.prefix(options.prefix as HttpRouter.PathInput))
     .add(options.prefix === "" ? control : control.prefix(options.prefix as HttpRouter.PathInput))
