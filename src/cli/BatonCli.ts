@@ -310,6 +310,10 @@ export const columnHeaders: Readonly<Record<string, string>> = {
   expiresAt: "expires"
 }
 
+/** A cell for people: a time (a field named `…At`, epoch milliseconds as `--json` gives it) as ISO text. */
+const cellOf = (field: string, value: unknown): string =>
+  typeof value === "number" && field.endsWith("At") ? time(value) : String(value ?? "")
+
 /**
  * A table for people: a header row and aligned columns (`columns` are the rows' fields; the
  * header of each is its short name in `columnHeaders`).
@@ -319,7 +323,7 @@ export const columnHeaders: Readonly<Record<string, string>> = {
  */
 export const table = (rows: ReadonlyArray<Record<string, unknown>>, columns: ReadonlyArray<string>): string => {
   if (rows.length === 0) return "(none)"
-  const cells = rows.map((r) => columns.map((c) => String(r[c] ?? "")))
+  const cells = rows.map((r) => columns.map((c) => cellOf(c, r[c])))
   const headers = columns.map((c) => (columnHeaders[c] ?? c).toUpperCase())
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((row) => row[i]!.length)))
   const line = (values: ReadonlyArray<string>) => values.map((v, i) => v.padEnd(widths[i]!)).join("  ").trimEnd()
@@ -362,7 +366,7 @@ const summary = (r: ExecutionRecord) => ({
   threadId: r.threadId,
   workflowName: r.workflowName,
   status: r.status,
-  updatedAt: time(r.updatedAt),
+  updatedAt: r.updatedAt,
   error: r.error ?? ""
 })
 
@@ -370,14 +374,14 @@ const summary = (r: ExecutionRecord) => ({
 const leaseRow = Effect.fnUntraced(function*(r: ExecutionRecord, now: number) {
   const lease = yield* (yield* LeaseStore).get(r.tenantId, r.rootExecutionId)
   return Option.match(lease, {
-    onNone: () => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId, holder: "", instanceId: "", epoch: "", expiresAt: "", live: false }),
+    onNone: () => ({ tenantId: r.tenantId, rootExecutionId: r.rootExecutionId, holder: null, instanceId: null, epoch: null, expiresAt: null, live: false }),
     onSome: (l) => ({
       tenantId: r.tenantId,
       rootExecutionId: r.rootExecutionId,
       holder: l.holder,
       instanceId: instanceOfHolder(l.holder),
       epoch: l.epoch,
-      expiresAt: time(l.expiresAt),
+      expiresAt: l.expiresAt,
       live: l.expiresAt > now
     })
   })
@@ -395,7 +399,7 @@ const status = Command.make("status", {}, () =>
     for (const s of statuses) counts[s] = (yield* allIn(s)).length
     const leases = yield* runningLeases
     const byInstance: Record<string, number> = {}
-    for (const l of leases) if (l.live) byInstance[l.instanceId] = (byInstance[l.instanceId] ?? 0) + 1
+    for (const l of leases) if (l.live && l.instanceId !== null) byInstance[l.instanceId] = (byInstance[l.instanceId] ?? 0) + 1
     const orphans = leases.filter((l) => !l.live).length
     yield* output({ executions: counts, liveLeases: leases.length - orphans, orphans, treesByInstance: byInstance }, () =>
       [
@@ -445,7 +449,7 @@ const pauseRow = (p: Pause) => ({
   tenantId: p.tenantId,
   threadId: p.threadId,
   executionId: p.executionId,
-  createdAt: time(p.createdAt),
+  createdAt: p.createdAt,
   payload: p.payload
 })
 
@@ -482,8 +486,8 @@ const show = Command.make("show", { execution: Argument.String("execution"), ten
     const answers = yield* (yield* RecordStore).listPauseAnswers(tenantId, r.executionId)
     yield* output({ ...r, lease, pendingPauses: pauses, pauseAnswers: answers }, () =>
       [
-        table(Object.entries(summary(r)).map(([field, value]) => ({ field, value })), ["field", "value"]),
-        ...(lease === null ? [] : ["", table([lease], ["holder", "epoch", "expires", "live"])]),
+        table(Object.entries(summary(r)).map(([field, value]) => ({ field, value: cellOf(field, value) })), ["field", "value"]),
+        ...(lease === null ? [] : ["", table([lease], ["holder", "epoch", "expiresAt", "live"])]),
         ...(pauses.length === 0 ? [] : ["", table(pauses.map((p) => ({ ...p, payload: short(p.payload) })), ["pauseId", "createdAt", "payload"])])
       ].join("\n"))
   }))).pipe(Command.withDescription("One execution: record, lease, pending pauses"))
@@ -605,7 +609,7 @@ const checkpoints = Command.make("checkpoints", {
       yield* baton.close({ timeout: 0 })
       return page
     }).pipe(Effect.provide(Baton.layer({ workflows: [], sweepInterval: "1 hour" })))
-    const rows = page.checkpoints.map((c) => ({ ...c, nodes: c.nodes.join(","), createdAt: time(c.createdAt), parentCheckpointId: c.parentCheckpointId ?? "" }))
+    const rows = page.checkpoints.map((c) => ({ ...c, nodes: c.nodes.join(","), parentCheckpointId: c.parentCheckpointId ?? "" }))
     yield* output(page, () =>
       `${table(rows, ["checkpointId", "step", "source", "nodes", "createdAt", "executionId", "parentCheckpointId"])}${page.next === null ? "" : `\n\nmore: --cursor ${page.next}`}`)
   }))).pipe(Command.withDescription("A thread's checkpoints (its state history), newest first"))

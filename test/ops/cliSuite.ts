@@ -117,12 +117,16 @@ export const cliSuite = (target: {
         // --json speaks the API's vocabulary.
         assert.deepStrictEqual(Object.keys(all.json[0]).sort(), ["error", "executionId", "rootExecutionId", "status", "tenantId", "threadId", "updatedAt", "workflowName"])
         assert.deepStrictEqual(pausedList.json.map((r: any) => r.threadId).sort(), ["t2", "t3"])
+        assert.strictEqual(typeof all.json[0].updatedAt, "number")
         assert.match(listTable.stdout, /^TENANT\s+EXECUTION\s+THREAD\s+WORKFLOW\s+STATUS/)
         assert.strictEqual(listTable.stdout.trim().split("\n").length, 4, "a header and three rows")
 
         assert.strictEqual(shown.code, 0, shown.stderr)
         assert.strictEqual(shown.json.status, "Paused")
         assert.deepStrictEqual(shown.json.pendingPauses.map((p: any) => p.pauseId), [paused[0]!.pauses[0]!.pauseId])
+        // --json gives every time as the API does: epoch milliseconds, in the record and in its pauses alike.
+        assert.strictEqual(typeof shown.json.createdAt, "number")
+        assert.strictEqual(typeof shown.json.pendingPauses[0].createdAt, "number")
         assert.strictEqual(missing.code, 3)
         assert.include(missing.stderr, "no execution exec_nope")
         // Without --tenant, show finds an execution in whichever tenant holds it; one id in two tenants needs --tenant.
@@ -135,9 +139,12 @@ export const cliSuite = (target: {
 
         assert.strictEqual(leases.json.length, 1)
         assert.isFalse(leases.json[0].live)
+        // A Running tree without a lease row: its lease fields are null in JSON (no row), not empty text.
+        assert.deepStrictEqual([leases.json[0].holder, leases.json[0].epoch, leases.json[0].expiresAt], [null, null, null])
 
         assert.deepStrictEqual(pauses.json.map((p: any) => p.threadId).sort(), ["t2", "t3"])
         assert.deepStrictEqual(pauses.json[0].payload, { question: "send it?" })
+        assert.strictEqual(typeof pauses.json[0].createdAt, "number")
 
         assert.strictEqual(sweep.json.orphans, 1)
         assert.strictEqual(sweep.json.strandedDecisions, 0)
