@@ -6,7 +6,7 @@
  * every shard does not wait for that build.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Exit, Layer, Option } from "effect"
+import { Context, Deferred, Effect, Exit, Layer, Logger, Option } from "effect"
 import { TestClock } from "effect/testing"
 import { MemoryStores } from "../../layers/memory/index.ts"
 import { PgStores } from "../../layers/pg/index.ts"
@@ -91,5 +91,44 @@ describe("ShardedStores options", () => {
       yield* Deferred.succeed(connected, undefined)
       assert.isTrue(Option.isNone(yield* leases.get("globex", "root-1")), "built again, it answers")
       assert.strictEqual(builds, 2)
+    }))
+
+  it.effect("a shard that stays down is warned about once, then at most once a minute on the Clock with the count said since; back, it is said once", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      let up = false
+      const flaky = Layer.unwrap(Effect.sync(() =>
+        up
+          ? MemoryStores.layer
+          : Layer.effectDiscard(Effect.fail(new StoreError({ store: "PgClient", operation: "connect", kind: "Connection", reason: "connection refused" })))
+      ))
+      const records = Context.get(
+        yield* Layer.build(ShardedStores.layer({
+          shards: [memory("a"), { name: "b", layer: flaky as Layer.Layer<ShardedStores.Stores, StoreError> }],
+          route: { tenants: { globex: "b" }, default: "a" },
+          retryAfter: "1 second"
+        })),
+        RecordStore
+      )
+      const scan = Effect.provide(records.findByStatus("Running", 10, Option.none()), Logger.layer([Logger.make(({ message }) => logs.push(String(message)))]))
+      const said = () => logs.filter((l) => l.includes(`without shard "b"`))
+      // A scan a second for a minute (as the sweep and the child-claim fan-out do): one warning.
+      for (let i = 0; i < 60; i++) {
+        assert.deepStrictEqual(yield* scan, [])
+        yield* TestClock.adjust("1 second")
+      }
+      assert.strictEqual(said().length, 1, said().join("\n"))
+      assert.include(said()[0]!, `RecordStore.findByStatus answers without shard "b"`)
+      // A minute on, it is said again, with how often it failed meanwhile.
+      yield* scan
+      assert.strictEqual(said().length, 2, said().join("\n"))
+      assert.include(said()[1]!, "59 more times")
+      // The shard back: said once, and a later failure is warned about at once.
+      up = true
+      yield* TestClock.adjust("2 seconds")
+      yield* scan
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      yield* scan
+      assert.strictEqual(logs.filter((l) => l.includes(`reaches shard "b" again`)).length, 1, logs.join("\n"))
     }))
 })

@@ -9,7 +9,9 @@
  * - A fan-out answers every shard's outcome; `partial` keeps the answers of
  *   the shards that answered and logs a warning for each that failed with a
  *   `StoreError` (a sweep goes on over the other shards; it finds the down
- *   shard's work on a later pass), and fails only when every shard failed;
+ *   shard's work on a later pass): at once, then at most once a minute on
+ *   the Clock while that shard keeps failing, with the count since, and once
+ *   more when it answers again. It fails only when every shard failed;
  *   `complete` fails with the first shard's failure.
  * - Any other failure (`InvalidInputError`: the caller's mistake, the same
  *   on every shard) fails the call.
@@ -17,7 +19,7 @@
  *   shard runs in), a fan-out reaches that shard alone, and the reserved
  *   tenant's calls (the leader leases) go to it instead of the home shard.
  */
-import { Context, Effect, Exit, Option } from "effect"
+import { Clock, Context, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../../src/stores/Errors.ts"
 import type { Rule } from "./rule.ts"
 import type { Down, Shard } from "./shard.ts"
@@ -58,6 +60,14 @@ export interface Router<S> {
   ) => Effect.Effect<A, E | StoreError>
   /** The shard of `tenantId` (its index), or the `StoreError` saying the rule gave none. */
   readonly shardOf: (store: string, operation: string, tenantId: unknown) => Effect.Effect<Shard<S>, StoreError>
+  /**
+   * Says that `store.operation` went on without `shard` (`how`: "answers", "goes on"), which failed
+   * with `error`: at once the first time, then at most once per {@link warningInterval} on the Clock
+   * while it keeps failing, with how often it failed since.
+   */
+  readonly warnWithout: (store: string, operation: string, how: string, shard: Shard<S>, error: StoreError) => Effect.Effect<void>
+  /** Says that `store.operation` reaches `shard` again, once, when it had been warned about. */
+  readonly reachedAgain: (store: string, operation: string, shard: Shard<S>) => Effect.Effect<void>
   /** Runs `f` on every shard at once; answers the shards' answers (see the module's doc for `mode`). */
   readonly fanOut: <A, E>(
     store: string,
@@ -65,6 +75,38 @@ export interface Router<S> {
     mode: "partial" | "complete",
     f: (stores: Context.Context<S>, shard: Shard<S>) => Effect.Effect<A, E>
   ) => Effect.Effect<ReadonlyArray<A>, E | StoreError>
+}
+
+/** The shortest time between two warnings that one operation goes on without one shard. */
+export const warningInterval = 60_000
+
+/** The warnings of a router: per operation and shard, when it was last said and how often it failed since. */
+const makeWarnings = <S>() => {
+  const warned = new Map<string, { at: number; since: number }>()
+  const keyOf = (store: string, operation: string, shard: Shard<S>) => `${store}.${operation}\u0000${shard.name}`
+  return {
+    warnWithout: (store: string, operation: string, how: string, shard: Shard<S>, error: StoreError) =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        const key = keyOf(store, operation, shard)
+        const last = warned.get(key)
+        if (last !== undefined && now - last.at < warningInterval) {
+          last.since++
+          return Effect.void
+        }
+        warned.set(key, { at: now, since: 0 })
+        const meanwhile = last === undefined || last.since === 0 ? "" : ` (and ${last.since} more times since the last warning)`
+        return Effect.logWarning(
+          `ShardedStores: ${store}.${operation} ${how} without shard "${shard.name}", which failed: ${error.message}${meanwhile}; ` +
+            `said again at most once a minute while it fails`
+        )
+      }),
+    reachedAgain: (store: string, operation: string, shard: Shard<S>) =>
+      Effect.suspend(() =>
+        warned.delete(keyOf(store, operation, shard))
+          ? Effect.logInfo(`ShardedStores: ${store}.${operation} reaches shard "${shard.name}" again`)
+          : Effect.void
+      )
+  }
 }
 
 const downError = (store: string, operation: string, down: Down, tenantId: string | undefined) =>
@@ -116,9 +158,12 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
       Effect.mapError(at === "now" ? shard.now : shard.context, (down) => downError(store, operation, down, tenantId)),
       (stores) => Effect.mapError(f(stores), onNamedShard(shard.name))
     )
+  const { reachedAgain, warnWithout } = makeWarnings<S>()
   return {
     shards,
     reached,
+    warnWithout,
+    reachedAgain,
     within: (index) => (effect) => Effect.provideService(effect, Confined, { router: token, index }),
     home,
     fleetShard: Effect.map(confined, (shard) => shard ?? home),
@@ -139,13 +184,14 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
         for (const [i, exit] of exits.entries()) {
           if (Exit.isSuccess(exit)) {
             answers.push(exit.value)
+            yield* reachedAgain(store, operation, among[i]!)
             continue
           }
           const error = Exit.findErrorOption(exit)
           if (Option.isNone(error) || !(error.value instanceof StoreError)) return yield* (exit as Exit.Exit<never, E | StoreError>)
           if (mode === "complete") return yield* Effect.fail(error.value)
           storeFailure ??= error.value
-          yield* Effect.logWarning(`ShardedStores: ${store}.${operation} answers without shard "${among[i]!.name}", which failed: ${error.value.message}`)
+          yield* warnWithout(store, operation, "answers", among[i]!, error.value)
         }
         if (answers.length === 0 && storeFailure !== undefined) return yield* Effect.fail(storeFailure)
         return answers

@@ -97,12 +97,13 @@ const inTurn = <S, E>(
       if (Exit.isSuccess(exit)) {
         answered++
         used += exit.value
+        yield* router.reachedAgain(store, operation, shard)
         continue
       }
       const error = Option.getOrUndefined(Exit.findErrorOption(exit))
       if (error === undefined || !isStoreError(error)) return yield* (exit as Exit.Exit<never, E | StoreError>)
       failure ??= error
-      yield* Effect.logWarning(`ShardedStores: ${store}.${operation} goes on without shard "${shard.name}", which failed: ${error.message}`)
+      yield* router.warnWithout(store, operation, "goes on", shard, error)
     }
     if (answered === 0 && failure !== undefined) return yield* Effect.fail(failure)
     return used
