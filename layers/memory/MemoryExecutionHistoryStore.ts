@@ -10,16 +10,16 @@ import { holds, refused } from "../../src/stores/internal/fence.ts"
 import * as Rows from "./internal/rows.ts"
 import * as State from "./internal/state.ts"
 
+/** Whether snapshot `s` comes after the cursor in listing order. */
+const afterCursor = (s: ExecutionHistoryStore.ExecutionSnapshot, after: ExecutionHistoryStore.HistoryCursor | undefined) =>
+  after === undefined || s.endedAt > after.endedAt || (s.endedAt === after.endedAt && s.executionId > after.executionId)
+
 /**
  * The in-memory `ExecutionHistoryStore` over the `MemoryState` in context.
  *
  * @category constructors
  * @since 0.1.0
  */
-/** Whether snapshot `s` comes after the cursor in listing order. */
-const afterCursor = (s: ExecutionHistoryStore.ExecutionSnapshot, after: ExecutionHistoryStore.HistoryCursor | undefined) =>
-  after === undefined || s.endedAt > after.endedAt || (s.endedAt === after.endedAt && s.executionId > after.executionId)
-
 export const make = State.use((rows) => {
   const all = () => [...rows.history.values()].map((r) => JSON.parse(r.json) as ExecutionHistoryStore.ExecutionSnapshot)
   return ExecutionHistoryStore.make({

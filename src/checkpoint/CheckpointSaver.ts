@@ -5,7 +5,6 @@
  *
  * @since 0.1.0
  */
-import { executionKey, writeTimerKey } from "./internal/configKeys.ts"
 import type { RunnableConfig } from "@langchain/core/runnables"
 import {
   BaseCheckpointSaver,
@@ -27,6 +26,7 @@ import {
 } from "@langchain/langgraph-checkpoint"
 import { LeaseLostError } from "../stores/Errors.ts"
 import type { BlobRow, CheckpointRow, CheckpointRows, TupleRows, WriteRow } from "../stores/CheckpointRows.ts"
+import { executionKey, writeTimerKey } from "./internal/configKeys.ts"
 import { isDefaultSerde, loadsTyped } from "./internal/serde.ts"
 import { type Fence, type FenceCheck, type FencedWrite, fenceKey, tenantConfigKey } from "../stores/Fence.ts"
 import { defaultTenant } from "../stores/Ids.ts"
@@ -89,6 +89,20 @@ const timed = async <A>(config: RunnableConfig, write: () => Promise<A>): Promis
   }
 }
 
+/**
+ * baton's LangGraph checkpoint saver over a store's `CheckpointRows`: what
+ * `CheckpointStores.fromRows` wraps, and what a pass hands LangGraph. Its
+ * writes are fenced when the pass's config names a fence (a write by a holder
+ * whose lease is gone fails with `LeaseLostError` and writes nothing), and
+ * every read and write is scoped to the tenant the config names (the default
+ * tenant when it names none). Built by hand over rows
+ * (`new CheckpointSaver.BatonCheckpointSaver(rows)`, the rows from
+ * `MemoryCheckpointStore.makeRows` or `SqlCheckpointStore.makeRows`), it is a
+ * saver for a plain LangGraph graph, unfenced.
+ *
+ * @category savers
+ * @since 0.1.0
+ */
 export class BatonCheckpointSaver extends BaseCheckpointSaver {
   readonly rows: CheckpointRows
   /** Whether reads may take the exact fast path of `internal/serde.ts` (the default serializer). */

@@ -307,7 +307,9 @@ export const columnHeaders: Readonly<Record<string, string>> = {
   instanceId: "instance",
   updatedAt: "updated",
   createdAt: "created",
-  expiresAt: "expires"
+  expiresAt: "expires",
+  checkpointId: "checkpoint",
+  parentCheckpointId: "parent"
 }
 
 /** A cell for people: a time (a field named `…At`, epoch milliseconds as `--json` gives it) as ISO text. */
@@ -367,7 +369,7 @@ const summary = (r: ExecutionRecord) => ({
   workflowName: r.workflowName,
   status: r.status,
   updatedAt: r.updatedAt,
-  error: r.error ?? ""
+  error: r.error ?? null
 })
 
 /** The lease of a Running root as the CLI shows it. */
@@ -486,7 +488,7 @@ const show = Command.make("show", { execution: Argument.String("execution"), ten
     const answers = yield* (yield* RecordStore).listPauseAnswers(tenantId, r.executionId)
     yield* output({ ...r, lease, pendingPauses: pauses, pauseAnswers: answers }, () =>
       [
-        table(Object.entries(summary(r)).map(([field, value]) => ({ field, value: cellOf(field, value) })), ["field", "value"]),
+        table(Object.entries(summary(r)).map(([field, value]) => ({ field: columnHeaders[field] ?? field, value: cellOf(field, value) })), ["field", "value"]),
         ...(lease === null ? [] : ["", table([lease], ["holder", "epoch", "expiresAt", "live"])]),
         ...(pauses.length === 0 ? [] : ["", table(pauses.map((p) => ({ ...p, payload: short(p.payload) })), ["pauseId", "createdAt", "payload"])])
       ].join("\n"))

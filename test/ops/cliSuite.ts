@@ -118,6 +118,8 @@ export const cliSuite = (target: {
         assert.deepStrictEqual(Object.keys(all.json[0]).sort(), ["error", "executionId", "rootExecutionId", "status", "tenantId", "threadId", "updatedAt", "workflowName"])
         assert.deepStrictEqual(pausedList.json.map((r: any) => r.threadId).sort(), ["t2", "t3"])
         assert.strictEqual(typeof all.json[0].updatedAt, "number")
+        assert.isTrue(all.json.every((r: any) => r.error === null || typeof r.error === "string"), "error is text or null")
+        assert.isTrue(all.json.some((r: any) => r.error === null), "an execution without an error has null, not empty text")
         assert.match(listTable.stdout, /^TENANT\s+EXECUTION\s+THREAD\s+WORKFLOW\s+STATUS/)
         assert.strictEqual(listTable.stdout.trim().split("\n").length, 4, "a header and three rows")
 
@@ -227,7 +229,7 @@ export const cliSuite = (target: {
         assert.strictEqual(next.code, 0, next.stderr)
         assert.strictEqual(next.json.checkpoints[next.json.checkpoints.length - 1].source, "input", "down to the input checkpoint")
         const human = yield* baton([...args, "checkpoints", "t1", "--tenant", "acme"])
-        assert.include(human.stdout, "CHECKPOINTID")
+        assert.include(human.stdout, "CHECKPOINT ")
         const other = yield* baton([...args, "checkpoints", "t1", "--tenant", "nobody"])
         assert.strictEqual(other.code, 3, other.stderr)
       }), 120_000)

@@ -36,9 +36,9 @@ const contentHash = () => {
   const files = [
     ...filesUnder(join(root, "src")),
     ...filesUnder(join(root, "layers")),
-    ...filesUnder(join(root, "docs")).filter((f) => /\.(md|png)$/.test(f)),
+    ...readdirSync(join(root, "docs")).filter((f) => /\.(md|png)$/.test(f)).map((f) => join(root, "docs", f)),
     ...filesUnder(join(root, "examples")),
-    ...["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "README.md"].map((f) => join(root, f))
+    ...["package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "README.md", "LICENSE"].map((f) => join(root, f))
   ].sort()
   for (const file of files) hash.update(file.slice(root.length)).update("\0").update(readFileSync(file)).update("\0")
   return hash.digest("hex").slice(0, 16)

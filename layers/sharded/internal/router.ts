@@ -22,7 +22,7 @@
 import { Clock, Context, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../../src/stores/Errors.ts"
 import type { Rule } from "./rule.ts"
-import type { Down, Shard } from "./shard.ts"
+import { type Down, meanwhile, type Shard, warningInterval } from "./shard.ts"
 
 /**
  * The tenant the runtime keeps its own fleet-wide leases under (the leader's).
@@ -62,7 +62,7 @@ export interface Router<S> {
   readonly shardOf: (store: string, operation: string, tenantId: unknown) => Effect.Effect<Shard<S>, StoreError>
   /**
    * Says that `store.operation` went on without `shard` (`how`: "answers", "goes on"), which failed
-   * with `error`: at once the first time, then at most once per {@link warningInterval} on the Clock
+   * with `error`: at once the first time, then at most once a minute (`warningInterval`) on the Clock
    * while it keeps failing, with how often it failed since.
    */
   readonly warnWithout: (store: string, operation: string, how: string, shard: Shard<S>, error: StoreError) => Effect.Effect<void>
@@ -76,9 +76,6 @@ export interface Router<S> {
     f: (stores: Context.Context<S>, shard: Shard<S>) => Effect.Effect<A, E>
   ) => Effect.Effect<ReadonlyArray<A>, E | StoreError>
 }
-
-/** The shortest time between two warnings that one operation goes on without one shard. */
-export const warningInterval = 60_000
 
 /** The warnings of a router: per operation and shard, when it was last said and how often it failed since. */
 const makeWarnings = <S>() => {
@@ -94,18 +91,19 @@ const makeWarnings = <S>() => {
           return Effect.void
         }
         warned.set(key, { at: now, since: 0 })
-        const meanwhile = last === undefined || last.since === 0 ? "" : ` (and ${last.since} more times since the last warning)`
         return Effect.logWarning(
-          `ShardedStores: ${store}.${operation} ${how} without shard "${shard.name}", which failed: ${error.message}${meanwhile}; ` +
+          `ShardedStores: ${store}.${operation} ${how} without shard "${shard.name}", which failed: ${error.message}${meanwhile(last?.since ?? 0, "more times")}; ` +
             `said again at most once a minute while it fails`
         )
       }),
     reachedAgain: (store: string, operation: string, shard: Shard<S>) =>
-      Effect.suspend(() =>
-        warned.delete(keyOf(store, operation, shard))
-          ? Effect.logInfo(`ShardedStores: ${store}.${operation} reaches shard "${shard.name}" again`)
-          : Effect.void
-      )
+      Effect.suspend(() => {
+        const key = keyOf(store, operation, shard)
+        const last = warned.get(key)
+        if (last === undefined) return Effect.void
+        warned.delete(key)
+        return Effect.logInfo(`ShardedStores: ${store}.${operation} reaches shard "${shard.name}" again${meanwhile(last.since, "more failures")}`)
+      })
   }
 }
 

@@ -82,7 +82,6 @@ const failedPrefix = "undo-failed/"
 const handoffPrefix = "child-undo/"
 const claimName = "handoff"
 
-
 /** A step's undo as the runtime keeps it on the node. */
 type UndoFunction = NodeUndo.NodeUndo<UndoContext>
 
