@@ -41,11 +41,8 @@ export const channel = (options: PgWakeupsOptions = {}): string =>
 
 /**
  * A notification `[origin, tenantId, threadId]`, or undefined when it is not one of ours.
- *
- * @category utils
- * @since 0.1.0
  */
-export const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly threadId: string } | undefined => {
+const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly threadId: string } | undefined => {
   try {
     const value: unknown = JSON.parse(payload)
     if (!Array.isArray(value) || value.length !== 3 || !value.every((v) => typeof v === "string")) return undefined

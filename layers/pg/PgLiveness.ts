@@ -58,11 +58,8 @@ export interface PgLivenessOptions extends SqlTables.SqlStoreOptions {
 
 /**
  * The advisory lock key of an instance key in a deployment: 64 bits of a SHA-256, as a bigint literal.
- *
- * @category utils
- * @since 0.1.0
  */
-export const lockKeyOf = (options: PgLivenessOptions, key: string): string =>
+const lockKeyOf = (options: PgLivenessOptions, key: string): string =>
   createHash("sha256").update(`${options.schema ?? ""}.${options.tablePrefix ?? SqlTables.defaultTablePrefix}/${key}`).digest()
     .readBigInt64BE(0).toString()
 

@@ -99,8 +99,7 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
  * of it stays): up to 5 runs in all, 200 ms apart on the Clock. The
  * migrations and the liveness table are made through it.
  *
- * @category utils
- * @since 0.1.0
+ * @internal
  */
 export const againOnLostConnection = <A, E extends StoreError | BatonConfigError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.retry(effect, { while: lostConnection, schedule: Schedule.spaced("200 millis"), times: migrateAttempts - 1 })

@@ -59,11 +59,8 @@ export const channel = (options: PgWakeupsOptions = {}): string =>
 
 /**
  * The notification of a release, or undefined when it is not one of ours.
- *
- * @category utils
- * @since 0.1.0
  */
-export const parse = (
+const parse = (
   payload: string
 ): { readonly origin: string; readonly tenantId: string; readonly rootExecutionId: string; readonly ended: boolean } | undefined => {
   try {

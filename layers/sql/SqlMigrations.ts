@@ -350,8 +350,7 @@ const schedules = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
 /**
  * The condition on `tree_key` that lets a query read `findableTreeKeys`' index for one findable name.
  *
- * @category utils
- * @since 0.1.0
+ * @internal
  */
 export const findableKeyCondition = (name: string): string => `tree_key = ${keyLiteral(name)}`
 

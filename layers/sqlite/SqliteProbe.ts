@@ -33,8 +33,7 @@ const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, code: str
  * The mount of `folder` in the mount table `table` (the text of `/proc/mounts`):
  * its point and file system type, or undefined when no line covers it.
  *
- * @category utils
- * @since 0.1.0
+ * @internal
  */
 export const mountOf = (folder: string, table: string): { readonly mountPoint: string; readonly fileSystem: string } | undefined => {
   let best: { readonly mountPoint: string; readonly fileSystem: string } | undefined
