@@ -153,7 +153,7 @@ const statuses = ["Running", "Paused", "Finished", "Failed", "Cancelled"] as con
 const pageSize = 500
 const rowCap = 100_000
 
-/** A flag of the stores' connection, which the environment variable `config` reads gives when the flag is not set. */
+/** A flag of the stores' connection; when it is not given, `config` (an environment variable) gives it. */
 const storeFlag = (name: string, description: string, config: Config.Config<string>) =>
   Flag.String(name).pipe(Flag.withDescription(description), Flag.withFallbackConfig(config), Flag.optional)
 
