@@ -1,10 +1,11 @@
 /**
  * Every conformance suite against the in-memory Layers: once as two instances
  * over one `MemoryState` (two app instances over one database), once as a
- * single instance of the bundle; and the stores that also come alone, alone. The CheckpointStore suite also runs over a
- * user's own saver (LangGraph's MemorySaver through `CheckpointStores.fromSaver`),
- * the unfenced path, and the PauseStore suite over a backend without a
- * fenced pause save (`saveFenced` is then `save`).
+ * single instance of the bundle; and the stores that also come alone,
+ * alone. The CheckpointStore suite also runs over a user's own saver
+ * (LangGraph's MemorySaver through `CheckpointStores.fromSaver`), the
+ * unfenced path, and the PauseStore suite over a backend without a fenced
+ * pause save (`saveFenced` is then `save`).
  */
 import { MemorySaver } from "@langchain/langgraph-checkpoint"
 import { Effect, Layer } from "effect"

@@ -19,10 +19,11 @@
  *   shard runs in), a fan-out reaches that shard alone, and the reserved
  *   tenant's calls (the leader leases) go to it instead of the home shard.
  */
-import { Clock, Context, Effect, Exit, Option } from "effect"
+import { Context, Effect, Exit, Option } from "effect"
 import { StoreError } from "../../../src/stores/Errors.ts"
 import type { Rule } from "./rule.ts"
-import { type Down, meanwhile, type Shard, warningInterval } from "./shard.ts"
+import type { Down, Shard } from "./shard.ts"
+import * as Warnings from "./warnings.ts"
 
 /**
  * The tenant the runtime keeps its own fleet-wide leases under (the leader's).
@@ -62,7 +63,7 @@ export interface Router<S> {
   readonly shardOf: (store: string, operation: string, tenantId: unknown) => Effect.Effect<Shard<S>, StoreError>
   /**
    * Says that `store.operation` went on without `shard` (`how`: "answers", "goes on"), which failed
-   * with `error`: at once the first time, then at most once a minute (`warningInterval`) on the Clock
+   * with `error`: at once the first time, then at most once a minute (`Warnings.interval`) on the Clock
    * while it keeps failing, with how often it failed since.
    */
   readonly warnWithout: (store: string, operation: string, how: string, shard: Shard<S>, error: StoreError) => Effect.Effect<void>
@@ -75,36 +76,6 @@ export interface Router<S> {
     mode: "partial" | "complete",
     f: (stores: Context.Context<S>, shard: Shard<S>) => Effect.Effect<A, E>
   ) => Effect.Effect<ReadonlyArray<A>, E | StoreError>
-}
-
-/** The warnings of a router: per operation and shard, when it was last said and how often it failed since. */
-const makeWarnings = <S>() => {
-  const warned = new Map<string, { at: number; since: number }>()
-  const keyOf = (store: string, operation: string, shard: Shard<S>) => `${store}.${operation}\u0000${shard.name}`
-  return {
-    warnWithout: (store: string, operation: string, how: string, shard: Shard<S>, error: StoreError) =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => {
-        const key = keyOf(store, operation, shard)
-        const last = warned.get(key)
-        if (last !== undefined && now - last.at < warningInterval) {
-          last.since++
-          return Effect.void
-        }
-        warned.set(key, { at: now, since: 0 })
-        return Effect.logWarning(
-          `ShardedStores: ${store}.${operation} ${how} without shard "${shard.name}", which failed: ${error.message}${meanwhile(last?.since ?? 0, "more times")}; ` +
-            `said again at most once a minute while it fails`
-        )
-      }),
-    reachedAgain: (store: string, operation: string, shard: Shard<S>) =>
-      Effect.suspend(() => {
-        const key = keyOf(store, operation, shard)
-        const last = warned.get(key)
-        if (last === undefined) return Effect.void
-        warned.delete(key)
-        return Effect.logInfo(`ShardedStores: ${store}.${operation} reaches shard "${shard.name}" again${meanwhile(last.since, "more failures")}`)
-      })
-  }
 }
 
 const downError = (store: string, operation: string, down: Down, tenantId: string | undefined) =>
@@ -156,7 +127,15 @@ export const make = <S>(shards: ReadonlyArray<Shard<S>>, rule: Rule): Router<S> 
       Effect.mapError(at === "now" ? shard.now : shard.context, (down) => downError(store, operation, down, tenantId)),
       (stores) => Effect.mapError(f(stores), onNamedShard(shard.name))
     )
-  const { reachedAgain, warnWithout } = makeWarnings<S>()
+  // Per operation and shard: at once, then at most once a minute while that shard keeps failing it.
+  const warnings = Warnings.make()
+  const keyOf = (store: string, operation: string, shard: Shard<S>) => `${store}.${operation}\u0000${shard.name}`
+  const warnWithout = (store: string, operation: string, how: string, shard: Shard<S>, error: StoreError) =>
+    warnings.holds(keyOf(store, operation, shard), (meanwhile) =>
+      `ShardedStores: ${store}.${operation} ${how} without shard "${shard.name}", which failed: ${error.message}${meanwhile}; ` +
+      "said again at most once a minute while it fails")
+  const reachedAgain = (store: string, operation: string, shard: Shard<S>) =>
+    warnings.ended(keyOf(store, operation, shard), (meanwhile) => `ShardedStores: ${store}.${operation} reaches shard "${shard.name}" again${meanwhile}`)
   return {
     shards,
     reached,

@@ -7,6 +7,7 @@
  */
 import { Cause, Clock, type Context, Effect, Exit, Layer, Scope, Semaphore } from "effect"
 import { BatonConfigError, StoreError, type StoreErrorKind } from "../../../src/stores/Errors.ts"
+import * as Warnings from "./warnings.ts"
 
 /** Why a shard is down: the failure of its last build. */
 export interface Down {
@@ -44,12 +45,6 @@ const downOf = (shard: string, cause: Cause.Cause<unknown>): Down | BatonConfigE
   return { shard, kind: "Other", description: error instanceof Error ? error.message : String(error) }
 }
 
-/** The shortest time between two warnings about one shard (that it is down, that a call goes on without it). */
-export const warningInterval = 60_000
-
-/** " (and N <what> since the last warning)", or nothing when there were none. */
-export const meanwhile = (count: number, what: string): string => (count === 0 ? "" : ` (and ${count} ${what} since the last warning)`)
-
 /**
  * Makes a shard over `layer`, building it once at once: a bundle refusing its
  * options fails here (`BatonConfigError`, its field under `shards[index]`); a
@@ -66,8 +61,8 @@ export const make = <S, E, R>(input: {
     const lock = yield* Semaphore.make(1)
     const services = yield* Effect.context<R>()
     let state: State<S> = { _tag: "Unbuilt" }
-    // The "is down" warning: at once, then at most once per `warningInterval` while the builds keep failing.
-    let warned: { at: number; since: number } | undefined
+    // "is down": at once, then at most once a minute while the builds keep failing.
+    const warnings = Warnings.make()
     const build = Effect.gen(function*() {
       const scope = yield* Scope.fork(input.scope)
       // A memo map of its own: no two shards share a store built from one Layer value (each shard is its own
@@ -76,27 +71,16 @@ export const make = <S, E, R>(input: {
       const exit = yield* Effect.exit(Layer.buildWithMemoMap(input.layer, memoMap, scope).pipe(Effect.provideContext(services)))
       if (Exit.isSuccess(exit)) {
         state = { _tag: "Built", context: exit.value }
-        if (warned !== undefined) {
-          yield* Effect.logInfo(`ShardedStores: shard "${input.name}" is built again${meanwhile(warned.since, "failed builds")}`)
-          warned = undefined
-        }
+        yield* warnings.ended("down", (meanwhile) => `ShardedStores: shard "${input.name}" is built again${meanwhile}`)
         return { _tag: "Built" as const }
       }
       yield* Scope.close(scope, exit)
       const down = downOf(input.name, exit.cause)
       if (down instanceof BatonConfigError) return { _tag: "Config" as const, error: down }
-      const at = yield* Clock.currentTimeMillis
-      state = { _tag: "Down", at, down }
-      if (warned !== undefined && at - warned.at < warningInterval) {
-        warned.since++
-      } else {
-        const since = warned?.since ?? 0
-        warned = { at, since: 0 }
-        yield* Effect.logWarning(
-          `ShardedStores: shard "${input.name}" is down (its stores could not be built): ${down.description}${meanwhile(since, "more failed builds")}; ` +
-            "said again at most once a minute while its builds fail"
-        )
-      }
+      state = { _tag: "Down", at: yield* Clock.currentTimeMillis, down }
+      yield* warnings.holds("down", (meanwhile) =>
+        `ShardedStores: shard "${input.name}" is down (its stores could not be built): ${down.description}${meanwhile}; ` +
+        "said again at most once a minute while its builds fail")
       return { _tag: "Down" as const }
     })
     const first = yield* build
