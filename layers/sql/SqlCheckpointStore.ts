@@ -9,9 +9,13 @@
  * than `now + ttl - renewMillis`, see `FenceCheck`): then it pushes
  * `expires_at` to `now + ttl` and the write counts as a renewal. Either way it
  * answers the expiry the row holds after the write.
- * - SQLite: `BEGIN IMMEDIATE` (the write lock first, so no acquire can come
- *   between), a `SELECT` of the lease row, an `UPDATE` only when due, the
- *   inserts, `COMMIT`;
+ * - SQLite: when the lease is as this store last saw it (or as it was taken)
+ *   and no renewal is due, one statement that writes only if the lease row
+ *   is still exactly that (a put goes through a view whose trigger checks
+ *   the lease and writes blobs and checkpoint, `internal/checkpointPuts.ts`);
+ *   otherwise `BEGIN IMMEDIATE` (the write lock first, so no acquire can
+ *   come between), a `SELECT` of the lease row, an `UPDATE` only when due,
+ *   the inserts, `COMMIT`;
  * - Postgres: one statement — a CTE selects the lease row `FOR UPDATE` (a
  *   concurrent acquire, renew or release waits for the write's commit, and
  *   the write re-reads a row one of them changed first), another pushes it
@@ -40,8 +44,9 @@ import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { refused } from "../../src/stores/internal/fence.ts"
 import { type FenceCheck, type FencedWrite, renewalDueBefore } from "../../src/stores/Fence.ts"
 import * as CheckpointPrune from "./internal/checkpointPrune.ts"
+import * as CheckpointPuts from "./internal/checkpointPuts.ts"
 import * as Direct from "./internal/direct.ts"
-import { Begin, changes, Commit, type Op, query, texts } from "./internal/direct.ts"
+import { Begin, changes, Commit, type Op, query, refusable, texts } from "./internal/direct.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import { bytes, num, storeError, textOrNull } from "./internal/rows.ts"
 import * as Store from "./internal/store.ts"
@@ -190,9 +195,9 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
      * last renewal wrote ({@link known}). When that expiry is live and no
      * renewal is due at the writer's `now`, the write is guarded by
      * {@link freshLease} — the lease row is still exactly (holder, epoch,
-     * that expiry) — inside the write's own statement (or transaction): it
-     * writes only then, atomically, and its change count says whether it
-     * did. Then the stored expiry is the remembered one, so the answer is
+     * that expiry) — inside the write's own statement: it writes only then,
+     * atomically, and its change count (for a put, whether the trigger of
+     * `internal/checkpointPuts.ts` refused it) says whether it did. Then the stored expiry is the remembered one, so the answer is
      * exact. When it wrote nothing (someone renewed, took or released the
      * lease meanwhile), the caller takes the full path (check, refuse or
      * renew, write), which learns the row again. Nothing relies on how
@@ -206,13 +211,17 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       if (known.size >= 10_000) known.clear()
       known.set(knownKey(f), { holder: f.lease.holder, epoch: f.lease.epoch, expiresAt })
     }
-    /** The remembered expiry when the folded statements may be tried (SQLite; Postgres folds the whole fence into one statement anyway). */
+    /**
+     * The expiry the folded statements may try (SQLite; Postgres folds the
+     * whole fence into one statement anyway): the remembered one, else — the
+     * first write on a lease — the expiry the lease was taken with. Undefined
+     * when that is not live or a renewal is due at the writer's `now`.
+     */
     const foldable = (f: FenceCheck | undefined): number | undefined => {
       if (f === undefined || isPg) return undefined
       const k = known.get(knownKey(f))
-      return k !== undefined && k.holder === f.lease.holder && k.epoch === f.lease.epoch && k.expiresAt >= renewalDueBefore(f) && k.expiresAt > f.now
-        ? k.expiresAt
-        : undefined
+      const expiresAt = k !== undefined && k.holder === f.lease.holder && k.epoch === f.lease.epoch ? k.expiresAt : f.lease.expiresAt
+      return expiresAt >= renewalDueBefore(f) && expiresAt > f.now ? expiresAt : undefined
     }
     const freshLease = (f: FenceCheck) => LeaseRows.unchanged(sql, t.leases, f.lease, f.lease.expiresAt)
     const freshParams = (f: FenceCheck, expiresAt: number) => [f.lease.tenantId, f.lease.rootExecutionId, f.lease.holder, f.lease.epoch, expiresAt]
@@ -228,18 +237,26 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         fencedWritesText(part.length),
         part.flatMap((w) => [w.tenantId, w.threadId, w.checkpointNs, w.checkpointId, w.taskId, w.idx, w.channel, w.type, w.value, w.taskPath, ...freshParams(f, expiresAt)])
       )
-    const fencedBlobsText = texts((n: number) => sql`INSERT INTO ${blobs_} (${blobColumns}) ${fencedRows(n, blobValues(dummyBlob))} ${blobUpsert}`)
-    const fencedBlobsQuery = (part: ReadonlyArray<BlobRow>, f: FenceCheck, expiresAt: number) =>
-      changes(
-        fencedBlobsText(part.length),
-        part.flatMap((b) => [b.tenantId, b.threadId, b.checkpointNs, b.channel, b.version, b.type, b.value, ...freshParams(f, expiresAt)])
-      )
-    const fencedCheckpointText = texts(() =>
-      sql`INSERT INTO ${checkpoints} (${checkpointColumns}) SELECT ${checkpointValues(dummyCheckpoint)} WHERE ${freshLease(dummyFence)}
-        ${checkpointUpsert}`
+    // SQLite: a put as one statement through the view of migration 19 (see `internal/checkpointPuts.ts`).
+    const putText = texts(() =>
+      sql`INSERT INTO ${sql(t.checkpointPuts)} (${sql.literal(CheckpointPuts.columns.join(", "))})
+        VALUES (${sql.csv(CheckpointPuts.columns.map(() => sql`${null}`))})`
     )
-    const fencedCheckpointQuery = (r: CheckpointRow, f: FenceCheck, expiresAt: number) =>
-      changes(fencedCheckpointText(0), [...checkpointParams(r), ...freshParams(f, expiresAt)])
+    const noFence = [null, null, null, null, null]
+    const emptySlot = [null, null, null, null]
+    /** The view's parameters: the checkpoint's, the fence's (the lease as remembered, or none), each slot's. */
+    const putParams = (r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined, expiresAt: number | undefined) => {
+      const params: Array<unknown> = checkpointParams(r)
+      params.push(...(fence === undefined ? noFence : freshParams(fence, expiresAt!)))
+      for (let i = 0; i < CheckpointPuts.slots; i++) {
+        const b = blobs[i]
+        params.push(...(b === undefined ? emptySlot : [b.channel, b.version, b.type, b.value]))
+      }
+      return params
+    }
+    /** One put statement: 1 when written, 0 when the trigger found the lease moved (nothing written). */
+    const putQuery = (r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined, expiresAt: number | undefined) =>
+      refusable(putText(0), putParams(r, blobs, fence, expiresAt), CheckpointPuts.leaseMoved)
 
     function* putCheckpoint(r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined): Op<FencedWrite | undefined> {
       if (fence === undefined && blobs.length === 0) {
@@ -266,23 +283,20 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         const rows = yield sql`WITH ${sql.csv(ctes)}, checkpoint AS (${insert} RETURNING 1) ${fencedResult}`
         return yield* fencedOutcome(fence, rows)
       }
-      const fresh = foldable(fence)
-      if (fresh !== undefined && blobs.length <= chunk / 10) {
-        // The fence folded into the statements: no lease read, and no transaction at all without blobs.
-        if (blobs.length > 0) {
-          yield Begin
-          yield fencedBlobsQuery(blobs, fence!, fresh)
+      if (!isPg && blobs.length <= CheckpointPuts.slots) {
+        if (fence === undefined) {
+          yield putQuery(r, blobs, undefined, undefined)
+          return undefined
         }
-        const [{ changes: n }] = yield fencedCheckpointQuery(r, fence!, fresh)
-        if (n > 0) {
-          if (blobs.length > 0) yield Commit
-          return { expiresAt: fresh, renewed: false }
+        // The fence folded into the statement: no lease read, no transaction.
+        const fresh = foldable(fence)
+        if (fresh !== undefined) {
+          const [{ changes: n }] = yield putQuery(r, blobs, fence, fresh)
+          if (n > 0) return { expiresAt: fresh, renewed: false }
         }
-        // Not fresh after all (a renewal is due, or the lease is gone): the full path, in the same transaction.
-        if (blobs.length === 0) yield Begin
-      } else {
-        yield Begin
       }
+      // A renewal is due, the lease moved, or too many blobs: the full path, in a transaction.
+      yield Begin
       const fenced = yield* checkFence(fence)
       for (const part of chunks(blobs)) if (part.length > 0) yield blobsQuery(part)
       yield checkpointQuery(r)

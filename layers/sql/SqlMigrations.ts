@@ -19,6 +19,7 @@ import { Migrator, SqlClient } from "effect/sql"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { findableNames, reservedPrefix } from "../../src/stores/TreeStore.ts"
+import * as CheckpointPuts from "./internal/checkpointPuts.ts"
 import { kindOf } from "./internal/classify.ts"
 import { sqlErrorDetail } from "./internal/rows.ts"
 import * as SqlTables from "./SqlTables.ts"
@@ -33,12 +34,14 @@ interface Types {
   readonly int: string
   readonly real: string
   readonly blob: string
+  /** The database is SQLite (else Postgres). */
+  readonly sqlite: boolean
 }
 
 const typesOf = (sql: SqlClient.SqlClient): Types =>
   sql.onDialectOrElse({
-    pg: (): Types => ({ key: `TEXT COLLATE "C"`, text: "TEXT", time: "BIGINT", int: "INTEGER", real: "DOUBLE PRECISION", blob: "BYTEA" }),
-    orElse: (): Types => ({ key: "TEXT", text: "TEXT", time: "INTEGER", int: "INTEGER", real: "REAL", blob: "BLOB" })
+    pg: (): Types => ({ key: `TEXT COLLATE "C"`, text: "TEXT", time: "BIGINT", int: "INTEGER", real: "DOUBLE PRECISION", blob: "BYTEA", sqlite: false }),
+    orElse: (): Types => ({ key: "TEXT", text: "TEXT", time: "INTEGER", int: "INTEGER", real: "REAL", blob: "BLOB", sqlite: true })
   })
 
 const statements = (build: (t: SqlTables.SqlTables, y: Types) => ReadonlyArray<string>, t: SqlTables.SqlTables) =>
@@ -481,6 +484,15 @@ const debounces = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
 ]
 
 /**
+ * 19: SQLite only — the view a checkpoint put is written through, so that
+ * the fence check, the changed channels' blobs and the checkpoint row are
+ * one statement instead of a four-statement transaction (see
+ * `internal/checkpointPuts.ts`). Postgres writes a put in one statement
+ * without it; there this migration creates nothing.
+ */
+const checkpointPutView = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => y.sqlite ? CheckpointPuts.ddl(t) : []
+
+/**
  * Every migration, in order: `[id, name, build]`. The newest id is the schema version.
  *
  * @category utils
@@ -502,7 +514,8 @@ export const migrations: ReadonlyArray<readonly [id: number, name: string, build
   [15, "checkpoint_lifecycle", checkpointLifecycle],
   [16, "stream_events", streamEvents],
   [17, "concurrency_keys", concurrencyKeys],
-  [18, "debounces", debounces]
+  [18, "debounces", debounces],
+  [19, "checkpoint_put_view", checkpointPutView]
 ]
 
 /**

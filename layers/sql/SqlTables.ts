@@ -53,6 +53,8 @@ export interface SqlTables {
   readonly checkpoints: string
   readonly checkpointWrites: string
   readonly checkpointBlobs: string
+  /** SQLite: the view one checkpoint put is written through — checkpoint, its blobs and the fence in one statement (migration 19). */
+  readonly checkpointPuts: string
   /** effect `RateLimiterStore` fixed-window counters (migration 6). */
   readonly limiterWindows: string
   /** effect `RateLimiterStore` buckets / adaptive states and `CircuitBreakerStore` entries, JSON per (kind, key) (migration 6). */
@@ -108,6 +110,7 @@ export const make = (options: SqlStoreOptions = {}): Effect.Effect<SqlTables, Ba
     checkpoints: `${prefix}checkpoints`,
     checkpointWrites: `${prefix}checkpoint_writes`,
     checkpointBlobs: `${prefix}checkpoint_blobs`,
+    checkpointPuts: `${prefix}checkpoint_puts`,
     limiterWindows: `${prefix}limiter_windows`,
     limiterStates: `${prefix}limiter_states`,
     history: `${prefix}history`,

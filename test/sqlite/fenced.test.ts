@@ -217,6 +217,31 @@ describe("fenced checkpoint writes (SQLite)", () => {
       yield* Scope.close(scope, Exit.void)
     }))
 
+  it.effect("a put whose lease moved since the saver last saw it is refused by its one statement and lands by the full check, answering the stored expiry; a stale holder's put leaves no blob", () =>
+    Effect.gen(function*() {
+      const { leases, saver, scope, sql } = yield* open
+      const lease = yield* acquire(leases, "root-8", "a", 0)
+      const first = fenceOf(lease, 1_000)
+      yield* put(saver, config("root-8", { [fenceKey]: first.fence }), "first")
+      assert.deepStrictEqual(first.seen.confirmed, [[1_000, ttl, false]], "the first write tries the expiry the lease was taken with")
+      // Renewed behind the saver's back: the row's expiry is no longer the one the saver knows.
+      assert.isTrue(yield* leases.renew(lease, ttl, 5_000))
+      const second = fenceOf(lease, 6_000)
+      yield* put(saver, config("root-8", { [fenceKey]: second.fence }), "second")
+      assert.strictEqual(yield* latestValue(saver, "root-8"), "second")
+      assert.deepStrictEqual(second.seen.confirmed, [[6_000, 5_000 + ttl, false]], "the answer is the expiry the row holds")
+      assert.deepStrictEqual(second.seen.lost, [])
+      // Another holder takes the tree; the old one's put (with its channel's blob) writes nothing at all.
+      const taken = yield* acquire(leases, "root-8", "b", 5_000 + ttl + 1)
+      const blobs = Effect.map(sql<{ n: number }>`SELECT COUNT(*) AS n FROM baton_checkpoint_blobs WHERE thread_id = 'root-8'`, (r) => Number(r[0]!.n))
+      const before = yield* blobs
+      lostWith(yield* putExit(saver, config("root-8", { [fenceKey]: fenceOf(lease, 5_000 + ttl + 2).fence }), "late"))
+      assert.strictEqual(yield* blobs, before, "no blob of the refused put")
+      assert.strictEqual(yield* latestValue(saver, "root-8"), "second")
+      assert.deepStrictEqual(Option.getOrThrow(yield* leases.get(tenant, "root-8")), taken)
+      yield* Scope.close(scope, Exit.void)
+    }))
+
   it.effect("pending writes under a stale lease are refused too", () =>
     Effect.gen(function*() {
       const { leases, saver, scope } = yield* open

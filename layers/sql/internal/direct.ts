@@ -53,6 +53,27 @@ export interface Changes {
 export const changes = (sql: string, params: ReadonlyArray<unknown>): Changes => ({ _tag: "Changes", sql, params })
 
 /**
+ * A statement that returns no rows and that a trigger may refuse with
+ * `RAISE(ABORT, refusal)`: the generator receives `[{ changes: 1 }]` when it
+ * ran, `[{ changes: 0 }]` when it was refused — then it wrote nothing, and
+ * an open transaction stays open. Any other failure fails the operation.
+ * SQLite only.
+ */
+export interface Refusable {
+  readonly _tag: "Refusable"
+  readonly sql: string
+  readonly params: ReadonlyArray<unknown>
+  readonly refusal: string
+}
+
+export const refusable = (sql: string, params: ReadonlyArray<unknown>, refusal: string): Refusable => ({ _tag: "Refusable", sql, params, refusal })
+
+/** Whether `error` is the refusal a {@link Refusable}'s trigger raises. */
+const isRefusal = (error: unknown, refusal: string): boolean =>
+  isSqlError(error) && [error.message, (error.reason as { readonly message?: unknown }).message, (error.cause as Error | undefined)?.message]
+    .some((text) => typeof text === "string" && text.includes(refusal))
+
+/**
  * The SQL text of a statement shape, compiled once per key (e.g. per number
  * of rows): `build` gets the key and returns the statement with any values;
  * only the text is kept. The caller passes the parameters in the order the
@@ -67,7 +88,7 @@ export const texts = <K>(build: (key: K) => Statement<any>) => {
   }
 }
 
-export type Step = Statement<any> | Query | Changes | typeof Begin | typeof Commit
+export type Step = Statement<any> | Query | Changes | Refusable | typeof Begin | typeof Commit
 
 /** An operation: yields steps, receives each statement's rows, returns its answer. */
 export type Op<A> = Generator<Step, A, ReadonlyArray<any>>
@@ -132,6 +153,17 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
   const begin = sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => "BEGIN" })
   const syncAccess = (sql as Partial<SyncCapable>)[SyncAccess]
 
+  /** Runs a {@link Refusable}: 1 when it ran, 0 when its trigger refused it. */
+  const runRefusable = (conn: SyncConnection, step: Refusable): number => {
+    try {
+      conn.run(step.sql, step.params)
+      return 1
+    } catch (error) {
+      if (isRefusal(error, step.refusal)) return 0
+      throw error
+    }
+  }
+
   /** Runs `op` synchronously; `nested`: inside a group commit's savepoint, where its own `Begin` / `Commit` do nothing. */
   const runSync = <A>(conn: SyncConnection, op: Op<A>, nested = false): A => {
     let inTransaction = false
@@ -150,6 +182,8 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
           rows = conn.execute((step as Query).sql, (step as Query).params)
         } else if ((step as Changes)._tag === "Changes") {
           rows = [{ changes: conn.run((step as Changes).sql, (step as Changes).params) }]
+        } else if ((step as Refusable)._tag === "Refusable") {
+          rows = [{ changes: runRefusable(conn, step as Refusable) }]
         } else {
           const [text, params] = (step as Statement<any>).compile()
           rows = conn.execute(text, params)
@@ -205,6 +239,13 @@ export const make = (sql: SqlClient.SqlClient): Direct => {
       if ((step as Changes)._tag === "Changes") {
         // The driver's raw answer for a statement without rows: node:sqlite's `{ changes }`.
         return Effect.flatMap(conn.executeRaw((step as Changes).sql, (step as Changes).params), (raw: any) => resume([{ changes: Number(raw?.changes ?? 0) }]))
+      }
+      if ((step as Refusable)._tag === "Refusable") {
+        const { params, refusal, sql } = step as Refusable
+        return Effect.flatMap(
+          Effect.catchIf(Effect.as(conn.executeRaw(sql, params), 1), (e) => isRefusal(e, refusal), () => Effect.succeed(0)),
+          (changes) => resume([{ changes }])
+        )
       }
       const [text, params] = (step as Statement<any>).compile()
       return Effect.flatMap(conn.execute(text, params, undefined), resume)

@@ -142,6 +142,17 @@ export const unchanged = (sql: SqlClient, table: string, lease: Lease, expiresAt
         AND expires_at = ${expiresAt})`
 
 /**
+ * {@link unchanged} as DDL text for a trigger: the lease is named by columns
+ * of the trigger's `NEW` row (SQLite; `internal/checkpointPuts.ts`).
+ */
+export const unchangedAsOf = (
+  table: string,
+  row: { readonly tenantId: string; readonly rootExecutionId: string; readonly holder: string; readonly epoch: string; readonly expiresAt: string }
+) =>
+  `EXISTS (SELECT 1 FROM "${table}" WHERE tenant_id = NEW.${row.tenantId} AND root_execution_id = NEW.${row.rootExecutionId}
+    AND holder = NEW.${row.holder} AND epoch = NEW.${row.epoch} AND expires_at = NEW.${row.expiresAt})`
+
+/**
  * Moves the expiry of `key`'s row to `expiresAt`, with no check: for a row
  * the same transaction found held ({@link held}). Parameters: expiresAt,
  * tenant, root.
