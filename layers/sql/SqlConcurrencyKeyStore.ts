@@ -111,7 +111,10 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
           }))),
       release: (tenantId, executionId, now) =>
         run(store, "release", () =>
-          transaction(sql, Effect.gen(function*() {
+          // Most executions that end have no entry: a plain read says so without taking the write lock, as the
+          // transaction's own read would have (an entry written after it is the admitter's to free, either way).
+          Effect.flatMap(getEntry(tenantId, executionId), (found) =>
+            Option.isNone(found) ? Effect.succeed({ released: false, admitted: [] }) : transaction(sql, Effect.gen(function*() {
             const kept = yield* getEntry(tenantId, executionId)
             if (Option.isNone(kept)) return { released: false, admitted: [] }
             const locked = yield* lockKey(tenantId, kept.value.key)
@@ -119,7 +122,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
             // Released by a concurrent call, which admitted in its place.
             if (deleted.length === 0) return { released: false, admitted: [] }
             return { released: true, admitted: yield* promote(tenantId, kept.value.key, locked?.limit ?? 1, now) }
-          }))),
+          })))),
       get: (tenantId, executionId) => run(store, "get", () => getEntry(tenantId, executionId)),
       list: (tenantId, key) =>
         run(store, "list", () =>
