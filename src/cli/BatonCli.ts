@@ -309,7 +309,9 @@ export const columnHeaders: Readonly<Record<string, string>> = {
   createdAt: "created",
   expiresAt: "expires",
   checkpointId: "checkpoint",
-  parentCheckpointId: "parent"
+  parentCheckpointId: "parent",
+  parentExecutionId: "parent",
+  workflowVersion: "version"
 }
 
 /** A cell for people: a time (a field named `…At`, epoch milliseconds as `--json` gives it) as ISO text. */
@@ -368,6 +370,22 @@ const summary = (r: ExecutionRecord) => ({
   threadId: r.threadId,
   workflowName: r.workflowName,
   status: r.status,
+  updatedAt: r.updatedAt,
+  error: r.error ?? null
+})
+
+/** The whole record as `show` lists it for people: the summary's fields and where it sits, which version, when it began. */
+const detail = (r: ExecutionRecord) => ({
+  tenantId: r.tenantId,
+  executionId: r.executionId,
+  rootExecutionId: r.rootExecutionId,
+  parentExecutionId: r.parentExecutionId,
+  depth: r.depth,
+  threadId: r.threadId,
+  workflowName: r.workflowName,
+  workflowVersion: r.workflowVersion,
+  status: r.status,
+  createdAt: r.createdAt,
   updatedAt: r.updatedAt,
   error: r.error ?? null
 })
@@ -488,7 +506,7 @@ const show = Command.make("show", { execution: Argument.String("execution"), ten
     const answers = yield* (yield* RecordStore).listPauseAnswers(tenantId, r.executionId)
     yield* output({ ...r, lease, pendingPauses: pauses, pauseAnswers: answers }, () =>
       [
-        table(Object.entries(summary(r)).map(([field, value]) => ({ field: columnHeaders[field] ?? field, value: cellOf(field, value) })), ["field", "value"]),
+        table(Object.entries(detail(r)).map(([field, value]) => ({ field: columnHeaders[field] ?? field, value: value === null ? "-" : cellOf(field, value) })), ["field", "value"]),
         ...(lease === null ? [] : ["", table([lease], ["holder", "epoch", "expiresAt", "live"])]),
         ...(pauses.length === 0 ? [] : ["", table(pauses.map((p) => ({ ...p, payload: short(p.payload) })), ["pauseId", "createdAt", "payload"])])
       ].join("\n"))

@@ -93,7 +93,7 @@ export const cliSuite = (target: {
         assert.isTrue(migrated.json.migrated)
         assert.isAbove(migrated.json.version, 0)
 
-        const [status, statusTable, all, pausedList, listTable, shown, missing, anyTenant, twoTenants, nowhere, leases, pauses, sweep] = yield* Effect.all([
+        const [status, statusTable, all, pausedList, listTable, shown, missing, anyTenant, twoTenants, nowhere, leases, pauses, sweep, shownTable] = yield* Effect.all([
           baton([...args, "--json", "status"]),
           baton([...args, "status"]),
           baton([...args, "--json", "list"]),
@@ -106,7 +106,8 @@ export const cliSuite = (target: {
           baton([...args, "show", "exec_nope"]),
           baton([...args, "--json", "leases"]),
           baton([...args, "--json", "pauses", "--tenant", "acme"]),
-          baton([...args, "--json", "sweep"])
+          baton([...args, "--json", "sweep"]),
+          baton([...args, "show", paused[0]!.executionId, "--tenant", "acme"])
         ], { concurrency: 4 })
         assert.strictEqual(status.code, 0, status.stderr)
         assert.deepStrictEqual(status.json.executions, { Running: 1, Paused: 2, Finished: 2, Failed: 0, Cancelled: 0 })
@@ -129,6 +130,14 @@ export const cliSuite = (target: {
         // --json gives every time as the API does: epoch milliseconds, in the record and in its pauses alike.
         assert.strictEqual(typeof shown.json.createdAt, "number")
         assert.strictEqual(typeof shown.json.pendingPauses[0].createdAt, "number")
+        // The table shows the whole record too: where it sits in its tree, its workflow's version, when it began.
+        assert.strictEqual(shownTable.code, 0, shownTable.stderr)
+        const fields = new Map(shownTable.stdout.split("\n").map((line) => line.trim().split(/\s{2,}/)).filter((cells) => cells.length === 2).map(([k, v]) => [k!, v!]))
+        assert.strictEqual(fields.get("status"), "Paused")
+        assert.strictEqual(fields.get("version"), shown.json.workflowVersion)
+        assert.strictEqual(fields.get("depth"), String(shown.json.depth))
+        assert.strictEqual(fields.get("parent"), "-", "a root has no parent")
+        assert.strictEqual(fields.get("created"), new Date(shown.json.createdAt).toISOString())
         assert.strictEqual(missing.code, 3)
         assert.include(missing.stderr, "no execution exec_nope")
         // Without --tenant, show finds an execution in whichever tenant holds it; one id in two tenants needs --tenant.
