@@ -254,6 +254,8 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
       }
       return params
     }
+    /** Whether a blob is keyed by the checkpoint's (tenant, thread, ns): the view files the blobs it carries under the checkpoint's. */
+    const sameThread = (b: BlobRow, r: CheckpointRow) => b.tenantId === r.tenantId && b.threadId === r.threadId && b.checkpointNs === r.checkpointNs
     /** One put statement: 1 when written, 0 when the trigger found the lease moved (nothing written). */
     const putQuery = (r: CheckpointRow, blobs: ReadonlyArray<BlobRow>, fence: FenceCheck | undefined, expiresAt: number | undefined) =>
       refusable(putText(0), putParams(r, blobs, fence, expiresAt), CheckpointPuts.leaseMoved)
@@ -283,7 +285,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
         const rows = yield sql`WITH ${sql.csv(ctes)}, checkpoint AS (${insert} RETURNING 1) ${fencedResult}`
         return yield* fencedOutcome(fence, rows)
       }
-      if (!isPg && blobs.length <= CheckpointPuts.slots) {
+      if (!isPg && blobs.length <= CheckpointPuts.slots && blobs.every((b) => sameThread(b, r))) {
         if (fence === undefined) {
           yield putQuery(r, blobs, undefined, undefined)
           return undefined
@@ -295,7 +297,7 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
           if (n > 0) return { expiresAt: fresh, renewed: false }
         }
       }
-      // A renewal is due, the lease moved, or too many blobs: the full path, in a transaction.
+      // A renewal is due, the lease moved, or blobs the view cannot carry: the full path, in a transaction.
       yield Begin
       const fenced = yield* checkFence(fence)
       for (const part of chunks(blobs)) if (part.length > 0) yield blobsQuery(part)

@@ -374,7 +374,7 @@ const summary = (r: ExecutionRecord) => ({
   error: r.error ?? null
 })
 
-/** The whole record as `show` lists it for people: the summary's fields and where it sits, which version, when it began. */
+/** The record as `show` lists it for people: the summary's fields and where it sits, which version, when it began (`--json` gives every field). */
 const detail = (r: ExecutionRecord) => ({
   tenantId: r.tenantId,
   executionId: r.executionId,

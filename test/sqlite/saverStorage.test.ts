@@ -8,6 +8,7 @@ import { type Checkpoint, emptyCheckpoint, JsonPlusSerializer, uuid6 } from "@la
 import { AIMessage, HumanMessage } from "@langchain/core/messages"
 import { Context, Effect, Exit, Layer, Option, Scope } from "effect"
 import { SqlClient } from "effect/sql"
+import { classifySqliteError, isSqlError, SqlError } from "effect/sql/SqlError"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { constants, DatabaseSync } from "node:sqlite"
@@ -252,6 +253,47 @@ describe("the SQLite saver's storage", () => {
     const before = seen.length
     await saver.putWrites({ configurable: { ...a, checkpoint_id: first.id } }, [["step", 3]], "task-b")
     assert.isFalse(seen.slice(before).some((text) => text.startsWith("SAVEPOINT")))
+    await db.close()
+  })
+
+  it("a put's blobs go in under their own (tenant, thread, ns), also when the put is one statement", async () => {
+    const db = await client()
+    await db.run(SqlMigrations.migrate())
+    const rows = await db.run(SqlCheckpointStore.makeRows())
+    const row = { tenantId: "t", threadId: "t1", checkpointNs: "", checkpointId: "c1", parentCheckpointId: null, type: "json", checkpoint: new Uint8Array([1]), metadataType: "json", metadata: new Uint8Array([2]) }
+    const blob = (threadId: string, checkpointNs: string) => ({ tenantId: "t", threadId, checkpointNs, channel: "a", version: "1", type: "json", value: new Uint8Array([3]) })
+    await rows.putCheckpoint(row, [blob("t1", ""), blob("t2", "sub")], undefined)
+    assert.strictEqual((await rows.getBlobs("t", "t1", "", [{ channel: "a", version: "1" }])).length, 1)
+    assert.strictEqual((await rows.getBlobs("t", "t2", "sub", [{ channel: "a", version: "1" }])).length, 1, "the other thread's blob is filed under it")
+    await db.close()
+  })
+
+  it("over a client whose errors keep the driver's text only in their cause (as effect's own SQLite clients do), a put whose lease moved still lands by the full check", async () => {
+    const db = await client()
+    await db.run(SqlMigrations.migrate())
+    const leases = await db.run(SqlLeaseStore.make())
+    const lease = Option.getOrThrow(await Effect.runPromise(leases.acquire("t", "r1", "h", 30_000, 1_000)))
+    assert.isTrue(await Effect.runPromise(leases.renew(lease, 30_000, 5_000)))
+    // No synchronous access (the effect path), and each SqlError reshaped: a generic message, the driver's error as its reason's cause.
+    const reshaped = (e: unknown) =>
+      isSqlError(e) ? new SqlError({ reason: classifySqliteError((e.reason as any).cause, { message: "Failed to execute statement", operation: "execute" }) }) : e
+    const connection = (conn: any) =>
+      new Proxy(conn, {
+        get: (target, key) => {
+          const value = Reflect.get(target, key)
+          if (typeof value !== "function") return value
+          return key === "execute" || key === "executeRaw" ? (...args: Array<any>) => Effect.mapError(value.apply(target, args), reshaped) : value.bind(target)
+        }
+      })
+    const foreign = (sql: any) =>
+      new Proxy(sql, { get: (target, key) => key === SyncAccess ? undefined : key === "reserve" ? Effect.map(target.reserve, connection) : Reflect.get(target, key) })
+    const rows = await db.run(Effect.flatMap(SqlClient.SqlClient, (sql) => Effect.provideService(SqlCheckpointStore.makeRows(), SqlClient.SqlClient, foreign(sql))))
+    const row = { tenantId: "t", threadId: "r1", checkpointNs: "", checkpointId: "c1", parentCheckpointId: null, type: "json", checkpoint: new Uint8Array([1]), metadataType: "json", metadata: new Uint8Array([2]) }
+    const blob = { tenantId: "t", threadId: "r1", checkpointNs: "", channel: "a", version: "1", type: "json", value: new Uint8Array([3]) }
+    // The first write tries the expiry the lease was taken with (31 s); the row holds 35 s: refused, then the full check.
+    const written = await rows.putCheckpoint(row, [blob], { lease, ttlMillis: 30_000, renewMillis: 10_000, now: 6_000 })
+    assert.deepStrictEqual(written, { expiresAt: 35_000, renewed: false })
+    assert.strictEqual((await rows.getCheckpoint("t", "r1", "", "c1"))?.checkpointId, "c1")
     await db.close()
   })
 

@@ -10,8 +10,9 @@
  *    when a fence is given and the lease row is no longer exactly (holder,
  *    epoch, expiry) — nothing is written, and an open transaction stays
  *    open for the caller's full check;
- * 2. inserts up to {@link slots} blobs (a version's value never changes: one
- *    that exists is kept);
+ * 2. inserts up to {@link slots} blobs under the checkpoint's (tenant,
+ *    thread, ns) — a put whose blobs are keyed otherwise takes the
+ *    transaction — keeping one that exists (a version's value never changes);
  * 3. upserts the checkpoint row.
  *
  * A put with more blobs than slots takes the transaction. Postgres needs none

@@ -68,10 +68,22 @@ export interface Refusable {
 
 export const refusable = (sql: string, params: ReadonlyArray<unknown>, refusal: string): Refusable => ({ _tag: "Refusable", sql, params, refusal })
 
-/** Whether `error` is the refusal a {@link Refusable}'s trigger raises. */
-const isRefusal = (error: unknown, refusal: string): boolean =>
-  isSqlError(error) && [error.message, (error.reason as { readonly message?: unknown }).message, (error.cause as Error | undefined)?.message]
-    .some((text) => typeof text === "string" && text.includes(refusal))
+/**
+ * Whether `error` is the refusal a {@link Refusable}'s trigger raises. The
+ * trigger's text is the driver's message, which clients keep in different
+ * places — baton's SQLite client in the `SqlError`'s reason, effect's own
+ * SQLite clients only in the reason's `cause` — so the cause chain is read.
+ */
+const isRefusal = (error: unknown, refusal: string): boolean => {
+  if (!isSqlError(error)) return false
+  let at: unknown = error
+  for (let depth = 0; depth < 4 && at !== null && typeof at === "object"; depth++) {
+    const message = (at as { readonly message?: unknown }).message
+    if (typeof message === "string" && message.includes(refusal)) return true
+    at = at === error ? error.reason : (at as { readonly cause?: unknown }).cause
+  }
+  return false
+}
 
 /**
  * The SQL text of a statement shape, compiled once per key (e.g. per number
