@@ -197,8 +197,9 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
      * {@link freshLease} — the lease row is still exactly (holder, epoch,
      * that expiry) — inside the write's own statement: it writes only then,
      * atomically, and its change count (for a put, whether the trigger of
-     * `internal/checkpointPuts.ts` refused it) says whether it did. Then the stored expiry is the remembered one, so the answer is
-     * exact. When it wrote nothing (someone renewed, took or released the
+     * `internal/checkpointPuts.ts` refused it) says whether it did. Then the
+     * stored expiry is the remembered one, so the answer is exact. When it
+     * wrote nothing (someone renewed, took or released the
      * lease meanwhile), the caller takes the full path (check, refuse or
      * renew, write), which learns the row again. Nothing relies on how
      * others move the expiry. No `RETURNING`: on SQLite it costs two to three
