@@ -87,17 +87,12 @@ export const makeRows = (options: SqlTables.SqlStoreOptions = {}): Effect.Effect
     const blobs_ = sql(t.checkpointBlobs)
     const direct = Direct.make(sql)
 
-    const checkpointColumns = sql.literal(
-      "tenant_id, thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata_type, metadata, channel_versions, created_at, execution_id"
-    )
+    const checkpointColumns = sql.literal(CheckpointPuts.checkpointColumns.join(", "))
     const checkpointValues = (r: CheckpointRow) =>
       sql`${r.tenantId}, ${r.threadId}, ${r.checkpointNs}, ${r.checkpointId}, ${r.parentCheckpointId}, ${r.type}, ${r.checkpoint}, ${r.metadataType}, ${r.metadata}, ${
         channelVersionsOf(r)
       }, ${r.createdAt ?? null}, ${r.executionId ?? null}`
-    const checkpointUpsert = sql.literal(`ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-      parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type, checkpoint = excluded.checkpoint,
-      metadata_type = excluded.metadata_type, metadata = excluded.metadata, channel_versions = excluded.channel_versions,
-      created_at = excluded.created_at, execution_id = excluded.execution_id`)
+    const checkpointUpsert = sql.literal(CheckpointPuts.checkpointUpsert)
 
     const writeColumns = sql.literal("tenant_id, thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value, task_path")
     const writeValues = (w: WriteRow) =>

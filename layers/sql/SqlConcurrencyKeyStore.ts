@@ -3,8 +3,8 @@
  * its limit and next arrival number, one entry row per execution.
  *
  * `enqueue` and `release` are one transaction each (a `release` that finds
- * no entry is only that read) that first locks the key's row (Postgres `SELECT … FOR UPDATE`, the row inserted first when
- * missing; SQLite's `BEGIN IMMEDIATE` holds the database's write lock from
+ * no entry is only that read) that first locks the key's row (Postgres
+ * `SELECT … FOR UPDATE`, the row inserted first when missing; SQLite's `BEGIN IMMEDIATE` holds the database's write lock from
  * the start), then counts the key's admitted entries and admits the
  * earliest waiting ones up to the limit — so admissions of one key are
  * serialized across connections and instances, and never exceed the limit.

@@ -376,18 +376,11 @@ const summary = (r: ExecutionRecord) => ({
 
 /** The record as `show` lists it for people: the summary's fields and where it sits, which version, when it began (`--json` gives every field). */
 const detail = (r: ExecutionRecord) => ({
-  tenantId: r.tenantId,
-  executionId: r.executionId,
-  rootExecutionId: r.rootExecutionId,
+  ...summary(r),
   parentExecutionId: r.parentExecutionId,
   depth: r.depth,
-  threadId: r.threadId,
-  workflowName: r.workflowName,
   workflowVersion: r.workflowVersion,
-  status: r.status,
-  createdAt: r.createdAt,
-  updatedAt: r.updatedAt,
-  error: r.error ?? null
+  createdAt: r.createdAt
 })
 
 /** The lease of a Running root as the CLI shows it. */

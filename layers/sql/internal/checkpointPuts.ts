@@ -29,7 +29,8 @@ export const slots = 8
 /** The message of the trigger's refusal: the lease is not the one the writer remembered. */
 export const leaseMoved = "baton: the lease moved since the writer last read it"
 
-const checkpointColumns = [
+/** A checkpoint row's columns, in the order every checkpoint insert (this view's and the store's own) binds them. */
+export const checkpointColumns = [
   "tenant_id",
   "thread_id",
   "checkpoint_ns",
@@ -43,6 +44,10 @@ const checkpointColumns = [
   "created_at",
   "execution_id"
 ] as const
+/** What every checkpoint insert ends with: a row that exists takes the new values (its key stays). */
+export const checkpointUpsert = `ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET ${
+  checkpointColumns.slice(4).map((c) => `${c} = excluded.${c}`).join(", ")
+}`
 const fenceColumns = ["fence_tenant_id", "fence_root_execution_id", "fence_holder", "fence_epoch", "fence_expires_at"] as const
 const slotColumns = (i: number) => [`blob_channel_${i}`, `blob_version_${i}`, `blob_type_${i}`, `blob_value_${i}`] as const
 const slotNumbers = Array.from({ length: slots }, (_, i) => i + 1)
@@ -57,7 +62,6 @@ export const ddl = (t: SqlTables.SqlTables): ReadonlyArray<string> => {
     const [channel, version, type, value] = slotColumns(i)
     return `SELECT NEW.tenant_id, NEW.thread_id, NEW.checkpoint_ns, NEW.${channel}, NEW.${version}, NEW.${type}, NEW.${value} WHERE NEW.${channel} IS NOT NULL`
   })
-  const updates = checkpointColumns.slice(4).map((c) => `${c} = excluded.${c}`).join(", ")
   return [
     `CREATE VIEW "${t.checkpointPuts}" AS SELECT ${checkpointColumns.join(", ")}, ${extra} FROM "${t.checkpoints}" WHERE 0`,
     `CREATE TRIGGER "${t.checkpointPuts}_insert" INSTEAD OF INSERT ON "${t.checkpointPuts}"
@@ -76,7 +80,7 @@ export const ddl = (t: SqlTables.SqlTables): ReadonlyArray<string> => {
         ON CONFLICT (tenant_id, thread_id, checkpoint_ns, channel, version) DO NOTHING;
       INSERT INTO "${t.checkpoints}" (${checkpointColumns.join(", ")})
         VALUES (${checkpointColumns.map((c) => `NEW.${c}`).join(", ")})
-        ON CONFLICT (tenant_id, thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET ${updates};
+        ${checkpointUpsert};
     END`
   ]
 }

@@ -72,15 +72,13 @@ export const refusable = (sql: string, params: ReadonlyArray<unknown>, refusal: 
  * Whether `error` is the refusal a {@link Refusable}'s trigger raises. The
  * trigger's text is the driver's message, which clients keep in different
  * places — baton's SQLite client in the `SqlError`'s reason, effect's own
- * SQLite clients only in the reason's `cause` — so the cause chain is read.
+ * SQLite clients only in the reason's `cause` — so the cause chain (the
+ * `SqlError`, its reason, the driver's error) is read.
  */
 const isRefusal = (error: unknown, refusal: string): boolean => {
   if (!isSqlError(error)) return false
-  let at: unknown = error
-  for (let depth = 0; depth < 4 && at !== null && typeof at === "object"; depth++) {
-    const message = (at as { readonly message?: unknown }).message
-    if (typeof message === "string" && message.includes(refusal)) return true
-    at = at === error ? error.reason : (at as { readonly cause?: unknown }).cause
+  for (let at: unknown = error, depth = 0; depth < 4 && at instanceof Error; at = at.cause, depth++) {
+    if (at.message.includes(refusal)) return true
   }
   return false
 }
