@@ -89,7 +89,7 @@ export const childQueueStoreSuite = (options: SuiteOptions<ChildQueueStore>): vo
     claimExpiresAt: expiresAt
   })
 
-  register((it) => {
+  register((_test, it) => {
     it.effect("saveIfAbsent queues a child once; a second save of the id is refused and changes nothing", () =>
       withQueue((stores, child) =>
         Effect.gen(function*() {

@@ -32,41 +32,37 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
     return { stores, root, tenant, a, b, lease }
   })
 
-  register((it) => {
-    it.effect(`of ${racers} racers for a free lease exactly one wins, with epoch 1`, () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const t = yield* now
-        const holders = Array.from({ length: racers }, (_, i) => ids(`holder${i}x`))
-        const exits = yield* race(racers, (i) => stores.at(i).acquire(tenant, root, holders[i]!, ttl, t))
-        const won = successes(exits).filter(Option.isSome).map((o) => o.value)
-        assert.strictEqual(successes(exits).length, racers, "every acquire answers (Some or None)")
-        assert.strictEqual(won.length, 1, "exactly one racer holds the lease")
-        const lease = won[0]!
-        assert.strictEqual(lease.epoch, 1)
-        assert.strictEqual(lease.expiresAt, t + ttl)
-        assert.strictEqual(lease.tenantId, tenant)
-        assert.strictEqual(lease.rootExecutionId, root)
-        assert.include(holders, lease.holder)
-        for (const s of [stores.first, stores.second]) {
-          assert.deepStrictEqual(some(yield* s.get(tenant, root), "get after acquire"), lease)
-        }
-      }))
+  register((test, it) => {
+    test(`of ${racers} racers for a free lease exactly one wins, with epoch 1`, function*(stores) {
+      const { root, tenant } = tree()
+      const t = yield* now
+      const holders = Array.from({ length: racers }, (_, i) => ids(`holder${i}x`))
+      const exits = yield* race(racers, (i) => stores.at(i).acquire(tenant, root, holders[i]!, ttl, t))
+      const won = successes(exits).filter(Option.isSome).map((o) => o.value)
+      assert.strictEqual(successes(exits).length, racers, "every acquire answers (Some or None)")
+      assert.strictEqual(won.length, 1, "exactly one racer holds the lease")
+      const lease = won[0]!
+      assert.strictEqual(lease.epoch, 1)
+      assert.strictEqual(lease.expiresAt, t + ttl)
+      assert.strictEqual(lease.tenantId, tenant)
+      assert.strictEqual(lease.rootExecutionId, root)
+      assert.include(holders, lease.holder)
+      for (const s of [stores.first, stores.second]) {
+        assert.deepStrictEqual(some(yield* s.get(tenant, root), "get after acquire"), lease)
+      }
+    })
 
-    it.effect(`of ${racers} racers for an expired lease exactly one wins, with the next epoch`, () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const first = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "first acquire")
-        yield* TestClock.adjust(ttl)
-        const t = yield* now
-        const exits = yield* race(racers, (i) => stores.at(i).acquire(tenant, root, ids(`holder${i}x`), ttl, t))
-        const won = successes(exits).filter(Option.isSome).map((o) => o.value)
-        assert.strictEqual(won.length, 1, "exactly one racer takes the expired lease")
-        assert.strictEqual(won[0]!.epoch, first.epoch + 1)
-        assert.strictEqual(won[0]!.expiresAt, t + ttl)
-      }))
+    test(`of ${racers} racers for an expired lease exactly one wins, with the next epoch`, function*(stores) {
+      const { root, tenant } = tree()
+      const first = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "first acquire")
+      yield* TestClock.adjust(ttl)
+      const t = yield* now
+      const exits = yield* race(racers, (i) => stores.at(i).acquire(tenant, root, ids(`holder${i}x`), ttl, t))
+      const won = successes(exits).filter(Option.isSome).map((o) => o.value)
+      assert.strictEqual(won.length, 1, "exactly one racer takes the expired lease")
+      assert.strictEqual(won[0]!.epoch, first.epoch + 1)
+      assert.strictEqual(won[0]!.expiresAt, t + ttl)
+    })
 
     it.effect("a lease another holder keeps alive cannot be acquired", () =>
       Effect.gen(function*() {
@@ -158,172 +154,158 @@ export const leaseStoreSuite = (options: SuiteOptions<LeaseStore>): void => {
         assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), same)
       }))
 
-    it.effect("epochs only grow over a history of takeovers, releases and expiries", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const epochs: Array<number> = []
-        let lease: Lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "start")
+    test("epochs only grow over a history of takeovers, releases and expiries", function*(stores) {
+      const { root, tenant } = tree()
+      const epochs: Array<number> = []
+      let lease: Lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "start")
+      epochs.push(lease.epoch)
+      for (let round = 0; round < 6; round++) {
+        const s = stores.at(round)
+        if (round % 2 === 0) {
+          assert.isTrue(yield* s.release(lease), `round ${round}: release`)
+        } else {
+          yield* TestClock.adjust(ttl)
+        }
+        lease = some(yield* s.acquire(tenant, root, ids("holder"), ttl, yield* now), `round ${round}: acquire`)
         epochs.push(lease.epoch)
-        for (let round = 0; round < 6; round++) {
-          const s = stores.at(round)
-          if (round % 2 === 0) {
-            assert.isTrue(yield* s.release(lease), `round ${round}: release`)
-          } else {
-            yield* TestClock.adjust(ttl)
-          }
-          lease = some(yield* s.acquire(tenant, root, ids("holder"), ttl, yield* now), `round ${round}: acquire`)
-          epochs.push(lease.epoch)
-        }
-        assert.deepStrictEqual(epochs, [1, 2, 3, 4, 5, 6, 7])
-      }))
+      }
+      assert.deepStrictEqual(epochs, [1, 2, 3, 4, 5, 6, 7])
+    })
 
-    it.effect("get: None for a tree never taken; a lease past expiresAt is still reported as stored", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        none(yield* stores.first.get(tenant, root), "never taken")
-        const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
-        yield* TestClock.adjust(ttl * 2)
-        assert.deepStrictEqual(some(yield* stores.second.get(tenant, root), "expired but stored"), lease)
-      }))
+    test("get: None for a tree never taken; a lease past expiresAt is still reported as stored", function*(stores) {
+      const { root, tenant } = tree()
+      none(yield* stores.first.get(tenant, root), "never taken")
+      const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
+      yield* TestClock.adjust(ttl * 2)
+      assert.deepStrictEqual(some(yield* stores.second.get(tenant, root), "expired but stored"), lease)
+    })
 
-    it.effect("getMany: the held leases among the roots, as get answers them (expired ones too), other tenants' apart; none asked, none read", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const tenant = ids("tenant")
-        const other = ids("tenant")
-        const roots = Array.from({ length: 5 }, () => ids("root"))
-        const t = yield* now
-        const held = [
-          some(yield* stores.first.acquire(tenant, roots[0]!, ids("holder"), ttl, t), "acquire 0"),
-          some(yield* stores.first.acquire(tenant, roots[1]!, ids("holder"), 1_000, t), "acquire 1 (short)"),
-          some(yield* stores.first.acquire(tenant, roots[2]!, ids("holder"), ttl, t), "acquire 2")
-        ]
-        assert.isTrue(yield* stores.first.release(held[2]!), "2 released")
-        yield* stores.first.acquire(other, roots[3]!, ids("holder"), ttl, t)
-        yield* TestClock.adjust(2_000)
-        const asked = roots.map((rootExecutionId) => ({ tenantId: tenant, rootExecutionId }))
-        const found = yield* stores.second.getMany(asked)
-        const byRoot = (ls: ReadonlyArray<Lease>) => [...ls].sort((a, b) => (a.rootExecutionId < b.rootExecutionId ? -1 : 1))
-        assert.deepStrictEqual(byRoot(found), byRoot([held[0]!, held[1]!]), "0 live, 1 expired but stored; 2 released, 3 another tenant's, 4 never taken")
-        for (const r of asked) {
-          const one = yield* stores.second.get(r.tenantId, r.rootExecutionId)
-          assert.deepStrictEqual(Option.getOrUndefined(one), found.find((l) => l.rootExecutionId === r.rootExecutionId), "as get answers")
-        }
-        assert.deepStrictEqual(yield* stores.second.getMany([]), [])
-        yield* expectInvalid(stores.first.getMany([{ tenantId: "", rootExecutionId: roots[0]! }]), "roots[].tenantId", "getMany, empty tenant")
-        yield* expectInvalid(
-          stores.first.getMany(Array.from({ length: maxGetMany + 1 }, () => asked[0]!)),
-          "roots",
-          "getMany, more than maxGetMany roots"
-        )
-      }))
+    test("getMany: the held leases among the roots, as get answers them (expired ones too), other tenants' apart; none asked, none read", function*(stores) {
+      const tenant = ids("tenant")
+      const other = ids("tenant")
+      const roots = Array.from({ length: 5 }, () => ids("root"))
+      const t = yield* now
+      const held = [
+        some(yield* stores.first.acquire(tenant, roots[0]!, ids("holder"), ttl, t), "acquire 0"),
+        some(yield* stores.first.acquire(tenant, roots[1]!, ids("holder"), 1_000, t), "acquire 1 (short)"),
+        some(yield* stores.first.acquire(tenant, roots[2]!, ids("holder"), ttl, t), "acquire 2")
+      ]
+      assert.isTrue(yield* stores.first.release(held[2]!), "2 released")
+      yield* stores.first.acquire(other, roots[3]!, ids("holder"), ttl, t)
+      yield* TestClock.adjust(2_000)
+      const asked = roots.map((rootExecutionId) => ({ tenantId: tenant, rootExecutionId }))
+      const found = yield* stores.second.getMany(asked)
+      const byRoot = (ls: ReadonlyArray<Lease>) => [...ls].sort((a, b) => (a.rootExecutionId < b.rootExecutionId ? -1 : 1))
+      assert.deepStrictEqual(byRoot(found), byRoot([held[0]!, held[1]!]), "0 live, 1 expired but stored; 2 released, 3 another tenant's, 4 never taken")
+      for (const r of asked) {
+        const one = yield* stores.second.get(r.tenantId, r.rootExecutionId)
+        assert.deepStrictEqual(Option.getOrUndefined(one), found.find((l) => l.rootExecutionId === r.rootExecutionId), "as get answers")
+      }
+      assert.deepStrictEqual(yield* stores.second.getMany([]), [])
+      yield* expectInvalid(stores.first.getMany([{ tenantId: "", rootExecutionId: roots[0]! }]), "roots[].tenantId", "getMany, empty tenant")
+      yield* expectInvalid(
+        stores.first.getMany(Array.from({ length: maxGetMany + 1 }, () => asked[0]!)),
+        "roots",
+        "getMany, more than maxGetMany roots"
+      )
+    })
 
-    it.effect("tenants are separate: the same root under another tenant is another lease", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const { root, tenant } = tree()
-        const other = ids("tenant")
-        const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
-        none(yield* stores.second.get(other, root), "another tenant sees no lease")
-        assert.isFalse(yield* stores.second.renew({ ...lease, tenantId: other }, ttl, yield* now), "renew under another tenant")
-        assert.isFalse(yield* stores.second.release({ ...lease, tenantId: other }), "release under another tenant")
-        const theirs = some(yield* stores.second.acquire(other, root, ids("holder"), ttl, yield* now), "another tenant acquires")
-        assert.strictEqual(theirs.epoch, 1)
-        assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), lease, "the first tenant's lease is untouched")
-      }))
+    test("tenants are separate: the same root under another tenant is another lease", function*(stores) {
+      const { root, tenant } = tree()
+      const other = ids("tenant")
+      const lease = some(yield* stores.first.acquire(tenant, root, ids("holder"), ttl, yield* now), "acquire")
+      none(yield* stores.second.get(other, root), "another tenant sees no lease")
+      assert.isFalse(yield* stores.second.renew({ ...lease, tenantId: other }, ttl, yield* now), "renew under another tenant")
+      assert.isFalse(yield* stores.second.release({ ...lease, tenantId: other }), "release under another tenant")
+      const theirs = some(yield* stores.second.acquire(other, root, ids("holder"), ttl, yield* now), "another tenant acquires")
+      assert.strictEqual(theirs.epoch, 1)
+      assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), lease, "the first tenant's lease is untouched")
+    })
 
-    it.effect("tenants and trees that differ only by U+FFFD or a surrogate pair are kept apart, each answered as given", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const t = yield* now
-        const tenants = unicodeTwins(ids("tenant"))
-        const roots = unicodeTwins(ids("root"))
-        for (const tenant of tenants) {
-          for (const root of roots) {
-            const lease = some(yield* stores.first.acquire(tenant, root, `${tenant}/${root}`, ttl, t), "a free tree")
-            assert.strictEqual(lease.epoch, 1, "a twin is a tree of its own")
-          }
+    test("tenants and trees that differ only by U+FFFD or a surrogate pair are kept apart, each answered as given", function*(stores) {
+      const t = yield* now
+      const tenants = unicodeTwins(ids("tenant"))
+      const roots = unicodeTwins(ids("root"))
+      for (const tenant of tenants) {
+        for (const root of roots) {
+          const lease = some(yield* stores.first.acquire(tenant, root, `${tenant}/${root}`, ttl, t), "a free tree")
+          assert.strictEqual(lease.epoch, 1, "a twin is a tree of its own")
         }
-        for (const tenant of tenants) {
-          for (const root of roots) {
-            const lease = some(yield* stores.second.get(tenant, root), "the twin's lease")
-            assert.deepStrictEqual([lease.tenantId, lease.rootExecutionId, lease.holder], [tenant, root, `${tenant}/${root}`])
-          }
+      }
+      for (const tenant of tenants) {
+        for (const root of roots) {
+          const lease = some(yield* stores.second.get(tenant, root), "the twin's lease")
+          assert.deepStrictEqual([lease.tenantId, lease.rootExecutionId, lease.holder], [tenant, root, `${tenant}/${root}`])
         }
-      }))
+      }
+    })
 
-    it.effect("takeOver (when the store has it): a live lease passes at once with epoch + 1, only from the holder and epoch named; of racers one wins; the old lease is refused after", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        if (stores.first.takeOver === undefined) {
-          // Optional: a store without it keeps lease expiry, and says nothing it does not do.
-          assert.strictEqual(stores.second.takeOver, undefined, "both handles of one store agree")
-          return
-        }
-        const { root, tenant } = tree()
-        const [a, b, c] = [ids("holder"), ids("holder"), ids("holder")]
-        const t = yield* now
-        const old = some(yield* stores.first.acquire(tenant, root, a, ttl, t), "a acquires")
-        none(yield* stores.second.takeOver!({ ...old, epoch: old.epoch + 1 }, b, ttl, t), "takeOver naming another epoch")
-        none(yield* stores.second.takeOver!({ ...old, holder: c }, b, ttl, t), "takeOver naming another holder")
-        assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), old, "refused takeOvers changed nothing")
-        yield* TestClock.adjust(1)
-        const t2 = yield* now
-        const exits = yield* race(racers, (i) => stores.at(i).takeOver!(old, ids(`taker${i}x`), ttl, t2))
-        const won = successes(exits).filter(Option.isSome).map((o) => o.value)
-        assert.strictEqual(successes(exits).length, racers, "every takeOver answers")
-        assert.strictEqual(won.length, 1, "exactly one racer takes the lease over")
-        const taken = won[0]!
-        assert.strictEqual(taken.epoch, old.epoch + 1)
-        assert.strictEqual(taken.expiresAt, t2 + ttl, "the lease before expiry, pushed to now + ttl")
-        assert.deepStrictEqual(some(yield* stores.second.get(tenant, root), "get after takeOver"), taken)
-        assert.isFalse(yield* stores.first.renew(old, ttl, t2), "the old holder's renewal is refused")
-        assert.isFalse(yield* stores.first.release(old), "the old holder's release is refused")
-        none(yield* stores.first.acquire(tenant, root, a, ttl, t2), "the old holder cannot take it back while live")
-        assert.isTrue(yield* stores.second.release(taken), "the new holder releases")
-        none(yield* stores.first.takeOver!(taken, c, ttl, t2), "a released lease is not taken over")
-        yield* expectInvalid(stores.first.takeOver!({ ...taken, epoch: 0 }, c, ttl, t2), "lease.epoch", "takeOver, epoch 0")
-        yield* expectInvalid(stores.first.takeOver!(taken, "", ttl, t2), "holder", "takeOver, empty holder")
-        yield* expectInvalid(stores.first.takeOver!(taken, c, 0, t2), "ttlMillis", "takeOver, ttl 0")
-      }))
+    test("takeOver (when the store has it): a live lease passes at once with epoch + 1, only from the holder and epoch named; of racers one wins; the old lease is refused after", function*(stores) {
+      if (stores.first.takeOver === undefined) {
+        // Optional: a store without it keeps lease expiry, and says nothing it does not do.
+        assert.strictEqual(stores.second.takeOver, undefined, "both handles of one store agree")
+        return
+      }
+      const { root, tenant } = tree()
+      const [a, b, c] = [ids("holder"), ids("holder"), ids("holder")]
+      const t = yield* now
+      const old = some(yield* stores.first.acquire(tenant, root, a, ttl, t), "a acquires")
+      none(yield* stores.second.takeOver!({ ...old, epoch: old.epoch + 1 }, b, ttl, t), "takeOver naming another epoch")
+      none(yield* stores.second.takeOver!({ ...old, holder: c }, b, ttl, t), "takeOver naming another holder")
+      assert.deepStrictEqual(some(yield* stores.first.get(tenant, root), "get"), old, "refused takeOvers changed nothing")
+      yield* TestClock.adjust(1)
+      const t2 = yield* now
+      const exits = yield* race(racers, (i) => stores.at(i).takeOver!(old, ids(`taker${i}x`), ttl, t2))
+      const won = successes(exits).filter(Option.isSome).map((o) => o.value)
+      assert.strictEqual(successes(exits).length, racers, "every takeOver answers")
+      assert.strictEqual(won.length, 1, "exactly one racer takes the lease over")
+      const taken = won[0]!
+      assert.strictEqual(taken.epoch, old.epoch + 1)
+      assert.strictEqual(taken.expiresAt, t2 + ttl, "the lease before expiry, pushed to now + ttl")
+      assert.deepStrictEqual(some(yield* stores.second.get(tenant, root), "get after takeOver"), taken)
+      assert.isFalse(yield* stores.first.renew(old, ttl, t2), "the old holder's renewal is refused")
+      assert.isFalse(yield* stores.first.release(old), "the old holder's release is refused")
+      none(yield* stores.first.acquire(tenant, root, a, ttl, t2), "the old holder cannot take it back while live")
+      assert.isTrue(yield* stores.second.release(taken), "the new holder releases")
+      none(yield* stores.first.takeOver!(taken, c, ttl, t2), "a released lease is not taken over")
+      yield* expectInvalid(stores.first.takeOver!({ ...taken, epoch: 0 }, c, ttl, t2), "lease.epoch", "takeOver, epoch 0")
+      yield* expectInvalid(stores.first.takeOver!(taken, "", ttl, t2), "holder", "takeOver, empty holder")
+      yield* expectInvalid(stores.first.takeOver!(taken, c, 0, t2), "ttlMillis", "takeOver, ttl 0")
+    })
 
-    it.effect("bad input fails with InvalidInputError naming the argument, and writes nothing", () =>
-      Effect.gen(function*() {
-        const s = (yield* Stores).first
-        const { root, tenant } = tree()
-        const h = ids("holder")
-        const t = yield* now
-        yield* expectInvalid(s.acquire("", root, h, ttl, t), "tenantId", "acquire, empty tenant")
-        yield* expectInvalid(s.acquire(tenant, "", h, ttl, t), "rootExecutionId", "acquire, empty root")
-        yield* expectInvalid(s.acquire(tenant, root, "", ttl, t), "holder", "acquire, empty holder")
-        for (const [what, bad] of illFormedIds) {
-          yield* expectInvalid(s.acquire(bad, root, h, ttl, t), "tenantId", `acquire, tenant with ${what}`)
-          yield* expectInvalid(s.acquire(tenant, bad, h, ttl, t), "rootExecutionId", `acquire, root with ${what}`)
-          yield* expectInvalid(s.acquire(tenant, root, bad, ttl, t), "holder", `acquire, holder with ${what}`)
-          yield* expectInvalid(s.get(bad, root), "tenantId", `get, tenant with ${what}`)
-        }
-        for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
-          yield* expectInvalid(s.acquire(tenant, root, h, bad, t), "ttlMillis", `acquire, ttl ${bad}`)
-        }
-        yield* expectInvalid(s.acquire(tenant, root, h, ttl, Number.NaN), "now", "acquire, now NaN")
-        yield* expectInvalid(s.acquire(tenant, root, h, ttl, -1), "now", "acquire, now -1")
-        none(yield* s.get(tenant, root), "no bad acquire wrote a lease")
+    test("bad input fails with InvalidInputError naming the argument, and writes nothing", function*({ first: s }) {
+      const { root, tenant } = tree()
+      const h = ids("holder")
+      const t = yield* now
+      yield* expectInvalid(s.acquire("", root, h, ttl, t), "tenantId", "acquire, empty tenant")
+      yield* expectInvalid(s.acquire(tenant, "", h, ttl, t), "rootExecutionId", "acquire, empty root")
+      yield* expectInvalid(s.acquire(tenant, root, "", ttl, t), "holder", "acquire, empty holder")
+      for (const [what, bad] of illFormedIds) {
+        yield* expectInvalid(s.acquire(bad, root, h, ttl, t), "tenantId", `acquire, tenant with ${what}`)
+        yield* expectInvalid(s.acquire(tenant, bad, h, ttl, t), "rootExecutionId", `acquire, root with ${what}`)
+        yield* expectInvalid(s.acquire(tenant, root, bad, ttl, t), "holder", `acquire, holder with ${what}`)
+        yield* expectInvalid(s.get(bad, root), "tenantId", `get, tenant with ${what}`)
+      }
+      for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+        yield* expectInvalid(s.acquire(tenant, root, h, bad, t), "ttlMillis", `acquire, ttl ${bad}`)
+      }
+      yield* expectInvalid(s.acquire(tenant, root, h, ttl, Number.NaN), "now", "acquire, now NaN")
+      yield* expectInvalid(s.acquire(tenant, root, h, ttl, -1), "now", "acquire, now -1")
+      none(yield* s.get(tenant, root), "no bad acquire wrote a lease")
 
-        const lease = some(yield* s.acquire(tenant, root, h, ttl, t), "a good acquire")
-        for (const bad of [0, -5, Number.NaN]) {
-          yield* expectInvalid(s.renew(lease, bad, t), "ttlMillis", `renew, ttl ${bad}`)
-        }
-        yield* expectInvalid(s.renew(lease, ttl, Number.NaN), "now", "renew, now NaN")
-        yield* expectInvalid(s.renew({ ...lease, epoch: 0 }, ttl, t), "lease.epoch", "renew, epoch 0")
-        yield* expectInvalid(s.renew({ ...lease, epoch: 1.5 }, ttl, t), "lease.epoch", "renew, epoch 1.5")
-        yield* expectInvalid(s.renew({ ...lease, holder: "" }, ttl, t), "lease.holder", "renew, empty holder")
-        yield* expectInvalid(s.release({ ...lease, tenantId: "" }), "lease.tenantId", "release, empty tenant")
-        yield* expectInvalid(s.release({ ...lease, rootExecutionId: "" }), "lease.rootExecutionId", "release, empty root")
-        yield* expectInvalid(s.get("", root), "tenantId", "get, empty tenant")
-        yield* expectInvalid(s.get(tenant, ""), "rootExecutionId", "get, empty root")
-        assert.deepStrictEqual(some(yield* s.get(tenant, root), "get"), lease, "no bad renew or release changed the lease")
-      }))
+      const lease = some(yield* s.acquire(tenant, root, h, ttl, t), "a good acquire")
+      for (const bad of [0, -5, Number.NaN]) {
+        yield* expectInvalid(s.renew(lease, bad, t), "ttlMillis", `renew, ttl ${bad}`)
+      }
+      yield* expectInvalid(s.renew(lease, ttl, Number.NaN), "now", "renew, now NaN")
+      yield* expectInvalid(s.renew({ ...lease, epoch: 0 }, ttl, t), "lease.epoch", "renew, epoch 0")
+      yield* expectInvalid(s.renew({ ...lease, epoch: 1.5 }, ttl, t), "lease.epoch", "renew, epoch 1.5")
+      yield* expectInvalid(s.renew({ ...lease, holder: "" }, ttl, t), "lease.holder", "renew, empty holder")
+      yield* expectInvalid(s.release({ ...lease, tenantId: "" }), "lease.tenantId", "release, empty tenant")
+      yield* expectInvalid(s.release({ ...lease, rootExecutionId: "" }), "lease.rootExecutionId", "release, empty root")
+      yield* expectInvalid(s.get("", root), "tenantId", "get, empty tenant")
+      yield* expectInvalid(s.get(tenant, ""), "rootExecutionId", "get, empty root")
+      assert.deepStrictEqual(some(yield* s.get(tenant, root), "get"), lease, "no bad renew or release changed the lease")
+    })
   })
 }

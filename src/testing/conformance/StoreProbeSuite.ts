@@ -36,25 +36,21 @@ const wellFormed = (facts: StoreFacts) => {
  * @since 0.1.0
  */
 export const storeProbeSuite = (options: SuiteOptions<StoreProbe>): void => {
-  const { Stores, register } = defineSuite(options, {
+  const { register } = defineSuite(options, {
     contract: "StoreProbe",
     pick: (ctx) => Context.get(ctx, StoreProbe),
     ping: (s) => s.probe
   })
 
-  register((it) => {
-    it.effect("the facts are well-formed for their kind of store", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        wellFormed(yield* stores.first.probe)
-      }))
+  register((test) => {
+    test("the facts are well-formed for their kind of store", function*(stores) {
+      wellFormed(yield* stores.first.probe)
+    })
 
-    it.effect("every instance over the same stores sees the same facts, and again when asked twice", () =>
-      Effect.gen(function*() {
-        const stores = yield* Stores
-        const [a, b, again] = yield* Effect.all([stores.first.probe, stores.second.probe, stores.first.probe])
-        assert.deepStrictEqual(b, a)
-        assert.deepStrictEqual(again, a)
-      }))
+    test("every instance over the same stores sees the same facts, and again when asked twice", function*(stores) {
+      const [a, b, again] = yield* Effect.all([stores.first.probe, stores.second.probe, stores.first.probe])
+      assert.deepStrictEqual(b, a)
+      assert.deepStrictEqual(again, a)
+    })
   })
 }

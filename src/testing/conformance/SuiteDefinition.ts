@@ -8,7 +8,7 @@
  */
 import type { Vitest } from "@effect/vitest"
 import { layer } from "../internal/vitest.ts"
-import { Context, Effect } from "effect"
+import { Context, Effect, type Scope } from "effect"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
 import { type Instances, instancesKey, instancesLayer, makeIds, racersOf, type SuiteOptions } from "./Suite.ts"
 
@@ -27,9 +27,23 @@ export interface SuiteDefinition<S> {
   /**
    * Registers `tests` under "`title` (`options.name`)" on the Layers built once for
    * all of them, after a first test that pings both instances (with `ping`).
+   * `tests` gets {@link InstancesTest} `test` and vitest's `it`.
    */
-  readonly register: (tests: (it: Vitest.MethodsNonLive<Instances<S>>) => void) => void
+  readonly register: (tests: (test: InstancesTest<S>, it: Vitest.MethodsNonLive<Instances<S>>) => void) => void
 }
+
+/**
+ * Registers one test whose body starts with both instances:
+ * `test(name, function*({ first, second }) { … })` runs as
+ * `it.effect(name, () => Effect.gen(function*() { const { first, second } = yield* Stores; … }))`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
+export type InstancesTest<S> = <Eff extends Effect.Effect<any, any, Instances<S> | Scope.Scope>>(
+  name: string,
+  body: (stores: Instances<S>) => Generator<Eff, void, never>
+) => void
 
 /**
  * The preamble every suite shares: the instances of the service under test
@@ -50,18 +64,19 @@ export const defineSuite = <I, S>(options: SuiteOptions<I>, spec: {
 }): SuiteDefinition<S> => {
   const Stores = instancesKey<S>(spec.contract)
   const title = spec.title ?? `${spec.contract} conformance`
-  const register = (tests: (it: Vitest.MethodsNonLive<Instances<S>>) => void) =>
+  const register = (tests: (test: InstancesTest<S>, it: Vitest.MethodsNonLive<Instances<S>>) => void) =>
     layer(instancesLayer(Stores, options, spec.pick), { timeout: options.timeout })(`${title} (${options.name})`, (it) => {
+      const test: InstancesTest<S> = (name, body) =>
+        it.effect(name, () =>
+          Effect.flatMap(Stores, (stores) => Effect.gen(() => body(stores)) as Effect.Effect<void, unknown, Instances<S> | Scope.Scope>))
       const ping = spec.ping
       if (ping !== undefined) {
-        it.effect("ping succeeds on every instance", () =>
-          Effect.gen(function*() {
-            const stores = yield* Stores
-            yield* ping(stores.first)
-            yield* ping(stores.second)
-          }))
+        test("ping succeeds on every instance", function*({ first, second }) {
+          yield* ping(first)
+          yield* ping(second)
+        })
       }
-      tests(it)
+      tests(test, it)
     })
   return { Stores, ids: makeIds(), racers: spec.racers ?? racersOf(options), register }
 }

@@ -79,7 +79,7 @@ export const timerStoreSuite = (options: SuiteOptions<TimerStore>): void => {
     sentAt
   })
 
-  register((it) => {
+  register((_test, it) => {
     it.effect("arm writes a timer once; get answers it from either instance; an unknown pause has none", () =>
       withTimers((stores, timer) =>
         Effect.gen(function*() {
