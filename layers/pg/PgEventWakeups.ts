@@ -20,8 +20,8 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@effect/sql-pg"
-import { Effect, Layer } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import type { Layer } from "effect"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import { EventWakeups, type EventWakeupsShape } from "../../src/stores/EventWakeups.ts"
 import * as NotifyChannel from "./internal/notifyChannel.ts"
@@ -37,54 +37,34 @@ import type { PgWakeupsOptions } from "./PgWakeups.ts"
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_events_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
 
-
-
-/**
- * A notification `[origin, tenantId, threadId]`, or undefined when it is not one of ours.
- */
-const parse = (payload: string): { readonly origin: string; readonly tenantId: string; readonly threadId: string } | undefined => {
-  try {
-    const value: unknown = JSON.parse(payload)
-    if (!Array.isArray(value) || value.length !== 3 || !value.every((v) => typeof v === "string")) return undefined
-    return { origin: value[0], tenantId: value[1], threadId: value[2] }
-  } catch {
-    return undefined
-  }
-}
+/** A notification `[origin, tenantId, threadId]`, or undefined when it is not one of ours. */
+const decode = (value: unknown): { readonly origin: string; readonly tenantId: string; readonly threadId: string } | undefined =>
+  Array.isArray(value) && value.length === 3 && value.every((v) => typeof v === "string")
+    ? { origin: value[0], tenantId: value[1], threadId: value[2] }
+    : undefined
 
 /**
- * Provides `EventWakeups` (the hub in context, wrapped) and runs the
- * listener for the Layer's lifetime. Built once LISTEN is confirmed — or,
- * when it could not be, with the failure logged and the listener retrying.
+ * Provides `EventWakeups`: the hub in context, each append also sent on
+ * the deployment's event channel and the other processes' appends heard
+ * here, for the Layer's lifetime (see the module's docs).
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonConfigError, PgClient.PgClient> =>
-  Layer.effect(
-    EventWakeups,
-    Effect.gen(function*() {
-      const hub = yield* EventWakeups
-      const origin = NotifyChannel.originOf(hub)
-      const { send } = yield* NotifyChannel.open({
-        client: yield* PgClient.PgClient,
-        name: channel(options),
-        what: "event",
-        waiters: "readers",
-        reconnectDelay: options.reconnectDelay,
-        dedupe: true,
-        parse,
-        onMessage: (m) => {
-          if (m.origin !== origin) hub.appended(m.tenantId, m.threadId)
-        }
-      })
-      const wrapped: EventWakeupsShape = {
-        appended: (tenantId, threadId) => {
-          hub.appended(tenantId, threadId)
-          send(JSON.stringify([origin, tenantId, threadId]))
-        },
-        next: hub.next
-      }
-      return wrapped
+  NotifyChannel.relay(EventWakeups, {
+    name: channel(options),
+    what: "event",
+    waiters: "readers",
+    reconnectDelay: options.reconnectDelay,
+    dedupe: true,
+    decode,
+    heard: (hub, m) => hub.appended(m.tenantId, m.threadId),
+    wrap: (hub, send, origin): EventWakeupsShape => ({
+      appended: (tenantId, threadId) => {
+        hub.appended(tenantId, threadId)
+        send([origin, tenantId, threadId])
+      },
+      next: hub.next
     })
-  )
+  })

@@ -27,8 +27,8 @@
  *
  * @since 0.1.0
  */
-import { PgClient } from "@effect/sql-pg"
-import { type Duration, Effect, Layer } from "effect"
+import type { PgClient } from "@effect/sql-pg"
+import type { Duration, Layer } from "effect"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import type { SqlStoreOptions } from "../sql/SqlTables.ts"
@@ -57,55 +57,38 @@ export interface PgWakeupsOptions extends SqlStoreOptions {
 export const channel = (options: PgWakeupsOptions = {}): string =>
   `baton_wake_${(lockKey(options) >>> 0).toString(16).padStart(8, "0")}`
 
-/**
- * The notification of a release, or undefined when it is not one of ours.
- */
-const parse = (
-  payload: string
+/** The notification of a release, `[kind, origin, tenantId, rootExecutionId]` ("e" for an ended tree, "r" otherwise), or undefined when it is not one of ours. */
+const decode = (
+  value: unknown
 ): { readonly origin: string; readonly tenantId: string; readonly rootExecutionId: string; readonly ended: boolean } | undefined => {
-  try {
-    const value: unknown = JSON.parse(payload)
-    if (!Array.isArray(value) || value.length !== 4 || (value[0] !== "r" && value[0] !== "e")) return undefined
-    const [kind, origin, tenantId, rootExecutionId] = value
-    if (typeof origin !== "string" || typeof tenantId !== "string" || typeof rootExecutionId !== "string") return undefined
-    return { origin, tenantId, rootExecutionId, ended: kind === "e" }
-  } catch {
-    return undefined
-  }
+  if (!Array.isArray(value) || value.length !== 4 || (value[0] !== "r" && value[0] !== "e")) return undefined
+  const [kind, origin, tenantId, rootExecutionId] = value
+  if (typeof origin !== "string" || typeof tenantId !== "string" || typeof rootExecutionId !== "string") return undefined
+  return { origin, tenantId, rootExecutionId, ended: kind === "e" }
 }
 
 /**
- * Provides `LeaseWakeups` (the hub in context, wrapped) and runs the
- * listener for the Layer's lifetime. Built once LISTEN is confirmed — or,
- * when it could not be, with the failure logged and the listener retrying.
+ * Provides `LeaseWakeups`: the hub in context, each release also sent to
+ * the other instances and theirs heard here, for the Layer's lifetime
+ * (built once LISTEN is confirmed, or with the failure logged and the
+ * listener retrying).
  *
  * @category layers
  * @since 0.1.0
  */
 export const layer = (options: PgWakeupsOptions = {}): Layer.Layer<never, BatonConfigError, PgClient.PgClient> =>
-  Layer.effect(
-    LeaseWakeups,
-    Effect.gen(function*() {
-      const hub = yield* LeaseWakeups
-      const origin = NotifyChannel.originOf(hub)
-      const { send } = yield* NotifyChannel.open({
-        client: yield* PgClient.PgClient,
-        name: channel(options),
-        what: "lease-release",
-        waiters: "other instances",
-        reconnectDelay: options.reconnectDelay,
-        parse,
-        onMessage: (m) => {
-          if (m.origin !== origin) hub.released(m.tenantId, m.rootExecutionId, { ended: m.ended })
-        }
-      })
-      const wrapped: LeaseWakeupsShape = {
-        released: (tenantId, rootExecutionId, released) => {
-          hub.released(tenantId, rootExecutionId, released)
-          send(JSON.stringify([released?.ended === true ? "e" : "r", origin, tenantId, rootExecutionId]))
-        },
-        next: hub.next
-      }
-      return wrapped
+  NotifyChannel.relay(LeaseWakeups, {
+    name: channel(options),
+    what: "lease-release",
+    waiters: "other instances",
+    reconnectDelay: options.reconnectDelay,
+    decode,
+    heard: (hub, m) => hub.released(m.tenantId, m.rootExecutionId, { ended: m.ended }),
+    wrap: (hub, send, origin): LeaseWakeupsShape => ({
+      released: (tenantId, rootExecutionId, released) => {
+        hub.released(tenantId, rootExecutionId, released)
+        send([released?.ended === true ? "e" : "r", origin, tenantId, rootExecutionId])
+      },
+      next: hub.next
     })
-  )
+  })

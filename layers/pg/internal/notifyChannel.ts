@@ -9,8 +9,8 @@
  *
  * Nothing depends on a notification arriving: the callers poll on the Clock.
  */
-import { type PgClient, PgConnection } from "@effect/sql-pg"
-import { Deferred, Duration, Effect, Queue, type Scope } from "effect"
+import { PgClient, PgConnection } from "@effect/sql-pg"
+import { type Context, Deferred, Duration, Effect, Layer, Queue, type Scope } from "effect"
 import type { BatonConfigError } from "../../../src/stores/Errors.ts"
 import { durationMillis } from "../../sql/internal/config.ts"
 import * as Pooling from "./pooling.ts"
@@ -123,3 +123,48 @@ export const originOf = (hub: object): string => {
   }
   return origin
 }
+
+/** What a wake-up Layer relays over its channel: a notification names the process that sent it. */
+export interface RelayOptions<S, M extends { readonly origin: string }> extends Omit<ChannelOptions<M>, "client" | "onMessage" | "parse"> {
+  /** The notification in a payload's JSON value, or undefined when it is not one of ours. */
+  readonly decode: (value: unknown) => M | undefined
+  /** Wakes this process's waiters for what another process sent. */
+  readonly heard: (hub: S, message: M) => void
+  /** The hub wrapped so that each wake-up also goes out with `send` (as JSON), naming `origin`. */
+  readonly wrap: (hub: S, send: (value: unknown) => void, origin: string) => S
+}
+
+/**
+ * A wake-up Layer over Postgres: provides the hub in context wrapped by
+ * `wrap`, and runs the channel's listener for the Layer's lifetime, waking
+ * the hub for every notification another process sent (this process's own
+ * are skipped: its waiters were woken already). Built once LISTEN is
+ * confirmed, or, when it could not be, with the failure logged and the
+ * listener retrying.
+ */
+export const relay = <S extends object, M extends { readonly origin: string }>(
+  hubKey: Context.Reference<S>,
+  options: RelayOptions<S, M>
+): Layer.Layer<never, BatonConfigError, PgClient.PgClient> =>
+  Layer.effect(
+    hubKey,
+    Effect.gen(function*() {
+      const hub = yield* hubKey
+      const origin = originOf(hub)
+      const { send } = yield* open({
+        ...options,
+        client: yield* PgClient.PgClient,
+        parse: (payload) => {
+          try {
+            return options.decode(JSON.parse(payload))
+          } catch {
+            return undefined
+          }
+        },
+        onMessage: (m) => {
+          if (m.origin !== origin) options.heard(hub, m)
+        }
+      })
+      return options.wrap(hub, (value) => send(JSON.stringify(value)), origin)
+    })
+  )

@@ -40,22 +40,34 @@ const deletePauses = (now: number) =>
     if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} settled pauses past retention`)
   }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("settled pauses")))
 
+/**
+ * Deletes with `deletePage` (which deletes at most `page` rows a call) until
+ * a call deletes fewer than a page, the leadership checked before each call.
+ * Answers how many it deleted.
+ */
+const deletePaged = <E, R>(deletePage: (page: number) => Effect.Effect<number, E, R>) =>
+  Effect.gen(function*() {
+    const leadership = yield* Leader.Leadership
+    const page = (yield* Instance).config.sweepPageSize
+    let deleted = 0
+    while (true) {
+      yield* leadership.check
+      const n = yield* deletePage(page)
+      deleted += n
+      if (n < page) return deleted
+    }
+  })
+
+/** The cutoff of the history retention: what ended before it is past retention. */
+const historyCutoff = (now: number) => Effect.map(Instance, (instance) => Math.max(0, now - instance.config.historyRetentionMillis))
+
 /** Execution snapshots past the history retention, a page a call, the leadership checked between pages. */
 const deleteHistory = (now: number) =>
   Effect.gen(function*() {
     const history = yield* Effect.serviceOption(ExecutionHistoryStore)
     if (Option.isNone(history)) return
-    const instance = yield* Instance
-    const leadership = yield* Leader.Leadership
-    const page = instance.config.sweepPageSize
-    const cutoff = Math.max(0, now - instance.config.historyRetentionMillis)
-    let deleted = 0
-    while (true) {
-      yield* leadership.check
-      const n = yield* history.value.deleteEndedBefore(cutoff, page)
-      deleted += n
-      if (n < page) break
-    }
+    const cutoff = yield* historyCutoff(now)
+    const deleted = yield* deletePaged((page) => history.value.deleteEndedBefore(cutoff, page))
     if (deleted > 0) yield* Effect.logDebug(`retention deleted ${deleted} execution history snapshots past retention`)
   }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("execution history")))
 
@@ -64,14 +76,8 @@ const deleteEvents = (now: number) =>
   Effect.gen(function*() {
     const events = yield* Effect.serviceOption(EventStore)
     if (Option.isNone(events)) return
-    const instance = yield* Instance
-    const leadership = yield* Leader.Leadership
-    const page = instance.config.sweepPageSize
-    const cutoff = Math.max(0, now - instance.config.historyRetentionMillis)
-    while (true) {
-      yield* leadership.check
-      if ((yield* events.value.deleteBefore(cutoff, page)) < page) break
-    }
+    const cutoff = yield* historyCutoff(now)
+    yield* deletePaged((page) => events.value.deleteBefore(cutoff, page))
   }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("streamed events")))
 
 /** Request keys past their expiry (when a `RequestStore` is given), a page a call. */
@@ -79,12 +85,7 @@ const deleteRequests = (now: number) =>
   Effect.gen(function*() {
     const requests = yield* Effect.serviceOption(RequestStore)
     if (Option.isNone(requests)) return
-    const leadership = yield* Leader.Leadership
-    const page = (yield* Instance).config.sweepPageSize
-    while (true) {
-      yield* leadership.check
-      if ((yield* requests.value.deleteExpired(now, page)) < page) break
-    }
+    yield* deletePaged((page) => requests.value.deleteExpired(now, page))
   }).pipe(Effect.catchTag(["StoreError", "InvalidInputError"], logged("expired request keys")))
 
 /** One round of deletes, the leadership checked first. */

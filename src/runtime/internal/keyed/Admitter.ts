@@ -19,7 +19,7 @@
 import { Cause, Clock, Deferred, Duration, Effect, FiberSet, Option } from "effect"
 import type { ConcurrencyKeyStoreShape, EntryCursor, KeyEntry } from "../../../stores/ConcurrencyKeyStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
-import { Instance, workflowForRecord } from "../Instance.ts"
+import { Instance } from "../Instance.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as Gate from "./Gate.ts"
 
@@ -38,16 +38,7 @@ const admitOne = Effect.fnUntraced(function*(store: ConcurrencyKeyStoreShape, en
     return
   }
   if (!(yield* Gate.restsWaiting(instance, record.value))) return
-  const workflow = yield* Effect.option(workflowForRecord(record.value))
-  // Not registered here: an instance that runs it moves it at its next look.
-  if (Option.isNone(workflow)) return
-  yield* FiberSet.run(
-    moves,
-    TreeDriver.drive(workflow.value, tenantId, executionId, { _tag: "Continue", reason: "Recovered" }, { wait: false }).pipe(
-      Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logDebug("moving an admitted execution stopped", cause)),
-      Effect.annotateLogs({ executionId, tenantId })
-    )
-  )
+  yield* TreeDriver.moveResting(record.value, moves, "moving an admitted execution")
 }, (effect, _store, entry) =>
   effect.pipe(
     Effect.catch((e) => Effect.logWarning(`admitted execution ${entry.executionId} not moved (the next look tries again): ${e.message}`))

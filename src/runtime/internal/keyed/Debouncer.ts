@@ -15,7 +15,7 @@
 import { Cause, Clock, Deferred, Duration, Effect, FiberSet, Option } from "effect"
 import type { DebounceStoreShape, DebounceWindow } from "../../../stores/DebounceStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
-import { Instance, workflowForRecord } from "../Instance.ts"
+import { Instance } from "../Instance.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as Debounce from "./Debounce.ts"
 import * as Gate from "./Gate.ts"
@@ -53,15 +53,7 @@ const fire = Effect.fnUntraced(function*(
     if (!window.open && record.value.status === "Running") yield* store.delete(tenantId, executionId)
     return
   }
-  const workflow = yield* Effect.option(workflowForRecord(record.value))
-  if (Option.isNone(workflow)) return
-  yield* FiberSet.run(
-    moves,
-    TreeDriver.drive(workflow.value, tenantId, executionId, { _tag: "Continue", reason: "Recovered" }, { wait: false }).pipe(
-      Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logDebug("firing a debounced execution stopped", cause)),
-      Effect.annotateLogs({ executionId, tenantId })
-    )
-  )
+  yield* TreeDriver.moveResting(record.value, moves, "firing a debounced execution")
 }, (effect, _store, window) =>
   effect.pipe(
     Effect.catch((e) => Effect.logWarning(`debounce window of execution ${window.executionId} not fired (the next look tries again): ${e.message}`))

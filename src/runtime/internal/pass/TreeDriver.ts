@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as ReusedKeys from "./ReusedKeys.ts"
-import { type Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Clock, Data, Deferred, Duration, Effect, Exit, Fiber, FiberSet, Option } from "effect"
 import type { ResumeError } from "../../Errors.ts"
 import * as Cancel from "../undo/Cancel.ts"
 import type { CheckpointStore } from "../../../stores/CheckpointStore.ts"
@@ -14,7 +14,7 @@ import { ExecutionCancelledError, ThreadBusyError, UnknownExecutionError } from 
 import type { ExecutionRecord } from "../../../stores/ExecutionRecord.ts"
 import { currentOutput, type ExecutionOutput, inputKeyName, type PassStart, runPass } from "./Executor.ts"
 import type { IdGenerator } from "../../../stores/Ids.ts"
-import { type ActivePass, Instance, type InstanceShape } from "../Instance.ts"
+import { type ActivePass, Instance, type InstanceShape, workflowForRecord } from "../Instance.ts"
 import * as LeaseHolder from "../lease/LeaseHolder.ts"
 import * as Takeover from "../lease/Takeover.ts"
 import * as QuotaPermit from "../limits/QuotaPermit.ts"
@@ -405,3 +405,26 @@ export const drive = (
     )
     return loop
   })
+
+/**
+ * Moves a tree that rests waiting (a concurrency key's admission, a
+ * debounce window's firing) in `moves`, as a recovery that gives up when
+ * its lease is held. Nothing when its workflow is not registered here: an
+ * instance that runs it moves it at its next look. A move that stops is
+ * logged at debug level as "`what` stopped".
+ *
+ * @category internal
+ * @since 0.1.0
+ */
+export const moveResting = Effect.fnUntraced(function*(record: ExecutionRecord, moves: FiberSet.FiberSet<unknown, unknown>, what: string) {
+  const workflow = yield* Effect.option(workflowForRecord(record))
+  if (Option.isNone(workflow)) return
+  const { tenantId, executionId } = record
+  yield* FiberSet.run(
+    moves,
+    drive(workflow.value, tenantId, executionId, { _tag: "Continue", reason: "Recovered" }, { wait: false }).pipe(
+      Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logDebug(`${what} stopped`, cause)),
+      Effect.annotateLogs({ executionId, tenantId })
+    )
+  )
+})
