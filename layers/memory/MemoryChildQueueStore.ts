@@ -129,16 +129,7 @@ export const make = State.use((rows) =>
         return n
       }),
     deleteRoot: (tenantId, root) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const [k, row] of rows.children) {
-          if (row.tenantId === tenantId && row.rootExecutionId === root) {
-            rows.children.delete(k)
-            n++
-          }
-        }
-        return n
-      }),
+      Effect.sync(() => Rows.deleteWhere(rows.children, (row) => row.tenantId === tenantId && row.rootExecutionId === root)),
     ping: Effect.void
   }))
 

@@ -56,18 +56,7 @@ export const make = State.use((rows) => {
         for (const id of executionIds) if (rows.history.delete(Rows.key(tenantId, id))) n++
         return n
       }),
-    deleteEndedBefore: (cutoff, limit) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const [k, row] of rows.history) {
-          if (n >= limit) break
-          if (row.endedAt < cutoff) {
-            rows.history.delete(k)
-            n++
-          }
-        }
-        return n
-      }),
+    deleteEndedBefore: (cutoff, limit) => Effect.sync(() => Rows.deleteWhere(rows.history, (row) => row.endedAt < cutoff, limit)),
     ping: Effect.void
   })
 })

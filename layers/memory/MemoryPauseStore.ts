@@ -89,27 +89,11 @@ export const make = State.use((rows) => {
         }
         return [...roots.values()].sort(Rows.compareRoot).slice(0, limit)
       }),
-    deleteThread: (tenantId, threadId) =>
-      Effect.sync(() => {
-        let deleted = 0
-        for (const [k, p] of rows.pauses) {
-          if (p.tenantId !== tenantId || p.threadId !== threadId) continue
-          rows.pauses.delete(k)
-          deleted++
-        }
-        return deleted
-      }),
+    deleteThread: (tenantId, threadId) => Effect.sync(() => Rows.deleteWhere(rows.pauses, (p) => p.tenantId === tenantId && p.threadId === threadId)),
     deleteSettledBefore: (cutoff) =>
-      Effect.sync(() => {
-        let deleted = 0
-        for (const [k, p] of rows.pauses) {
-          if ((p.status === "Taken" || p.status === "Cancelled") && p.resolvedAt !== null && p.resolvedAt < cutoff) {
-            rows.pauses.delete(k)
-            deleted++
-          }
-        }
-        return deleted
-      }),
+      Effect.sync(() =>
+        Rows.deleteWhere(rows.pauses, (p) => (p.status === "Taken" || p.status === "Cancelled") && p.resolvedAt !== null && p.resolvedAt < cutoff)
+      ),
     ping: Effect.void
   })
 })

@@ -62,27 +62,13 @@ export const make = State.use((rows) =>
         return kept === undefined || kept.expiresAt <= now ? Option.none() : Option.some(entryOf(kept))
       }),
     deleteThread: (tenantId, threadId) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const [k, row] of rows.requests) {
-          if (row.tenantId !== tenantId || (JSON.parse(row.handle) as { threadId?: unknown } | null)?.threadId !== threadId) continue
-          rows.requests.delete(k)
-          n++
-        }
-        return n
-      }),
-    deleteExpired: (now, limit) =>
-      Effect.sync(() => {
-        let n = 0
-        for (const [k, row] of rows.requests) {
-          if (n >= limit) break
-          if (row.expiresAt <= now) {
-            rows.requests.delete(k)
-            n++
-          }
-        }
-        return n
-      }),
+      Effect.sync(() =>
+        Rows.deleteWhere(
+          rows.requests,
+          (row) => row.tenantId === tenantId && (JSON.parse(row.handle) as { threadId?: unknown } | null)?.threadId === threadId
+        )
+      ),
+    deleteExpired: (now, limit) => Effect.sync(() => Rows.deleteWhere(rows.requests, (row) => row.expiresAt <= now, limit)),
     ping: Effect.void
   }))
 

@@ -100,15 +100,9 @@ export const make = State.use((rows) => {
     listSignals: (tenantId, root) => Effect.sync(() => signalsOf(tenantId, root).filter((s) => s.timedOut !== true).map(toSignal)),
     deleteRoot: (tenantId, root) =>
       Effect.sync(() => {
-        let n = signalsOf(tenantId, root).length
+        const signals = signalsOf(tenantId, root).length
         rows.signals.delete(Rows.key(tenantId, root))
-        for (const [k, t] of rows.timers) {
-          if (t.tenantId === tenantId && t.rootExecutionId === root) {
-            rows.timers.delete(k)
-            n++
-          }
-        }
-        return n
+        return signals + Rows.deleteWhere(rows.timers, (t) => t.tenantId === tenantId && t.rootExecutionId === root)
       }),
     ping: Effect.void
   })

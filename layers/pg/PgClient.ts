@@ -32,12 +32,12 @@
  * @since 0.1.0
  */
 import { PgClient } from "@effect/sql-pg"
-import { Config, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import * as Options from "../../src/stores/internal/options.ts"
-import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
+import { durationMillis, optionOrSetting, show, wholeNumber } from "../sql/internal/config.ts"
 import * as MultiHost from "./internal/multiHost.ts"
 import * as Pooling from "./internal/pooling.ts"
 
@@ -159,13 +159,8 @@ export const resolve = (options: PgClientOptions = {}): Effect.Effect<
   BatonConfigError
 > =>
   Effect.gen(function*() {
-    const field = options.url !== undefined ? "url" : urlSetting
-    const raw = options.url !== undefined
-      ? (Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url)
-      : yield* Config.option(Config.String(urlSetting)).pipe(
-        Effect.mapError((e) => new BatonConfigError({ field: urlSetting, reason: `could not be read (${e.message})` })),
-        Effect.map(Option.getOrUndefined)
-      )
+    const given = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url
+    const { value: raw, field } = yield* optionOrSetting("url", given, urlSetting)
     if (raw === undefined) {
       return yield* new BatonConfigError({
         field,

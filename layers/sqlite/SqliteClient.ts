@@ -48,7 +48,7 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
-import { Config, Context, Duration, Effect, Layer, Option, Semaphore, Stream } from "effect"
+import { Context, Duration, Effect, Layer, Semaphore, Stream } from "effect"
 import { Reactivity } from "effect/reactivity"
 import { SqlClient } from "effect/sql"
 import type { Connection } from "effect/sql/SqlConnection"
@@ -56,7 +56,7 @@ import { classifySqliteError, ConnectionError, SqlError } from "effect/sql/SqlEr
 import * as Statement from "effect/sql/Statement"
 import { BatonConfigError } from "../../src/stores/Errors.ts"
 import { refuseUnknown } from "../../src/stores/internal/options.ts"
-import { durationMillis, show, wholeNumber } from "../sql/internal/config.ts"
+import { durationMillis, optionOrSetting, show, wholeNumber } from "../sql/internal/config.ts"
 import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import { SyncAccess, type SyncCapable } from "../sql/internal/direct.ts"
 import * as WalCheckpointer from "./internal/walCheckpointer.ts"
@@ -401,13 +401,7 @@ class NodeSqliteConnection implements Connection {
 /** The path to open: `options.path`, else the `BATON_SQLITE_PATH` config; checked before anything opens. */
 const resolvePath = (options: SqliteClientOptions): Effect.Effect<{ readonly path: string; readonly field: string }, BatonConfigError> =>
   Effect.gen(function*() {
-    const field = options.path !== undefined ? "path" : pathSetting
-    const path = options.path !== undefined
-      ? options.path
-      : yield* Config.option(Config.String(pathSetting)).pipe(
-        Effect.mapError((e) => new BatonConfigError({ field: pathSetting, reason: `could not be read (${e.message})` })),
-        Effect.map(Option.getOrUndefined)
-      )
+    const { value: path, field } = yield* optionOrSetting("path", options.path, pathSetting)
     if (path === undefined) {
       return yield* new BatonConfigError({
         field,

@@ -149,6 +149,10 @@ class CliFailure extends Error {
   }
 }
 
+/** A flag's text read as JSON; text that is not JSON is a usage failure naming the flag. */
+const jsonFlag = (name: string, text: string): Effect.Effect<unknown, CliFailure> =>
+  Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => new CliFailure(ExitCode.usage, `the ${name} is not JSON: ${(e as Error).message}`) })
+
 const statuses = ["Running", "Paused", "Finished", "Failed", "Cancelled"] as const satisfies ReadonlyArray<ExecutionStatus>
 const pageSize = 500
 const rowCap = 100_000
@@ -521,12 +525,7 @@ const pauses = Command.make("pauses", { tenant }, (flags) =>
 const resume = Command.make("resume", { pauseId: Argument.String("pauseId"), decision: Argument.String("json"), tenant }, (flags) =>
   withStores(Effect.gen(function*() {
     const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
-    let decision: unknown
-    try {
-      decision = JSON.parse(flags.decision)
-    } catch (e) {
-      return yield* Effect.fail(new CliFailure(ExitCode.usage, `the decision is not JSON: ${(e as Error).message}`))
-    }
+    const decision = yield* jsonFlag("decision", flags.decision)
     const pauses = yield* PauseStore
     const now = yield* Clock.currentTimeMillis
     const resolved = yield* pauses.resolve({ tenantId, pauseId: flags.pauseId, decision, resolvedBy: "cli", now })
@@ -587,12 +586,7 @@ const signal = Command.make("signal", {
 }, (flags) =>
   withStores(Effect.gen(function*() {
     const tenantId = Option.getOrElse(flags.tenant, () => defaultTenant)
-    let payload: unknown
-    try {
-      payload = JSON.parse(flags.payload)
-    } catch (e) {
-      return yield* Effect.fail(new CliFailure(ExitCode.usage, `the payload is not JSON: ${(e as Error).message}`))
-    }
+    const payload = yield* jsonFlag("payload", flags.payload)
     const timers = yield* Effect.serviceOption(TimerStore)
     if (Option.isNone(timers)) return yield* Effect.fail(new CliFailure(ExitCode.usage, "these stores have no TimerStore: signals need one"))
     const sent = yield* sendSignal(timers.value, tenantId, flags.thread, flags.name, payload, Option.getOrUndefined(flags.owner))

@@ -183,6 +183,25 @@ export const emptyRows = (): MemoryRows => ({
 export const key = (...parts: ReadonlyArray<string>): string => JSON.stringify(parts)
 
 /**
+ * Deletes the rows of `table` that `doomed` picks, at most `limit` of them
+ * (in the table's order), and answers how many it deleted.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
+export const deleteWhere = <K, V>(table: Map<K, V>, doomed: (row: V) => boolean, limit = Infinity): number => {
+  let n = 0
+  for (const [k, row] of table) {
+    if (n >= limit) break
+    if (doomed(row)) {
+      table.delete(k)
+      n++
+    }
+  }
+  return n
+}
+
+/**
  * The stable order of trees (tenantId, then rootExecutionId) the cross-tree pages follow.
  *
  * @category utils

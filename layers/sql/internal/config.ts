@@ -48,3 +48,20 @@ export const durationMillis = (
 /** A whole-number option from `min` to `max`, checked: NaN and Infinity reported as what they are. */
 export const wholeNumber = (field: string, value: unknown, min: number, max: number, why?: string): Effect.Effect<number, BatonConfigError> =>
   Options.setting(field, value, Options.whole({ min, max, why }), Number.NaN)
+
+/**
+ * A setting passed as the option `option`, else read from the config
+ * provider under `setting`: its value (undefined when neither is set) and
+ * the field a problem with it names (the option's name, or the setting's).
+ */
+export const optionOrSetting = (
+  option: string,
+  given: unknown,
+  setting: string
+): Effect.Effect<{ readonly value: unknown; readonly field: string }, BatonConfigError> =>
+  given !== undefined
+    ? Effect.succeed({ value: given, field: option })
+    : Config.option(Config.String(setting)).pipe(
+      Effect.mapError((e) => new BatonConfigError({ field: setting, reason: `could not be read (${e.message})` })),
+      Effect.map((value) => ({ value: Option.getOrUndefined(value), field: setting }))
+    )

@@ -386,26 +386,27 @@ export const routes = (ctx: DashboardContext) =>
     yield* add("GET", "/api/instances/live", control((caller) => Effect.succeed(live(instancesView(baton, caller)))))
     yield* add("GET", "/api/limits", control((caller) => timed(Effect.map(limitsView(baton, caller), (v) => json(v)))))
     yield* add("GET", "/api/limits/live", control((caller) => Effect.succeed(live(limitsView(baton, caller)))))
-    yield* add("POST", "/api/resume", control((caller, request) =>
-      Effect.gen(function*() {
-        const refused = refusal(secret, caller, request)
-        if (refused !== undefined) return refused
-        const body = yield* HttpServerRequest.schemaBodyJson(ResumeBody)
-        const tenantId = tenantFor(caller, body.tenantId)
-        if (tenantId === undefined) return json({ error: "UnknownPauseError", message: "no such pause" }, 404)
-        // As `POST /pauses/:pauseId/resume`: answers once the tree rests (the page follows it live meanwhile).
-        const out = yield* baton.resume({ tenantId, ownerId: caller.ownerId, pauseId: body.pauseId, decision: body.decision })
-        return json({ answered: true, output: out._tag })
-      })
-    ))
-    yield* add("POST", "/api/cancel", control((caller, request) =>
-      Effect.gen(function*() {
-        const refused = refusal(secret, caller, request)
-        if (refused !== undefined) return refused
-        const body = yield* HttpServerRequest.schemaBodyJson(CancelBody)
-        const tenantId = tenantFor(caller, body.tenantId)
-        if (tenantId === undefined) return json({ error: "UnknownThreadError", message: "no such thread" }, 404)
-        return json(yield* baton.cancel(body.threadId, { tenantId, ownerId: caller.ownerId }))
-      })
-    ))
+    /** A page's action: the cross-site check, then the JSON body, in the caller's tenant (another tenant's is `unknown`, 404). */
+    const action = <A extends { readonly tenantId: string }, E, R>(
+      schema: Schema.Decoder<A>,
+      unknown: { readonly error: string; readonly message: string },
+      act: (caller: DashboardCaller, body: A, tenantId: string) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+    ) =>
+      control((caller, request) =>
+        Effect.gen(function*() {
+          const refused = refusal(secret, caller, request)
+          if (refused !== undefined) return refused
+          const body = yield* HttpServerRequest.schemaBodyJson(schema)
+          const tenantId = tenantFor(caller, body.tenantId)
+          return tenantId === undefined ? json(unknown, 404) : yield* act(caller, body, tenantId)
+        })
+      )
+    yield* add("POST", "/api/resume", action(ResumeBody, { error: "UnknownPauseError", message: "no such pause" }, (caller, body, tenantId) =>
+      // As `POST /pauses/:pauseId/resume`: answers once the tree rests (the page follows it live meanwhile).
+      Effect.map(
+        baton.resume({ tenantId, ownerId: caller.ownerId, pauseId: body.pauseId, decision: body.decision }),
+        (out) => json({ answered: true, output: out._tag })
+      )))
+    yield* add("POST", "/api/cancel", action(CancelBody, { error: "UnknownThreadError", message: "no such thread" }, (caller, body, tenantId) =>
+      Effect.map(baton.cancel(body.threadId, { tenantId, ownerId: caller.ownerId }), (result) => json(result))))
   })
