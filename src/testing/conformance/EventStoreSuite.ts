@@ -4,17 +4,12 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect } from "effect"
+import { Effect } from "effect"
 import { type EventInput, EventStore, type EventStoreShape } from "../../stores/EventStore.ts"
 import type { Lease } from "../../stores/Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { expectInvalid, expectTag, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
-
-interface Both {
-  readonly events: EventStoreShape
-  readonly leases: LeaseStoreShape
-}
+import type { LeaseStore } from "../../stores/LeaseStore.ts"
+import { deleteAllInPages, expectInvalid, expectTag, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineLeasedSuite, freshLease, type WithLeases } from "./SuiteDefinition.ts"
 
 const base = 1_000_000_000_000
 const oldEnough = 1_000_000
@@ -28,15 +23,11 @@ const oldEnough = 1_000_000
  * @since 0.1.0
  */
 export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>): void => {
-  const { ids, racers, register } = defineSuite(options, {
-    contract: "EventStore",
-    pick: (ctx) => ({ events: Context.get(ctx, EventStore), leases: Context.get(ctx, LeaseStore) }),
-    ping: (s) => s.events.ping
-  })
+  const { ids, racers, register } = defineLeasedSuite(options, "EventStore", EventStore)
   const ttl = 30_000
 
-  const leased = (stores: Both, tenant: string, holder = "holder-1", at = base) =>
-    Effect.map(stores.leases.acquire(tenant, ids("exec"), holder, ttl, at), (l) => some(l, "acquire"))
+  const leased = (stores: WithLeases<EventStoreShape>, tenant: string, holder = "holder-1", at = base) =>
+    freshLease(stores, tenant, ids("exec"), holder, ttl, at)
 
   const eventsOf = (lease: Lease, keys: ReadonlyArray<string>, at = base, instanceId = "i-1"): Array<EventInput> =>
     keys.map((key, i) => ({ key, executionId: lease.rootExecutionId, mode: i % 2 === 0 ? "updates" : "values", data: { key, n: i, text: "é ✓" }, at, instanceId }))
@@ -45,13 +36,13 @@ export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>):
     test("appended events read back in order with growing ids on every instance; another tenant or thread sees none", function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
       const thread = ids("thread")
-      const first = yield* stores.first.events.append(lease, thread, eventsOf(lease, ["a", "b"]), base + 1)
-      const second = yield* stores.second.events.append(lease, thread, eventsOf(lease, ["c"]), base + 2)
+      const first = yield* stores.first.append(lease, thread, eventsOf(lease, ["a", "b"]), base + 1)
+      const second = yield* stores.second.append(lease, thread, eventsOf(lease, ["c"]), base + 2)
       assert.strictEqual(first.length, 2)
       assert.strictEqual(second.length, 1)
       assert.isTrue(first[0]! < first[1]! && first[1]! < second[0]!, "ids grow")
       for (const s of [stores.first, stores.second]) {
-        const read = yield* s.events.read(lease.tenantId, thread, 0, 10)
+        const read = yield* s.read(lease.tenantId, thread, 0, 10)
         assert.deepStrictEqual(read.map((e) => e.id), [...first, ...second])
         assert.deepStrictEqual(read.map((e) => (e.data as { key: string }).key), ["a", "b", "c"])
         assert.deepStrictEqual(read[0], {
@@ -65,19 +56,19 @@ export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>):
           instanceId: "i-1"
         })
       }
-      assert.deepStrictEqual(yield* stores.first.events.read(ids("tenant"), thread, 0, 10), [], "another tenant")
-      assert.deepStrictEqual(yield* stores.first.events.read(lease.tenantId, ids("thread"), 0, 10), [], "another thread")
+      assert.deepStrictEqual(yield* stores.first.read(ids("tenant"), thread, 0, 10), [], "another tenant")
+      assert.deepStrictEqual(yield* stores.first.read(lease.tenantId, ids("thread"), 0, 10), [], "another thread")
     })
 
     test("read pages after an id, at most `limit`, with no gap and no repeat", function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
       const thread = ids("thread")
       const keys = Array.from({ length: 7 }, (_, i) => `k${i}`)
-      for (const k of keys) yield* stores.at(keys.indexOf(k)).events.append(lease, thread, eventsOf(lease, [k]), base + 1)
+      for (const k of keys) yield* stores.at(keys.indexOf(k)).append(lease, thread, eventsOf(lease, [k]), base + 1)
       const seen: Array<string> = []
       let after = 0
       for (let n = 0; n < 10; n++) {
-        const page = yield* stores.at(n).events.read(lease.tenantId, thread, after, 3)
+        const page = yield* stores.at(n).read(lease.tenantId, thread, after, 3)
         assert.isTrue(page.length <= 3)
         seen.push(...page.map((e) => (e.data as { key: string }).key))
         if (page.length === 0) break
@@ -90,12 +81,12 @@ export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>):
       const tenant = ids("tenant")
       const old = yield* leased(stores.first, tenant, "old", base)
       const thread = ids("thread")
-      yield* stores.first.events.append(old, thread, eventsOf(old, ["s1", "s2"]), base + 1)
+      yield* stores.first.append(old, thread, eventsOf(old, ["s1", "s2"]), base + 1)
       const next = some(yield* stores.second.leases.acquire(tenant, old.rootExecutionId, "new", ttl, base + ttl + 1), "takeover")
-      const again = yield* stores.second.events.append(next, thread, eventsOf(next, ["s2", "s3"], base + ttl + 2, "i-2"), base + ttl + 2)
+      const again = yield* stores.second.append(next, thread, eventsOf(next, ["s2", "s3"], base + ttl + 2, "i-2"), base + ttl + 2)
       assert.strictEqual(again.length, 1, "only s3 is new")
-      assert.deepStrictEqual(yield* stores.second.events.append(next, thread, eventsOf(next, ["s1"]), base + ttl + 3), [], "all held: none appended, no error")
-      const read = yield* stores.first.events.read(tenant, thread, 0, 10)
+      assert.deepStrictEqual(yield* stores.second.append(next, thread, eventsOf(next, ["s1"]), base + ttl + 3), [], "all held: none appended, no error")
+      const read = yield* stores.first.read(tenant, thread, 0, 10)
       assert.deepStrictEqual(read.map((e) => (e.data as { key: string }).key), ["s1", "s2", "s3"])
       assert.deepStrictEqual(read.map((e) => e.instanceId), ["i-1", "i-1", "i-2"])
     })
@@ -105,26 +96,26 @@ export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>):
       const thread = ids("thread")
       const old = yield* leased(stores.first, tenant, "old-holder")
       const expired = base + ttl
-      yield* expectTag(stores.first.events.append(old, thread, eventsOf(old, ["x"]), expired), "LeaseLostError", "append at the lease's expiry")
+      yield* expectTag(stores.first.append(old, thread, eventsOf(old, ["x"]), expired), "LeaseLostError", "append at the lease's expiry")
       const next = some(yield* stores.second.leases.acquire(tenant, old.rootExecutionId, "new-holder", ttl, expired + 1), "takeover")
-      yield* expectTag(stores.first.events.append(old, thread, eventsOf(old, ["y"]), expired + 2), "LeaseLostError", "stale holder")
-      assert.deepStrictEqual(yield* stores.first.events.read(tenant, thread, 0, 10), [], "nothing appended")
-      assert.strictEqual((yield* stores.second.events.append(next, thread, eventsOf(next, ["z"]), expired + 3)).length, 1)
+      yield* expectTag(stores.first.append(old, thread, eventsOf(old, ["y"]), expired + 2), "LeaseLostError", "stale holder")
+      assert.deepStrictEqual(yield* stores.first.read(tenant, thread, 0, 10), [], "nothing appended")
+      assert.strictEqual((yield* stores.second.append(next, thread, eventsOf(next, ["z"]), expired + 3)).length, 1)
       const released = yield* leased(stores.first, tenant)
       assert.isTrue(yield* stores.first.leases.release(released))
-      yield* expectTag(stores.second.events.append(released, ids("thread"), eventsOf(released, ["w"]), base + 1), "LeaseLostError", "released lease")
+      yield* expectTag(stores.second.append(released, ids("thread"), eventsOf(released, ["w"]), base + 1), "LeaseLostError", "released lease")
     })
 
     test(`${racers} appends of one holder at once: every event once, ids distinct and growing in each append`, function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
       const thread = ids("thread")
-      const exits = yield* race(racers, (i) => stores.at(i).events.append(lease, thread, eventsOf(lease, [`r${i}a`, `r${i}b`]), base + 1).pipe(
+      const exits = yield* race(racers, (i) => stores.at(i).append(lease, thread, eventsOf(lease, [`r${i}a`, `r${i}b`]), base + 1).pipe(
         // Two appends numbering one thread at once may collide on the id: a transient error the writer retries.
         Effect.retry({ times: 50, while: (e) => e._tag === "StoreError" })
       ))
       const answers = successes(exits)
       assert.strictEqual(answers.length, racers, "every append lands")
-      const read = yield* stores.second.events.read(lease.tenantId, thread, 0, 1000)
+      const read = yield* stores.second.read(lease.tenantId, thread, 0, 1000)
       assert.strictEqual(read.length, racers * 2)
       assert.strictEqual(new Set(read.map((e) => e.id)).size, racers * 2)
       for (let i = 0; i < racers; i++) {
@@ -137,28 +128,21 @@ export const eventStoreSuite = (options: SuiteOptions<EventStore | LeaseStore>):
     test("deleteBefore deletes at most `limit` per call, only events before the cutoff, never a thread's newest: ids never start again", function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"), "h", 0)
       const thread = ids("thread")
-      yield* stores.first.events.append(lease, thread, eventsOf(lease, ["o1", "o2", "o3"], oldEnough - 10), 1)
-      const newest = yield* stores.first.events.append(lease, thread, eventsOf(lease, ["o4"], oldEnough - 5), 1)
+      yield* stores.first.append(lease, thread, eventsOf(lease, ["o1", "o2", "o3"], oldEnough - 10), 1)
+      const newest = yield* stores.first.append(lease, thread, eventsOf(lease, ["o4"], oldEnough - 5), 1)
       const young = ids("thread")
-      yield* stores.first.events.append(lease, young, eventsOf(lease, ["y1", "y2"], oldEnough + 1), 1)
-      let total = 0
-      while (true) {
-        const n = yield* stores.second.events.deleteBefore(oldEnough, 2)
-        assert.isTrue(n <= 2)
-        total += n
-        if (n < 2) break
-      }
-      assert.isTrue(total >= 3)
-      const left = yield* stores.first.events.read(lease.tenantId, thread, 0, 10)
+      yield* stores.first.append(lease, young, eventsOf(lease, ["y1", "y2"], oldEnough + 1), 1)
+      assert.isTrue((yield* deleteAllInPages((limit) => stores.second.deleteBefore(oldEnough, limit), 2)) >= 3)
+      const left = yield* stores.first.read(lease.tenantId, thread, 0, 10)
       assert.deepStrictEqual(left.map((e) => e.id), newest, "the newest old event stays")
-      assert.strictEqual((yield* stores.first.events.read(lease.tenantId, young, 0, 10)).length, 2, "young events stay")
-      const later = yield* stores.first.events.append(lease, thread, eventsOf(lease, ["o5"], oldEnough + 2), 2)
+      assert.strictEqual((yield* stores.first.read(lease.tenantId, young, 0, 10)).length, 2, "young events stay")
+      const later = yield* stores.first.append(lease, thread, eventsOf(lease, ["o5"], oldEnough + 2), 2)
       assert.isTrue(later[0]! > newest[0]!, "ids go on growing")
     })
 
     test("bad input is refused with InvalidInputError naming the field", function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
-      const e = stores.first.events
+      const e = stores.first
       const thread = ids("thread")
       yield* expectInvalid(e.append(lease, thread, [], base), "events", "no events")
       yield* expectInvalid(e.append(lease, thread, eventsOf(lease, ["a", "a"]), base), "events", "a key twice")

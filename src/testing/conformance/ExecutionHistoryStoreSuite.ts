@@ -4,7 +4,7 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Context, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import {
   exportJsonLines,
   ExecutionHistoryStore,
@@ -12,14 +12,9 @@ import {
   type ExecutionSnapshot
 } from "../../stores/ExecutionHistoryStore.ts"
 import type { Lease } from "../../stores/Lease.ts"
-import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { expectInvalid, expectTag, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
-import { defineSuite } from "./SuiteDefinition.ts"
-
-interface Both {
-  readonly history: ExecutionHistoryStoreShape
-  readonly leases: LeaseStoreShape
-}
+import type { LeaseStore } from "../../stores/LeaseStore.ts"
+import { deleteAllInPages, expectInvalid, expectTag, illFormedIds, race, some, successes, type SuiteOptions } from "./Suite.ts"
+import { defineLeasedSuite, freshLease, type WithLeases } from "./SuiteDefinition.ts"
 
 /** Times far from the retention test's (which deletes below `oldEnough`). */
 const base = 1_000_000_000_000
@@ -34,11 +29,7 @@ const oldEnough = 1_000_000
  * @since 0.1.0
  */
 export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistoryStore | LeaseStore>): void => {
-  const { ids, racers, register } = defineSuite(options, {
-    contract: "ExecutionHistoryStore",
-    pick: (ctx) => ({ history: Context.get(ctx, ExecutionHistoryStore), leases: Context.get(ctx, LeaseStore) }),
-    ping: (s) => s.history.ping
-  })
+  const { ids, racers, register } = defineLeasedSuite(options, "ExecutionHistoryStore", ExecutionHistoryStore)
   const ttl = 30_000
 
   const snapshotOf = (lease: Lease, over: Partial<ExecutionSnapshot> = {}): ExecutionSnapshot => ({
@@ -80,29 +71,29 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
   })
 
   /** A fresh tree's lease, held by `holder`, taken at `at`. */
-  const leased = (stores: Both, tenant: string, holder = "holder-1", at = base) =>
-    Effect.map(stores.leases.acquire(tenant, ids("exec"), holder, ttl, at), (l) => some(l, "acquire"))
+  const leased = (stores: WithLeases<ExecutionHistoryStoreShape>, tenant: string, holder = "holder-1", at = base) =>
+    freshLease(stores, tenant, ids("exec"), holder, ttl, at)
 
   register((test) => {
     test("a snapshot saved under the tree's lease reads back whole on every instance; a second save keeps the first", function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
       const snapshot = snapshotOf(lease)
-      assert.isTrue(yield* stores.first.history.saveIfAbsent(snapshot, lease, base + 10))
-      assert.isFalse(yield* stores.second.history.saveIfAbsent({ ...snapshot, status: "Failed", error: "boom" }, lease, base + 11))
+      assert.isTrue(yield* stores.first.saveIfAbsent(snapshot, lease, base + 10))
+      assert.isFalse(yield* stores.second.saveIfAbsent({ ...snapshot, status: "Failed", error: "boom" }, lease, base + 11))
       for (const s of [stores.first, stores.second]) {
-        assert.deepStrictEqual(some(yield* s.history.get(lease.tenantId, lease.rootExecutionId), "get"), snapshot)
+        assert.deepStrictEqual(some(yield* s.get(lease.tenantId, lease.rootExecutionId), "get"), snapshot)
       }
-      assert.isTrue(Option.isNone(yield* stores.first.history.get(ids("tenant"), lease.rootExecutionId)), "another tenant sees nothing")
+      assert.isTrue(Option.isNone(yield* stores.first.get(ids("tenant"), lease.rootExecutionId)), "another tenant sees nothing")
     })
 
     test(`of ${racers} racing saves of one execution exactly one writes`, function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
-      const exits = yield* race(racers, (i) => stores.at(i).history.saveIfAbsent(snapshotOf(lease, { error: `racer ${i}` }), lease, base + 10))
+      const exits = yield* race(racers, (i) => stores.at(i).saveIfAbsent(snapshotOf(lease, { error: `racer ${i}` }), lease, base + 10))
       const answers = successes(exits)
       assert.strictEqual(answers.length, racers, "no racer fails")
       const winners = answers.flatMap((won, i) => (won ? [i] : []))
       assert.strictEqual(winners.length, 1)
-      const kept = some(yield* stores.second.history.get(lease.tenantId, lease.rootExecutionId), "get")
+      const kept = some(yield* stores.second.get(lease.tenantId, lease.rootExecutionId), "get")
       assert.strictEqual(kept.error, `racer ${winners[0]}`)
     })
 
@@ -110,15 +101,15 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
       const tenant = ids("tenant")
       const old = yield* leased(stores.first, tenant, "old-holder")
       const expired = base + ttl
-      yield* expectTag(stores.first.history.saveIfAbsent(snapshotOf(old), old, expired), "LeaseLostError", "save at the lease's expiry")
+      yield* expectTag(stores.first.saveIfAbsent(snapshotOf(old), old, expired), "LeaseLostError", "save at the lease's expiry")
       const next = some(yield* stores.second.leases.acquire(tenant, old.rootExecutionId, "new-holder", ttl, expired + 1), "takeover")
       assert.strictEqual(next.epoch, old.epoch + 1)
-      yield* expectTag(stores.first.history.saveIfAbsent(snapshotOf(old), old, expired + 2), "LeaseLostError", "stale holder")
-      assert.isTrue(Option.isNone(yield* stores.first.history.get(tenant, old.rootExecutionId)), "nothing written")
-      assert.isTrue(yield* stores.second.history.saveIfAbsent(snapshotOf(next), next, expired + 3))
+      yield* expectTag(stores.first.saveIfAbsent(snapshotOf(old), old, expired + 2), "LeaseLostError", "stale holder")
+      assert.isTrue(Option.isNone(yield* stores.first.get(tenant, old.rootExecutionId)), "nothing written")
+      assert.isTrue(yield* stores.second.saveIfAbsent(snapshotOf(next), next, expired + 3))
       const released = yield* leased(stores.first, tenant)
       assert.isTrue(yield* stores.first.leases.release(released))
-      yield* expectTag(stores.second.history.saveIfAbsent(snapshotOf(released), released, base + 1), "LeaseLostError", "released lease")
+      yield* expectTag(stores.second.saveIfAbsent(snapshotOf(released), released, base + 1), "LeaseLostError", "released lease")
     })
 
     test("list: one tenant's snapshots in (endedAt, executionId) order, by workflow and time range, page by page", function*(stores) {
@@ -127,24 +118,24 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
       for (let i = 0; i < 5; i++) {
         const lease = yield* leased(stores.at(i), tenant)
         const s = snapshotOf(lease, { endedAt: base + 100 * (i % 3), workflowName: i === 4 ? "other" : "triage" })
-        assert.isTrue(yield* stores.at(i).history.saveIfAbsent(s, lease, base))
+        assert.isTrue(yield* stores.at(i).saveIfAbsent(s, lease, base))
         saved.push(s)
       }
       const elsewhere = yield* leased(stores.first, ids("tenant"))
-      yield* stores.first.history.saveIfAbsent(snapshotOf(elsewhere), elsewhere, base)
+      yield* stores.first.saveIfAbsent(snapshotOf(elsewhere), elsewhere, base)
       const order = [...saved].sort((a, b) => a.endedAt - b.endedAt || (a.executionId < b.executionId ? -1 : 1)).map((s) => s.executionId)
       const pages: Array<string> = []
       let after: ExecutionSnapshot | undefined
       for (let n = 0; n < 4; n++) {
-        const page = yield* stores.at(n).history.list({ tenantId: tenant, limit: 2, after })
+        const page = yield* stores.at(n).list({ tenantId: tenant, limit: 2, after })
         pages.push(...page.map((s) => s.executionId))
         if (page.length < 2) break
         after = page[page.length - 1]
       }
       assert.deepStrictEqual(pages, order, "every snapshot once, in order, across pages and instances")
-      const triage = yield* stores.second.history.list({ tenantId: tenant, workflowName: "triage", limit: 10 })
+      const triage = yield* stores.second.list({ tenantId: tenant, workflowName: "triage", limit: 10 })
       assert.deepStrictEqual(triage.map((s) => s.executionId), order.filter((id) => saved.find((s) => s.executionId === id)!.workflowName === "triage"))
-      const ranged = yield* stores.first.history.list({ tenantId: tenant, from: base + 100, to: base + 200, limit: 10 })
+      const ranged = yield* stores.first.list({ tenantId: tenant, from: base + 100, to: base + 200, limit: 10 })
       assert.deepStrictEqual(ranged.map((s) => s.executionId), saved.filter((s) => s.endedAt === base + 100).map((s) => s.executionId).sort())
     })
 
@@ -155,20 +146,13 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
       for (let i = 0; i < 5; i++) {
         const lease = yield* leased(stores.at(i), tenant, "h", 0)
         const endedAt = i < 3 ? oldEnough - 10 + i : oldEnough + i
-        yield* stores.at(i).history.saveIfAbsent(snapshotOf(lease, { startedAt: 0, endedAt }), lease, 0)
+        yield* stores.at(i).saveIfAbsent(snapshotOf(lease, { startedAt: 0, endedAt }), lease, 0)
         ;(i < 3 ? gone : kept).push(lease.rootExecutionId)
       }
-      assert.strictEqual(yield* stores.first.history.deleteEndedBefore(oldEnough, 2), 2, "a full page")
-      let total = 2
-      while (true) {
-        const n = yield* stores.second.history.deleteEndedBefore(oldEnough, 2)
-        assert.isTrue(n <= 2)
-        total += n
-        if (n < 2) break
-      }
-      assert.isTrue(total >= 3)
-      for (const id of gone) assert.isTrue(Option.isNone(yield* stores.first.history.get(tenant, id)), `${id} deleted`)
-      for (const id of kept) assert.isTrue(Option.isSome(yield* stores.first.history.get(tenant, id)), `${id} kept`)
+      assert.strictEqual(yield* stores.first.deleteEndedBefore(oldEnough, 2), 2, "a full page")
+      assert.isTrue(2 + (yield* deleteAllInPages((limit) => stores.second.deleteEndedBefore(oldEnough, limit), 2)) >= 3)
+      for (const id of gone) assert.isTrue(Option.isNone(yield* stores.first.get(tenant, id)), `${id} deleted`)
+      for (const id of kept) assert.isTrue(Option.isSome(yield* stores.first.get(tenant, id)), `${id} kept`)
     })
 
     test("exportJsonLines writes every snapshot of a query as one JSON object a line", function*(stores) {
@@ -177,12 +161,12 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
       for (let i = 0; i < 3; i++) {
         const lease = yield* leased(stores.first, tenant)
         const s = snapshotOf(lease, { endedAt: base + i })
-        yield* stores.first.history.saveIfAbsent(s, lease, base)
+        yield* stores.first.saveIfAbsent(s, lease, base)
         saved.push(s)
       }
       let out = ""
       const n = yield* exportJsonLines({ tenantId: tenant, pageSize: 2 }, (chunk) => Effect.sync(() => void (out += chunk))).pipe(
-        Effect.provideService(ExecutionHistoryStore, stores.second.history)
+        Effect.provideService(ExecutionHistoryStore, stores.second)
       )
       assert.strictEqual(n, 3)
       assert.isTrue(out.endsWith("\n"))
@@ -191,7 +175,7 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
 
     test("bad input is refused with InvalidInputError naming the field", function*(stores) {
       const lease = yield* leased(stores.first, ids("tenant"))
-      const h = stores.first.history
+      const h = stores.first
       yield* expectInvalid(h.saveIfAbsent(snapshotOf(lease, { status: "Running" as never }), lease, base), "snapshot.status", "running status")
       yield* expectInvalid(h.saveIfAbsent(snapshotOf(lease, { executionId: ids("exec") }), lease, base), "lease", "another tree's lease")
       yield* expectInvalid(h.saveIfAbsent(snapshotOf(lease, { spend: 10n as never }), lease, base), "snapshot", "not JSON")
@@ -209,17 +193,17 @@ export const executionHistoryStoreSuite = (options: SuiteOptions<ExecutionHistor
     test("deleteExecutions deletes the snapshots named, of one tenant only", function*(stores) {
       const tenantId = ids("tenant")
       const leases = [yield* leased(stores.first, tenantId), yield* leased(stores.first, tenantId), yield* leased(stores.first, tenantId)]
-      for (const l of leases) assert.isTrue(yield* stores.first.history.saveIfAbsent(snapshotOf(l), l, base + 10))
+      for (const l of leases) assert.isTrue(yield* stores.first.saveIfAbsent(snapshotOf(l), l, base + 10))
       const otherTenant = yield* leased(stores.first, ids("tenant"))
-      assert.isTrue(yield* stores.first.history.saveIfAbsent(snapshotOf(otherTenant), otherTenant, base + 10))
+      assert.isTrue(yield* stores.first.saveIfAbsent(snapshotOf(otherTenant), otherTenant, base + 10))
       const named = [leases[0]!.rootExecutionId, leases[1]!.rootExecutionId, otherTenant.rootExecutionId]
-      assert.strictEqual(yield* stores.second.history.deleteExecutions(tenantId, named), 2, "the two of this tenant")
-      assert.isTrue(Option.isNone(yield* stores.first.history.get(tenantId, leases[0]!.rootExecutionId)))
-      assert.isTrue(Option.isSome(yield* stores.first.history.get(tenantId, leases[2]!.rootExecutionId)), "one not named stays")
-      assert.isTrue(Option.isSome(yield* stores.first.history.get(otherTenant.tenantId, otherTenant.rootExecutionId)), "another tenant's stays")
-      assert.strictEqual(yield* stores.first.history.deleteExecutions(tenantId, named), 0, "again: nothing")
-      assert.strictEqual(yield* stores.first.history.deleteExecutions(tenantId, []), 0)
-      yield* expectInvalid(stores.first.history.deleteExecutions(tenantId, [""]), "executionIds", "an empty id")
+      assert.strictEqual(yield* stores.second.deleteExecutions(tenantId, named), 2, "the two of this tenant")
+      assert.isTrue(Option.isNone(yield* stores.first.get(tenantId, leases[0]!.rootExecutionId)))
+      assert.isTrue(Option.isSome(yield* stores.first.get(tenantId, leases[2]!.rootExecutionId)), "one not named stays")
+      assert.isTrue(Option.isSome(yield* stores.first.get(otherTenant.tenantId, otherTenant.rootExecutionId)), "another tenant's stays")
+      assert.strictEqual(yield* stores.first.deleteExecutions(tenantId, named), 0, "again: nothing")
+      assert.strictEqual(yield* stores.first.deleteExecutions(tenantId, []), 0)
+      yield* expectInvalid(stores.first.deleteExecutions(tenantId, [""]), "executionIds", "an empty id")
     })
   })
 }

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import { assert } from "../internal/vitest.ts"
-import { Cause, Clock, Context, type Duration, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Clock, Context, type Duration, Effect, Exit, Layer, Option, type Scope } from "effect"
 
 /**
  * How a store author runs a suite inside a vitest file:
@@ -119,6 +119,41 @@ export const makeIds = () => {
  * @since 0.1.0
  */
 export const now = Clock.currentTimeMillis
+
+/**
+ * Answers `track`: every tree given to it is deleted with `store.deleteRoot`
+ * when the test's scope closes, however the test ends.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const deleteTreesAfter = (
+  store: { readonly deleteRoot: (tenantId: string, root: string) => Effect.Effect<unknown, unknown> }
+): Effect.Effect<(tree: { readonly tenantId: string; readonly rootExecutionId: string }) => void, never, Scope.Scope> => {
+  const trees = new Map<string, readonly [string, string]>()
+  return Effect.as(
+    Effect.addFinalizer(() => Effect.forEach([...trees.values()], ([tenant, root]) => Effect.ignore(store.deleteRoot(tenant, root)))),
+    (tree) => void trees.set(JSON.stringify([tree.tenantId, tree.rootExecutionId]), [tree.tenantId, tree.rootExecutionId])
+  )
+}
+
+/**
+ * Calls `deletePage(limit)` until it deletes fewer than `limit` rows,
+ * checking that no call deletes more, and answers how many were deleted.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const deleteAllInPages = (deletePage: (limit: number) => Effect.Effect<number, unknown>, limit: number) =>
+  Effect.gen(function*() {
+    let total = 0
+    while (true) {
+      const n = yield* deletePage(limit)
+      assert.isAtMost(n, limit, "a page deletes at most its limit")
+      total += n
+      if (n < limit) return total
+    }
+  })
 
 /**
  * Runs `n` effects at once (racer `i` runs `f(i)`), each starting after a

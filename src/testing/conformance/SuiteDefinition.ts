@@ -10,7 +10,8 @@ import type { Vitest } from "@effect/vitest"
 import { layer } from "../internal/vitest.ts"
 import { Context, Effect, type Scope } from "effect"
 import { LeaseStore, type LeaseStoreShape } from "../../stores/LeaseStore.ts"
-import { type Instances, instancesKey, instancesLayer, makeIds, racersOf, type SuiteOptions } from "./Suite.ts"
+import type { Lease } from "../../stores/Lease.ts"
+import { type Instances, instancesKey, instancesLayer, makeIds, racersOf, some, type SuiteOptions } from "./Suite.ts"
 
 /**
  * What one suite starts with: its instances' key, fresh ids, how many racers,
@@ -129,3 +130,19 @@ export const defineLeasedSuite = <I, S extends { readonly ping: Effect.Effect<un
   contract: string,
   key: Context.Key<I, S>
 ): SuiteDefinition<WithLeases<S>> => defineSuite(options, { contract, pick: withLeases(key), ping: (s) => s.ping })
+
+/**
+ * A fresh tree's lease (of `root`) in `store.leases`, held by `holder` for
+ * `ttl` from `at`; a refused acquire fails the test.
+ *
+ * @category conformance
+ * @since 0.1.0
+ */
+export const freshLease = (
+  store: { readonly leases: LeaseStoreShape },
+  tenantId: string,
+  root: string,
+  holder: string,
+  ttl: number,
+  at: number
+): Effect.Effect<Lease, unknown> => Effect.map(store.leases.acquire(tenantId, root, holder, ttl, at), (l) => some(l, "acquire"))
