@@ -74,21 +74,6 @@ export interface PgClientOptions {
 }
 
 /**
- * The fields of `PgClientOptions`, each once (what the Layers that take them
- * check an options object against).
- *
- * @internal
- */
-export const optionFields: { readonly [K in keyof Required<PgClientOptions>]: true } = {
-  url: true,
-  schema: true,
-  maxConnections: true,
-  connectTimeout: true,
-  applicationName: true,
-  ssl: true
-}
-
-/**
  * What the options resolved to (no password).
  *
  * @category models

@@ -20,6 +20,7 @@ import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as PgClient from "./PgClient.ts"
 import * as PgMigrations from "./PgMigrations.ts"
+import { clientAndBreakerFields } from "./internal/optionFields.ts"
 
 /**
  * Where the tables are, and the breaker's probe lease and idle time.
@@ -32,7 +33,7 @@ export interface PgLimitersOptions extends PgClient.PgClientOptions, SqlCircuitB
 /** What `layerOnClient` takes. */
 type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
 
-const fields = fieldsOf<PgLimitersOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
+const fields = fieldsOf<PgLimitersOptions>(clientAndBreakerFields)
 
 const onClient = (options: OnClientOptions) => SqlLimiterStores.layerAfter(PgMigrations.migrate(options), options)
 

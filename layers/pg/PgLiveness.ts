@@ -43,8 +43,8 @@ import { kindOf } from "../sql/internal/classify.ts"
 import { sqlErrorDetail, transaction } from "../sql/internal/rows.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 import * as Pooling from "./internal/pooling.ts"
-import * as PgMigrations from "./PgMigrations.ts"
 import { lockClass, lockKey } from "./PgMigrations.ts"
+import { againOnLostConnection } from "./internal/lostConnection.ts"
 
 /**
  * The deployment whose instances are watched (schema and table prefix).
@@ -94,7 +94,7 @@ export const layer = (options: PgLivenessOptions = {}): Layer.Layer<InstanceLive
           client`SELECT pg_advisory_xact_lock(${lockClass}, ${lockKey(options)})`,
           Effect.forEach(ddl, (statement) => client.unsafe(statement), { discard: true })
         )
-      ).pipe(Effect.mapError(failed("migrate")), PgMigrations.againOnLostConnection)
+      ).pipe(Effect.mapError(failed("migrate")), againOnLostConnection)
       // Named after the pool's application name: `<name> liveness` holds the lock, `<name> watch` waits on peers'.
       const named = (role: string): PgConnection.Config => ({
         ...client.config,

@@ -14,10 +14,11 @@
  *
  * @since 0.1.0
  */
-import { Effect, type Layer, Schedule } from "effect"
+import { Effect, type Layer } from "effect"
 import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import { type BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
+import { againOnLostConnection } from "./internal/lostConnection.ts"
 import { kindOf } from "../sql/internal/classify.ts"
 import { checkSchema } from "./PgClient.ts"
 import { sqlErrorDetail, transaction } from "../sql/internal/rows.ts"
@@ -92,23 +93,6 @@ export const migrate = (options: PgMigrateOptions = {}): Effect.Effect<
       return yield* SqlMigrations.migrate(options)
     })).pipe(Effect.mapError((e) => e._tag === "SqlError" ? failed("migrate")(e) : e))
   }).pipe(againOnLostConnection)
-
-/**
- * Runs a schema transaction again when a lost connection failed it (a
- * restart, a terminated backend: the transaction was rolled back, nothing
- * of it stays): up to 5 runs in all, 200 ms apart on the Clock. The
- * migrations and the liveness table are made through it.
- *
- * @internal
- */
-export const againOnLostConnection = <A, E extends StoreError | BatonConfigError, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.retry(effect, { while: lostConnection, schedule: Schedule.spaced("200 millis"), times: migrateAttempts - 1 })
-
-/** How many times `migrate` runs when connections are lost under it. */
-const migrateAttempts = 5
-
-const lostConnection = (e: StoreError | BatonConfigError): boolean => e._tag === "StoreError" && e.kind === "Connection"
-
 
 /**
  * Migrates the Postgres database (the schema, when named) of the `SqlClient`

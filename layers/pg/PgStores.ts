@@ -73,6 +73,7 @@ import * as PgMigrations from "./PgMigrations.ts"
 import * as PgLiveness from "./PgLiveness.ts"
 import * as PgWakeups from "./PgWakeups.ts"
 import * as PgEventWakeups from "./PgEventWakeups.ts"
+import { clientAndBreakerFields } from "./internal/optionFields.ts"
 
 export type {
   /**
@@ -116,10 +117,10 @@ export type Failure = StoreError | BatonConfigError
 type OnClientOptions = SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions & { readonly schema?: string | undefined }
 
 /** The fields `layerOnClient` accepts: its own, and the client's (one options object serves both Layers, as the README composes them; the client reads those). */
-const onClientFields = fieldsOf<PgClient.PgClientOptions & OnClientOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
+const onClientFields = fieldsOf<PgClient.PgClientOptions & OnClientOptions>(clientAndBreakerFields)
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
-const fields = fieldsOf<PgStoresOptions>({ ...PgClient.optionFields, ...SqlCircuitBreakerStore.optionFields, wakeups: true })
+const fields = fieldsOf<PgStoresOptions>({ ...clientAndBreakerFields, wakeups: true })
 
 /**
  * The options read through Effect `Config` (any `ConfigProvider`; the

@@ -54,18 +54,6 @@ export interface SqlCircuitBreakerStoreOptions extends SqlTables.SqlStoreOptions
   readonly idleTimeToLive?: Duration.Input | undefined
 }
 
-/**
- * The fields of `SqlCircuitBreakerStoreOptions`, each once (what the Layers
- * that take them check an options object against).
- *
- * @internal
- */
-export const optionFields: { readonly [K in keyof Required<SqlCircuitBreakerStoreOptions>]: true } = {
-  tablePrefix: true,
-  probeLease: true,
-  idleTimeToLive: true
-}
-
 const kind = "breaker"
 
 const failed = (operation: string) => (error: SqlError) =>

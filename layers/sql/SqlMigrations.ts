@@ -18,7 +18,8 @@ import { Context, Effect, Layer } from "effect"
 import { Migrator, SqlClient } from "effect/sql"
 import { isSqlError, type SqlError } from "effect/sql/SqlError"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import { findableNames, reservedPrefix } from "../../src/stores/TreeStore.ts"
+import { findableNames } from "../../src/stores/TreeStore.ts"
+import { findableKeyCondition } from "./internal/findableKeys.ts"
 import * as CheckpointPuts from "./internal/checkpointPuts.ts"
 import { kindOf } from "./internal/classify.ts"
 import { sqlErrorDetail } from "./internal/rows.ts"
@@ -314,9 +315,6 @@ const childConfigHash = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string
   `ALTER TABLE "${t.childQueue}" ADD COLUMN config_hash ${y.text}`
 ]
 
-/** A reserved tree key as an SQL string literal (the names are the runtime's own: letters and dashes). */
-const keyLiteral = (name: string) => `'${reservedPrefix}${name.replaceAll("'", "''")}'`
-
 /**
  * 12: the trees holding a cancel request, found across every tree by one
  * index range a page (`TreeStore.findRootsWith`): a partial index over the
@@ -326,7 +324,7 @@ const keyLiteral = (name: string) => `'${reservedPrefix}${name.replaceAll("'", "
  */
 const findableTreeKeys = (t: SqlTables.SqlTables): ReadonlyArray<string> => [
   `CREATE INDEX "${t.tree}_findable_idx" ON "${t.tree}" (tenant_id, root_execution_id)
-    WHERE ${findableNames.map((n) => `tree_key = ${keyLiteral(n)}`).join(" OR ")}`
+    WHERE ${findableNames.map(findableKeyCondition).join(" OR ")}`
 ]
 
 /**
@@ -349,13 +347,6 @@ const schedules = (t: SqlTables.SqlTables, y: Types): ReadonlyArray<string> => [
   )`,
   `CREATE INDEX "${t.schedules}_due_idx" ON "${t.schedules}" (paused, next_fire_at, tenant_id, schedule_id)`
 ]
-
-/**
- * The condition on `tree_key` that lets a query read `findableTreeKeys`' index for one findable name.
- *
- * @internal
- */
-export const findableKeyCondition = (name: string): string => `tree_key = ${keyLiteral(name)}`
 
 /**
  * 13: durable timers and signals (`TimerStore`). One timer row per resting

@@ -17,11 +17,11 @@ import { SqlClient } from "effect/sql"
 import type { SqlError } from "effect/sql/SqlError"
 import type { BatonConfigError } from "../../src/stores/Errors.ts"
 import * as TreeStore from "../../src/stores/TreeStore.ts"
+import { findableKeyCondition } from "./internal/findableKeys.ts"
 import * as Direct from "./internal/direct.ts"
 import { firstOf, fromJson, run, toJson } from "./internal/rows.ts"
 import * as LeaseRows from "./internal/leaseRows.ts"
 import * as Store from "./internal/store.ts"
-import * as SqlMigrations from "./SqlMigrations.ts"
 import * as SqlTables from "./SqlTables.ts"
 
 const store = "TreeStore"
@@ -37,7 +37,7 @@ export const makeBackend = (options: SqlTables.SqlStoreOptions = {}): Effect.Eff
     // Sorted reads bind keys and write limits so that SQLite compiles them once (see internal/stablePlan.ts).
     const { limitOf, sortedKey, sql, tables: t } = yield* Store.open(options)
     // A findable key is named as the literal its partial index repeats (see SqlMigrations 12); another key is bound.
-    const findable = new Map(TreeStore.findableNames.map((n) => [TreeStore.reservedPrefix + n, sql.literal(SqlMigrations.findableKeyCondition(n))]))
+    const findable = new Map(TreeStore.findableNames.map((n) => [TreeStore.reservedPrefix + n, sql.literal(findableKeyCondition(n))]))
     const tree = sql(t.tree)
     // The hot calls (a step's history note, the cancel request read) run synchronously on a free node:sqlite
     // connection, without effect's per-statement machinery (see internal/direct.ts); elsewhere — Postgres, a

@@ -18,6 +18,8 @@ import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as SqliteClient from "./SqliteClient.ts"
+import { circuitBreakerFields } from "../sql/internal/optionFields.ts"
+import { clientFields, clientOptions } from "./internal/clientOptions.ts"
 
 /**
  * Where the database is, and the breaker's probe lease and idle time.
@@ -27,7 +29,7 @@ import * as SqliteClient from "./SqliteClient.ts"
  */
 export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
 
-const fields = fieldsOf<SqliteLimitersOptions>({ ...SqliteClient.optionFields, ...SqlCircuitBreakerStore.optionFields })
+const fields = fieldsOf<SqliteLimitersOptions>({ ...clientFields, ...circuitBreakerFields })
 
 /**
  * Both stores on the `SqlClient` in context, schema migrated first. The
@@ -51,4 +53,4 @@ export const layerOnClient = (
  * @since 0.1.0
  */
 export const layer = (options: SqliteLimitersOptions = {}): Layer.Layer<RateLimiterStore | CircuitBreakerStore, StoreError | BatonConfigError> =>
-  checkedLayer(options, fields, () => SqlLimiterStores.layer(options).pipe(Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options)))))
+  checkedLayer(options, fields, () => SqlLimiterStores.layer(options).pipe(Layer.provide(SqliteClient.layer(clientOptions(options)))))

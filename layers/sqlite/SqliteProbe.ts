@@ -12,6 +12,7 @@ import * as Path from "node:path"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
 import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 import { type SqliteFacts, StoreProbe } from "../../src/stores/StoreProbe.ts"
+import { mountOf } from "./internal/mounts.ts"
 
 /**
  * Which file and which mount table to read.
@@ -24,28 +25,6 @@ export interface SqliteProbeOptions {
   readonly path: string
   /** The mount table: default `/proc/mounts`. */
   readonly mounts?: string | undefined
-}
-
-/** `\040` and the other octal escapes of the mount table. */
-const unescape = (field: string) => field.replace(/\\([0-7]{3})/g, (_, code: string) => String.fromCharCode(parseInt(code, 8)))
-
-/**
- * The mount of `folder` in the mount table `table` (the text of `/proc/mounts`):
- * its point and file system type, or undefined when no line covers it.
- *
- * @internal
- */
-export const mountOf = (folder: string, table: string): { readonly mountPoint: string; readonly fileSystem: string } | undefined => {
-  let best: { readonly mountPoint: string; readonly fileSystem: string } | undefined
-  for (const line of table.split("\n")) {
-    const [, point, type] = line.split(" ")
-    if (point === undefined || type === undefined) continue
-    const mountPoint = unescape(point)
-    const covers = mountPoint === "/" || folder === mountPoint || folder.startsWith(`${mountPoint}/`)
-    // A later line over the same point hides an earlier one (mounted over it).
-    if (covers && (best === undefined || mountPoint.length >= best.mountPoint.length)) best = { mountPoint, fileSystem: type }
-  }
-  return best
 }
 
 /** The real folder of `path` (the file may not exist yet; its folder does). */

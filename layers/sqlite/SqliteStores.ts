@@ -76,6 +76,9 @@ import * as SqliteClient from "./SqliteClient.ts"
 import * as SqliteLiveness from "./SqliteLiveness.ts"
 import * as SqliteMigrations from "./SqliteMigrations.ts"
 import * as SqliteWakeups from "./SqliteWakeups.ts"
+import { circuitBreakerFields } from "../sql/internal/optionFields.ts"
+import { clientFields, clientOptions } from "./internal/clientOptions.ts"
+import { checkOptions } from "./internal/wakeupsOptions.ts"
 
 /**
  * Where the database is and how it is opened, plus the table prefix and
@@ -110,12 +113,12 @@ export type Failure = StoreError | BatonConfigError
 
 /** The fields `layerOnClient` accepts: its own, and the client's (one options object serves both Layers, as the README composes them; the client reads those). */
 const onClientFields = fieldsOf<SqliteClient.SqliteClientOptions & SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({
-  ...SqliteClient.optionFields,
-  ...SqlCircuitBreakerStore.optionFields
+  ...clientFields,
+  ...circuitBreakerFields
 })
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
-const fields = fieldsOf<SqliteStoresOptions>({ ...SqliteClient.optionFields, ...SqlCircuitBreakerStore.optionFields, wakeups: true })
+const fields = fieldsOf<SqliteStoresOptions>({ ...clientFields, ...circuitBreakerFields, wakeups: true })
 
 /** The fields of an object given as `wakeups`. */
 const wakeupsFields = fieldsOf<Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep">>({ pollInterval: true, keep: true })
@@ -129,7 +132,7 @@ const checkWakeups = (wakeups: unknown): Effect.Effect<void, BatonConfigError> =
       reason: `is ${show(wakeups)}: it must be true or false, or an object of wake-up options (pollInterval, keep)`
     }))
   }
-  return Effect.andThen(refuseUnknown(wakeups, wakeupsFields, "wakeups."), SqliteWakeups.checkOptions(wakeups, "wakeups."))
+  return Effect.andThen(refuseUnknown(wakeups, wakeupsFields, "wakeups."), checkOptions(wakeups, "wakeups."))
 }
 
 /** `make()` once `options` hold only known fields (an object `wakeups` too) and `wakeups` can work. */
@@ -169,7 +172,7 @@ export const layer = (options: SqliteStoresOptions = {}): Layer.Layer<SqlStores.
 const bundle = (options: SqliteStoresOptions): Layer.Layer<SqlStores.Stores | SqlLimiterStores.LimiterStores | Ids.IdGenerator, Failure> => {
   // With the instances' liveness locks next to the file (crash takeover; see SqliteLiveness).
   const stores = Layer.merge(onClient(options), SqliteLiveness.layer).pipe(
-    Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options))),
+    Layer.provide(SqliteClient.layer(clientOptions(options))),
     Layer.provideMerge(Ids.layer)
   )
   const { wakeups, ...rest } = options
@@ -209,7 +212,7 @@ const alone = <A, R>(storeLayer: Layer.Layer<A, BatonConfigError, R>, options: S
   checked(options, () =>
     storeLayer.pipe(
       Layer.provide(SqliteMigrations.layer(options)),
-      Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options)))
+      Layer.provide(SqliteClient.layer(clientOptions(options)))
     ) as Layer.Layer<A, Failure, Exclude<R, SqlClient.SqlClient | SqlMigrations.Migrated>>)
 
 /**

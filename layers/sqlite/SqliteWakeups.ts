@@ -23,11 +23,12 @@
 import { Duration, Effect, Layer, Queue } from "effect"
 import { SqlClient } from "effect/sql"
 import { BatonConfigError, StoreError } from "../../src/stores/Errors.ts"
-import * as Options from "../../src/stores/internal/options.ts"
 import { LeaseWakeups, type LeaseWakeupsShape } from "../../src/stores/LeaseWakeups.ts"
 import * as SqlTables from "../sql/SqlTables.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 import { transaction } from "../sql/internal/rows.ts"
+import { clientOptions } from "./internal/clientOptions.ts"
+import { checkOptions } from "./internal/wakeupsOptions.ts"
 
 /**
  * Where the database is (the same file as the stores), the table prefix, and
@@ -67,25 +68,6 @@ interface Settings {
   readonly keep: number
   readonly table: string
 }
-
-/** How often the watcher reads: 5 ms (more often only spins on the file) to 1 minute (a handover would wait that long). */
-const pollRange = Options.duration({ min: 5, max: 60_000, minWhy: "reading more often only spins on the file", maxWhy: "a handover waits that long" })
-
-/** How many release rows are kept: 1 to 1,000,000. */
-const keepRange = Options.whole({ min: 1, max: 1_000_000 })
-
-/**
- * The poll and the rows kept, checked (fields named under `prefix`, e.g.
- * `"wakeups."` when given as `SqliteStores`' `wakeups` object).
- *
- * @internal
- */
-export const checkOptions = (options: Pick<SqliteWakeupsOptions, "pollInterval" | "keep">, prefix = "") =>
-  Effect.gen(function*() {
-    const pollMillis = yield* Options.setting(`${prefix}pollInterval`, options.pollInterval, pollRange, 25)
-    const keep = yield* Options.setting(`${prefix}keep`, options.keep, keepRange, 10_000)
-    return { pollInterval: Duration.millis(pollMillis), keep }
-  })
 
 const settings = (options: SqliteWakeupsOptions) =>
   Effect.gen(function*() {
@@ -193,4 +175,4 @@ export const layer = (options: SqliteWakeupsOptions = {}): Layer.Layer<never, St
       }
       return wrapped
     })
-  ).pipe(Layer.provide(SqliteClient.layer(SqliteClient.clientOptions(options))))
+  ).pipe(Layer.provide(SqliteClient.layer(clientOptions(options))))

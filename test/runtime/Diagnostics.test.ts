@@ -10,6 +10,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { MemoryChildQueueStore, MemoryProbe, MemoryState } from "../../layers/memory/index.ts"
 import { SqliteProbe } from "../../layers/sqlite/index.ts"
+import { mountOf } from "../../layers/sqlite/internal/mounts.ts"
 import { Baton, BatonConfig, Diagnostics } from "../../src/index.ts"
 import { tempDir } from "../sqlite/tmp.ts"
 
@@ -123,9 +124,9 @@ describe("sqlite-network-filesystem", () => {
 
   it("the longest mount point covering the folder decides, escapes read as the mount table writes them", () => {
     const table = "/dev/sda1 / ext4 rw 0 0\nsrv:/x /mnt/a\\040b nfs rw 0 0\n/dev/sdb /mnt/a\\040b/local ext4 rw 0 0\n"
-    assert.deepStrictEqual(SqliteProbe.mountOf("/mnt/a b/data", table), { mountPoint: "/mnt/a b", fileSystem: "nfs" })
-    assert.deepStrictEqual(SqliteProbe.mountOf("/mnt/a b/local/x", table), { mountPoint: "/mnt/a b/local", fileSystem: "ext4" })
-    assert.deepStrictEqual(SqliteProbe.mountOf("/mnt/a bc", table), { mountPoint: "/", fileSystem: "ext4" })
+    assert.deepStrictEqual(mountOf("/mnt/a b/data", table), { mountPoint: "/mnt/a b", fileSystem: "nfs" })
+    assert.deepStrictEqual(mountOf("/mnt/a b/local/x", table), { mountPoint: "/mnt/a b/local", fileSystem: "ext4" })
+    assert.deepStrictEqual(mountOf("/mnt/a bc", table), { mountPoint: "/", fileSystem: "ext4" })
   })
 
   it.effect("the machine's own mount table is read for a real file", () =>
