@@ -46,7 +46,8 @@ const decode = (value: unknown): { readonly origin: string; readonly tenantId: s
 /**
  * Provides `EventWakeups`: the hub in context, each append also sent on
  * the deployment's event channel and the other processes' appends heard
- * here, for the Layer's lifetime (see the module's docs).
+ * here, for the Layer's lifetime. Built once LISTEN is confirmed, or with
+ * the failure logged and the listener retrying.
  *
  * @category layers
  * @since 0.1.0

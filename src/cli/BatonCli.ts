@@ -149,7 +149,7 @@ class CliFailure extends Error {
   }
 }
 
-/** A flag's text read as JSON; text that is not JSON is a usage failure naming the flag. */
+/** An argument's text read as JSON; text that is not JSON is a usage failure naming the argument. */
 const jsonFlag = (name: string, text: string): Effect.Effect<unknown, CliFailure> =>
   Effect.try({ try: () => JSON.parse(text) as unknown, catch: (e) => new CliFailure(ExitCode.usage, `the ${name} is not JSON: ${(e as Error).message}`) })
 

@@ -107,15 +107,15 @@ export type WithLeases<S> = S & { readonly leases: LeaseStoreShape }
 
 /**
  * The `pick` of a suite whose store fences its writes by lease: the store
- * `tag` names, with the built `LeaseStore` as `leases`.
+ * `tag` names, with the built `LeaseStore` as `leases`. The store stays the
+ * prototype of what the tests get, so a store built as a class instance
+ * (methods on its prototype) is tested as it is.
  *
  * @category conformance
  * @since 0.1.0
  */
-export const withLeases = <I, S>(tag: Context.Key<I, S>) => (context: Context.Context<I | LeaseStore>): WithLeases<S> => ({
-  ...Context.get(context, tag),
-  leases: Context.get(context, LeaseStore)
-})
+export const withLeases = <I, S>(tag: Context.Key<I, S>) => (context: Context.Context<I | LeaseStore>): WithLeases<S> =>
+  Object.assign(Object.create(Context.get(context, tag) as object) as object, { leases: Context.get(context, LeaseStore) }) as WithLeases<S>
 
 /**
  * The preamble of a suite whose store fences its writes by lease: the store
