@@ -5,7 +5,10 @@ import { withLeases } from "../../src/testing/conformance/SuiteDefinition.ts"
 
 /** A store written as a class: its methods live on the prototype, not on the instance. */
 class ClassStore {
-  constructor(readonly name: string) {}
+  readonly name: string
+  constructor(name: string) {
+    this.name = name
+  }
   greet(): Effect.Effect<string> {
     return Effect.succeed(`hello from ${this.name}`)
   }
