@@ -42,6 +42,13 @@ const nodes = {
   22: join(root, "node_modules", "node22", "bin", "node")
 } as const
 
+/** Orders released versions `major.minor.patch` by their numbers (the ranges asked for hold no pre-releases). */
+const compareVersions = (a: string, b: string): number => {
+  const [x, y] = [a, b].map((v) => v.split(".").map(Number))
+  for (let i = 0; i < 3; i++) if (x![i] !== y![i]) return x![i]! - y![i]!
+  return 0
+}
+
 const run = (file: string, args: ReadonlyArray<string>, cwd: string) => {
   try {
     return execFileSync(file, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, npm_config_yes: "true" } })
@@ -153,7 +160,8 @@ describe("the packed package, installed in a fresh project", () => {
       const peers = (JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as { peerDependencies: Record<string, string> }).peerDependencies
       const allowed = (name: string) => {
         const found = JSON.parse(run("npm", ["view", `${name}@${peers[name]}`, "version", "--json", "--prefer-offline"], root)) as string | Array<string>
-        const versions = typeof found === "string" ? [found] : found
+        // The registry lists versions in no particular order (publish order is not version order): sort them.
+        const versions = (typeof found === "string" ? [found] : [...found]).sort(compareVersions)
         if (versions.length === 0) throw new Error(`no published ${name} satisfies baton's peer range ${peers[name]}`)
         return { lowest: versions[0]!, highest: versions[versions.length - 1]! }
       }
