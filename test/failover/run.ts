@@ -152,7 +152,11 @@ main().then(
     const left = await sql(cluster.standbyPort, (s) =>
       Effect.all([
         s`SELECT thread_id, workflow_name, status FROM baton_records WHERE status <> 'Finished'`,
-        s`SELECT pause_id, thread_id, status, left(payload, 40) AS payload FROM baton_pauses WHERE status <> 'Taken'`
+        s`SELECT pause_id, thread_id, status, left(payload, 40) AS payload, created_at FROM baton_pauses WHERE status <> 'Taken'`,
+        // The queue rows of the trees left: whether a stuck parent's children all ended, when, and who ran them.
+        s`SELECT q.root_execution_id, q.execution_id, q.status, q.claimed_by, q.launch_id, q.queued_at, r.updated_at AS child_updated_at
+          FROM baton_child_queue q LEFT JOIN baton_records r ON r.tenant_id = q.tenant_id AND r.execution_id = q.execution_id
+          WHERE q.root_execution_id IN (SELECT execution_id FROM baton_records WHERE status <> 'Finished')`
       ])).catch((e) => String(e))
     console.error("left on the new primary:", JSON.stringify(left, null, 1))
     killAll()
