@@ -87,15 +87,14 @@ export type {
    */
   Outcome as WalCheckpointOutcome
 } from "./internal/walCheckpointer.ts"
-import { circuitBreakerFields } from "../sql/internal/optionFields.ts"
-import { clientFields, type SqliteClientOptions } from "./internal/clientOptions.ts"
+import { clientAndBreakerFields, type SqliteClientOptions } from "./internal/clientOptions.ts"
 
 /**
  * The fields the client accepts: its own, and those of the bundles over it
  * that are documented to take one options object with it (`SqliteStores`,
  * `SqliteLimiters`, `SqliteWakeups`): any other is refused at build.
  */
-const acceptedFields = [...Object.keys(clientFields), ...Object.keys(circuitBreakerFields), "wakeups"]
+const acceptedFields = [...Object.keys(clientAndBreakerFields), "wakeups"]
 
 /**
  * The client: effect's `SqlClient`, plus what it was opened with.

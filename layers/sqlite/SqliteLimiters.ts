@@ -18,8 +18,7 @@ import { checkedLayer, fieldsOf } from "../../src/stores/internal/options.ts"
 import * as SqlCircuitBreakerStore from "../sql/SqlCircuitBreakerStore.ts"
 import * as SqlLimiterStores from "../sql/SqlLimiterStores.ts"
 import * as SqliteClient from "./SqliteClient.ts"
-import { circuitBreakerFields } from "../sql/internal/optionFields.ts"
-import { clientFields, clientOptions } from "./internal/clientOptions.ts"
+import { clientAndBreakerFields, clientOptions } from "./internal/clientOptions.ts"
 
 /**
  * Where the database is, and the breaker's probe lease and idle time.
@@ -29,7 +28,7 @@ import { clientFields, clientOptions } from "./internal/clientOptions.ts"
  */
 export interface SqliteLimitersOptions extends SqliteClient.SqliteClientOptions, SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions {}
 
-const fields = fieldsOf<SqliteLimitersOptions>({ ...clientFields, ...circuitBreakerFields })
+const fields = fieldsOf<SqliteLimitersOptions>(clientAndBreakerFields)
 
 /**
  * Both stores on the `SqlClient` in context, schema migrated first. The

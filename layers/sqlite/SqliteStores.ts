@@ -76,8 +76,7 @@ import * as SqliteClient from "./SqliteClient.ts"
 import * as SqliteLiveness from "./SqliteLiveness.ts"
 import * as SqliteMigrations from "./SqliteMigrations.ts"
 import * as SqliteWakeups from "./SqliteWakeups.ts"
-import { circuitBreakerFields } from "../sql/internal/optionFields.ts"
-import { clientFields, clientOptions } from "./internal/clientOptions.ts"
+import { clientAndBreakerFields, clientOptions } from "./internal/clientOptions.ts"
 import { checkOptions } from "./internal/wakeupsOptions.ts"
 
 /**
@@ -112,13 +111,10 @@ export interface SqliteStoresOptions extends SqliteClient.SqliteClientOptions, S
 export type Failure = StoreError | BatonConfigError
 
 /** The fields `layerOnClient` accepts: its own, and the client's (one options object serves both Layers, as the README composes them; the client reads those). */
-const onClientFields = fieldsOf<SqliteClient.SqliteClientOptions & SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>({
-  ...clientFields,
-  ...circuitBreakerFields
-})
+const onClientFields = fieldsOf<SqliteClient.SqliteClientOptions & SqlCircuitBreakerStore.SqlCircuitBreakerStoreOptions>(clientAndBreakerFields)
 
 /** The fields `layer` and the one-store Layers read: anything else is refused at build, naming it. */
-const fields = fieldsOf<SqliteStoresOptions>({ ...clientFields, ...circuitBreakerFields, wakeups: true })
+const fields = fieldsOf<SqliteStoresOptions>({ ...clientAndBreakerFields, wakeups: true })
 
 /** The fields of an object given as `wakeups`. */
 const wakeupsFields = fieldsOf<Pick<SqliteWakeups.SqliteWakeupsOptions, "pollInterval" | "keep">>({ pollInterval: true, keep: true })

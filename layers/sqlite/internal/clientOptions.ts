@@ -1,9 +1,10 @@
 /**
  * The SQLite client's options: their interface (re-exported by
- * `SqliteClient`), their fields, and the client's own out of a bundle's
- * options object.
+ * `SqliteClient`), their fields (with the circuit breaker's, as on
+ * Postgres), and the client's own out of a bundle's options object.
  */
 import type { Duration } from "effect"
+import { circuitBreakerFields } from "../../sql/internal/optionFields.ts"
 
 /**
  * Where the SQLite file is and how the connection is opened.
@@ -54,6 +55,9 @@ export const clientFields: { readonly [K in keyof Required<SqliteClientOptions>]
   walCheckpoint: true,
   walCheckpointInterval: true
 }
+
+/** The client's fields and the circuit breaker store's: what a Layer that opens its own client takes. */
+export const clientAndBreakerFields = { ...clientFields, ...circuitBreakerFields }
 
 /**
  * The client's own options out of a bundle's options object (which the

@@ -129,13 +129,15 @@ export const now = Clock.currentTimeMillis
  */
 export const deleteTreesAfter = (
   store: { readonly deleteRoot: (tenantId: string, root: string) => Effect.Effect<unknown, unknown> }
-): Effect.Effect<(tree: { readonly tenantId: string; readonly rootExecutionId: string }) => void, never, Scope.Scope> => {
-  const trees = new Map<string, readonly [string, string]>()
-  return Effect.as(
-    Effect.addFinalizer(() => Effect.forEach([...trees.values()], ([tenant, root]) => Effect.ignore(store.deleteRoot(tenant, root)))),
-    (tree) => void trees.set(JSON.stringify([tree.tenantId, tree.rootExecutionId]), [tree.tenantId, tree.rootExecutionId])
-  )
-}
+): Effect.Effect<(tree: { readonly tenantId: string; readonly rootExecutionId: string }) => void, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    // Each run its own trees, keyed by (tenant, root): a tree given twice is deleted once.
+    const trees = new Map<string, { readonly tenantId: string; readonly rootExecutionId: string }>()
+    return Effect.as(
+      Effect.addFinalizer(() => Effect.forEach([...trees.values()], (tree) => Effect.ignore(store.deleteRoot(tree.tenantId, tree.rootExecutionId)))),
+      (tree) => void trees.set(JSON.stringify([tree.tenantId, tree.rootExecutionId]), tree)
+    )
+  })
 
 /**
  * Calls `deletePage(limit)` until it deletes fewer than `limit` rows,

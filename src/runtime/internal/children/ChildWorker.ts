@@ -186,18 +186,11 @@ const wakeParent = Effect.fnUntraced(function*(queue: ChildQueueStoreShape, row:
   // A parent that is a child itself goes on the way it runs: back to the queue, or through its own parent's step.
   const root = parent.value.parentExecutionId === null ? parent : yield* ChildPauses.continueUp(parent.value)
   if (Option.isNone(root)) return
-  const workflow = yield* Effect.option(workflowForRecord(root.value))
-  if (Option.isNone(workflow)) {
+  if (!(yield* TreeDriver.continueInBackground(root.value, continues, "Answered", "continuing the parent after its children ended"))) {
     // A worker without the parent's workflow: told like a release (of the launch, not of the parent's tree, whose
     // awaiters would read it still Paused), every sweep looks now and one with the workflow continues the parent.
     ;(yield* LeaseWakeups).released(row.tenantId, row.launchId)
-    return
   }
-  const rootId = root.value.rootExecutionId
-  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, row.tenantId, rootId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
-    Effect.catchCause((cause) => Effect.logDebug("continuing the parent after its children ended stopped", cause)),
-    Effect.annotateLogs({ executionId: rootId, tenantId: row.tenantId })
-  ))
 })
 
 /**

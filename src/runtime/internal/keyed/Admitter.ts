@@ -38,7 +38,8 @@ const admitOne = Effect.fnUntraced(function*(store: ConcurrencyKeyStoreShape, en
     return
   }
   if (!(yield* Gate.restsWaiting(instance, record.value))) return
-  yield* TreeDriver.moveResting(record.value, moves, "moving an admitted execution")
+  // Not registered here: an instance that runs it moves it at its next look.
+  yield* TreeDriver.continueInBackground(record.value, moves, "Recovered", "moving an admitted execution")
 }, (effect, _store, entry) =>
   effect.pipe(
     Effect.catch((e) => Effect.logWarning(`admitted execution ${entry.executionId} not moved (the next look tries again): ${e.message}`))

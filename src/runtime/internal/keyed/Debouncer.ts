@@ -53,7 +53,7 @@ const fire = Effect.fnUntraced(function*(
     if (!window.open && record.value.status === "Running") yield* store.delete(tenantId, executionId)
     return
   }
-  yield* TreeDriver.moveResting(record.value, moves, "firing a debounced execution")
+  yield* TreeDriver.continueInBackground(record.value, moves, "Recovered", "firing a debounced execution")
 }, (effect, _store, window) =>
   effect.pipe(
     Effect.catch((e) => Effect.logWarning(`debounce window of execution ${window.executionId} not fired (the next look tries again): ${e.message}`))

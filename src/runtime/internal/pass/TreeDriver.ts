@@ -407,24 +407,32 @@ export const drive = (
   })
 
 /**
- * Moves a tree that rests waiting (a concurrency key's admission, a
- * debounce window's firing) in `moves`, as a recovery that gives up when
- * its lease is held. Nothing when its workflow is not registered here: an
- * instance that runs it moves it at its next look. A move that stops is
- * logged at debug level as "`what` stopped".
+ * Continues a resting root's tree in a fiber of `fibers` (a concurrency
+ * key's admission, a debounce window's firing, an answered wait, a launch
+ * whose children ended), taking its lease only if it is free: a holder
+ * that has it takes the news itself. Answers false, and starts nothing,
+ * when the tree's workflow is not registered here (an instance that runs
+ * it moves it). A continuation that stops is logged at debug level as
+ * "`what` stopped".
  *
  * @category internal
  * @since 0.1.0
  */
-export const moveResting = Effect.fnUntraced(function*(record: ExecutionRecord, moves: FiberSet.FiberSet<unknown, unknown>, what: string) {
-  const workflow = yield* Effect.option(workflowForRecord(record))
-  if (Option.isNone(workflow)) return
-  const { tenantId, executionId } = record
+export const continueInBackground = Effect.fnUntraced(function*(
+  root: ExecutionRecord,
+  fibers: FiberSet.FiberSet<unknown, unknown>,
+  reason: "Recovered" | "Answered",
+  what: string
+) {
+  const workflow = yield* Effect.option(workflowForRecord(root))
+  if (Option.isNone(workflow)) return false
+  const { tenantId, rootExecutionId } = root
   yield* FiberSet.run(
-    moves,
-    drive(workflow.value, tenantId, executionId, { _tag: "Continue", reason: "Recovered" }, { wait: false }).pipe(
+    fibers,
+    drive(workflow.value, tenantId, rootExecutionId, { _tag: "Continue", reason }, { wait: false }).pipe(
       Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logDebug(`${what} stopped`, cause)),
-      Effect.annotateLogs({ executionId, tenantId })
+      Effect.annotateLogs({ executionId: rootExecutionId, tenantId })
     )
   )
+  return true
 })

@@ -23,7 +23,7 @@ import { LeaseWakeups } from "../../../stores/LeaseWakeups.ts"
 import { PauseStore } from "../../../stores/PauseStore.ts"
 import { RecordStore } from "../../../stores/RecordStore.ts"
 import type { Timer, TimerStoreShape } from "../../../stores/TimerStore.ts"
-import { Instance, workflowForRecord } from "../Instance.ts"
+import { Instance } from "../Instance.ts"
 import * as ChildPauses from "../children/ChildPauses.ts"
 import * as TreeDriver from "../pass/TreeDriver.ts"
 import * as Deliver from "./Deliver.ts"
@@ -45,14 +45,8 @@ const continueTree = Effect.fnUntraced(function*(timer: Timer, continues: FiberS
   if (Option.isNone(owner) || owner.value.status !== "Paused") return
   const root = owner.value.parentExecutionId === null ? owner : yield* ChildPauses.continueUp(owner.value)
   if (Option.isNone(root)) return
-  const workflow = yield* Effect.option(workflowForRecord(root.value))
   // Not registered here: an instance that runs it continues it (its recovery sweep finds the answered pause).
-  if (Option.isNone(workflow)) return
-  const { tenantId, rootExecutionId } = root.value
-  yield* FiberSet.run(continues, TreeDriver.drive(workflow.value, tenantId, rootExecutionId, { _tag: "Continue", reason: "Answered" }, { wait: false }).pipe(
-    Effect.catchCause((cause) => Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.logDebug("continuing a tree after its wait was answered stopped", cause)),
-    Effect.annotateLogs({ executionId: rootExecutionId, tenantId })
-  ))
+  yield* TreeDriver.continueInBackground(root.value, continues, "Answered", "continuing a tree after its wait was answered")
 })
 
 /** One claimed timer: answered (and its tree continued), set back while it still waits, or dropped. */
